@@ -3,13 +3,113 @@
 # requires-python = ">=3.9"
 # dependencies = []
 # ///
-"""Audit an agent's completion claims against verified outcomes.
+"""Audit an agent's completion claims against verified outcomes: how often was
+"done" true, and what does paying per claim cost?
 
-(manual under construction)
+delivery_audit.py reads one row per agent run (the agent's claim that it
+finished, and whether verification, e.g. the maintainers' tests, says it did)
+and reports the delivery rate r = verified claims / claims, the false-completion
+rate 1 - r, the 1/r inflation of paying per claim, and how much the claim tells
+you about success when read as a detector of it. Standard library only; one
+file; nothing is ever written into its inputs.
+
+Basic usage:
+    python3 delivery_audit.py RUNS            RUNS: a CSV/TSV/JSONL/JSON table, '-' for
+                                              stdin, or a runs folder holding runs.csv
+    python3 delivery_audit.py --demo          the seed report's own section 8 table
+    python3 delivery_audit.py --counts tp=46,fp=22,fn=3,tn=1
+
+To audit the shipped example (72 synthetic runs shaped like the report's):
+    python3 delivery_audit.py examples/runs --raters rater_a,rater_b,rater_c --cost cost_usd
+To take the verified column from regrade.py's output instead of the table:
+    python3 delivery_audit.py runs.csv --verdicts regraded/verdicts.csv
+To paste the result into a GitHub issue or forum post:
+    python3 delivery_audit.py runs.csv --format markdown
+To get every number at full precision:
+    python3 delivery_audit.py runs.csv --format json
+
+Input
+    One row per run. Columns are found by name (case-insensitive), or named
+    with the options below:
+      run id     --run-id     run_id, id, run                 (needed for --verdicts, criteria)
+      task       --task       task_id, instance_id, task      (the bootstrap cluster)
+      claim      --claim      claimed, claim
+      verified   --verified   verified, completed, resolved, gt_completed
+      condition  --condition  condition                       (optional)
+      replicate  --replicate  replicate, rep, attempt         (optional; pairs runs)
+      cost       --cost COL                                   (optional)
+      raters     --raters a,b,c                               (optional)
+    Claims read yes/no, true/false, 1/0, claimed/not; 'equivocal', 'ambiguous'
+    and 'unclear' mark a message too equivocal to read either way. The headline
+    reads equivocal messages as NOT claiming (as the report does) and a second
+    table shows every figure that changes if they count as claims. A blank
+    verified cell means that run was not checked (see sampling mode).
+    A runs folder may also hold criteria.csv (run_id, criterion, passed): one row
+    per graded acceptance criterion.
+
+What it computes (2x2 table: tp = claimed and verified, fp = claimed, not
+verified, fn = not claimed, verified, tn = neither)
+    delivery rate r          tp / (tp + fp), exact Clopper-Pearson 95% interval
+                             and a task-cluster bootstrap interval beside it
+    false-completion rate    1 - r = fp / (tp + fp), same intervals
+    inflation 1/r            claims billed per verified delivery; its interval
+                             is r's interval transformed (1/high, 1/low)
+    completion rate          verified / runs, exact interval
+    sensitivity, specificity tp / (tp + fn), tn / (tn + fp), exact intervals
+    claim AUC                (sensitivity + specificity) / 2: the Mann-Whitney
+                             AUC of a yes/no score
+    Cohen's kappa            claim vs verified; task-cluster bootstrap interval
+    Fisher's exact p         two-sided, summing tables no more likely than the
+                             observed one (relative tolerance 1e-7)
+    McNemar                  with a condition column: runs of the same task and
+                             replicate pair across two conditions; b and c are
+                             the discordant pairs; exact two-sided binomial p
+    raters                   with --raters: the claim is the majority label (no
+                             majority reads as equivocal); unanimity; Fleiss' kappa
+    criteria                 criteria that never vary, and runs whose varying
+                             criteria all share one verdict (criterion-level
+                             results are then the run-level result reweighted)
+    sampling mode            when only some runs were verified, r is estimated
+                             from the checked claims and projected onto all claims
+    cost                     with --cost: total, per run, per claim, per verified
+                             delivery, and what was spent on false claims
+    The cluster bootstrap resamples whole tasks with replacement (--boot times,
+    default 20,000; the report used 200,000) because runs of one task agree with
+    each other; intervals are the 2.5th and 97.5th percentiles (linear
+    interpolation between order statistics); resamples where a figure is
+    undefined are skipped and counted. With no task column each run is its own
+    cluster, and the report says so. Figures that need both classes (e.g. only
+    successes) print 'undefined' with the reason.
+
+Output
+    --format text (default), markdown or json (full precision). Text and Markdown
+    end with a provenance footer: script version and SHA-256 of its own bytes,
+    Python version, the exact command line, the seed, and the SHA-256 of every
+    input, so anyone can rerun it and get the same numbers. --svg FILE draws the
+    rates and their intervals from the same numbers the text prints.
+    Exit status: 0 the audit ran; 2 bad input or usage, with one line
+    'error: ...' naming the file, row and column.
 """
-import sys
+import random
+import textwrap
+from fractions import Fraction
 
 __version__ = "0.1.0"
+
+DEFAULT_SEED = 20260801
+DEFAULT_BOOT = 20000
+CONFIDENCE = 0.95
+BOOT_CHUNK = 1000          # resamples per independently seeded chunk
+CLAIM_COLUMNS = ("claimed", "claim")
+VERIFIED_COLUMNS = ("verified", "completed", "resolved", "gt_completed")
+TASK_COLUMNS = ("task_id", "instance_id", "task")
+RUN_ID_COLUMNS = ("run_id", "id", "run")
+REPLICATE_COLUMNS = ("replicate", "rep", "attempt")
+EQUIVOCAL_WORDS = frozenset({"equivocal", "ambiguous", "unclear"})
+# The seed report's section 8 table: 72 runs, 68 claims, 22 false; the four
+# equivocal messages (read as not claiming) fall on 3 verified runs and 1 failure.
+DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_failed": 1}
+
 
 # === Shared helpers ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
@@ -446,16 +546,892 @@ def run_main(body, argv):
 # --- end shared helpers ---
 
 
+# === Statistics ===
+def log_beta(a, b):
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def regularized_beta(a, b, x):
+    """Regularized incomplete beta I_x(a, b), by its continued fraction.
+
+    I_x(a, b) is the binomial tail: P(X >= a) for X ~ Binomial(a + b - 1, x).
+
+    >>> round(regularized_beta(1, 1, 0.3), 12), round(regularized_beta(2, 3, 0.5), 12)
+    (0.3, 0.6875)
+    """
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    if x > (a + 1.0) / (a + b + 2.0):
+        return 1.0 - regularized_beta(b, a, 1.0 - x)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - log_beta(a, b)) / a
+    # Lentz's method for the continued fraction 1 / (1 + d1 / (1 + d2 / ...)).
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 10000):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < 1e-16:
+            break
+    return front * result
+
+
+def beta_quantile(p, a, b):
+    """The x with I_x(a, b) = p, by bisection to the last bit of a float."""
+    low, high = 0.0, 1.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        if middle in (low, high):
+            break
+        if regularized_beta(a, b, middle) < p:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def clopper_pearson(k, n, confidence=CONFIDENCE):
+    """Exact (Clopper-Pearson) interval for a proportion k/n.
+
+    >>> [round(v, 3) for v in clopper_pearson(22, 68)]
+    [0.215, 0.448]
+    >>> clopper_pearson(0, 10)[0], clopper_pearson(10, 10)[1]
+    (0.0, 1.0)
+    """
+    if n == 0:
+        return [None, None]
+    alpha = 1.0 - confidence
+    low = 0.0 if k == 0 else beta_quantile(alpha / 2, k, n - k + 1)
+    high = 1.0 if k == n else beta_quantile(1 - alpha / 2, k + 1, n - k)
+    return [low, high]
+
+
+def proportion(k, n, why_undefined=""):
+    """A proportion with its exact interval, or undefined (with the reason)."""
+    if n == 0:
+        return {"value": None, "ci": [None, None], "k": k, "n": n, "undefined": why_undefined}
+    return {"value": k / n, "ci": clopper_pearson(k, n), "k": k, "n": n}
+
+
+def cohen_kappa(tp, fp, fn, tn):
+    """Cohen's kappa for claim vs verified, exactly; None where chance agreement is 1.
+
+    >>> round(cohen_kappa(46, 22, 3, 1), 4)
+    -0.0227
+    """
+    n = tp + fp + fn + tn
+    if n == 0:
+        return None
+    observed = Fraction(tp + tn, n)
+    chance = Fraction((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn), n * n)
+    if chance == 1:
+        return None
+    return float((observed - chance) / (1 - chance))
+
+
+def fleiss_kappa(counts):
+    """Fleiss' kappa from per-subject category counts (equal raters per subject).
+
+    `counts` is a list of lists: counts[i][j] raters put subject i in category j.
+    Returns None where expected agreement is 1 (a single category in use).
+    """
+    subjects = len(counts)
+    raters = sum(counts[0])
+    if subjects == 0 or raters < 2:
+        return None
+    agreement = sum(Fraction(sum(c * c for c in row) - raters, raters * (raters - 1))
+                    for row in counts) / subjects
+    shares = [Fraction(sum(row[j] for row in counts), subjects * raters)
+              for j in range(len(counts[0]))]
+    chance = sum(s * s for s in shares)
+    if chance == 1:
+        return None
+    return float((agreement - chance) / (1 - chance))
+
+
+def log_hypergeometric(x, row1, row2, column1):
+    """log P(top-left cell = x) for a 2x2 table with fixed margins."""
+    def log_comb(n, k):
+        return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+    return (log_comb(row1, x) + log_comb(row2, column1 - x)
+            - log_comb(row1 + row2, column1))
+
+
+def fisher_exact(tp, fp, fn, tn):
+    """Two-sided Fisher exact p for [[tp, fp], [fn, tn]]: the tables no more likely.
+
+    Small tables are summed exactly in integers; large ones in log space with
+    R's relative tolerance of 1e-7 for ties in probability.
+
+    >>> round(fisher_exact(3, 1, 1, 3), 6)
+    0.485714
+    """
+    row1, row2, column1 = tp + fp, fn + tn, tp + fn
+    low, high = max(0, column1 - row2), min(row1, column1)
+    if row1 + row2 <= 1000:
+        weights = {x: math.comb(row1, x) * math.comb(row2, column1 - x)
+                   for x in range(low, high + 1)}
+        observed = weights[tp]
+        return float(Fraction(sum(w for w in weights.values() if w <= observed),
+                              sum(weights.values())))
+    observed = log_hypergeometric(tp, row1, row2, column1)
+    total = sum(math.exp(log_hypergeometric(x, row1, row2, column1) - observed)
+                for x in range(low, high + 1)
+                if log_hypergeometric(x, row1, row2, column1) <= observed + 1e-7)
+    return min(1.0, total * math.exp(observed))
+
+
+def mcnemar_exact(b, c):
+    """Exact two-sided McNemar p: twice the smaller binomial(b + c, 1/2) tail, at most 1.
+
+    >>> mcnemar_exact(2, 3), round(mcnemar_exact(0, 6), 6)
+    (1.0, 0.03125)
+    """
+    n = b + c
+    if n == 0:
+        return 1.0
+    k = min(b, c)
+    if n <= 2000:
+        tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n)
+        return float(min(Fraction(1), 2 * tail))
+    return min(1.0, 2 * regularized_beta(n - k, k + 1, 0.5))
+
+
+def percentile(sorted_values, q):
+    """Quantile q of sorted values, linear between order statistics (numpy's default)."""
+    position = (len(sorted_values) - 1) * q
+    below = math.floor(position)
+    above = min(below + 1, len(sorted_values) - 1)
+    weight = position - below
+    return sorted_values[below] * (1 - weight) + sorted_values[above] * weight
+
+
+# === The audit ===
+FIELDS = ("tp", "fp", "fn", "tn", "eq_verified", "eq_failed")
+FIELD_BITS = 40            # room for 10^12 runs in each packed count
+
+
+def rates(tp, fp, fn, tn):
+    """Every rate of the audit from one 2x2 table; None where undefined."""
+    claims, verified, n = tp + fp, tp + fn, tp + fp + fn + tn
+    failed = fp + tn
+    sensitivity = tp / verified if verified else None
+    specificity = tn / failed if failed else None
+    return {
+        "delivery_rate": tp / claims if claims else None,
+        "false_completion_rate": fp / claims if claims else None,
+        "inflation": claims / tp if tp else None,
+        "completion_rate": verified / n if n else None,
+        "sensitivity": sensitivity,
+        "specificity": specificity,
+        "claim_auc": (sensitivity + specificity) / 2 if verified and failed else None,
+        "kappa": kappa_float(tp, fp, fn, tn),
+    }
+
+
+def kappa_float(tp, fp, fn, tn):
+    """Cohen's kappa in floats, for the bootstrap's many resamples; None if undefined."""
+    n = tp + fp + fn + tn
+    chance = (tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)
+    if n == 0 or chance == n * n:
+        return None
+    return ((tp + tn) * n - chance) / (n * n - chance)
+
+
+def as_claims(tp, fp, fn, tn, eq_verified, eq_failed):
+    """The 2x2 table when the equivocal messages count as claims."""
+    return tp + eq_verified, fp + eq_failed, fn - eq_verified, tn - eq_failed
+
+
+def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE):
+    """Percentile intervals of every rate, resampling clusters (tasks) with replacement.
+
+    `cluster_counts` holds one (tp, fp, fn, tn, eq_verified, eq_failed) per
+    cluster. Each resample draws as many clusters as there are, sums their
+    counts and recomputes the rates, headline and equivocal-as-claims alike.
+    The resamples come in chunks of BOOT_CHUNK, each seeded from (seed, chunk),
+    so the answer does not depend on how the work is split.
+    """
+    packed = [sum(count << (FIELD_BITS * i) for i, count in enumerate(counts))
+              for counts in cluster_counts]
+    mask = (1 << FIELD_BITS) - 1
+    draws = {"headline": {}, "equivocal_as_claims": {}}
+    for chunk in range(0, boot, BOOT_CHUNK):
+        rng = random.Random(f"{seed}:{chunk // BOOT_CHUNK}")
+        choices, k = rng.choices, len(packed)
+        for _ in range(min(BOOT_CHUNK, boot - chunk)):
+            total = sum(choices(packed, k=k))
+            tp, fp, fn, tn, eq_verified, eq_failed = (
+                (total >> (FIELD_BITS * i)) & mask for i in range(len(FIELDS)))
+            for variant, table in (("headline", (tp, fp, fn, tn)),
+                                   ("equivocal_as_claims",
+                                    as_claims(tp, fp, fn, tn, eq_verified, eq_failed))):
+                for name, value in rates(*table).items():
+                    draws[variant].setdefault(name, []).append(value)
+    alpha = 1.0 - confidence
+    intervals = {}
+    for variant, by_name in draws.items():
+        intervals[variant] = {}
+        for name, values in by_name.items():
+            defined = sorted(v for v in values if v is not None)
+            intervals[variant][name] = {
+                "ci": ([percentile(defined, alpha / 2), percentile(defined, 1 - alpha / 2)]
+                       if defined else [None, None]),
+                "skipped": len(values) - len(defined),
+            }
+    return intervals
+
+
+def table_figures(tp, fp, fn, tn, bootstrap=None):
+    """The headline figures of one 2x2 table, each with its intervals."""
+    claims, verified, failed, n = tp + fp, tp + fn, fp + tn, tp + fp + fn + tn
+    figures = {
+        "delivery_rate": proportion(tp, claims, "no run claimed completion"),
+        "false_completion_rate": proportion(fp, claims, "no run claimed completion"),
+        "completion_rate": proportion(verified, n, "no runs"),
+        "sensitivity": proportion(tp, verified, "no run was verified complete"),
+        "specificity": proportion(tn, failed, "no run failed verification"),
+    }
+    r = figures["delivery_rate"]
+    figures["inflation"] = {
+        "value": 1 / r["value"] if r["value"] else None,
+        "ci": [1 / r["ci"][1] if r["ci"][1] else None,
+               1 / r["ci"][0] if r["ci"][0] else None],
+    }
+    if r["value"] == 0:
+        figures["inflation"]["undefined"] = "no claim was verified"
+    sensitivity, specificity = figures["sensitivity"]["value"], figures["specificity"]["value"]
+    figures["claim_auc"] = {"value": (sensitivity + specificity) / 2
+                            if verified and failed else None}
+    if not (verified and failed):
+        figures["claim_auc"]["undefined"] = "needs both verified and failed runs"
+    figures["kappa"] = {"value": cohen_kappa(tp, fp, fn, tn), "ci": [None, None]}
+    if figures["kappa"]["value"] is None:
+        figures["kappa"]["undefined"] = "claims or outcomes all the same"
+    figures["fisher_p"] = fisher_exact(tp, fp, fn, tn)
+    if bootstrap:
+        for name, interval in bootstrap.items():
+            target = figures[name]
+            key = "ci" if name == "kappa" else "ci_cluster"
+            target[key] = interval["ci"]
+            if interval["skipped"]:
+                target["cluster_resamples_skipped"] = interval["skipped"]
+    return figures
+
+
+def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True):
+    """Audit runs: dicts with task, claim (True/False/'equivocal'), verified (True/False/None).
+
+    Optional keys: condition, replicate, cost, raters (list of labels), run_id.
+    Returns plain data; the renderers only read it.
+    """
+    checked = [r for r in runs if r["verified"] is not None]
+    counts = dict.fromkeys(FIELDS, 0)
+    per_task = {}
+    for run in checked:
+        claimed = run["claim"] is True
+        key = ("tp" if run["verified"] else "fp") if claimed else (
+            "fn" if run["verified"] else "tn")
+        counts[key] += 1
+        task_counts = per_task.setdefault(run["task"], dict.fromkeys(FIELDS, 0))
+        task_counts[key] += 1
+        if run["claim"] == "equivocal":
+            field = "eq_verified" if run["verified"] else "eq_failed"
+            counts[field] += 1
+            task_counts[field] += 1
+    tp, fp, fn, tn = (counts[k] for k in ("tp", "fp", "fn", "tn"))
+    equivocal = counts["eq_verified"] + counts["eq_failed"]
+    bootstrap = None
+    if boot and checked:
+        bootstrap = cluster_bootstrap([tuple(c[f] for f in FIELDS)
+                                       for _, c in sorted(per_task.items())], boot, seed)
+    result = {
+        "n_runs": len(runs),
+        "n_tasks": len({r["task"] for r in runs}),
+        "clusters": "tasks" if clusters_named else "runs",
+        "n_checked": len(checked),
+        "counts": {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "equivocal": equivocal,
+                   "equivocal_verified": counts["eq_verified"],
+                   "equivocal_failed": counts["eq_failed"],
+                   "claims": tp + fp, "verified": tp + fn, "runs": len(checked)},
+        "boot": boot,
+    }
+    result.update(table_figures(tp, fp, fn, tn, bootstrap and bootstrap["headline"]))
+    eq_table = as_claims(tp, fp, fn, tn, counts["eq_verified"], counts["eq_failed"])
+    result["equivocal_as_claims"] = table_figures(
+        *eq_table, bootstrap and bootstrap["equivocal_as_claims"])
+    result["equivocal_as_claims"]["counts"] = dict(zip(("tp", "fp", "fn", "tn"), eq_table))
+    if len(checked) < len(runs):
+        result["sampling"] = sampling_projection(runs, checked, result["delivery_rate"])
+    if any(r.get("condition") is not None for r in runs):
+        result["conditions"] = condition_tables(checked)
+        result.update(mcnemar_pairs(checked))
+    if any(r.get("cost") is not None for r in runs):
+        result["cost"] = cost_figures(checked)
+    result["verdict"] = verdict_sentences(result)
+    return result
+
+
+def sampling_projection(runs, checked, delivery_rate):
+    """Project the checked claims' delivery rate onto every claim."""
+    claims = sum(1 for r in runs if r["claim"] is True)
+    checked_claims = sum(1 for r in checked if r["claim"] is True)
+    value, (low, high) = delivery_rate["value"], delivery_rate["ci"]
+    return {
+        "runs_checked": len(checked),
+        "runs_unchecked": len(runs) - len(checked),
+        "claims": claims,
+        "claims_checked": checked_claims,
+        "expected_verified_deliveries": {
+            "value": value * claims if value is not None else None,
+            "ci": [low * claims if low is not None else None,
+                   high * claims if high is not None else None]},
+        "inflation": {"value": 1 / value if value else None,
+                      "ci": [1 / high if high else None, 1 / low if low else None]},
+    }
+
+
+def condition_tables(checked):
+    """The 2x2 table and completion rate for each condition."""
+    tables = []
+    for condition in sorted({r["condition"] for r in checked}, key=str):
+        rows = [r for r in checked if r["condition"] == condition]
+        cells = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+        for run in rows:
+            claimed = run["claim"] is True
+            cells[("tp" if run["verified"] else "fp") if claimed
+                  else ("fn" if run["verified"] else "tn")] += 1
+        verified = cells["tp"] + cells["fn"]
+        tables.append({"condition": condition, "runs": len(rows), "verified": verified,
+                       "completion_rate": proportion(verified, len(rows)), **cells})
+    return tables
+
+
+def mcnemar_pairs(checked):
+    """Pair runs of the same task and replicate across each two conditions."""
+    conditions = sorted({r["condition"] for r in checked}, key=str)
+    by_key = {}
+    for run in checked:
+        by_key[(run["condition"], run["task"], run["replicate"])] = run["verified"]
+    results = []
+    for i, first in enumerate(conditions):
+        for second in conditions[i + 1:]:
+            keys = sorted({(t, rep) for c, t, rep in by_key if c == first}
+                          & {(t, rep) for c, t, rep in by_key if c == second}, key=str)
+            if not keys:
+                continue
+            b = sum(1 for k in keys if by_key[(first, *k)] and not by_key[(second, *k)])
+            c = sum(1 for k in keys if not by_key[(first, *k)] and by_key[(second, *k)])
+            results.append({"conditions": [first, second], "pairs": len(keys),
+                            "b": b, "c": c, "discordant": b + c, "p": mcnemar_exact(b, c)})
+    if not results:
+        return {}
+    out = {"mcnemar_pairs": results}
+    if len(conditions) == 2:
+        out["mcnemar"] = results[0]
+    return out
+
+
+def cost_figures(checked):
+    """Spend per run, per claim, per verified delivery, and on false claims."""
+    priced = [r for r in checked if r.get("cost") is not None]
+    total = math.fsum(r["cost"] for r in priced)
+    claims = sum(1 for r in priced if r["claim"] is True)
+    delivered = sum(1 for r in priced if r["claim"] is True and r["verified"])
+    completed = sum(1 for r in priced if r["verified"])
+    return {
+        "runs_priced": len(priced),
+        "total": total,
+        "per_run": total / len(priced) if priced else None,
+        "per_claim": total / claims if claims else None,
+        "per_verified_completion": total / completed if completed else None,
+        "per_verified_delivery": total / delivered if delivered else None,
+        "spent_on_false_claims": math.fsum(r["cost"] for r in priced
+                                           if r["claim"] is True and not r["verified"]),
+    }
+
+
+def rater_agreement(labels):
+    """Majority labels, unanimity and Fleiss' kappa over claimed/not/equivocal."""
+    categories = ("claimed", "not", "equivocal")
+    counts, unanimous, majority_only, split = [], 0, 0, 0
+    for row in labels:
+        tally = [sum(1 for label in row if label == category) for category in categories]
+        counts.append(tally)
+        top = max(tally)
+        if top == len(row):
+            unanimous += 1
+        elif top * 2 > len(row):
+            majority_only += 1
+        else:
+            split += 1
+    return {"raters": len(labels[0]) if labels else 0, "runs": len(labels),
+            "unanimous": unanimous, "majority_only": majority_only, "no_majority": split,
+            "fleiss_kappa": fleiss_kappa(counts)}
+
+
+def majority_label(row):
+    """The label most raters gave; no strict majority reads as equivocal."""
+    for label in ("claimed", "not", "equivocal"):
+        if sum(1 for x in row if x == label) * 2 > len(row):
+            return label
+    return "equivocal"
+
+
+def criteria_summary(rows, run_ids):
+    """Criteria that never vary, and runs whose varying criteria share one verdict.
+
+    `rows` are (run_id, criterion, passed) triples.
+    """
+    verdicts = {}
+    for run_id, criterion, passed in rows:
+        verdicts.setdefault(criterion, {})[run_id] = passed
+    constant = sorted(c for c, by_run in verdicts.items() if len(set(by_run.values())) == 1)
+    varying = set(verdicts) - set(constant)
+    per_run = {}
+    for criterion in varying:
+        for run_id, passed in verdicts[criterion].items():
+            per_run.setdefault(run_id, set()).add(passed)
+    unknown = sorted({r for r, _, _ in rows} - set(run_ids))
+    return {"criteria": len(verdicts), "never_vary": len(constant),
+            "runs_with_varying_criteria": len(per_run),
+            "runs_where_varying_criteria_agree": sum(1 for v in per_run.values() if len(v) == 1),
+            "unknown_runs": unknown}
+
+
+def verdict_sentences(result):
+    """The closing verdict in plain words, read off the computed figures."""
+    sentences = []
+    kappa, auc = result["kappa"], result["claim_auc"]["value"]
+    low, high = kappa["ci"]
+    if kappa["value"] is None:
+        sentences.append(f"Cohen's kappa is undefined ({kappa.get('undefined')}), so the "
+                         "claim's information about success cannot be measured here.")
+    else:
+        excludes_zero = low is not None and (low > 0 or high < 0)
+        informative = excludes_zero and kappa["value"] > 0 and (auc or 0) > 0.5
+        sentences.append(
+            ("The claim carries information about success" if informative else
+             "The claim carries no usable information about success") +
+            f": kappa {fmt(kappa['value'])} {fmt_ci(kappa['ci'])} "
+            f"{'excludes' if excludes_zero else 'includes'} 0, and read as a detector "
+            f"it scores AUC {fmt(auc)}"
+            + (" (0.5 is chance)." if auc is not None else "."))
+    c = result["counts"]
+    if c["claims"] and c["tp"]:
+        sentences.append(
+            f"Paying per claim bills {c['claims']} claims for {c['tp']} verified "
+            f"deliveries: {fmt(result['inflation']['value'])} claims per delivery, so "
+            f"{fmt(100 * result['false_completion_rate']['value'], 1)}% of a per-claim "
+            f"bill pays for completions that did not happen.")
+    elif c["claims"]:
+        sentences.append(f"None of the {c['claims']} claims was verified: paying per claim "
+                         "pays entirely for completions that did not happen.")
+    return sentences
+
+
+# === Input ===
+def read_claim(value, where):
+    """A claim cell: True, False, or 'equivocal'."""
+    if str(value).strip().lower() in EQUIVOCAL_WORDS:
+        return "equivocal"
+    if is_missing(value):
+        raise InputError(f"{where}: the claim is empty (use yes, no or equivocal)")
+    try:
+        return parse_bool(value, where)
+    except InputError:
+        raise InputError(f"{where}: unknown claim {value!r} (expected yes/no, true/false, "
+                         f"1/0, claimed/not, or equivocal)") from None
+
+
+def rater_label(value, where):
+    claim = read_claim(value, where)
+    return "equivocal" if claim == "equivocal" else ("claimed" if claim else "not")
+
+
+def read_runs(table, args, verdicts=None):
+    """Turn table rows into run dicts, checking every cell it uses."""
+    run_id_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_COLUMNS,
+                              required=bool(args.run_id or verdicts))
+    task_col = table.column(args.task, flag="--task", candidates=TASK_COLUMNS,
+                            required=bool(args.task))
+    raters = [c.strip() for c in args.raters.split(",")] if args.raters else []
+    for rater in raters:
+        table.column(rater, flag="--raters")
+    claim_col = table.column(args.claim, flag="--claim", candidates=CLAIM_COLUMNS,
+                             required=not raters)
+    verified_col = None if verdicts else table.column(
+        args.verified, flag="--verified", candidates=VERIFIED_COLUMNS)
+    condition_col = table.column(args.condition, flag="--condition",
+                                 candidates=("condition",), required=bool(args.condition))
+    replicate_col = table.column(args.replicate, flag="--replicate",
+                                 candidates=REPLICATE_COLUMNS, required=bool(args.replicate))
+    cost_col = table.column(args.cost, flag="--cost") if args.cost else None
+    runs, seen = [], {}
+    for i, row in enumerate(table.rows):
+        run_id = row[run_id_col].strip() if run_id_col else f"row-{table.lines[i]}"
+        if run_id_col and not run_id:
+            raise InputError(f"{table.where(i, run_id_col)}: empty run id")
+        if run_id in seen:
+            raise InputError(f"{table.where(i, run_id_col)}: duplicate run id {run_id!r} "
+                             f"(first at row {seen[run_id]})")
+        seen[run_id] = table.lines[i]
+        run = {"run_id": run_id,
+               "task": row[task_col].strip() if task_col else run_id}
+        if task_col and not run["task"]:
+            raise InputError(f"{table.where(i, task_col)}: empty task id")
+        if raters:
+            run["raters"] = [rater_label(row[c], table.where(i, c)) for c in raters]
+            label = majority_label(run["raters"])
+            run["claim"] = "equivocal" if label == "equivocal" else label == "claimed"
+        else:
+            run["claim"] = read_claim(row[claim_col], table.where(i, claim_col))
+        if verdicts is not None:
+            run["verified"] = verdicts.get(run_id)
+        else:
+            cell = row[verified_col]
+            run["verified"] = (None if is_missing(cell)
+                               else parse_bool(cell, table.where(i, verified_col)))
+        if condition_col:
+            run["condition"] = row[condition_col].strip()
+        if replicate_col:
+            run["replicate"] = row[replicate_col].strip()
+        if cost_col:
+            run["cost"] = parse_number(row[cost_col], table.where(i, cost_col))
+        runs.append(run)
+    if condition_col and not replicate_col:
+        # Without a replicate column, the k-th run of a task in one condition
+        # pairs with the k-th run of that task in the other (in run id order).
+        order = {}
+        for run in sorted(runs, key=lambda r: r["run_id"]):
+            key = (run["task"], run["condition"])
+            order[key] = order.get(key, 0) + 1
+            run["replicate"] = str(order[key])
+    return runs, {"task": task_col, "raters": raters}
+
+
+def read_verdicts(inputs, path, args):
+    """run id -> completed (or None for a grading error) from regrade.py's verdicts."""
+    table = inputs.read_table(path)
+    run_id_col = table.column(None, flag="--verdicts run id", candidates=RUN_ID_COLUMNS)
+    completed_col = table.column(None, flag="--verdicts outcome",
+                                 candidates=VERIFIED_COLUMNS)
+    verdicts = {}
+    for i, row in enumerate(table.rows):
+        run_id = row[run_id_col].strip()
+        if run_id in verdicts:
+            raise InputError(f"{table.where(i, run_id_col)}: duplicate run id {run_id!r}")
+        cell = row[completed_col]
+        verdicts[run_id] = (None if is_missing(cell)
+                            else parse_bool(cell, table.where(i, completed_col)))
+    return verdicts
+
+
+def read_criteria(table):
+    run_col = table.column(None, flag="criteria run id", candidates=RUN_ID_COLUMNS)
+    criterion_col = table.column(None, flag="criteria name",
+                                 candidates=("criterion", "criterion_id", "test", "name"))
+    passed_col = table.column(None, flag="criteria verdict",
+                              candidates=("passed", "pass", "verdict", "result", "ok"))
+    return [(row[run_col].strip(), row[criterion_col].strip(),
+             parse_bool(row[passed_col], table.where(i, passed_col)))
+            for i, row in enumerate(table.rows)]
+
+
+def parse_counts(text):
+    """--counts tp=46,fp=22,fn=3,tn=1[,eq_verified=3,eq_failed=1] -> counts dict."""
+    counts = dict.fromkeys(FIELDS, 0)
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in counts or not value.strip().isdigit():
+            raise InputError(f"--counts: expected tp=N,fp=N,fn=N,tn=N (optionally "
+                             f"eq_verified=N,eq_failed=N), got {part.strip()!r}")
+        counts[key] = int(value)
+    if counts["eq_verified"] > counts["fn"] or counts["eq_failed"] > counts["tn"]:
+        raise InputError("--counts: equivocal messages are read as not claiming, so "
+                         "eq_verified <= fn and eq_failed <= tn")
+    return counts
+
+
+def runs_from_counts(counts):
+    """Expand a 2x2 table into runs, each its own cluster."""
+    runs = []
+    for key, claim, verified in (("tp", True, True), ("fp", True, False),
+                                 ("fn", False, True), ("tn", False, False)):
+        for _ in range(counts[key]):
+            runs.append({"claim": claim, "verified": verified})
+    for key, verified in (("eq_verified", True), ("eq_failed", False)):
+        marked = [r for r in runs if r["claim"] is False and r["verified"] is verified]
+        for run in marked[:counts[key]]:
+            run["claim"] = "equivocal"
+    for number, run in enumerate(runs, 1):
+        run["run_id"] = run["task"] = f"run-{number}"
+    return runs
+
+
+# === Report ===
+FIGURE_ROWS = (
+    ("delivery_rate", "delivery rate r (verified claims / claims)"),
+    ("false_completion_rate", "false-completion rate 1 - r"),
+    ("inflation", "inflation 1/r (claims billed per delivery)"),
+    ("completion_rate", "completion rate (verified / runs)"),
+    ("sensitivity", "sensitivity (claimed | verified)"),
+    ("specificity", "specificity (not claimed | failed)"),
+    ("claim_auc", "claim AUC ((sensitivity + specificity) / 2)"),
+    ("kappa", "Cohen's kappa (claim vs verified)"),
+)
+
+
+def figure_cells(figure, name):
+    """value, exact interval, cluster interval cells for one figure."""
+    value = fmt(figure["value"])
+    if figure["value"] is None and figure.get("undefined"):
+        value = f"undefined: {figure['undefined']}"
+    exact = fmt_ci(figure.get("ci")) if name != "kappa" else ""
+    cluster = fmt_ci(figure.get("ci" if name == "kappa" else "ci_cluster"))
+    return [value, exact, cluster]
+
+
+def render(result, style, source):
+    """The whole report as text or Markdown; reads the result, computes nothing."""
+    heading = (lambda t: f"## {t}") if style == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
+    sub = (lambda t: f"**{t}**") if style == "markdown" else (lambda t: t)
+    c = result["counts"]
+    out = [heading(f"Delivery audit: {source}"), ""]
+    out.append((f"{result['n_runs']} runs in {result['n_tasks']} tasks"
+                if result["clusters"] == "tasks" else
+                f"{result['n_runs']} runs; no task column, so each run is its own cluster")
+               + (f"; {result['n_checked']} verified (sampling mode, see below)"
+                  if "sampling" in result else "") + ".")
+    out += ["", sub("Claims against verified outcomes"), ""]
+    out.append(render_table(
+        ["", "verified", "not verified", "total"],
+        [["claimed", c["tp"], c["fp"], c["claims"]],
+         ["not claimed", c["fn"], c["tn"], c["fn"] + c["tn"]],
+         ["total", c["verified"], c["fp"] + c["tn"], c["runs"]]], style))
+    out.append("")
+    out.append(f"Equivocal messages: {c['equivocal']} (read as not claiming; "
+               f"{c['equivocal_verified']} verified, {c['equivocal_failed']} not).")
+    cluster_name = "task" if result["clusters"] == "tasks" else "run"
+    out += ["", sub("The claim as evidence of delivery"), ""]
+    rows = [[label] + figure_cells(result[name], name) for name, label in FIGURE_ROWS]
+    rows.append(["Fisher exact p (two-sided)", fmt(result["fisher_p"]), "", ""])
+    out.append(render_table(["figure", "value", "95% exact",
+                             f"95% {cluster_name} bootstrap"], rows, style))
+    out.append("")
+    out.append(f"Bootstrap: {result['boot']} resamples of whole {cluster_name}s; Cohen's "
+               f"kappa has only the bootstrap interval.")
+    skipped = sorted({(name, result[name].get("cluster_resamples_skipped"))
+                      for name, _ in FIGURE_ROWS if result[name].get("cluster_resamples_skipped")})
+    for name, count in skipped:
+        out.append(f"  {name}: {count} resamples skipped (undefined there)")
+    eq = result["equivocal_as_claims"]
+    out += ["", sub(f"If the {c['equivocal']} equivocal messages counted as claims"), ""]
+    changes = []
+    for name, label in FIGURE_ROWS:
+        before, after = result[name]["value"], eq[name]["value"]
+        if fmt(before) != fmt(after):
+            changes.append([label, fmt(before), fmt(after)])
+    if fmt(result["fisher_p"]) != fmt(eq["fisher_p"]):
+        changes.append(["Fisher exact p", fmt(result["fisher_p"]), fmt(eq["fisher_p"])])
+    if c["equivocal"] == 0:
+        out.append("No message was equivocal: nothing changes.")
+    elif changes:
+        e = eq["counts"]
+        out.append(f"Claims {c['claims']} -> {e['tp'] + e['fp']}, false claims {c['fp']} -> "
+                   f"{e['fp']}. Figures that change at 3 decimals:")
+        out.append("")
+        out.append(render_table(["figure", "headline", "equivocal as claims"], changes, style))
+    else:
+        out.append("Nothing changes at 3 decimals.")
+    if "sampling" in result:
+        s = result["sampling"]
+        out += ["", sub("Sampling mode: projected onto every claim"), ""]
+        out.append(f"Only {s['runs_checked']} of {s['runs_checked'] + s['runs_unchecked']} "
+                   f"runs were verified ({s['claims_checked']} of {s['claims']} claims); "
+                   f"every figure above is computed on the verified runs.")
+        out.append(f"Expected verified deliveries among all {s['claims']} claims: "
+                   f"{fmt(s['expected_verified_deliveries']['value'], 1)} "
+                   f"{fmt_ci(s['expected_verified_deliveries']['ci'], 1)}; inflation "
+                   f"{fmt(s['inflation']['value'])} {fmt_ci(s['inflation']['ci'])} "
+                   f"(exact interval of r, projected).")
+    if "conditions" in result:
+        out += ["", sub("By condition"), ""]
+        out.append(render_table(
+            ["condition", "runs", "verified", "completion rate", "95% exact", "claimed",
+             "false claims"],
+            [[t["condition"], t["runs"], t["verified"], fmt(t["completion_rate"]["value"]),
+              fmt_ci(t["completion_rate"]["ci"]), t["tp"] + t["fp"], t["fp"]]
+             for t in result["conditions"]], style))
+        for pair in result.get("mcnemar_pairs", []):
+            first, second = pair["conditions"]
+            out.append("")
+            out.append(f"McNemar, {first} vs {second}: {pair['pairs']} pairs (same task and "
+                       f"replicate), {pair['discordant']} discordant ({pair['b']} complete "
+                       f"only in {first}, {pair['c']} only in {second}); exact p "
+                       f"{fmt(pair['p'], 2)}.")
+    if "raters" in result:
+        r = result["raters"]
+        out += ["", sub("Raters"), ""]
+        out.append(f"{r['raters']} raters on {r['runs']} messages: unanimous on "
+                   f"{r['unanimous']}, majority only on {r['majority_only']}, no majority "
+                   f"on {r['no_majority']} (read as equivocal); Fleiss' kappa "
+                   f"{fmt(r['fleiss_kappa'])}. The claim is the majority label.")
+    if "criteria" in result:
+        k = result["criteria"]
+        out += ["", sub("Criteria"), ""]
+        out.append(f"{k['criteria']} criteria, {k['never_vary']} never vary. In "
+                   f"{k['runs_where_varying_criteria_agree']} of "
+                   f"{k['runs_with_varying_criteria']} runs the criteria that vary share one "
+                   f"verdict: criterion-level results there are the run-level result "
+                   f"reweighted, not independent evidence.")
+    if "cost" in result:
+        k = result["cost"]
+        out += ["", sub("Cost"), ""]
+        out.append(render_table(["", "amount"], [
+            ["total", fmt(k["total"], 2)], ["per run", fmt(k["per_run"], 2)],
+            ["per claim (what per-claim billing charges)", fmt(k["per_claim"], 2)],
+            ["per verified delivery", fmt(k["per_verified_delivery"], 2)],
+            ["per verified completion (any claim)", fmt(k["per_verified_completion"], 2)],
+            ["spent on runs whose claim was false", fmt(k["spent_on_false_claims"], 2)]],
+            style))
+    out += ["", sub("Verdict"), ""]
+    out += result["verdict"]
+    out += ["", render_provenance(result["provenance"], style)]
+    if style == "text":
+        out = [line if line.startswith((" ", "-", "=")) or "  " in line
+               else textwrap.fill(line, 100) for line in out]
+    return "\n".join(out) + "\n"
+
+
+def render_svg(result):
+    """Each rate as a dot with its exact interval, drawn from the printed numbers."""
+    names = [(n, l) for n, l in FIGURE_ROWS if n not in ("inflation",)]
+    width, row_height, left, plot = 720, 34, 330, 340
+    height = 70 + row_height * len(names)
+
+    def x(value):
+        return left + plot * (value + 1) / 2 if value is not None else None
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'font-family="sans-serif" font-size="13">',
+             f'<text x="10" y="22" font-size="15">Claims vs verified outcome '
+             f'({result["n_runs"]} runs): value with 95% interval</text>']
+    for tick in (-1, -0.5, 0, 0.5, 1):
+        parts.append(f'<line x1="{x(tick):.1f}" y1="40" x2="{x(tick):.1f}" '
+                     f'y2="{height - 22}" stroke="#ccc"/>')
+        parts.append(f'<text x="{x(tick):.1f}" y="{height - 6}" text-anchor="middle">'
+                     f'{tick}</text>')
+    for row, (name, label) in enumerate(names):
+        y = 55 + row_height * row
+        figure = result[name]
+        parts.append(f'<text x="10" y="{y + 4}">{label}: {fmt(figure["value"])}</text>')
+        low, high = figure.get("ci") or (None, None)
+        if low is not None:
+            parts.append(f'<line x1="{x(low):.1f}" y1="{y}" x2="{x(high):.1f}" y2="{y}" '
+                         f'stroke="#333" stroke-width="2"/>')
+        if figure["value"] is not None:
+            parts.append(f'<circle cx="{x(figure["value"]):.1f}" cy="{y}" r="4" '
+                         f'fill="#c0392b"/>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
 # === Main ===
-def _main(argv):
+def build_parser():
     parser = Parser(__doc__, prog="delivery_audit.py")
-    add_common_options(parser, __version__, __file__, seed=20260801)
-    parser.parse_args(argv)
+    parser.add_argument("runs", nargs="?", help="runs table (CSV, TSV, JSONL, JSON), '-' for "
+                        "stdin, or a runs folder holding runs.csv")
+    parser.add_argument("--demo", action="store_true",
+                        help="audit the seed report's section 8 table embedded in this file")
+    parser.add_argument("--counts", metavar="tp=N,fp=N,fn=N,tn=N",
+                        help="audit a 2x2 table without a file (optionally eq_verified=N,"
+                             "eq_failed=N: equivocal messages among fn and tn)")
+    parser.add_argument("--verdicts", metavar="FILE",
+                        help="take the verified column from this table (regrade.py's "
+                             "verdicts.csv), joined on run id")
+    parser.add_argument("--run-id", metavar="COL", help="run id column (default: run_id, id, run)")
+    parser.add_argument("--task", metavar="COL",
+                        help="task (cluster) column (default: task_id, instance_id, task)")
+    parser.add_argument("--claim", metavar="COL", help="claim column (default: claimed, claim)")
+    parser.add_argument("--verified", metavar="COL", help="verified outcome column "
+                        "(default: verified, completed, resolved, gt_completed)")
+    parser.add_argument("--condition", metavar="COL",
+                        help="condition column (default: condition, if present)")
+    parser.add_argument("--replicate", metavar="COL", help="replicate column pairing runs "
+                        "across conditions (default: replicate, rep, attempt; else run id order)")
+    parser.add_argument("--cost", metavar="COL", help="cost column, e.g. cost_usd")
+    parser.add_argument("--raters", metavar="A,B,C",
+                        help="rater columns; the claim becomes their majority label")
+    parser.add_argument("--criteria", metavar="FILE", help="criteria table (default: "
+                        "criteria.csv in the runs folder, if present)")
+    parser.add_argument("--boot", type=int, default=DEFAULT_BOOT, metavar="N",
+                        help=f"cluster bootstrap resamples (default: {DEFAULT_BOOT}; 0 for none)")
+    parser.add_argument("--svg", metavar="FILE", help="also draw the rates to this SVG file")
+    add_common_options(parser, __version__, __file__, seed=DEFAULT_SEED)
+    return parser
+
+
+def _main(argv):
+    args = build_parser().parse_args(argv)
+    if args.boot < 0:
+        raise InputError("--boot: expected 0 or more resamples")
+    sources = sum(bool(x) for x in (args.runs, args.demo, args.counts))
+    if sources != 1:
+        raise InputError("give exactly one of: a runs table or folder, --demo, --counts")
+    inputs = Inputs()
+    extras = {}
+    if args.demo or args.counts:
+        if args.verdicts or args.criteria:
+            raise InputError("--verdicts and --criteria need a runs table")
+        counts = DEMO_COUNTS if args.demo else parse_counts(args.counts)
+        runs = runs_from_counts(counts)
+        source = "the seed report's section 8 table (--demo)" if args.demo else "--counts"
+        clusters_named = False
+    else:
+        table = inputs.read_table(args.runs)
+        verdicts = read_verdicts(inputs, args.verdicts, args) if args.verdicts else None
+        runs, found = read_runs(table, args, verdicts)
+        if verdicts is not None:
+            missing = [r["run_id"] for r in runs if r["run_id"] not in verdicts]
+            if missing:
+                raise InputError(f"{args.verdicts}: no verdict for {len(missing)} run(s): "
+                                 f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}")
+        if found["raters"]:
+            extras["raters"] = rater_agreement([r["raters"] for r in runs])
+        criteria_table = (inputs.read_table(args.criteria) if args.criteria
+                          else inputs.sibling_table(args.runs, "criteria.csv"))
+        if criteria_table is not None:
+            extras["criteria"] = criteria_summary(read_criteria(criteria_table),
+                                                  [r["run_id"] for r in runs])
+        source = table.name
+        clusters_named = bool(found["task"])
+    if not any(r["verified"] is not None for r in runs):
+        raise InputError("no run has a verified outcome to audit against")
+    result = audit(runs, boot=args.boot, seed=args.seed, clusters_named=clusters_named)
+    result.update(extras)
+    result["source"] = source
+    result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs)
+    if args.svg:
+        inputs.guard_output(args.svg)
+        write_atomic(args.svg, render_svg(result))
+    if args.format == "json":
+        sys.stdout.write(to_json(result))
+    else:
+        sys.stdout.write(render(result, args.format, source))
     return 0
 
 
 def main(argv=None):
-    """Run the command line; return the exit status."""
+    """Run the command line; return the exit status (0 ran, 2 bad input or usage)."""
     return run_main(_main, argv)
 
 
