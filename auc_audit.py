@@ -5,11 +5,133 @@
 # ///
 """Does a process measure beat counting tool calls, on the same rows, beyond chance?
 
-(manual under construction)
+auc_audit.py reads a runs table (one row per agent run: a yes/no outcome, the task,
+optionally a condition, the number of tool calls, and any process measures) and
+applies three gates before it believes that a measure predicts success:
+
+  1. same rows     the measure is compared with the baseline (tool calls) on exactly
+                   the runs where the measure is defined. A measure missing on a third
+                   of the runs can beat the baseline on all rows and lose on its own.
+  2. search width  the outcome is shuffled and the whole family of measures rescored;
+                   the best of a wide family clears a low bar by chance alone.
+  3. clustering    runs of one task agree with each other, so intervals resample whole
+                   tasks, not runs.
+
+Standard library only, Python 3.9+, one file: copy it anywhere and run it.
+
+Basic usage:
+    python3 auc_audit.py RUNS [--strata COLUMN] [options]
+
+RUNS is a CSV, TSV, JSONL or JSON table, '-' for stdin, or a runs folder holding
+runs.csv (or runs.tsv/.jsonl/.json) and, optionally, tool_calls.csv.
+
+To audit the example runs folder, scoring AUCs within each condition:
+    python3 auc_audit.py examples/runs --strata condition
+To audit only the runs that claimed completion:
+    python3 auc_audit.py examples/runs --strata condition --where claimed=yes
+To test two named measures against a baseline column of your own:
+    python3 auc_audit.py runs.csv --features search_calls,impl_seconds --baseline n_calls
+To take the outcome from regrade.py's verdicts instead of the table:
+    python3 auc_audit.py runs.csv --verdicts verdicts.csv
+To keep within-task agreement in the null as well:
+    python3 auc_audit.py runs.csv --permute tasks
+To get JSON, Markdown for an issue, or a figure:
+    python3 auc_audit.py runs.csv --format json
+    python3 auc_audit.py runs.csv --format markdown --svg null.svg
+To see it work on a small embedded table:
+    python3 auc_audit.py --demo
+
+Columns (auto-detected by name, first match wins; name them with the option):
+  outcome   --outcome   verified, completed, resolved, gt_completed, outcome (yes/no)
+  task      --task      task_id, instance_id, task (none: every run is its own cluster,
+                        and the within-task and task-identity figures are undefined)
+  run id    --run-id    run_id, id, run (joins --verdicts and tool_calls.csv)
+  strata    --strata    none unless named, e.g. condition
+  baseline  --baseline  tool_calls
+  features  --features  default: every numeric column except the run id, id-like
+                        columns (id, *_id, replicate, rep, seed, index), outcome names,
+                        the task, the strata and the baseline. A yes/no column can be
+                        named explicitly; it counts as 1/0.
+Empty, NA, n/a, null, none, nan and undefined mean "undefined for this run".
+If the runs folder has tool_calls.csv (one row per tool call, with a run id column),
+the baseline is recomputed by counting rows per run and compared with the baseline
+column on every run; with no baseline column the recomputed count is the baseline.
+
+Definitions (what every printed number means):
+  AUC           Mann-Whitney with midrank ties: the probability that a random
+                success scores higher than a random failure, plus half the
+                probability of a tie, counted over success/failure pairs. Shown in the
+                better direction: + higher means success, - lower means success.
+  stratified    with --strata only success/failure pairs inside one stratum count:
+                AUC = credit summed over those pairs / number of those pairs. The
+                pooled (unstratified) AUC is shown too; the two are not interchangeable.
+  same rows     per feature: its AUC on the rows where it is defined; the baseline's
+                AUC on all rows and on exactly those rows (each in its own better
+                direction); diff = feature AUC - baseline AUC on the same rows.
+  interval      paired task-cluster bootstrap: draw as many tasks as there are, with
+                replacement; a run counts once per draw of its task; both AUCs keep
+                the direction chosen on the observed data; 95% percentile interval of
+                diff (linear interpolation). Resamples left with no success/failure
+                pair are skipped and counted.
+  DeLong p      two-sided test that the feature's and the baseline's AUCs on the same
+                rows are equal, from the structural components of DeLong, DeLong &
+                Clarke-Pearson (1988). With strata, per-stratum estimates are combined
+                with weights equal to each stratum's share of the pairs; a stratum
+                with fewer than 2 successes or failures adds no variance term.
+  within-task   AUC over success/failure pairs inside one task only, in the
+                feature's chosen direction (below 0.5: inside a task the signal
+                points the other way), with the number of such pairs.
+  family null   shuffle the outcome --perms times (--permute rows: across all runs;
+                strata: within each stratum, the default with --strata; tasks: whole
+                tasks' outcome vectors among tasks with the same number of runs, which
+                keeps within-task agreement). Under each shuffle every family feature
+                is rescored on its own defined rows with its direction chosen afresh,
+                and the family maximum is kept. Reported: the null median of the
+                maximum; the share of shuffles whose maximum exceeds the baseline's
+                AUC (the bar); each feature's adjusted p = (1 + number of shuffles
+                whose maximum >= the feature's AUC) / (1 + N), the single-step
+                max-statistic of Westfall & Young (1993); the same for the observed
+                maximum. No p-value is ever 0.
+  task identity each run is scored by the success rate of the OTHER runs of its task
+                (leave-one-out); its AUC is what knowing only the task gives, the bar
+                for "more than task difficulty". Runs alone in their task are left out.
+  degenerate    left out of the family, with the reason shown: undefined on every
+                row; constant over its defined rows; one outcome class on its defined
+                rows; equal on every row to the outcome, the baseline or an earlier
+                column; constant within every stratum (it reproduces the strata);
+                binarised at its own best (Youden) threshold, equal to the strata or
+                to an earlier column binarised the same way.
+  verdict       a feature passes when its same-row interval lies above 0 AND its
+                adjusted p < 0.05. Otherwise the first gate it fails is named:
+                gate 1 same rows (diff <= 0), gate 2 search width (adjusted p >= 0.05),
+                gate 3 clustering (the task-cluster interval reaches 0).
+  flags         same_row_sign_flip: the all-rows and same-row comparisons with the
+                baseline disagree in sign (the same-row trap); within_task_reversed;
+                below_task_identity; partial_rows (undefined on some runs).
+
+Defaults: --perms 2000, --boot 2000, --seed 20260801, --permute strata with --strata
+and rows without, --format text. Same input and seed give the same bytes out.
+Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 """
+import bisect
+import itertools
+import operator
+import random
+import statistics
 import sys
 
 __version__ = "0.1.0"
+
+DEFAULT_PERMS = 2000
+DEFAULT_BOOT = 2000
+DEFAULT_SEED = 20260801
+ALPHA = 0.05
+CONFIDENCE = 0.95
+OUTCOME_NAMES = ("verified", "completed", "resolved", "gt_completed", "outcome")
+TASK_NAMES = ("task_id", "instance_id", "task")
+RUN_ID_NAMES = ("run_id", "id", "run")
+ID_LIKE_NAMES = frozenset({"id", "run", "task", "replicate", "rep", "seed", "index", "row"})
+HISTOGRAM_BINS = 50          # bins of the family-maximum null over [0.5, 1.0]
 
 # === Shared helpers ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
@@ -446,11 +568,1196 @@ def run_main(body, argv):
 # --- end shared helpers ---
 
 
+# === Statistics ===
+# AUCs are kept as exact integer pairs (2U, pairs): 2U counts 2 for every
+# success/failure pair the success wins and 1 for every tie. They become floats once,
+# by one correctly rounded division, so equal AUCs always compare equal.
+
+def doubled_midranks(values):
+    """Rank `values` 1..n, ties sharing their mean rank; return twice each rank.
+
+    Doubling keeps midranks integers, so rank sums stay exact.
+
+    >>> doubled_midranks([10, 30, 20, 20])
+    [2, 8, 5, 5]
+    """
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for position in range(start, end + 1):
+            ranks[order[position]] = start + end + 2
+        start = end + 1
+    return ranks
+
+
+def group_rows(groups, rows):
+    """Map each group value to its rows (in `rows` order), groups in sorted order."""
+    found = {}
+    for row in rows:
+        found.setdefault(groups[row] if groups is not None else 0, []).append(row)
+    return [found[key] for key in sorted(found)]
+
+
+def pair_count(scores, labels, groups=None, rows=None):
+    """Return (2U, pairs) over success/failure pairs inside the same group.
+
+    `rows` restricts the count to those row indices (default: every row).
+
+    >>> pair_count([1, 2, 3, 3], [0, 0, 1, 0])
+    (5, 3)
+    >>> pair_count([1, 2, 3, 4], [1, 0, 1, 0], groups=["a", "a", "b", "b"])
+    (0, 2)
+    """
+    rows = range(len(scores)) if rows is None else rows
+    twice_u = pairs = 0
+    for members in group_rows(groups, rows):
+        ranks = doubled_midranks([scores[row] for row in members])
+        successes = sum(labels[row] for row in members)
+        twice_u += sum(r for r, row in zip(ranks, members) if labels[row])
+        twice_u -= successes * (successes + 1)
+        pairs += successes * (len(members) - successes)
+    return twice_u, pairs
+
+
+def better_direction(twice_u, pairs):
+    """Return (AUC in the better direction, '+' or '-'), or (None, None) with no pairs.
+
+    >>> better_direction(5, 3), better_direction(1, 3), better_direction(0, 0)
+    ((0.8333333333333334, '+'), (0.8333333333333334, '-'), (None, None))
+    """
+    if pairs == 0:
+        return None, None
+    if twice_u >= pairs:
+        return twice_u / (2 * pairs), "+"
+    return (2 * pairs - twice_u) / (2 * pairs), "-"
+
+
+def auc_in_direction(twice_u, pairs, direction):
+    """Return the AUC read in `direction` ('+' or '-'), or None with no pairs."""
+    if pairs == 0:
+        return None
+    return (twice_u if direction == "+" else 2 * pairs - twice_u) / (2 * pairs)
+
+
+def oriented(values, direction):
+    """Scores turned so that higher always means success."""
+    if direction == "+":
+        return values
+    return [None if v is None else -v for v in values]
+
+
+def delong_p(feature, baseline, labels, groups, rows):
+    """Two-sided DeLong p that two AUCs on the same `rows` are equal.
+
+    Both score lists must already point the same way (higher = success). Per group
+    the structural components are V10 (each success's credit against the group's
+    failures) and V01 (each failure's credit against its successes); group estimates
+    are combined with weights equal to their share of the pairs. Returns None when
+    the variance is 0 and the AUCs differ.
+
+    >>> round(delong_p([1, 2, 3, 4], [1, 3, 2, 4], [0, 0, 1, 1], None, range(4)), 6)
+    0.422678
+    """
+    total_pairs = 0
+    parts = []
+    for members in group_rows(groups, rows):
+        successes = [row for row in members if labels[row]]
+        failures = [row for row in members if not labels[row]]
+        if not successes or not failures:
+            continue
+        total_pairs += len(successes) * len(failures)
+        parts.append((successes, failures))
+    if total_pairs == 0:
+        return None
+    difference = variance = 0.0
+    for successes, failures in parts:
+        n1, n0 = len(successes), len(failures)
+        weight = n1 * n0 / total_pairs
+        v10, v01 = [], []
+        for scores in (feature, baseline):
+            both = doubled_midranks([scores[r] for r in successes + failures])
+            own1 = doubled_midranks([scores[r] for r in successes])
+            own0 = doubled_midranks([scores[r] for r in failures])
+            v10.append([(a - b) / (2 * n0) for a, b in zip(both[:n1], own1)])
+            v01.append([1 - (a - b) / (2 * n1) for a, b in zip(both[n1:], own0)])
+        difference += weight * (statistics.fmean(v10[0]) - statistics.fmean(v10[1]))
+        for components, count in ((v10, n1), (v01, n0)):
+            if count < 2:
+                continue
+            gaps = [a - b for a, b in zip(components[0], components[1])]
+            variance += weight ** 2 * statistics.variance(gaps) / count
+    if variance <= 0:
+        return 1.0 if abs(difference) < 1e-15 else None
+    return math.erfc(abs(difference) / math.sqrt(variance) / math.sqrt(2))
+
+
+def leave_one_out_task_rate(labels, tasks):
+    """Score each run by the success rate of the other runs of its task (None if alone).
+
+    >>> leave_one_out_task_rate([1, 0, 1, 1], ["a", "a", "a", "b"])
+    [0.5, 1.0, 0.5, None]
+    """
+    totals, sizes = {}, {}
+    for label, task in zip(labels, tasks):
+        totals[task] = totals.get(task, 0) + label
+        sizes[task] = sizes.get(task, 0) + 1
+    return [None if sizes[t] < 2 else (totals[t] - y) / (sizes[t] - 1)
+            for y, t in zip(labels, tasks)]
+
+
+def youden_binarise(scores, labels):
+    """Cut scores at the threshold that maximises sensitivity + specificity.
+
+    Returns a tuple of 1 (at or above the cut in the better direction), 0, or None
+    where the score is undefined. Ties between thresholds go to the lowest cut.
+
+    >>> youden_binarise([1, 5, 2, None, 7], [0, 1, 0, 1, 1])
+    (0, 1, 0, None, 1)
+    """
+    rows = [i for i, v in enumerate(scores) if v is not None]
+    n1 = sum(labels[i] for i in rows)
+    n0 = len(rows) - n1
+    if n1 == 0 or n0 == 0:
+        return tuple(None if v is None else 0 for v in scores)
+    best = None
+    for sign in (1, -1):
+        ordered = sorted(rows, key=lambda i: -sign * scores[i])
+        hits = false_alarms = 0
+        position = 0
+        while position < len(ordered):
+            value = scores[ordered[position]]
+            while position < len(ordered) and scores[ordered[position]] == value:
+                hits += labels[ordered[position]]
+                false_alarms += 1 - labels[ordered[position]]
+                position += 1
+            gain = hits * n0 - false_alarms * n1     # Youden J times n1 * n0
+            if best is None or gain > best[0]:
+                best = (gain, sign, value)
+    _, sign, cut = best
+    return tuple(None if v is None else int(sign * v >= sign * cut) for v in scores)
+
+
+def percentile(ordered, fraction):
+    """Linear-interpolation percentile of an already sorted list.
+
+    >>> percentile([1, 2, 3, 4], 0.5), percentile([1, 2, 3, 4], 0.025)
+    (2.5, 1.075)
+    """
+    if not ordered:
+        return None
+    position = fraction * (len(ordered) - 1)
+    low = int(math.floor(position))
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def find_degenerate(candidates, labels, baseline, strata):
+    """Split candidate features into the family and the degenerate ones.
+
+    `candidates` is [(name, values)] in column order; `baseline` is (name, values) or
+    None. Returns (family names, [{'name', 'reason'}]).
+    """
+    degenerate, family = [], []
+    seen_values = [] if baseline is None else [(f"the baseline {baseline[0]!r}",
+                                                tuple(baseline[1]))]
+    outcome_values = tuple(float(y) for y in labels)
+    seen_binary = []
+    if baseline is not None:
+        seen_binary.append((f"the baseline {baseline[0]!r}",
+                            youden_binarise(baseline[1], labels)))
+    strata_binary = None
+    levels = sorted(set(strata)) if strata is not None else []
+    if len(levels) == 2:
+        strata_binary = tuple(int(s == levels[1]) for s in strata)
+    for name, values in candidates:
+        defined = [i for i, v in enumerate(values) if v is not None]
+        distinct = {values[i] for i in defined}
+        successes = sum(labels[i] for i in defined)
+        binary = youden_binarise(values, labels)
+        binary_defined = [binary[i] for i in defined]
+        reason = None
+        if not defined:
+            reason = "undefined on every row"
+        elif len(distinct) == 1:
+            where = "every row" if len(defined) == len(values) else \
+                f"its {len(defined)} defined rows"
+            reason = f"constant ({fmt(next(iter(distinct)))}) on {where}"
+        elif successes in (0, len(defined)):
+            reason = f"one outcome class on its {len(defined)} defined rows"
+        elif tuple(values) == outcome_values or tuple(
+                None if v is None else 1.0 - v for v in values) == outcome_values:
+            reason = "equals the outcome on every row"
+        if reason is None:
+            for other, other_values in seen_values:
+                if tuple(values) == other_values:
+                    reason = f"identical to {other} on every row"
+                    break
+        if reason is None and strata is not None and len(levels) > 1:
+            by_stratum = {}
+            for i in defined:
+                by_stratum.setdefault(strata[i], set()).add(values[i])
+            if all(len(v) == 1 for v in by_stratum.values()):
+                reason = "constant within every stratum: it reproduces the strata column"
+        if reason is None and strata_binary is not None and len(set(binary_defined)) == 2:
+            complement = tuple(1 - s for s in strata_binary)
+            if all(binary[i] in (strata_binary[i],) for i in defined) or \
+                    all(binary[i] == complement[i] for i in defined):
+                reason = "binarised at its best threshold it reproduces the strata column"
+        if reason is None and len(set(binary_defined)) == 2:
+            for other, other_binary in seen_binary:
+                if binary == other_binary:
+                    reason = f"binarised at its best threshold it equals {other} binarised"
+                    break
+        if reason is None:
+            family.append(name)
+            seen_values.append((repr(name), tuple(values)))
+            seen_binary.append((repr(name), binary))
+        else:
+            degenerate.append({"name": name, "reason": reason})
+    return family, degenerate
+
+
+# --- the permutation null: rank once, then each shuffle is a sum over successes ---
+class NullFeature:
+    """One feature ready for shuffling: within-stratum doubled midranks, packed.
+
+    Each row's weight packs its doubled midrank and a 1 in the field of its stratum,
+    so one sum over the successes yields the rank sum and the per-stratum success
+    counts at once: the AUC under a shuffle without sorting anything again.
+    """
+
+    def __init__(self, values, strata_codes, n_strata):
+        n = len(values)
+        self.shift = (2 * n * n + 2).bit_length()
+        self.mask = (1 << self.shift) - 1
+        self.weights = [0] * n
+        self.sizes = [0] * n_strata
+        for code in range(n_strata):
+            members = [i for i in range(n)
+                       if values[i] is not None and strata_codes[i] == code]
+            self.sizes[code] = len(members)
+            ranks = doubled_midranks([values[i] for i in members])
+            for row, rank in zip(members, ranks):
+                self.weights[row] = rank + (1 << (self.shift * (code + 1)))
+        self.total = sum(self.weights)
+        self.fields = [(self.shift * (code + 1), size) for code, size in
+                       enumerate(self.sizes) if size]
+
+    def best_auc(self, picked, are_successes):
+        """Better-direction AUC when `picked` rows are the successes (or failures)."""
+        packed = sum(map(self.weights.__getitem__, picked))
+        if not are_successes:
+            packed = self.total - packed
+        twice_u = packed & self.mask
+        pairs = 0
+        mask = self.mask
+        for shift, size in self.fields:
+            count = (packed >> shift) & mask
+            twice_u -= count * (count + 1)
+            pairs += count * (size - count)
+        if pairs == 0:
+            return None
+        return (twice_u if twice_u >= pairs else 2 * pairs - twice_u) / (2 * pairs)
+
+
+def null_maxima(null_features, draws):
+    """Family maximum of better-direction AUCs under each draw.
+
+    `draws` yields (row indices, True if they are the successes, False if the
+    failures). A feature left with no success/failure pair under a draw does not
+    enter that draw's maximum.
+    """
+    maxima = []
+    for picked, are_successes in draws:
+        best = 0.0
+        for feature in null_features:
+            value = feature.best_auc(picked, are_successes)
+            if value is not None and value > best:
+                best = value
+        maxima.append(best)
+    return maxima
+
+
+def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
+    """Yield `perms` shuffled outcome assignments as (rows, are_successes).
+
+    mode 'rows' shuffles across all runs, 'strata' within each stratum, 'tasks'
+    moves whole tasks' outcome vectors among tasks with the same number of runs.
+    """
+    n = len(labels)
+    successes = sum(labels)
+    use_successes = successes <= n - successes
+    if mode == "rows":
+        population = range(n)
+        size = successes if use_successes else n - successes
+        for _ in range(perms):
+            yield rng.sample(population, size), use_successes
+    elif mode == "strata":
+        parts = []
+        for members in group_rows(strata_codes, range(n)):
+            count = sum(labels[i] for i in members)
+            parts.append((members, count if use_successes else len(members) - count))
+        for _ in range(perms):
+            picked = []
+            for members, size in parts:
+                picked.extend(rng.sample(members, size))
+            yield picked, use_successes
+    else:
+        by_size = {}
+        for members in group_rows(tasks_codes, range(n)):
+            by_size.setdefault(len(members), []).append(members)
+        groups = [by_size[size] for size in sorted(by_size)]
+        for _ in range(perms):
+            picked = []
+            for tasks in groups:
+                order = list(range(len(tasks)))
+                rng.shuffle(order)
+                for target, source in zip(tasks, order):
+                    vector = tasks[source]
+                    picked.extend(row for row, src in zip(target, vector)
+                                  if labels[src] == use_successes)
+            yield picked, use_successes
+
+
+# --- the paired task-cluster bootstrap: sort once, then a weighted sweep ---
+class BootstrapSweep:
+    """One score list on fixed rows, ordered once, for weighted AUCs under resampling.
+
+    Failures are laid out stratum by stratum in score order. Each success keeps two
+    positions in that layout: before its tied failures and after them. With task
+    weights W, a prefix sum of the failures' weights gives every success its credit
+    (failures below it, plus half the tied ones) in O(n), with no sorting.
+    """
+
+    def __init__(self, scores, labels, strata_codes, task_codes, rows):
+        self.fail_tasks, self.succ_tasks, self.low, self.high = [], [], [], []
+        self.bounds = []        # per stratum: (success slice, failure start, failure end)
+        for members in group_rows(strata_codes, rows):
+            failures = sorted((scores[r] for r in members if not labels[r]))
+            fail_rows = sorted((r for r in members if not labels[r]), key=scores.__getitem__)
+            start = len(self.fail_tasks)
+            self.fail_tasks.extend(task_codes[r] for r in fail_rows)
+            first = len(self.succ_tasks)
+            for r in members:
+                if labels[r]:
+                    self.succ_tasks.append(task_codes[r])
+                    self.low.append(start + bisect.bisect_left(failures, scores[r]))
+                    self.high.append(start + bisect.bisect_right(failures, scores[r]))
+            self.bounds.append((first, len(self.succ_tasks), start, len(self.fail_tasks)))
+
+    def pair_count(self, weights):
+        """Return weighted (2U, pairs) when task t counts weights[t] times."""
+        cumulative = [0]
+        cumulative.extend(itertools.accumulate(map(weights.__getitem__, self.fail_tasks)))
+        success_weights = list(map(weights.__getitem__, self.succ_tasks))
+        twice_u = sum(map(operator.mul, success_weights,
+                          map(cumulative.__getitem__, self.low)))
+        twice_u += sum(map(operator.mul, success_weights,
+                           map(cumulative.__getitem__, self.high)))
+        pairs = 0
+        for first, last, start, end in self.bounds:
+            stratum_successes = sum(success_weights[first:last])
+            twice_u -= 2 * stratum_successes * cumulative[start]
+            pairs += stratum_successes * (cumulative[end] - cumulative[start])
+        return twice_u, pairs
+
+
+def cluster_weights(rng, n_tasks):
+    """How many times each task is drawn in one bootstrap resample."""
+    weights = [0] * n_tasks
+    for task in rng.choices(range(n_tasks), k=n_tasks):
+        weights[task] += 1
+    return weights
+
+
+def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
+    """Resample tasks `boot` times; return per pair the sorted differences and skips.
+
+    `pairs_of_sweeps` is [(feature sweep, baseline sweep)], both already oriented in
+    their observed directions; a baseline sweep shared by several features is
+    computed once per resample.
+    """
+    differences = [[] for _ in pairs_of_sweeps]
+    skipped = [0] * len(pairs_of_sweeps)
+    for _ in range(boot):
+        weights = cluster_weights(rng, n_tasks)
+        cache = {}
+        for index, (feature, baseline) in enumerate(pairs_of_sweeps):
+            twice_u, pairs = feature.pair_count(weights)
+            if pairs == 0:
+                skipped[index] += 1
+                continue
+            if id(baseline) not in cache:
+                cache[id(baseline)] = baseline.pair_count(weights)
+            base_twice_u, base_pairs = cache[id(baseline)]
+            differences[index].append(twice_u / (2 * pairs) - base_twice_u / (2 * base_pairs))
+    return [sorted(d) for d in differences], skipped
+
+
+def codes_of(values):
+    """Replace each value by the index of its level in sorted order."""
+    levels = sorted(set(values))
+    index = {level: code for code, level in enumerate(levels)}
+    return [index[v] for v in values], levels
+
+
+def histogram(values, bins=HISTOGRAM_BINS, low=0.5, high=1.0):
+    """Counts of `values` in equal bins over [low, high]; the top bin is closed."""
+    counts = [0] * bins
+    width = (high - low) / bins
+    for value in values:
+        counts[max(0, min(bins - 1, int((value - low) / width)))] += 1
+    return {"edges": [low + width * i for i in range(bins + 1)], "counts": counts}
+
+
+def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
+          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name="tool_calls"):
+    """Apply the three gates; return the report as plain data.
+
+    labels: list of 0/1. candidates: [(name, values)] with None for undefined.
+    baseline: values of the baseline (no None). tasks, strata: lists of labels or None.
+    """
+    n = len(labels)
+    permute = permute or ("strata" if strata is not None else "rows")
+    strata_codes, strata_levels = codes_of(strata) if strata is not None else ([0] * n, [])
+    if tasks is not None:
+        task_codes, task_levels = codes_of(tasks)
+    else:
+        task_codes, task_levels = list(range(n)), []
+    n_clusters = len(task_levels) if tasks is not None else n
+    groups = strata if strata is not None else None
+    everyone = range(n)
+
+    base_u, base_pairs = pair_count(baseline, labels, groups)
+    base_auc, base_direction = better_direction(base_u, base_pairs)
+    base_pooled = better_direction(*pair_count(baseline, labels))[0]
+    family_names, degenerate = find_degenerate(candidates, labels,
+                                               (baseline_name, baseline), strata)
+    values_of = dict(candidates)
+
+    identity_auc = identity_direction = None
+    if tasks is not None:
+        rate = leave_one_out_task_rate(labels, tasks)
+        scored = [i for i in everyone if rate[i] is not None]
+        identity_auc, identity_direction = better_direction(
+            *pair_count(rate, labels, groups, scored))
+
+    features = []
+    sweeps = []
+    base_sweeps = {}
+    for name in family_names:
+        values = values_of[name]
+        rows = [i for i in everyone if values[i] is not None]
+        twice_u, pairs = pair_count(values, labels, groups, rows)
+        auc, direction = better_direction(twice_u, pairs)
+        pooled = better_direction(*pair_count(values, labels, None, rows))[0]
+        same_u, same_pairs = pair_count(baseline, labels, groups, rows)
+        base_same, base_same_direction = better_direction(same_u, same_pairs)
+        scores = oriented(values, direction)
+        base_scores = oriented(baseline, base_same_direction)
+        within_u, within_pairs = (pair_count(scores, labels, tasks, rows)
+                                  if tasks is not None else (0, 0))
+        key = tuple(rows)
+        if key not in base_sweeps:
+            base_sweeps[key] = BootstrapSweep(base_scores, labels, strata_codes,
+                                              task_codes, rows)
+        sweeps.append((BootstrapSweep(scores, labels, strata_codes, task_codes, rows),
+                       base_sweeps[key]))
+        flags = []
+        delta_all, delta_same = auc - base_auc, auc - base_same
+        if delta_all * delta_same < 0:
+            flags.append("same_row_sign_flip")
+        within = auc_in_direction(within_u, within_pairs, "+")
+        if within is not None and within < 0.5:
+            flags.append("within_task_reversed")
+        if identity_auc is not None and auc < identity_auc:
+            flags.append("below_task_identity")
+        if len(rows) < n:
+            flags.append("partial_rows")
+        features.append({
+            "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
+            "n_successes": sum(labels[i] for i in rows), "auc": auc,
+            "direction": direction, "auc_pooled": pooled,
+            "baseline_auc_all_rows": base_auc, "baseline_auc_same_rows": base_same,
+            "baseline_direction_same_rows": base_same_direction,
+            "delta_all_rows": delta_all, "delta_same_rows": delta_same,
+            "delong_p": delong_p(scores, base_scores, labels, groups, rows),
+            "within_task_auc": within, "within_task_pairs": within_pairs, "flags": flags})
+
+    rng_null = random.Random(f"{seed}:family-null")
+    null_features = [NullFeature(values_of[f["name"]], strata_codes, len(strata_levels) or 1)
+                     for f in features]
+    maxima = null_maxima(null_features, shuffled_draws(
+        labels, permute, strata_codes, task_codes, perms, rng_null)) if features else []
+    ordered_maxima = sorted(maxima)
+
+    def adjusted(value):
+        beaten = len(ordered_maxima) - bisect.bisect_left(ordered_maxima, value)
+        return (1 + beaten) / (1 + len(ordered_maxima))
+
+    rng_boot = random.Random(f"{seed}:cluster-bootstrap")
+    differences, skipped = bootstrap_differences(sweeps, n_clusters, boot, rng_boot)
+    low, high = (1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2
+    for feature, diffs, skips in zip(features, differences, skipped):
+        feature["adjusted_p"] = adjusted(feature["auc"]) if maxima else None
+        feature["delta_ci"] = [percentile(diffs, low), percentile(diffs, high)] \
+            if diffs else None
+        feature["bootstrap_skipped"] = skips
+        feature["verdict"] = gate_verdict(feature)
+
+    best = max(features, key=lambda f: (f["auc"], -family_names.index(f["name"])),
+               default=None)
+    family_null = {
+        "perms": perms, "permute": permute, "family_size": len(features),
+        "median_max": statistics.median(maxima) if maxima else None,
+        "p_clear_bar": (sum(m > base_auc for m in maxima) / len(maxima)) if maxima else None,
+        "observed_max": best["auc"] if best else None,
+        "observed_max_feature": best["name"] if best else None,
+        "p_observed_max": adjusted(best["auc"]) if best and maxima else None,
+        "histogram": histogram(maxima),
+    }
+    passing = [f["name"] for f in features if f["verdict"] == "passes all three gates"]
+    return {
+        "n_runs": n, "n_successes": sum(labels), "n_failures": n - sum(labels),
+        "n_tasks": len(task_levels) if tasks is not None else None,
+        "clusters": "tasks" if tasks is not None else "runs",
+        "strata_levels": strata_levels,
+        "baseline": {"name": baseline_name, "auc": base_auc, "direction": base_direction,
+                     "auc_pooled": base_pooled},
+        "task_identity_auc": identity_auc, "task_identity_direction": identity_direction,
+        "features": features, "family_null": family_null,
+        "bootstrap": {"resamples": boot, "clusters": n_clusters, "confidence": CONFIDENCE},
+        "degenerate": degenerate,
+        "verdict": {"passing": passing, "alpha": ALPHA},
+    }
+
+
+def gate_verdict(feature):
+    """Name the first gate a feature fails, or say it passes all three."""
+    ci = feature["delta_ci"]
+    if feature["delta_same_rows"] <= 0:
+        return "fails gate 1: not better than the baseline on its own rows"
+    if feature["adjusted_p"] is None or feature["adjusted_p"] >= ALPHA:
+        return "fails gate 2: not beyond the family's chance maximum"
+    if ci is None or ci[0] is None or ci[0] <= 0:
+        return "fails gate 3: the task-cluster interval reaches 0"
+    return "passes all three gates"
+
+
+# === Input ===
+DEMO_RUNS = """\
+run_id,task_id,condition,verified,tool_calls,edit_seconds,search_calls,read_calls,alarms
+d01,t1,plain,1,31,40,6,12,0
+d02,t1,plain,1,28,,5,10,0
+d03,t1,scaffold,1,35,55,7,14,0
+d04,t1,scaffold,0,44,120,9,15,0
+d05,t2,plain,0,52,160,12,18,0
+d06,t2,plain,0,47,,11,19,0
+d07,t2,scaffold,1,39,70,8,16,0
+d08,t2,scaffold,0,58,,13,21,0
+d09,t3,plain,1,22,30,4,9,0
+d10,t3,plain,1,25,35,5,8,0
+d11,t3,scaffold,1,27,,6,11,0
+d12,t3,scaffold,1,24,28,5,9,0
+d13,t4,plain,0,61,210,15,22,0
+d14,t4,plain,0,49,,12,20,0
+d15,t4,scaffold,0,55,190,14,17,0
+d16,t4,scaffold,1,41,90,9,13,0
+d17,t5,plain,1,33,50,7,12,0
+d18,t5,plain,0,45,,10,15,0
+d19,t5,scaffold,1,30,45,6,10,0
+d20,t5,scaffold,1,36,,8,14,0
+d21,t6,plain,0,50,140,11,17,0
+d22,t6,plain,1,38,,8,15,0
+d23,t6,scaffold,0,57,175,13,19,0
+d24,t6,scaffold,0,53,150,12,20,0
+"""
+
+
+def match_value(cell, wanted):
+    """True when a cell matches a --where value: same text, number or yes/no."""
+    a, b = cell.strip().lower(), wanted.strip().lower()
+    if a == b:
+        return True
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        pass
+    try:
+        return parse_bool(a, "") == parse_bool(b, "")
+    except InputError:
+        return False
+
+
+def select_rows(table, conditions):
+    """Indices of the rows matching every --where COL=VALUE."""
+    rows = list(range(len(table.rows)))
+    for condition in conditions:
+        if "=" not in condition:
+            raise InputError(f"--where {condition!r}: expected COLUMN=VALUE")
+        column, wanted = condition.split("=", 1)
+        column = table.column(column.strip(), flag="--where")
+        rows = [i for i in rows if match_value(table.rows[i][column], wanted)]
+        if not rows:
+            seen = sorted({r[column].strip() for r in table.rows})
+            raise InputError(f"--where {condition}: no row of {table.name} matches "
+                             f"(column {column!r} holds {', '.join(map(repr, seen[:8]))}"
+                             f"{', ...' if len(seen) > 8 else ''})")
+    return rows
+
+
+def numeric_column(table, column, rows):
+    """Read a column as numbers (None where undefined); a yes/no column reads as 1/0."""
+    try:
+        return [parse_number(table.rows[i][column], table.where(i, column)) for i in rows]
+    except InputError as number_error:
+        try:
+            return [None if is_missing(table.rows[i][column]) else
+                    float(parse_bool(table.rows[i][column], table.where(i, column)))
+                    for i in rows]
+        except InputError:
+            raise number_error from None
+
+
+def looks_like_feature(table, column, rows):
+    """True when every defined cell of the column is a number."""
+    for i in rows:
+        cell = table.rows[i][column]
+        if not is_missing(cell):
+            try:
+                float(cell)
+            except ValueError:
+                return False
+    return True
+
+
+def id_like(column):
+    lowered = column.lower()
+    return lowered in ID_LIKE_NAMES or lowered.endswith("_id")
+
+
+def read_runs(args, inputs):
+    """Read and check every input; return the audit's arguments and the report's notes."""
+    if args.demo:
+        table = parse_table_text(DEMO_RUNS, "demo", "csv")
+        tool_table = None
+    else:
+        if not args.runs:
+            raise InputError("no runs table given (a CSV/TSV/JSONL/JSON file, '-' or a "
+                             "runs folder); try --demo or --help")
+        table = inputs.read_table(args.runs)
+        tool_table = inputs.sibling_table(args.runs, "tool_calls.csv")
+    notes = []
+    run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_NAMES,
+                           required=False)
+    task_col = table.column(args.task, flag="--task", candidates=TASK_NAMES, required=False)
+    strata_col = table.column(args.strata, flag="--strata") if args.strata else None
+    rows = select_rows(table, args.where)
+    if run_col:
+        seen = {}
+        for i in rows:
+            run = table.rows[i][run_col].strip()
+            if is_missing(run):
+                raise InputError(f"{table.where(i, run_col)}: empty run id")
+            if run in seen:
+                raise InputError(f"{table.where(i, run_col)}: run id {run!r} repeats "
+                                 f"{table.where(seen[run])}")
+            seen[run] = i
+    run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
+
+    # The outcome: from the table, or joined from regrade.py's verdicts.
+    tasks = None
+    if args.verdicts:
+        if not run_col:
+            raise InputError(f"{table.name}: --verdicts joins on run id, but there is no "
+                             f"run id column (looked for {', '.join(RUN_ID_NAMES)}; "
+                             f"name it with --run-id)")
+        verdicts = inputs.read_table(args.verdicts)
+        v_run = verdicts.column(None, flag="--run-id", candidates=RUN_ID_NAMES)
+        v_outcome = verdicts.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES)
+        v_task = verdicts.column(None, candidates=TASK_NAMES, required=False)
+        by_run = {}
+        for i, row in enumerate(verdicts.rows):
+            by_run.setdefault(row[v_run].strip(), i)
+        missing = [run for run in run_ids if run not in by_run]
+        if missing:
+            raise InputError(f"{verdicts.name}: no verdict for {len(missing)} run(s): "
+                             f"{', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}")
+        labels = []
+        for run in run_ids:
+            i = by_run[run]
+            labels.append(int(parse_bool(verdicts.rows[i][v_outcome],
+                                         verdicts.where(i, v_outcome))))
+        outcome_name = f"{v_outcome} (from {verdicts.name}, joined on {run_col})"
+        if task_col is None and v_task:
+            tasks = [verdicts.rows[by_run[run]][v_task].strip() for run in run_ids]
+            task_name = f"{v_task} (from {verdicts.name})"
+    else:
+        outcome_col = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES)
+        labels = []
+        for i in rows:
+            if is_missing(table.rows[i][outcome_col]):
+                raise InputError(f"{table.where(i, outcome_col)}: the outcome is undefined; "
+                                 f"every audited run needs one (drop it with --where)")
+            labels.append(int(parse_bool(table.rows[i][outcome_col],
+                                         table.where(i, outcome_col))))
+        outcome_name = outcome_col
+    successes = sum(labels)
+    if successes in (0, len(labels)):
+        raise InputError(f"{table.name}: the outcome {outcome_name} has one class "
+                         f"({successes} successes, {len(labels) - successes} failures"
+                         f"{' after --where' if args.where else ''}); an AUC needs both")
+
+    if task_col:
+        tasks, task_name = [], task_col
+        for i in rows:
+            cell = table.rows[i][task_col].strip()
+            if is_missing(cell):
+                raise InputError(f"{table.where(i, task_col)}: empty task")
+            tasks.append(cell)
+    if tasks is None:
+        task_name = None
+        notes.append("no task column: each run is its own cluster; the within-task and "
+                     "task-identity figures are undefined")
+    strata = None
+    if strata_col:
+        strata = []
+        for i in rows:
+            cell = table.rows[i][strata_col].strip()
+            if is_missing(cell):
+                raise InputError(f"{table.where(i, strata_col)}: empty stratum")
+            strata.append(cell)
+        if len(set(strata)) < 2:
+            notes.append(f"--strata {strata_col}: one level only, so stratified = pooled")
+
+    # The baseline: the table's column, checked against tool_calls.csv when it is there.
+    base_col = args.baseline if args.baseline in table.columns else None
+    if base_col:
+        baseline = numeric_column(table, base_col, rows)
+        for value, i in zip(baseline, rows):
+            if value is None:
+                raise InputError(f"{table.where(i, base_col)}: the baseline is undefined; "
+                                 f"it must be defined on every audited run")
+    check = recount_tool_calls(tool_table, run_ids, baseline if base_col else None, base_col)
+    if check:
+        notes.extend(check.pop("notes"))
+    if not base_col:
+        if not check or check.get("recomputed") is None:
+            raise InputError(f"{table.name}: no baseline column {args.baseline!r} (name it "
+                             f"with --baseline) and no tool_calls.csv beside it to count; "
+                             f"columns are {', '.join(table.columns)}")
+        baseline = check.pop("recomputed")
+        base_source = f"counted from {tool_table.name}"
+    else:
+        if check:
+            check.pop("recomputed", None)
+        base_source = f"column {base_col!r}"
+
+    # The features.
+    taken = {c for c in (run_col, task_col, strata_col, base_col, args.baseline) if c}
+    if not args.verdicts:
+        taken.add(outcome_col)
+    if args.features:
+        names = [n.strip() for n in args.features.split(",") if n.strip()]
+        for name in names:
+            table.column(name, flag="--features")
+            if name in taken:
+                raise InputError(f"--features: {name!r} is the run id, outcome, task, "
+                                 f"strata or baseline column, not a feature")
+        if len(set(names)) != len(names):
+            raise InputError("--features: a column is named twice")
+    else:
+        names = [c for c in table.columns if c not in taken and not id_like(c)
+                 and c.lower() not in OUTCOME_NAMES and c.lower() not in TASK_NAMES
+                 and c.lower() not in RUN_ID_NAMES and looks_like_feature(table, c, rows)]
+        if not names:
+            raise InputError(f"{table.name}: no numeric feature columns; name them with "
+                             f"--features")
+    candidates = [(name, numeric_column(table, name, rows)) for name in names]
+    if all(v is None for _, values in candidates for v in values):
+        raise InputError(f"{table.name}: every feature is undefined on every audited run "
+                         f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})")
+    if args.where:
+        notes.append(f"audited subset: {' and '.join(args.where)} "
+                     f"({len(rows)} of {len(table.rows)} runs)")
+    return {
+        "labels": labels, "candidates": candidates, "baseline": baseline, "tasks": tasks,
+        "strata": strata, "baseline_name": base_col or args.baseline,
+        "meta": {"table": table.name, "outcome": outcome_name, "task": task_name,
+                 "strata": strata_col, "run_id": run_col, "where": list(args.where),
+                 "baseline_source": base_source, "baseline_check": check, "notes": notes},
+    }
+
+
+def recount_tool_calls(tool_table, run_ids, baseline, base_col):
+    """Count tool_calls.csv rows per run and compare with the baseline column."""
+    if tool_table is None:
+        return None
+    if run_ids is None:
+        return {"checked": False, "recomputed": None, "notes": [
+            f"{tool_table.name} not used: the runs table has no run id column to join on"]}
+    run_col = tool_table.column(None, flag="--run-id", candidates=RUN_ID_NAMES)
+    counts = {}
+    for row in tool_table.rows:
+        run = row[run_col].strip()
+        counts[run] = counts.get(run, 0) + 1
+    recomputed = [float(counts.get(run, 0)) for run in run_ids]
+    check = {"checked": True, "source": tool_table.name, "column": base_col,
+             "runs_compared": len(run_ids), "calls_counted": int(sum(recomputed)),
+             "equal": None, "first_mismatch": None, "mismatches": 0,
+             "recomputed": recomputed, "notes": []}
+    if baseline is not None:
+        mismatches = [(run, table_value, count) for run, table_value, count
+                      in zip(run_ids, baseline, recomputed) if table_value != count]
+        check["equal"] = not mismatches
+        check["mismatches"] = len(mismatches)
+        if mismatches:
+            run, table_value, count = mismatches[0]
+            check["first_mismatch"] = {"run_id": run, "table": table_value,
+                                       "recomputed": count}
+            check["notes"].append(
+                f"baseline check failed: {base_col!r} differs from the count of "
+                f"{tool_table.name} rows on {len(mismatches)} run(s), first {run} "
+                f"({fmt(table_value)} vs {fmt(count)}); the table's column is used")
+    return check
+
+
+# === Report ===
+FLAG_LETTERS = (("same_row_sign_flip", "T", "same-row sign flip (the same-row trap)"),
+                ("within_task_reversed", "W", "within-task AUC below 0.5"),
+                ("below_task_identity", "I", "below the task-identity AUC"),
+                ("partial_rows", "P", "undefined on some runs"))
+PERMUTE_WORDS = {"rows": "across all runs", "strata": "within strata",
+                 "tasks": "whole tasks among tasks of equal size"}
+
+
+def auc_text(value, direction):
+    return "undefined" if value is None else f"{fmt(value)} {direction}"
+
+
+def signed(value):
+    return "undefined" if value is None else ("+" if value > 0 else "") + fmt(value)
+
+
+def summary_lines(result):
+    """(label, sentence) pairs for the report's header."""
+    meta, base, null = result["meta"], result["baseline"], result["family_null"]
+    lines = [("runs", f"{result['n_runs']} ({result['n_successes']} succeeded, "
+                      f"{result['n_failures']} failed); outcome {meta['outcome']}")]
+    if meta["task"]:
+        lines.append(("clusters", f"{result['n_tasks']} tasks ({meta['task']}); the bootstrap "
+                                  f"resamples whole tasks"))
+    else:
+        lines.append(("clusters", f"{result['n_runs']} runs, each its own cluster "
+                                  f"(no task column)"))
+    if meta["strata"]:
+        lines.append(("strata", f"{meta['strata']}: {', '.join(result['strata_levels'])}; "
+                                f"AUCs count success/failure pairs within a stratum"))
+    pooled = f", pooled {fmt(base['auc_pooled'])}" if meta["strata"] else ""
+    lines.append(("baseline", f"{base['name']} ({meta['baseline_source']}): AUC "
+                              f"{auc_text(base['auc'], base['direction'])}{pooled}"))
+    check = meta["baseline_check"]
+    if check and check.get("checked") and check.get("equal") is not None:
+        if check["equal"]:
+            text = (f"recounted from {check['source']} ({check['calls_counted']} calls): "
+                    f"equal to {check['column']!r} on all {check['runs_compared']} runs")
+        else:
+            first = check["first_mismatch"]
+            text = (f"recounted from {check['source']}: differs on {check['mismatches']} of "
+                    f"{check['runs_compared']} runs, first {first['run_id']} "
+                    f"({fmt(first['table'])} vs {fmt(first['recomputed'])})")
+        lines.append(("baseline check", text))
+    lines.append(("task identity", "undefined (no task column)" if not meta["task"] else
+                  f"AUC {auc_text(result['task_identity_auc'], result['task_identity_direction'])}"
+                  f" from the other runs' success rate in the same task"))
+    lines.append(("family", f"{null['family_size']} features tested, "
+                            f"{len(result['degenerate'])} left out as degenerate"))
+    return lines
+
+
+def verdict_lines(result):
+    """The plain verdict, as sentences."""
+    features, null = result["features"], result["family_null"]
+    passing = result["verdict"]["passing"]
+    if not features:
+        return ["No feature could be tested: every candidate is degenerate."]
+    lines = []
+    if passing:
+        lines.append(f"Passes all three gates: {', '.join(passing)}.")
+    else:
+        lines.append("No feature passes all three gates.")
+    for feature in features:
+        if feature["name"] not in passing:
+            lines.append(f"{feature['name']}: {feature['verdict']} (diff "
+                         f"{signed(feature['delta_same_rows'])} "
+                         f"{fmt_ci(feature['delta_ci']) or '[undefined]'}, adjusted p "
+                         f"{fmt(feature['adjusted_p'])}).")
+    for feature in features:
+        if "same_row_sign_flip" in feature["flags"]:
+            verb = "beats" if feature["delta_all_rows"] > 0 else "loses to"
+            opposite = "loses to" if feature["delta_all_rows"] > 0 else "beats"
+            lines.append(
+                f"Same-row trap: {feature['name']} {verb} the baseline on all rows "
+                f"({fmt(feature['auc'])} vs {fmt(feature['baseline_auc_all_rows'])}, "
+                f"{signed(feature['delta_all_rows'])}) but {opposite} it on its own "
+                f"{feature['n_defined']} rows ({fmt(feature['auc'])} vs "
+                f"{fmt(feature['baseline_auc_same_rows'])}, "
+                f"{signed(feature['delta_same_rows'])}).")
+    if null["p_clear_bar"] is not None:
+        lines.append(f"On shuffled outcomes the family maximum exceeds the baseline's "
+                     f"{fmt(result['baseline']['auc'])} in {fmt(null['p_clear_bar'])} of "
+                     f"shuffles (null median {fmt(null['median_max'])}).")
+    identity = result["task_identity_auc"]
+    if identity is not None:
+        beaten = [f["name"] for f in features if f["auc"] > identity]
+        lines.append(f"Task identity alone scores {fmt(identity)}; "
+                     + (f"above it: {', '.join(beaten)}." if beaten else
+                        "no feature scores above it."))
+    return lines
+
+
+def feature_tables(result, style):
+    first = [[f["name"], str(f["n_defined"]), auc_text(f["auc"], f["direction"]),
+              fmt(f["baseline_auc_all_rows"]), fmt(f["baseline_auc_same_rows"]),
+              signed(f["delta_same_rows"]), fmt_ci(f["delta_ci"]) or "undefined",
+              fmt(f["delong_p"])] for f in result["features"]]
+    letters = {code: letter for code, letter, _ in FLAG_LETTERS}
+    second = [[f["name"], fmt(f["adjusted_p"]), fmt(f["within_task_auc"]),
+               str(f["within_task_pairs"]),
+               " ".join(letters[c] for c in f["flags"]) or "-",
+               f["verdict"].replace("fails ", "").split(":")[0]]
+              for f in result["features"]]
+    return (render_table(["feature", "rows", "AUC", "base all", "base same", "diff",
+                          "95% CI", "DeLong p"], first, style),
+            render_table(["feature", "adj p", "within-task", "pairs", "flags", "verdict"],
+                         second, style))
+
+
+def render_report(result, style):
+    """Text or Markdown report; reads the result, computes nothing new."""
+    md = style == "markdown"
+    null, boot = result["family_null"], result["bootstrap"]
+    out = []
+    title = "auc_audit: does a measure beat counting tool calls, on the same rows, " \
+            "beyond chance?"
+    out.append(f"### {title}" if md else title)
+    out.append("")
+    for label, text in summary_lines(result):
+        out.append(f"- **{label}**: {text}" if md else f"{label:<15} {text}")
+    out.append("")
+    heading = (lambda text: f"#### {text}" if md else text)
+    if result["features"]:
+        gate1, gates23 = feature_tables(result, style)
+        out.append(heading(f"Gate 1, same rows: each feature on its defined rows; the "
+                           f"baseline on all rows and on those rows; {int(boot['confidence'] * 100)}% "
+                           f"CI of diff from {boot['resamples']} {boot['clusters']}-"
+                           f"{'task' if result['meta']['task'] else 'run'} resamples"))
+        out.append("")
+        out.append(gate1)
+        out.append("")
+        out.append(heading(f"Gates 2 and 3: family null ({null['perms']} shuffles "
+                           f"{PERMUTE_WORDS[null['permute']]}, direction re-chosen each "
+                           f"time), within-task AUC, flags"))
+        out.append("")
+        out.append(gates23)
+        legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
+        out.append("")
+        out.append(f"flags: {legend}")
+        out.append("")
+        rows = [["null median of the family maximum", fmt(null["median_max"])],
+                [f"share of shuffles whose maximum exceeds the baseline "
+                 f"{fmt(result['baseline']['auc'])}", fmt(null["p_clear_bar"])],
+                [f"observed maximum ({null['observed_max_feature']})",
+                 fmt(null["observed_max"])],
+                ["p of the observed maximum", fmt(null["p_observed_max"])]]
+        out.append(render_table(["family null", "value"], rows, style))
+        out.append("")
+    if result["degenerate"]:
+        out.append(heading("Left out of the family as degenerate"))
+        out.append("")
+        out.append(render_table(["column", "reason"],
+                                [[d["name"], d["reason"]] for d in result["degenerate"]],
+                                style))
+        out.append("")
+    out.append(heading("Verdict"))
+    out.append("")
+    for line in verdict_lines(result):
+        out.append(f"- {line}" if md else wrap(line))
+    notes = list(result["meta"]["notes"])
+    skipped = [(f["name"], f["bootstrap_skipped"]) for f in result["features"]
+               if f["bootstrap_skipped"]]
+    if skipped:
+        notes.append("bootstrap resamples skipped for losing a class: " +
+                     ", ".join(f"{name} {count}" for name, count in skipped))
+    if notes:
+        out.append("")
+        out.append(heading("Notes"))
+        out.append("")
+        out.extend(f"- {n}" if md else wrap("- " + n, indent="  ") for n in notes)
+    out.append("")
+    out.append(render_provenance(result["provenance"], style))
+    return "\n".join(out) + "\n"
+
+
+def wrap(text, width=100, indent=""):
+    """Break a sentence into lines of at most `width` characters."""
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = indent + word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return "\n".join(lines)
+
+
+def svg_escape(text):
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_svg(result):
+    """Two panels: the null of the family maximum, and each feature against the baseline
+    on the same rows. Every drawn value is one printed in the report."""
+    null, features = result["family_null"], result["features"]
+    width, height = 960, max(340, 110 + 22 * len(features))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>']
+    # Left: histogram over [0.5, 1.0].
+    left, top, plot_w, plot_h = 50, 40, 380, 240
+    counts, edges = null["histogram"]["counts"], null["histogram"]["edges"]
+    peak = max(counts) if counts and max(counts) else 1
+
+    def x_of(value, origin=left, span=plot_w):
+        return origin + (value - 0.5) / 0.5 * span
+
+    out.append(f'<text x="{left}" y="22" font-weight="bold">Family maximum AUC on '
+               f'{null["perms"]} shuffled outcomes</text>')
+    for count, low, high in zip(counts, edges, edges[1:]):
+        if count:
+            bar = count / peak * plot_h
+            out.append(f'<rect x="{x_of(low):.2f}" y="{top + plot_h - bar:.2f}" '
+                       f'width="{x_of(high) - x_of(low):.2f}" height="{bar:.2f}" '
+                       f'fill="#9db4d3"/>')
+    out.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" '
+               f'y2="{top + plot_h}" stroke="black"/>')
+    for tick in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
+        out.append(f'<text x="{x_of(tick):.2f}" y="{top + plot_h + 16}" '
+                   f'text-anchor="middle">{tick:.1f}</text>')
+    marks = [(result["baseline"]["auc"], "#c0392b", f"baseline {fmt(result['baseline']['auc'])}"),
+             (null["observed_max"], "#1e8449", f"observed max {fmt(null['observed_max'])}")]
+    for index, (value, colour, label) in enumerate(marks):
+        if value is None:
+            continue
+        out.append(f'<line x1="{x_of(value):.2f}" y1="{top}" x2="{x_of(value):.2f}" '
+                   f'y2="{top + plot_h}" stroke="{colour}" stroke-width="2"/>')
+        out.append(f'<text x="{x_of(value) + 4:.2f}" y="{top + 14 + 16 * index}" '
+                   f'fill="{colour}">{svg_escape(label)}</text>')
+    out.append(f'<text x="{left}" y="{top + plot_h + 36}">null median '
+               f'{fmt(null["median_max"])}; share above the baseline '
+               f'{fmt(null["p_clear_bar"])}</text>')
+    # Right: each feature's AUC on its rows next to the baseline's on the same rows.
+    origin, span = 640, 280
+    out.append(f'<text x="{origin - 150}" y="22" font-weight="bold">AUC on the feature\'s '
+               f'rows: feature (filled) vs baseline (open)</text>')
+    for tick in (0.5, 0.75, 1.0):
+        x = x_of(tick, origin, span)
+        out.append(f'<line x1="{x:.2f}" y1="{top}" x2="{x:.2f}" '
+                   f'y2="{top + 22 * max(1, len(features))}" stroke="#dddddd"/>')
+        out.append(f'<text x="{x:.2f}" y="{top + 22 * max(1, len(features)) + 16}" '
+                   f'text-anchor="middle">{tick}</text>')
+    for index, feature in enumerate(features):
+        y = top + 11 + 22 * index
+        fx = x_of(feature["auc"], origin, span)
+        bx = x_of(feature["baseline_auc_same_rows"], origin, span)
+        out.append(f'<text x="{origin - 8}" y="{y + 4}" text-anchor="end">'
+                   f'{svg_escape(feature["name"])} ({feature["n_defined"]})</text>')
+        out.append(f'<line x1="{min(fx, bx):.2f}" y1="{y}" x2="{max(fx, bx):.2f}" y2="{y}" '
+                   f'stroke="#888888"/>')
+        out.append(f'<circle cx="{bx:.2f}" cy="{y}" r="5" fill="white" stroke="#c0392b" '
+                   f'stroke-width="2"/>')
+        out.append(f'<circle cx="{fx:.2f}" cy="{y}" r="5" fill="#1f4e79"/>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def render_json(result):
+    """The full result at full precision, meta folded into top-level keys."""
+    data = dict(result)
+    meta = data.pop("meta")
+    data["outcome"] = meta["outcome"]
+    data["task"] = meta["task"]
+    data["strata"] = meta["strata"]
+    data["run_id"] = meta["run_id"]
+    data["where"] = meta["where"]
+    data["baseline"] = dict(data["baseline"], source=meta["baseline_source"],
+                            check=meta["baseline_check"])
+    data["notes"] = meta["notes"]
+    return to_json(data)
+
+
 # === Main ===
-def _main(argv):
+def build_parser():
     parser = Parser(__doc__, prog="auc_audit.py")
-    add_common_options(parser, __version__, __file__, seed=20260801)
-    parser.parse_args(argv)
+    parser.add_argument("runs", nargs="?", help="runs table (CSV/TSV/JSONL/JSON), '-' for "
+                        "stdin, or a runs folder")
+    parser.add_argument("--outcome", help="outcome column (default: auto-detected)")
+    parser.add_argument("--task", help="task column (default: auto-detected)")
+    parser.add_argument("--run-id", dest="run_id", help="run id column (default: run_id, id "
+                        "or run)")
+    parser.add_argument("--strata", help="score AUCs within the levels of this column")
+    parser.add_argument("--baseline", default="tool_calls",
+                        help="baseline column (default: tool_calls)")
+    parser.add_argument("--features", help="comma-separated feature columns (default: "
+                        "every numeric column not otherwise used)")
+    parser.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
+                        help="audit only matching rows (repeatable: all must match)")
+    parser.add_argument("--perms", type=int, default=DEFAULT_PERMS,
+                        help=f"shuffles for the family null (default: {DEFAULT_PERMS})")
+    parser.add_argument("--boot", type=int, default=DEFAULT_BOOT,
+                        help=f"task-cluster bootstrap resamples (default: {DEFAULT_BOOT})")
+    parser.add_argument("--permute", choices=("rows", "strata", "tasks"),
+                        help="what a shuffle keeps fixed (default: strata with --strata, "
+                        "else rows)")
+    parser.add_argument("--verdicts", metavar="FILE", help="take the outcome from "
+                        "regrade.py's verdicts.csv, joined on run id")
+    parser.add_argument("--svg", metavar="FILE", help="also draw the null and the same-row "
+                        "comparison as SVG")
+    parser.add_argument("--demo", action="store_true",
+                        help="audit a small embedded table")
+    add_common_options(parser, __version__, __file__, seed=DEFAULT_SEED)
+    return parser
+
+
+def _main(argv):
+    args = build_parser().parse_args(argv)
+    if args.perms < 1 or args.boot < 1:
+        raise InputError("--perms and --boot must be at least 1")
+    if args.permute == "strata" and not args.strata:
+        raise InputError("--permute strata needs --strata COLUMN")
+    if args.demo and args.runs:
+        raise InputError("--demo audits the embedded table; give no runs table with it")
+    inputs = Inputs()
+    data = read_runs(args, inputs)
+    if args.svg:
+        inputs.guard_output(args.svg)
+    result = audit(data["labels"], data["candidates"], data["baseline"],
+                   tasks=data["tasks"], strata=data["strata"], perms=args.perms,
+                   boot=args.boot, seed=args.seed, permute=args.permute,
+                   baseline_name=data["baseline_name"])
+    result["meta"] = data["meta"]
+    result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs)
+    if args.svg:
+        write_atomic(args.svg, render_svg(result))
+    if args.format == "json":
+        sys.stdout.write(render_json(result))
+    else:
+        sys.stdout.write(render_report(result, args.format))
     return 0
 
 
