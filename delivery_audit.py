@@ -90,6 +90,8 @@ Output
     Exit status: 0 the audit ran; 2 bad input or usage, with one line
     'error: ...' naming the file, row and column.
 """
+import concurrent.futures
+import multiprocessing
 import random
 import textwrap
 from fractions import Fraction
@@ -719,6 +721,10 @@ FIELDS = ("tp", "fp", "fn", "tn", "eq_verified", "eq_failed")
 FIELD_BITS = 40            # room for 10^12 runs in each packed count
 
 
+RATE_NAMES = ("delivery_rate", "false_completion_rate", "inflation", "completion_rate",
+              "sensitivity", "specificity", "claim_auc", "kappa")
+
+
 def rates(tp, fp, fn, tn):
     """Every rate of the audit from one 2x2 table; None where undefined."""
     claims, verified, n = tp + fp, tp + fn, tp + fp + fn + tn
@@ -751,36 +757,47 @@ def as_claims(tp, fp, fn, tn, eq_verified, eq_failed):
     return tp + eq_verified, fp + eq_failed, fn - eq_verified, tn - eq_failed
 
 
-def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE):
+def bootstrap_chunk(packed, seed, chunk, count):
+    """`count` resamples of the packed cluster counts, seeded from (seed, chunk)."""
+    rng = random.Random(f"{seed}:{chunk}")
+    choices, k, mask = rng.choices, len(packed), (1 << FIELD_BITS) - 1
+    draws = {"headline": [], "equivocal_as_claims": []}
+    for _ in range(count):
+        total = sum(choices(packed, k=k))
+        tp, fp, fn, tn, eq_verified, eq_failed = (
+            (total >> (FIELD_BITS * i)) & mask for i in range(len(FIELDS)))
+        draws["headline"].append(rates(tp, fp, fn, tn))
+        draws["equivocal_as_claims"].append(
+            rates(*as_claims(tp, fp, fn, tn, eq_verified, eq_failed)))
+    return draws
+
+
+def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE, jobs=1):
     """Percentile intervals of every rate, resampling clusters (tasks) with replacement.
 
     `cluster_counts` holds one (tp, fp, fn, tn, eq_verified, eq_failed) per
     cluster. Each resample draws as many clusters as there are, sums their
     counts and recomputes the rates, headline and equivocal-as-claims alike.
     The resamples come in chunks of BOOT_CHUNK, each seeded from (seed, chunk),
-    so the answer does not depend on how the work is split.
+    so the answer is the same whether the chunks run in one process or `jobs`.
     """
+    # Counts packed side by side in one integer: summing a resample is then
+    # one C-level sum() instead of six Python loops.
     packed = [sum(count << (FIELD_BITS * i) for i, count in enumerate(counts))
               for counts in cluster_counts]
-    mask = (1 << FIELD_BITS) - 1
-    draws = {"headline": {}, "equivocal_as_claims": {}}
-    for chunk in range(0, boot, BOOT_CHUNK):
-        rng = random.Random(f"{seed}:{chunk // BOOT_CHUNK}")
-        choices, k = rng.choices, len(packed)
-        for _ in range(min(BOOT_CHUNK, boot - chunk)):
-            total = sum(choices(packed, k=k))
-            tp, fp, fn, tn, eq_verified, eq_failed = (
-                (total >> (FIELD_BITS * i)) & mask for i in range(len(FIELDS)))
-            for variant, table in (("headline", (tp, fp, fn, tn)),
-                                   ("equivocal_as_claims",
-                                    as_claims(tp, fp, fn, tn, eq_verified, eq_failed))):
-                for name, value in rates(*table).items():
-                    draws[variant].setdefault(name, []).append(value)
+    sizes = [(chunk, min(BOOT_CHUNK, boot - start))
+             for chunk, start in enumerate(range(0, boot, BOOT_CHUNK))]
+    chunks = None
+    if jobs > 1 and len(sizes) > 1:
+        chunks = parallel_chunks(packed, seed, sizes, jobs)
+    if chunks is None:
+        chunks = [bootstrap_chunk(packed, seed, chunk, count) for chunk, count in sizes]
     alpha = 1.0 - confidence
     intervals = {}
-    for variant, by_name in draws.items():
+    for variant in ("headline", "equivocal_as_claims"):
         intervals[variant] = {}
-        for name, values in by_name.items():
+        for name in RATE_NAMES:
+            values = [draw[name] for chunk in chunks for draw in chunk[variant]]
             defined = sorted(v for v in values if v is not None)
             intervals[variant][name] = {
                 "ci": ([percentile(defined, alpha / 2), percentile(defined, 1 - alpha / 2)]
@@ -788,6 +805,18 @@ def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE):
                 "skipped": len(values) - len(defined),
             }
     return intervals
+
+
+def parallel_chunks(packed, seed, sizes, jobs):
+    """Run bootstrap chunks in forked worker processes; None where fork is unavailable."""
+    try:
+        context = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+            futures = [pool.submit(bootstrap_chunk, packed, seed, chunk, count)
+                       for chunk, count in sizes]
+            return [future.result() for future in futures]
+    except (ValueError, OSError, ImportError):
+        return None
 
 
 def table_figures(tp, fp, fn, tn, bootstrap=None):
@@ -827,7 +856,7 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
     return figures
 
 
-def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True):
+def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jobs=1):
     """Audit runs: dicts with task, claim (True/False/'equivocal'), verified (True/False/None).
 
     Optional keys: condition, replicate, cost, raters (list of labels), run_id.
@@ -851,8 +880,10 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True):
     equivocal = counts["eq_verified"] + counts["eq_failed"]
     bootstrap = None
     if boot and checked:
-        bootstrap = cluster_bootstrap([tuple(c[f] for f in FIELDS)
-                                       for _, c in sorted(per_task.items())], boot, seed)
+        cluster_counts = [tuple(c[f] for f in FIELDS) for _, c in sorted(per_task.items())]
+        if jobs == 0:       # automatic: a second process only where it pays for itself
+            jobs = min(2, os.cpu_count() or 1) if boot * len(cluster_counts) >= 10 ** 7 else 1
+        bootstrap = cluster_bootstrap(cluster_counts, boot, seed, jobs=jobs)
     result = {
         "n_runs": len(runs),
         "n_tasks": len({r["task"] for r in runs}),
@@ -1375,6 +1406,9 @@ def build_parser():
                         "criteria.csv in the runs folder, if present)")
     parser.add_argument("--boot", type=int, default=DEFAULT_BOOT, metavar="N",
                         help=f"cluster bootstrap resamples (default: {DEFAULT_BOOT}; 0 for none)")
+    parser.add_argument("--jobs", type=int, default=0, metavar="N",
+                        help="processes for the bootstrap (default: 0, automatic: two on "
+                             "large inputs); the numbers do not depend on it")
     parser.add_argument("--svg", metavar="FILE", help="also draw the rates to this SVG file")
     add_common_options(parser, __version__, __file__, seed=DEFAULT_SEED)
     return parser
@@ -1416,7 +1450,10 @@ def _main(argv):
         clusters_named = bool(found["task"])
     if not any(r["verified"] is not None for r in runs):
         raise InputError("no run has a verified outcome to audit against")
-    result = audit(runs, boot=args.boot, seed=args.seed, clusters_named=clusters_named)
+    if args.jobs < 0:
+        raise InputError("--jobs: expected 0 (automatic) or more processes")
+    result = audit(runs, boot=args.boot, seed=args.seed, clusters_named=clusters_named,
+                   jobs=args.jobs)
     result.update(extras)
     result["source"] = source
     result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs)

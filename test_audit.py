@@ -351,6 +351,12 @@ class TestDeliveryStatistics(unittest.TestCase):
         self.assertAlmostEqual(got[0], low_atom, delta=1e-12)
         self.assertAlmostEqual(got[1], high_atom, delta=1e-12)
 
+    def test_bootstrap_is_the_same_in_one_process_or_two(self):
+        rng = random.Random(3)
+        tasks = [tuple(rng.randint(0, 4) for _ in range(4)) + (0, 0) for _ in range(30)]
+        serial = self.d.cluster_bootstrap(tasks, 2500, 11, jobs=1)
+        self.assertEqual(self.d.cluster_bootstrap(tasks, 2500, 11, jobs=2), serial)
+
     def test_bootstrap_of_identical_tasks_collapses_to_the_point(self):
         tasks = [(3, 1, 1, 2, 0, 0)] * 6
         got = self.d.cluster_bootstrap(tasks, 500, 1)["headline"]
