@@ -660,7 +660,7 @@ def delong_p(feature, baseline, labels, groups, rows):
     the variance is 0 and the AUCs differ.
 
     >>> round(delong_p([1, 2, 3, 4], [1, 3, 2, 4], [0, 0, 1, 1], None, range(4)), 6)
-    0.422678
+    0.4795
     """
     total_pairs = 0
     parts = []

@@ -1261,10 +1261,10 @@ def render(result, style, source):
     out.append("")
     out.append(f"Bootstrap: {result['boot']} resamples of whole {cluster_name}s; Cohen's "
                f"kappa has only the bootstrap interval.")
-    skipped = sorted({(name, result[name].get("cluster_resamples_skipped"))
-                      for name, _ in FIGURE_ROWS if result[name].get("cluster_resamples_skipped")})
-    for name, count in skipped:
-        out.append(f"  {name}: {count} resamples skipped (undefined there)")
+    skipped = [f"{label.split(' (')[0]} {result[name]['cluster_resamples_skipped']}"
+               for name, label in FIGURE_ROWS if result[name].get("cluster_resamples_skipped")]
+    if skipped:
+        out.append(f"Resamples skipped where a figure was undefined: {', '.join(skipped)}.")
     eq = result["equivocal_as_claims"]
     out += ["", sub(f"If the {c['equivocal']} equivocal messages counted as claims"), ""]
     changes = []
