@@ -5,11 +5,142 @@
 # ///
 """Regrade coding-agent runs offline from a diff, a baseline commit and the maintainers' test patch.
 
-(manual under construction)
+One file, Python 3.9+ standard library, git and (optionally) GNU patch; no
+Docker, no network, no model. A run is complete only if every FAIL_TO_PASS
+and every PASS_TO_PASS test of its instance passes after its diff is applied.
+
+Basic usage:
+    python3 regrade.py INSTANCES RUNS --repo PATH [--out DIR]
+
+    INSTANCES  JSON or JSONL in the SWE-bench schema: instance_id, repo,
+               base_commit, test_patch, FAIL_TO_PASS, PASS_TO_PASS (a JSON list
+               or a string holding one), optionally patch (the gold fix),
+               test_cmd, test_runner (pytest|unittest|log), test_env {KEY: VALUE}.
+    RUNS       a predictions file (JSON/JSONL: instance_id, model_patch, optional
+               model_name_or_path, run_id; several runs may share an instance),
+               a runs folder (one subfolder per run holding a diff file, *.diff or
+               *.patch, and a small JSON naming instance_id or task_id and
+               optionally base_commit and run_id), or a built-in set:
+               gold (each instance's own patch) or empty (no change at all).
+    --repo     a local clone or a git bundle file, or owner/name=PATH repeated
+               for several repositories. Nothing in it is ever changed.
+
+Procedure per run (each step is recorded in the verdict):
+    1. Check out base_commit into a throwaway folder: a private git repository
+       that borrows the clone's objects read-only (objects/info/alternates), so
+       the clone's branches, index, work files and metadata are never written.
+    2. Normalise the diff (drop text before the first 'diff --git', CRLF to LF,
+       add a final newline) and apply it: git apply, then git apply --3way, then
+       patch --batch --forward --fuzz=3 (a reversed hunk is never applied),
+       cleaning the tree between attempts. None applies: patch_failed.
+    3. Reset the test tree: every file the test patch touches and every test or
+       test-configuration file the diff touched (tests/ anywhere, test/ and
+       testing/ at the top, test_*.py, *_test.py, tests.py, conftest.py,
+       pytest.ini, tox.ini, noxfile.py, sitecustomize.py, usercustomize.py,
+       *.pth; --test-files replaces the list) goes back to base_commit.
+    4. Apply the test patch. It does not apply: test_patch_failed (a grading
+       error, not the agent's failure).
+    5. Put the tree's import root (src/ if present, else the tree) first on
+       PYTHONPATH; after the tests, check where the repository's own top-level
+       packages were imported from. From outside the tree (say an editable
+       install of another copy): wrong_code_under_test, a grading error.
+    6. Run the listed tests' files (never the whole suite) with a timeout that
+       kills the process group, a scrubbed environment (HOME and TMPDIR in the
+       throwaway folder, credential-looking variables dropped) and stdin closed.
+    7. Read each result from a structured record: a pytest plugin loaded with
+       -p, or a unittest runner, each writing to a file in the grader's temp
+       folder. Nothing the code prints is read as a result. --runner log parses
+       pytest -rA / unittest verbose output instead, and says so in the verdict.
+    8. Verdict: completed only if every FAIL_TO_PASS and PASS_TO_PASS test
+       passed. A listed test that did not run is missing (failed); skip or xfail
+       of a FAIL_TO_PASS test is not a pass; a skipped PASS_TO_PASS test fails
+       the run unless --p2p-skip-ok. A non-zero exit with no failure recorded is
+       a grading error. Ids match exactly (parametrised pytest ids included).
+       --repeat K runs the tests K times and lists tests whose outcome changed
+       as flaky; a test counts as passed only if it passed every time.
+    9. Remove the throwaway folder, also on timeout, error or Ctrl-C
+       (--keep-trees keeps it for debugging).
+
+Statuses: resolved, unresolved, patch_failed, test_patch_failed,
+wrong_code_under_test, timeout, error. The last three but timeout are grading
+errors: their `completed` is empty (null), not false, since they say nothing
+about the agent. Resolution is SWE-bench's FULL / PARTIAL / NO.
+
+Outputs with --out DIR:
+    verdicts.jsonl   one line per run, appended as soon as it is graded; a
+                     re-run skips runs graded with the same inputs (SHA-256 of
+                     diff, test patch, test lists, options, grader version);
+                     --force regrades
+    verdicts.csv     run_id, instance_id, completed, status: the runs-table shape
+                     that delivery_audit.py --verdicts and auc_audit.py
+                     --verdicts read directly
+    logs/RUN.log     every step's command and output, and the test output
+    reports/RUN.json SWE-bench-style report {instance_id: {patch_is_None, ...}}
+    swebench_summary.json  the official harness's run summary keys
+Without --out nothing is written. The summary (--format text, markdown or
+json) goes to stdout; progress to stderr when it is a terminal (--progress
+forces it).
+
+To regrade the shipped example (offline, standard library only):
+    python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl --repo examples/regrade/calc.bundle
+To check that instances are sound (gold resolves all, empty resolves none):
+    python3 regrade.py instances.jsonl gold --repo ../project --out gold/
+    python3 regrade.py instances.jsonl empty --repo ../project --out empty/
+To grade a runs folder with the project's own virtualenv, 4 at a time:
+    python3 regrade.py instances.jsonl runs/ --repo ../project --python ../project/.venv/bin/python --jobs 4 --out verdicts/
+To split a large job into 10 array tasks (Slurm, Kubernetes indexed job, GNU parallel):
+    python3 regrade.py instances.jsonl preds.jsonl --repo ../p --shard $((SLURM_ARRAY_TASK_ID+1))/10 --out out/shard-$SLURM_ARRAY_TASK_ID
+    then: cat out/shard-*/verdicts.jsonl > verdicts.jsonl; python3 regrade.py --summarize verdicts.jsonl --out out/all
+To feed the delivery audit:
+    python3 delivery_audit.py runs/ --verdicts verdicts/verdicts.csv
+To use a custom test command whose output is parsed (verdicts marked 'log'):
+    python3 regrade.py i.jsonl p.jsonl --repo R --runner log --test-cmd "{python} -m pytest -rA {files}"
+
+Defaults: --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
+listed ids contain '::', else unittest), --python the interpreter running this
+script. Exit status: 0 graded (whatever the verdicts), 2 bad input or usage.
+This is not a sandbox: the code under test runs with your user's rights.
 """
+import concurrent.futures
+import fnmatch
+import re
+import shutil
+import signal
+import subprocess
 import sys
+import threading
+import time
 
 __version__ = "0.1.0"
+
+DEFAULT_TIMEOUT = 600
+DEFAULT_FUZZ = 3
+STATUSES = ("resolved", "unresolved", "patch_failed", "test_patch_failed",
+            "wrong_code_under_test", "timeout", "error")
+GRADING_ERRORS = ("test_patch_failed", "wrong_code_under_test", "error")
+RUNNERS = ("auto", "pytest", "unittest", "log")
+# Directory names that hold tests anywhere in the tree, and only at the top
+# (django/test/ and numpy/testing/ are source code, not tests).
+TEST_DIRS_ANYWHERE = ("tests",)
+TEST_DIRS_AT_TOP = ("test", "testing")
+# Files that decide what tests run or how: a run must not bring its own.
+TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "pytest.ini",
+                      "tox.ini", "noxfile.py", "sitecustomize.py", "usercustomize.py", "*.pth")
+# Variables that look like credentials never reach the code under test.
+CREDENTIAL_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY",
+                    "ACCESS_KEY", "PRIVATE_KEY", "AUTH", "COOKIE", "SESSION")
+CREDENTIAL_PREFIXES = ("AWS_", "GITHUB_", "GH_", "GITLAB_", "OPENAI_", "ANTHROPIC_",
+                       "AZURE_", "GOOGLE_", "HF_", "HUGGING", "SSH_", "GPG_", "NPM_", "PYPI_",
+                       "TWINE_", "DOCKER_", "KUBE")
+# Variables of the grader's own environment that would change how tests run.
+DROPPED_PREFIXES = ("PYTHON", "PYTEST_", "GIT_", "VIRTUAL_ENV", "CONDA_PREFIX", "COV_")
+GIT_OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
+               "-c", "core.fsmonitor=false", "-c", "gc.auto=0", "-c", "advice.detachedHead=false",
+               "-c", "core.quotepath=off", "-c", "user.name=regrade",
+               "-c", "user.email=regrade@localhost", "-c", "commit.gpgsign=false")
+PLUGIN_MODULE = "regrade_pytest_plugin"
+UNITTEST_MODULE = "regrade_unittest_runner"
+RESULTS_VARIABLE = "REGRADE_RESULTS_FILE"
 
 # === Shared helpers ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
@@ -446,12 +577,1720 @@ def run_main(body, argv):
 # --- end shared helpers ---
 
 
+# === Diffs ===
+def normalise_diff(text):
+    """Clean an agent's diff the way graders need: from the first file header, LF, final newline.
+
+    >>> normalise_diff("Here is my fix:\\r\\ndiff --git a/x.py b/x.py\\r\\n+1")
+    'diff --git a/x.py b/x.py\\n+1\\n'
+    >>> normalise_diff(None), normalise_diff("  \\n")
+    ('', '')
+    """
+    if not text or not text.strip():
+        return ""
+    text = text.replace("\r\n", "\n")
+    match = re.search(r"^diff --git ", text, re.M)
+    if match is None:
+        match = re.search(r"^--- .*\n\+\+\+ ", text, re.M)
+    if match is not None:
+        text = text[match.start():]
+    return text if text.endswith("\n") else text + "\n"
+
+
+def unquote_git_path(name):
+    """Undo git's C-style quoting of unusual file names.
+
+    >>> unquote_git_path('"a/caf\\\\303\\\\251.py"'), unquote_git_path("b/plain.py")
+    ('a/café.py', 'b/plain.py')
+    """
+    if not (len(name) >= 2 and name[0] == name[-1] == '"'):
+        return name
+    raw, body, i = bytearray(), name[1:-1], 0
+    escapes = {"n": 10, "t": 9, '"': 34, "\\": 92, "a": 7, "b": 8, "f": 12, "r": 13, "v": 11}
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and i + 1 < len(body):
+            if body[i + 1] in "01234567" and re.match(r"[0-7]{3}", body[i + 1:i + 4]):
+                raw.append(int(body[i + 1:i + 4], 8))
+                i += 4
+                continue
+            raw.append(escapes.get(body[i + 1], ord(body[i + 1])))
+            i += 2
+            continue
+        raw.extend(char.encode("utf-8"))
+        i += 1
+    return raw.decode("utf-8", "replace")
+
+
+def strip_prefix(name):
+    """Drop the a/ or b/ of a diff path; None for /dev/null."""
+    name = unquote_git_path(name.split("\t")[0].rstrip())
+    if name == "/dev/null":
+        return None
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def header_paths(rest):
+    """The file names in a 'diff --git' line after the command words."""
+    quoted = r'"(?:[^"\\]|\\.)*"'
+    match = re.fullmatch(rf"({quoted}|\S+) ({quoted}|\S+)", rest)
+    if match and (rest.startswith('"') or rest.endswith('"')):
+        return {strip_prefix(match.group(1)), strip_prefix(match.group(2))}
+    half = len(rest) // 2
+    if len(rest) % 2 == 1 and rest[half] == " " and rest[2:half] == rest[half + 3:]:
+        return {rest[2:half]}
+    if " b/" in rest:
+        old, new = rest.split(" b/", 1)
+        return {strip_prefix(old), new}
+    return set()
+
+
+def diff_paths(text):
+    """Return the sorted paths a diff touches: old and new names, renames included.
+
+    >>> diff_paths("diff --git a/x.py b/y.py\\nrename from x.py\\nrename to y.py\\n"
+    ...            "diff --git a/t/n s.py b/t/n s.py\\nnew file mode 100644\\n--- /dev/null\\n"
+    ...            "+++ b/t/n s.py\\n@@ -0,0 +1,2 @@\\n+--- a/fake.py\\n++++ b/fake.py\\n")
+    ['t/n s.py', 'x.py', 'y.py']
+    """
+    lines = text.split("\n")
+    git_style = any(line.startswith("diff --git ") for line in lines)
+    paths, in_header = set(), False
+    for index, line in enumerate(lines):
+        if line.startswith("diff --git "):
+            in_header = True
+            paths.update(header_paths(line[len("diff --git "):]))
+            continue
+        if line.startswith(("@@", "GIT binary patch")):
+            in_header = False
+            continue
+        if in_header:
+            for prefix in ("rename from ", "rename to ", "copy from ", "copy to "):
+                if line.startswith(prefix):
+                    paths.add(unquote_git_path(line[len(prefix):]))
+        if (in_header or not git_style) and line.startswith("--- ") and \
+                index + 1 < len(lines) and lines[index + 1].startswith("+++ "):
+            paths.update({strip_prefix(line[4:]), strip_prefix(lines[index + 1][4:])})
+    paths.discard(None)
+    paths.discard("")
+    return sorted(paths)
+
+
+def is_test_path(path, patterns=None):
+    """True for test files and test configuration a run must not bring into grading.
+
+    >>> [is_test_path(p) for p in ("tests/a/b.py", "pkg/tests/x.py", "conftest.py",
+    ...  "src/pkg/conftest.py", "test/x.py", "django/test/utils.py", "pkg/core.py")]
+    [True, True, True, True, True, False, False]
+    """
+    parts = path.split("/")
+    if patterns is not None:
+        return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(parts[-1], p)
+                   for p in patterns)
+    if any(part in TEST_DIRS_ANYWHERE for part in parts[:-1]):
+        return True
+    if len(parts) > 1 and parts[0] in TEST_DIRS_AT_TOP:
+        return True
+    return any(fnmatch.fnmatchcase(parts[-1], p) for p in TEST_FILE_PATTERNS)
+
+
+def sha256_text(text):
+    """SHA-256 of a text's UTF-8 bytes; '' hashes like an empty file."""
+    return hashlib.sha256((text or "").encode("utf-8")).hexdigest()
+
+
+# === Git work trees ===
+class GradingError(Exception):
+    """A step of grading one run failed for a reason outside the agent's diff."""
+
+
+def git_environment():
+    """The environment git runs in: no inherited GIT_* state, no system config, C locale."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_LITERAL_PATHSPECS="1",
+               LC_ALL="C", LANGUAGE="C")
+    return env
+
+
+GIT_ENV = git_environment()
+
+
+def git(args, *, cwd=None, input_text=None, check=True):
+    """Run git with safe options; return (status, output). Raise GradingError if check fails."""
+    try:
+        done = subprocess.run(["git", *GIT_OPTIONS, *args], cwd=cwd, env=GIT_ENV,
+                              input=(input_text or "").encode("utf-8"),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    except OSError as exc:
+        raise GradingError(f"cannot run git ({exc.strerror or exc})") from None
+    output = done.stdout.decode("utf-8", "replace")
+    if check and done.returncode != 0:
+        raise GradingError(f"git {' '.join(args[:2])} failed: {output.strip()[-500:]}")
+    return done.returncode, output
+
+
+class Source:
+    """A repository to check commits out of: a clone, or a bundle imported once."""
+
+    def __init__(self, label, git_dir):
+        self.label = label                          # as the user named it
+        self.git_dir = git_dir                      # absolute path of a git directory
+        self.objects = os.path.join(git_dir, "objects")
+
+    def resolve(self, commits):
+        """Map each commit name to its full hash, or None where the repository lacks it."""
+        names = sorted(set(commits))
+        query = "".join(f"{name}^{{commit}}\n" for name in names)
+        _, output = git(["--git-dir", self.git_dir, "cat-file",
+                         "--batch-check=%(objectname) %(objecttype)"], input_text=query)
+        found = {}
+        for name, line in zip(names, output.splitlines()):
+            words = line.split()
+            found[name] = words[0] if len(words) == 2 and words[1] == "commit" else None
+        return found
+
+
+def open_source(path, scratch, inputs):
+    """Open --repo PATH: a clone (any layout) or a bundle file, never writing into it."""
+    if os.path.isdir(path):
+        status, output = git(["-C", path, "rev-parse", "--path-format=absolute",
+                              "--git-common-dir"], check=False)
+        if status != 0:
+            raise InputError(f"--repo {path}: not a git repository")
+        return Source(path, output.strip().splitlines()[-1])
+    if os.path.isfile(path):
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        inputs.files.append((path, digest.hexdigest()))
+        status, heads = git(["bundle", "list-heads", os.path.abspath(path)], check=False)
+        if status != 0:
+            raise InputError(f"--repo {path}: neither a git repository nor a git bundle")
+        cache = tempfile.mkdtemp(prefix="bundle-", dir=scratch)
+        git(["init", "-q", "--bare", "--template=", cache])
+        refspecs = []
+        for number, line in enumerate(heads.splitlines()):
+            if len(line.split()) == 2:
+                refspecs.append(f"+{line.split()[1]}:refs/bundle/{number}")
+        status, output = git(["-C", cache, "fetch", "-q", os.path.abspath(path), *refspecs],
+                             check=False)
+        if status != 0:
+            raise InputError(f"--repo {path}: cannot read the bundle ({output.strip()[-200:]})")
+        return Source(path, cache)
+    raise InputError(f"--repo {path}: no such folder or file")
+
+
+def make_tree(source, commit, folder):
+    """Check `commit` out into folder/tree: a private repository borrowing the source's objects."""
+    tree = os.path.join(folder, "tree")
+    git(["init", "-q", "--template=", tree])
+    info = os.path.join(tree, ".git", "objects", "info")
+    os.makedirs(info, exist_ok=True)
+    with open(os.path.join(info, "alternates"), "w", encoding="utf-8") as handle:
+        handle.write(source.objects + "\n")
+    git(["-C", tree, "checkout", "-q", "--detach", commit])
+    return tree
+
+
+def clean_tree(tree):
+    """Put the tree back at its commit, with nothing untracked."""
+    git(["-C", tree, "reset", "-q", "--hard", "HEAD"])
+    git(["-C", tree, "clean", "-q", "-f", "-d", "-x"])
+
+
+def apply_diff(tree, patch_file, fuzz=DEFAULT_FUZZ):
+    """Apply a diff with the fallbacks public graders use; return (method or None, log text)."""
+    attempts = [("git apply", ["git", *GIT_OPTIONS, "apply", "--whitespace=nowarn", patch_file]),
+                ("git apply --3way", ["git", *GIT_OPTIONS, "apply", "--3way",
+                                      "--whitespace=nowarn", patch_file])]
+    if shutil.which("patch"):
+        # --forward: a hunk that looks already applied or reversed is skipped and
+        # the attempt fails, instead of patch silently undoing the change.
+        attempts.append((f"patch --fuzz={fuzz}", ["patch", "--batch", "--forward", f"--fuzz={fuzz}",
+                                                  "-p1", "--no-backup-if-mismatch",
+                                                  "--reject-file=-", "-i", patch_file]))
+    log = []
+    for method, command in attempts:
+        done = subprocess.run(command, cwd=tree, env=GIT_ENV, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        output = done.stdout.decode("utf-8", "replace")
+        log.append(f"$ {' '.join(shlex.quote(c) for c in command)}\n{output}exit {done.returncode}\n")
+        reversed_hunk = "Reversed (or previously applied)" in output
+        if done.returncode == 0 and not reversed_hunk:
+            git(["-C", tree, "reset", "-q"])
+            return method, "".join(log)
+        clean_tree(tree)
+    return None, "".join(log)
+
+
+def reset_paths(tree, paths):
+    """Put `paths` back to the tree's commit: restore what existed, delete what did not."""
+    root = os.path.realpath(tree)
+    safe = [p for p in paths
+            if os.path.realpath(os.path.join(root, p)).startswith(root + os.sep) and ".git" not in
+            p.split("/")]
+    if not safe:
+        return
+    git(["-C", tree, "reset", "-q"])
+    _, listing = git(["-C", tree, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *safe])
+    existing = [p for p in listing.split("\0") if p]
+    for start in range(0, len(existing), 200):
+        git(["-C", tree, "checkout", "-q", "HEAD", "--", *existing[start:start + 200]])
+    for path in set(safe) - set(existing):
+        full = os.path.join(tree, path)
+        if os.path.islink(full) or os.path.isfile(full):
+            os.remove(full)
+        elif os.path.isdir(full):
+            shutil.rmtree(full)
+
+
+# === Test runners ===
+# Both are written into the grader's temporary folder (outside the work tree)
+# for each run. They take the results path from an environment variable that
+# they remove at once, append one JSON line per event, and record where the
+# repository's top-level modules were imported from.
+RECORDER_COMMON = r'''
+import json, os, sys
+
+_CONFIG = {}
+_OUT = None
+_CONFIG_PATH = os.environ.pop("REGRADE_RESULTS_FILE", "")
+if _CONFIG_PATH:
+    with open(_CONFIG_PATH, encoding="utf-8") as _handle:
+        _CONFIG = json.load(_handle)
+    _OUT = open(_CONFIG["results"], "a", encoding="utf-8")
+
+
+def _write(record):
+    if _OUT is not None:
+        _OUT.write(json.dumps(record, ensure_ascii=False) + "\n")
+        _OUT.flush()
+
+
+def _locations():
+    found = {}
+    for name in _CONFIG.get("modules", []):
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        places = [getattr(module, "__file__", None) or ""]
+        places += [str(p) for p in (getattr(module, "__path__", None) or [])]
+        found[name] = [p for p in places if p]
+    return found
+'''
+
+PYTEST_PLUGIN = '"""Written by regrade.py: records each pytest outcome to a file."""' + \
+    RECORDER_COMMON + r'''
+_write({"kind": "start", "runner": "pytest"})
+
+
+def pytest_configure(config):
+    root = getattr(config, "rootpath", None) or getattr(config, "rootdir", "")
+    _write({"kind": "rootdir", "path": str(root)})
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _write({"kind": "collect_error", "nodeid": report.nodeid})
+
+
+def pytest_runtest_logreport(report):
+    _write({"kind": "test", "nodeid": report.nodeid, "when": report.when,
+            "outcome": report.outcome, "xfail": hasattr(report, "wasxfail")})
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _write({"kind": "finish", "exitstatus": int(exitstatus), "modules": _locations()})
+'''
+
+UNITTEST_RUNNER = '"""Written by regrade.py: runs unittest modules, records outcomes to a file."""' + \
+    RECORDER_COMMON + r'''
+import unittest
+
+
+class _Recorder(unittest.TextTestResult):
+    def _record(self, test, outcome):
+        _write({"kind": "test", "nodeid": test.id(), "outcome": outcome})
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._record(test, "passed")
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._record(test, "failed")
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._record(test, "error")
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._record(test, "skipped")
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._record(test, "xfailed")
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._record(test, "xpassed")
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self._record(test, "failed")
+
+
+def main(names):
+    _write({"kind": "start", "runner": "unittest"})
+    loader, suite = unittest.TestLoader(), unittest.TestSuite()
+    for name in names:
+        try:
+            suite.addTest(loader.loadTestsFromName(name))
+        except Exception as exc:
+            _write({"kind": "collect_error", "nodeid": name, "error": repr(exc)[:500]})
+    result = unittest.TextTestRunner(resultclass=_Recorder, verbosity=2,
+                                     stream=sys.stderr).run(suite)
+    status = 0 if result.wasSuccessful() and not loader.errors else 1
+    _write({"kind": "finish", "exitstatus": status, "modules": _locations()})
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+'''
+
+
+def unittest_name(test_id):
+    """Return the dotted unittest id for a listed test id in any common spelling.
+
+    >>> unittest_name("tests/test_ops.py::TestClamp::test_upper")
+    'tests.test_ops.TestClamp.test_upper'
+    >>> unittest_name("test_upper (tests.test_ops.TestClamp)")
+    'tests.test_ops.TestClamp.test_upper'
+    >>> unittest_name("test_upper (tests.test_ops.TestClamp.test_upper)")
+    'tests.test_ops.TestClamp.test_upper'
+    """
+    match = re.fullmatch(r"(\w+) \(([\w.]+)\)", test_id.strip())
+    if match:
+        method, owner = match.groups()
+        return owner if owner.endswith("." + method) else f"{owner}.{method}"
+    if "::" in test_id:
+        path, *rest = test_id.split("::")
+        module = path[:-3] if path.endswith(".py") else path
+        return ".".join([module.strip("/").replace("/", ".")] + rest)
+    return test_id
+
+
+def unittest_module(dotted, roots):
+    """The longest prefix of a dotted id that is a module file under one of `roots`."""
+    parts = dotted.split(".")
+    for size in range(len(parts), 0, -1):
+        for root in roots:
+            base = os.path.join(root, *parts[:size])
+            if os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py")):
+                return ".".join(parts[:size])
+    return dotted
+
+
+def test_files(test_ids, test_patch_paths):
+    """The test files named by pytest ids; the test patch's test files for other ids.
+
+    >>> test_files(["t/test_a.py::test_x[a::b]", "t/test_a.py::C::test_y", "t/test_b.py"], [])
+    ['t/test_a.py', 't/test_b.py']
+    """
+    files, other = set(), False
+    for test_id in test_ids:
+        if "::" in test_id or test_id.endswith(".py"):
+            files.add(test_id.split("::")[0])
+        else:
+            other = True
+    if other:
+        files.update(p for p in test_patch_paths if p.endswith(".py") and is_test_path(p)
+                     and not p.endswith("conftest.py"))
+    return sorted(files)
+
+
+PYTEST_STATUS = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(\S.*?)(?:\s+-\s+.*)?$")
+UNITTEST_LINE = re.compile(r"^(\w+) \(([\w.]+)\)(?:\s*\n?.*?)? \.\.\. (ok|FAIL|ERROR|skipped.*|"
+                           r"expected failure|unexpected success)\s*$")
+LOG_OUTCOMES = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped",
+                "XFAIL": "xfailed", "XPASS": "xpassed", "ok": "passed", "FAIL": "failed",
+                "expected failure": "xfailed", "unexpected success": "xpassed"}
+
+
+def parse_test_log(text):
+    """Read outcomes from pytest -rA and unittest/Django verbose output (--runner log only).
+
+    >>> parse_test_log("PASSED t.py::test_a[x y]\\nFAILED t.py::test_b - assert 0\\n"
+    ...                "test_c (m.C) ... ok\\ntest_d (m.C.test_d) ... skipped 'no'\\n")
+    {'t.py::test_a[x y]': 'passed', 't.py::test_b': 'failed', 'm.C.test_c': 'passed', 'm.C.test_d': 'skipped'}
+    """
+    found = {}
+    for line in text.splitlines():
+        line = re.sub(r"\x1b\[[0-9;]*m", "", line).rstrip()
+        match = PYTEST_STATUS.match(line)
+        if match and not (match.group(1) == "SKIPPED" and match.group(2).startswith("[")):
+            found[match.group(2)] = LOG_OUTCOMES[match.group(1)]
+            continue
+        match = UNITTEST_LINE.match(line.strip())
+        if match:
+            word = "skipped" if match.group(3).startswith("skipped") else match.group(3)
+            outcome = LOG_OUTCOMES.get(word, "skipped")
+            found[unittest_name(f"{match.group(1)} ({match.group(2)})")] = outcome
+    return found
+
+
+def pytest_outcome(phases):
+    """Combine the setup/call/teardown reports of one pytest test into one outcome.
+
+    >>> pytest_outcome({"setup": ("passed", False), "call": ("passed", False),
+    ...                 "teardown": ("failed", False)})
+    'error'
+    >>> pytest_outcome({"setup": ("skipped", True)}), pytest_outcome({"setup": ("passed", False)})
+    ('xfailed', None)
+    """
+    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+    if setup and setup[0] == "failed":
+        return "error"
+    if setup and setup[0] == "skipped":
+        return "xfailed" if setup[1] else "skipped"
+    if call is None:
+        return None
+    if call[0] == "failed":
+        outcome = "failed"
+    elif call[0] == "skipped":
+        outcome = "xfailed" if call[1] else "skipped"
+    else:
+        outcome = "xpassed" if call[1] else "passed"
+    if teardown and teardown[0] == "failed" and outcome in ("passed", "xpassed"):
+        return "error"
+    return outcome
+
+
+def read_results(path, tree):
+    """Parse a results file into {test id: outcome}, collect errors, exit status, module places."""
+    phases, outcomes, collect_errors = {}, {}, []
+    finish, started, rootdir = None, False, None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        kind = record.get("kind")
+        if kind == "start":
+            started = True
+        elif kind == "rootdir":
+            rootdir = record.get("path")
+        elif kind == "collect_error":
+            collect_errors.append(record.get("nodeid", ""))
+        elif kind == "finish":
+            finish = record
+        elif kind == "test" and "when" in record:
+            phases.setdefault(record["nodeid"], {})[record["when"]] = (record["outcome"],
+                                                                       bool(record.get("xfail")))
+        elif kind == "test":
+            previous = outcomes.get(record["nodeid"])
+            # A test reported twice (a subtest failed, then the test): the worse one stands.
+            if previous not in ("failed", "error"):
+                outcomes[record["nodeid"]] = record["outcome"]
+    prefix = ""
+    if rootdir and tree:
+        relative = os.path.relpath(os.path.realpath(rootdir), os.path.realpath(tree))
+        if relative != "." and not relative.startswith(".."):
+            prefix = relative.replace(os.sep, "/") + "/"
+    for nodeid, parts in phases.items():
+        outcome = pytest_outcome(parts)
+        if outcome is not None:
+            outcomes[prefix + nodeid] = outcome
+    return {"started": started, "outcomes": outcomes, "collect_errors": collect_errors,
+            "exit_status": finish.get("exitstatus") if finish else None,
+            "modules": finish.get("modules") if finish else None}
+
+
+def top_level_modules(import_root):
+    """Names of the packages and modules at the import root: the code that must come from the tree."""
+    names = []
+    for entry in sorted(os.listdir(import_root)):
+        full = os.path.join(import_root, entry)
+        if entry.endswith(".py") and entry[:-3].isidentifier() and entry not in (
+                "setup.py", "conftest.py", "noxfile.py"):
+            names.append(entry[:-3])
+        elif entry.isidentifier() and os.path.isfile(os.path.join(full, "__init__.py")):
+            names.append(entry)
+    return names
+
+
+def scrubbed_environment(folder, import_paths, python, extra, keep):
+    """The test command's environment: no credentials, HOME and TMPDIR in the throwaway folder."""
+    env = {}
+    for name, value in os.environ.items():
+        upper = name.upper()
+        if name not in keep and (upper.startswith(DROPPED_PREFIXES) or
+                                 upper.startswith(CREDENTIAL_PREFIXES) or
+                                 any(word in upper for word in CREDENTIAL_WORDS)):
+            continue
+        env[name] = value
+    home, temp = os.path.join(folder, "home"), os.path.join(folder, "tmp")
+    os.makedirs(home, exist_ok=True)
+    os.makedirs(temp, exist_ok=True)
+    bin_dir = os.path.dirname(os.path.abspath(python))
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", os.defpath)
+    if os.path.isfile(os.path.join(os.path.dirname(bin_dir), "pyvenv.cfg")):
+        env["VIRTUAL_ENV"] = os.path.dirname(bin_dir)
+    env.update(HOME=home, TMPDIR=temp, TMP=temp, TEMP=temp, PYTHONDONTWRITEBYTECODE="1",
+               PYTHONHASHSEED="0", PYTHONPATH=os.pathsep.join(import_paths))
+    for name, value in extra.items():
+        if name == "PYTHONPATH":
+            env[name] = os.pathsep.join(import_paths[:-1] + [value, import_paths[-1]])
+        else:
+            env[name] = value
+    return env
+
+
+_LIVE_GROUPS = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_group(pid):
+    """Kill a test command's whole process group, ignoring one that is already gone."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_live_groups():
+    """On Ctrl-C: stop every test command still running."""
+    with _LIVE_LOCK:
+        for pid in list(_LIVE_GROUPS):
+            kill_group(pid)
+
+
+def run_command(argv, *, cwd, env, timeout, output_path):
+    """Run a test command in its own session, stdin closed; return (status, timed out, seconds)."""
+    start = time.monotonic()
+    with open(output_path, "wb") as output:
+        try:
+            process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                       stdout=output, stderr=subprocess.STDOUT,
+                                       start_new_session=True)
+        except OSError as exc:
+            raise GradingError(f"cannot run {argv[0]} ({exc.strerror or exc})") from None
+        with _LIVE_LOCK:
+            _LIVE_GROUPS.add(process.pid)
+        timed_out = False
+        try:
+            status = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(process.pid)
+            status = process.wait()
+        finally:
+            # Children the tests left behind die with the group, whatever happened.
+            kill_group(process.pid)
+            if process.poll() is None:
+                process.wait()
+            with _LIVE_LOCK:
+                _LIVE_GROUPS.discard(process.pid)
+    return status, timed_out, time.monotonic() - start
+
+
+def expand_command(template, values):
+    """Split a --test-cmd template into arguments; {files} and {tests} expand to several.
+
+    >>> expand_command("{python} -m pytest -x {files}", {"python": "py", "files": ["a b.py", "c.py"]})
+    ['py', '-m', 'pytest', '-x', 'a b.py', 'c.py']
+    """
+    argv = []
+    for word in shlex.split(template):
+        if word in ("{files}", "{tests}", "{modules}", "{plugin}"):
+            argv.extend(values.get(word[1:-1], []))
+        else:
+            argv.append(word.replace("{python}", values["python"])
+                        .replace("{runner}", values.get("runner", "")))
+    return argv
+
+
+def test_command(runner, template, python, files, test_ids, modules, grader_dir):
+    """The argument list that runs the listed tests with the chosen runner."""
+    plugin = ["-p", PLUGIN_MODULE]
+    values = {"python": python, "files": files, "tests": list(test_ids), "modules": modules,
+              "plugin": plugin if runner == "pytest" else []}
+    if runner == "unittest":
+        runner_path = os.path.join(grader_dir, UNITTEST_MODULE + ".py")
+        if template:
+            return expand_command(template, dict(values, runner=runner_path))
+        return [python, runner_path, *modules]
+    if runner == "pytest":
+        if not template:
+            return [python, "-m", "pytest", *plugin, "-p", "no:cacheprovider", "-rA",
+                    "--tb=short", *files]
+        argv = expand_command(template, values)
+        if PLUGIN_MODULE not in argv:
+            at = next((i for i, word in enumerate(argv)
+                       if word in ("pytest", "py.test") or word.endswith(("/pytest", "/py.test"))),
+                      None)
+            if at is None:
+                raise GradingError("--test-cmd for the pytest runner must run pytest "
+                                   "(or hold {plugin})")
+            argv[at + 1:at + 1] = plugin
+        return argv
+    return expand_command(template or "{python} -m pytest -rA --tb=short -p no:cacheprovider "
+                          "{files}", values)
+
+
+# === Grading ===
+PASSING = ("passed", "xpassed")
+FAILING = ("failed", "error")
+SKIPPING = ("skipped", "xfailed")
+
+
+def classify(outcomes):
+    """One listed test's group from its outcome in each repeat (None: it did not run).
+
+    >>> classify(["passed", "passed"]), classify(["passed", "failed"]), classify([None])
+    ('passed', 'failed', 'missing')
+    >>> classify(["xfailed"]), classify(["passed", None])
+    ('skipped', 'missing')
+    """
+    if outcomes and all(o in PASSING for o in outcomes):
+        return "passed"
+    if any(o in FAILING for o in outcomes):
+        return "failed"
+    if any(o in SKIPPING for o in outcomes):
+        return "skipped"
+    return "missing"
+
+
+def rate(success, failure):
+    """SWE-bench's share of successes; an empty list counts as all passed."""
+    total = len(success) + len(failure)
+    return 1.0 if total == 0 else len(success) / total
+
+
+def decide(fail_to_pass, pass_to_pass, observed, *, p2p_skip_ok=False):
+    """The verdict from each listed test's outcomes: groups, flaky tests, completed, resolution.
+
+    `observed` maps a listed id to its outcome in each repeat (None where it did
+    not run). A FAIL_TO_PASS test passes only by passing; a skipped PASS_TO_PASS
+    test fails the run unless p2p_skip_ok.
+
+    >>> v = decide(["a", "b"], ["c"], {"a": ["passed"], "b": ["skipped"], "c": ["passed"]})
+    >>> v["completed"], v["resolution"], v["fail_to_pass"]["skipped"]
+    (False, 'PARTIAL', ['b'])
+    >>> decide(["a"], ["c"], {"a": ["passed"], "c": ["skipped"]}, p2p_skip_ok=True)["completed"]
+    True
+    >>> decide(["a"], [], {})["fail_to_pass"]["missing"]
+    ['a']
+    """
+    groups, flaky = {}, []
+    for name, listed in (("fail_to_pass", fail_to_pass), ("pass_to_pass", pass_to_pass)):
+        group = {"passed": [], "failed": [], "skipped": [], "missing": []}
+        for test_id in listed:
+            outcomes = observed.get(test_id) or [None]
+            group[classify(outcomes)].append(test_id)
+            if len(set(outcomes)) > 1:
+                flaky.append(test_id)
+        groups[name] = group
+    f2p, p2p = groups["fail_to_pass"], groups["pass_to_pass"]
+    f2p_success = f2p["passed"]
+    f2p_failure = f2p["failed"] + f2p["skipped"] + f2p["missing"]
+    p2p_success = p2p["passed"] + (p2p["skipped"] if p2p_skip_ok else [])
+    p2p_failure = p2p["failed"] + p2p["missing"] + ([] if p2p_skip_ok else p2p["skipped"])
+    f2p_rate, p2p_rate = rate(f2p_success, f2p_failure), rate(p2p_success, p2p_failure)
+    if f2p_rate == 1 and p2p_rate == 1:
+        resolution = "FULL"
+    elif 0 < f2p_rate < 1 and p2p_rate == 1:
+        resolution = "PARTIAL"
+    else:
+        resolution = "NO"
+    return {"fail_to_pass": f2p, "pass_to_pass": p2p, "flaky": sorted(set(flaky)),
+            "completed": not f2p_failure and not p2p_failure, "resolution": resolution,
+            "tests_status": {"FAIL_TO_PASS": {"success": f2p_success, "failure": f2p_failure},
+                             "PASS_TO_PASS": {"success": p2p_success, "failure": p2p_failure},
+                             "FAIL_TO_FAIL": {"success": [], "failure": []},
+                             "PASS_TO_FAIL": {"success": [], "failure": []}}}
+
+
+def lookup(outcomes, test_id, runner):
+    """A listed id's outcome: exact match first, then its unittest spelling."""
+    if test_id in outcomes:
+        return outcomes[test_id]
+    if runner in ("unittest", "log"):
+        return outcomes.get(unittest_name(test_id))
+    return None
+
+
+def choose_runner(runner, test_ids):
+    """--runner auto: pytest when any listed id looks like a pytest node id.
+
+    >>> choose_runner("auto", ["t.py::test_a"]), choose_runner("auto", ["m.C.test_a"])
+    ('pytest', 'unittest')
+    """
+    if runner != "auto":
+        return runner
+    return "pytest" if any("::" in t for t in test_ids) else "unittest"
+
+
+def outside_tree(modules, tree):
+    """Where the repository's own modules were imported from outside the tree, as 'name: path'."""
+    root = os.path.realpath(tree) + os.sep
+    wrong = []
+    for name, places in sorted((modules or {}).items()):
+        for place in places:
+            if not os.path.realpath(place).startswith(root):
+                wrong.append(f"{name}: {place}")
+    return wrong
+
+
+def empty_verdict(run, instance, settings):
+    """The verdict fields known before grading starts."""
+    return {
+        "run_id": run["run_id"], "instance_id": run["instance_id"], "repo": instance["repo"],
+        "model": run.get("model"), "base_commit": run["base_commit"],
+        "completed": False, "status": "error", "resolution": "NO", "reason": "",
+        "fail_to_pass": {"passed": [], "failed": [], "skipped": [], "missing": []},
+        "pass_to_pass": {"passed": [], "failed": [], "skipped": [], "missing": []},
+        "flaky": [], "applied_with": None, "touched_tests": [], "runner": None,
+        "results_from": None, "exit_status": [], "code_under_test": "not checked",
+        "patch_is_none": run["diff"] is None, "diff_empty": not normalise_diff(run["diff"]),
+        "duration_s": 0.0, "test_s": 0.0,
+        "diff_sha256": sha256_text(normalise_diff(run["diff"])),
+        "test_patch_sha256": sha256_text(normalise_diff(instance["test_patch"])),
+        "grader_version": settings["grader_version"], "key": run["key"], "notes": [],
+        "tests_status": None,
+    }
+
+
+def grade_run(run, instance, source, settings):
+    """Grade one run from its diff; return its verdict (a plain dict) and its log text."""
+    started = time.monotonic()
+    verdict = empty_verdict(run, instance, settings)
+    log = [f"run {run['run_id']} of {run['instance_id']} at {run['base_commit']}\n"]
+    folder = tempfile.mkdtemp(prefix="regrade-")
+    try:
+        grade_in_folder(run, instance, source, settings, folder, verdict, log)
+    except GradingError as exc:
+        verdict.update(status="error", completed=None, reason=str(exc))
+        log.append(f"grading error: {exc}\n")
+    except OSError as exc:
+        verdict.update(status="error", completed=None, reason=f"{exc.strerror or exc}")
+        log.append(f"grading error: {exc}\n")
+    finally:
+        if settings["keep_trees"]:
+            verdict["notes"].append(f"kept {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+        verdict["duration_s"] = round(time.monotonic() - started, 3)
+    if verdict["status"] in GRADING_ERRORS:
+        verdict["completed"] = None
+    return verdict, "".join(log)
+
+
+def grade_in_folder(run, instance, source, settings, folder, verdict, log):
+    """Steps 1-8 of the procedure for one run, filling `verdict` as they go."""
+    tree = make_tree(source, run["base_commit"], folder)
+    log.append(f"checked out {run['base_commit']}\n")
+    diff = normalise_diff(run["diff"])
+    if diff:
+        patch_file = os.path.join(folder, "run.diff")
+        with open(patch_file, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(diff)
+        method, text = apply_diff(tree, patch_file, settings["fuzz"])
+        log.append(text)
+        if method is None:
+            last = [l for l in text.strip().splitlines() if l and not l.startswith(("$", "exit"))]
+            verdict.update(status="patch_failed", completed=False,
+                           reason="the diff does not apply: " + (last[-1] if last else "")[:300])
+            return
+        verdict["applied_with"] = method
+    else:
+        verdict["applied_with"] = "empty"
+    log.append(f"applied with: {verdict['applied_with']}\n")
+
+    # Step 3: the run's own test files and the test patch's files go back to base.
+    test_patch = normalise_diff(instance["test_patch"])
+    patch_paths = diff_paths(test_patch)
+    run_paths = diff_paths(diff)
+    run_tests = [p for p in run_paths if is_test_path(p, settings["test_patterns"])]
+    verdict["touched_tests"] = sorted(set(run_tests) | (set(run_paths) & set(patch_paths)))
+    reset_paths(tree, sorted(set(patch_paths) | set(run_tests)))
+    if verdict["touched_tests"]:
+        log.append("reset to base: " + ", ".join(verdict["touched_tests"]) + "\n")
+
+    # Step 4: the maintainers' test patch.
+    if test_patch:
+        test_patch_file = os.path.join(folder, "test.diff")
+        with open(test_patch_file, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(test_patch)
+        status, output = git(["-C", tree, "apply", "--whitespace=nowarn", test_patch_file],
+                             check=False)
+        log.append(f"$ git apply test.diff\n{output}exit {status}\n")
+        if status != 0:
+            verdict.update(status="test_patch_failed", completed=None,
+                           reason="the test patch does not apply: " + output.strip()[-300:])
+            return
+
+    # Steps 5-7: run the listed tests with the tree's code first on the path.
+    f2p, p2p = instance["FAIL_TO_PASS"], instance["PASS_TO_PASS"]
+    listed = f2p + p2p
+    runner = choose_runner(instance.get("test_runner") or settings["runner"], listed)
+    verdict["runner"] = runner
+    template = instance.get("test_cmd") or settings["test_cmd"]
+    import_root = os.path.join(tree, "src") if os.path.isdir(os.path.join(tree, "src")) else tree
+    grader_dir = os.path.join(folder, "grader")
+    os.makedirs(grader_dir)
+    for name, text in ((PLUGIN_MODULE, PYTEST_PLUGIN), (UNITTEST_MODULE, UNITTEST_RUNNER)):
+        with open(os.path.join(grader_dir, name + ".py"), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    import_paths = [import_root] + ([tree] if import_root != tree else []) + [grader_dir]
+    env_extra = dict(settings["env"])
+    env_extra.update(instance.get("test_env") or {})
+    env = scrubbed_environment(folder, import_paths, settings["python"], env_extra,
+                               settings["keep_env"])
+    files = test_files(listed, patch_paths)
+    dotted = [unittest_name(t) for t in listed]
+    modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
+    argv = test_command(runner, template, settings["python"], files, listed, modules, grader_dir)
+    top_modules = top_level_modules(import_root)
+    observed, failures_recorded, exit_statuses, places = {}, False, [], {}
+    structured = runner in ("pytest", "unittest")
+    verdict["results_from"] = {"pytest": "pytest plugin", "unittest": "unittest runner",
+                               "log": "log"}[runner]
+    if not structured:
+        verdict["notes"].append("results read from the test log, not from a structured record")
+    for attempt in range(settings["repeat"]):
+        results_path = os.path.join(grader_dir, f"results-{attempt}.jsonl")
+        config_path = os.path.join(grader_dir, f"config-{attempt}.json")
+        with open(config_path, "w", encoding="utf-8") as handle:
+            json.dump({"results": results_path, "modules": top_modules}, handle)
+        env[RESULTS_VARIABLE] = config_path
+        output_path = os.path.join(folder, f"output-{attempt}.txt")
+        log.append(f"$ {' '.join(shlex.quote(a) for a in argv)}  (in the tree)\n")
+        status, timed_out, seconds = run_command(argv, cwd=tree, env=env,
+                                                 timeout=settings["timeout"],
+                                                 output_path=output_path)
+        verdict["test_s"] = round(verdict["test_s"] + seconds, 3)
+        with open(output_path, encoding="utf-8", errors="replace") as handle:
+            output = handle.read()
+        log.append(output + ("" if output.endswith("\n") or not output else "\n"))
+        log.append(f"exit {status} after {seconds:.2f} s\n")
+        exit_statuses.append(status)
+        if timed_out:
+            verdict.update(status="timeout", completed=False, exit_status=exit_statuses,
+                           reason=f"the test command ran longer than {settings['timeout']:g} s "
+                                  f"and was killed")
+            return
+        if structured:
+            results = read_results(results_path, tree)
+            if not results["started"]:
+                raise GradingError(f"the {runner} recorder did not load (no structured results; "
+                                   f"exit {status})")
+            outcomes = results["outcomes"]
+            failures_recorded |= bool(results["collect_errors"]) or any(
+                o in FAILING for o in outcomes.values())
+            if results["modules"] is None:
+                verdict["notes"].append("the test process ended before recording where "
+                                        "the code was imported from")
+            else:
+                for name, found in results["modules"].items():
+                    places.setdefault(name, set()).update(found)
+        else:
+            outcomes = parse_test_log(output)
+            failures_recorded |= any(o in FAILING for o in outcomes.values())
+        for test_id in listed:
+            observed.setdefault(test_id, []).append(lookup(outcomes, test_id, runner))
+
+    # Step 8: the verdict.
+    decided = decide(f2p, p2p, observed, p2p_skip_ok=settings["p2p_skip_ok"])
+    verdict.update(fail_to_pass=decided["fail_to_pass"], pass_to_pass=decided["pass_to_pass"],
+                   flaky=decided["flaky"], completed=decided["completed"],
+                   resolution=decided["resolution"], tests_status=decided["tests_status"],
+                   exit_status=exit_statuses)
+    wrong = outside_tree({k: sorted(v) for k, v in places.items()}, tree)
+    if structured:
+        verdict["code_under_test"] = "outside the tree: " + "; ".join(wrong) if wrong else "tree"
+    if wrong:
+        verdict.update(status="wrong_code_under_test", completed=None, resolution="NO",
+                       reason="the tests imported the repository's code from outside the "
+                              "throwaway tree: " + "; ".join(wrong)[:300])
+        return
+    silent = [s for s in exit_statuses if s != 0]
+    if silent and not failures_recorded:
+        verdict.update(status="error", completed=None,
+                       reason=f"the test command exited {silent[0]} but recorded no failing test")
+        return
+    if decided["completed"]:
+        verdict.update(status="resolved", reason="")
+        if any(s != 0 for s in exit_statuses):
+            verdict["notes"].append("listed tests all passed; other tests in their files failed")
+        return
+    verdict["status"] = "unresolved"
+    reasons = []
+    for key, label in (("fail_to_pass", "FAIL_TO_PASS"), ("pass_to_pass", "PASS_TO_PASS")):
+        for group in ("failed", "skipped", "missing"):
+            if decided[key][group] and not (group == "skipped" and key == "pass_to_pass" and
+                                            settings["p2p_skip_ok"]):
+                reasons.append(f"{len(decided[key][group])} {label} {group}")
+    if decided["flaky"]:
+        reasons.append(f"{len(decided['flaky'])} flaky across {settings['repeat']} repeats")
+    verdict["reason"] = ", ".join(reasons)
+
+
+# === Input ===
+def parse_test_list(value, where):
+    """Read FAIL_TO_PASS / PASS_TO_PASS: a JSON list, or a string holding one.
+
+    >>> parse_test_list('["a", "b c"]', "x"), parse_test_list("", "x")
+    (['a', 'b c'], [])
+    """
+    if isinstance(value, list):
+        data = value
+    elif is_missing(value):
+        return []
+    else:
+        try:
+            data = json.loads(value)
+        except ValueError:
+            raise InputError(f"{where}: expected a JSON list of test ids, got {value[:60]!r}") \
+                from None
+        if isinstance(data, str):
+            return parse_test_list(data, where)
+    if not isinstance(data, list) or not all(isinstance(t, str) for t in data):
+        raise InputError(f"{where}: expected a JSON list of test ids (strings)")
+    return list(data)
+
+
+def parse_json_object(value, where):
+    """Read a {KEY: VALUE} object given as JSON text (test_env); empty for a missing cell."""
+    if isinstance(value, dict):
+        data = value
+    elif is_missing(value):
+        return {}
+    else:
+        try:
+            data = json.loads(value)
+        except ValueError:
+            raise InputError(f"{where}: expected a JSON object") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def read_records(path, inputs):
+    """Read JSON, JSONL or a JSON object keyed by instance id, keeping JSON types."""
+    text = inputs.read_text(path)
+    if not text.strip():
+        raise InputError(f"{path}: empty file, expected JSON records")
+    kind = table_kind(path, text)
+    records = []
+    if kind == "jsonl":
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    records.append((f"{path} line {number}", json.loads(line)))
+                except ValueError as exc:
+                    raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
+    elif kind == "json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InputError(f"{path}: not valid JSON ({exc})") from None
+        if isinstance(data, dict) and data and "instance_id" not in data and \
+                all(isinstance(v, dict) for v in data.values()):
+            data = [dict(v, instance_id=v.get("instance_id", k)) for k, v in data.items()]
+        elif isinstance(data, dict):
+            data = [data]
+        if not isinstance(data, list):
+            raise InputError(f"{path}: expected a JSON list of records")
+        records = [(f"{path} record {i}", r) for i, r in enumerate(data, 1)]
+    else:
+        raise InputError(f"{path}: expected JSON or JSONL (.json, .jsonl)")
+    for where, record in records:
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: expected a JSON object")
+    if not records:
+        raise InputError(f"{path}: no records")
+    return records
+
+
+def load_instances(path, inputs):
+    """Read the instances file into {instance_id: instance} with lists parsed."""
+    instances = {}
+    for where, record in read_records(path, inputs):
+        for field in ("instance_id", "base_commit"):
+            if is_missing(record.get(field)):
+                raise InputError(f"{where}: no {field}")
+        if "test_patch" not in record:
+            raise InputError(f"{where}: no test_patch")
+        instance_id = str(record["instance_id"])
+        if instance_id in instances:
+            raise InputError(f"{where}: instance {instance_id!r} appears twice")
+        runner = record.get("test_runner") or None
+        if runner is not None and runner not in RUNNERS:
+            raise InputError(f"{where}, field 'test_runner': expected one of "
+                             f"{', '.join(RUNNERS)}, got {runner!r}")
+        instances[instance_id] = {
+            "instance_id": instance_id, "repo": str(record.get("repo") or ""),
+            "base_commit": str(record["base_commit"]).strip(),
+            "test_patch": record.get("test_patch") or "", "patch": record.get("patch"),
+            "FAIL_TO_PASS": parse_test_list(record.get("FAIL_TO_PASS"),
+                                            f"{where}, field 'FAIL_TO_PASS'"),
+            "PASS_TO_PASS": parse_test_list(record.get("PASS_TO_PASS"),
+                                            f"{where}, field 'PASS_TO_PASS'"),
+            "test_cmd": record.get("test_cmd") or None, "test_runner": runner,
+            "test_env": parse_json_object(record.get("test_env"), f"{where}, field 'test_env'"),
+            "where": where,
+        }
+        if not instances[instance_id]["FAIL_TO_PASS"]:
+            raise InputError(f"{where}: FAIL_TO_PASS is empty; nothing would show the fix works")
+    return instances
+
+
+def default_run_ids(runs):
+    """Give runs without a run_id a unique, deterministic one: instance@model, then #2, #3."""
+    seen = {}
+    for run in runs:
+        if run.get("run_id"):
+            continue
+        base = run["instance_id"] + (f"@{run['model']}" if run.get("model") else "")
+        seen[base] = seen.get(base, 0) + 1
+        run["run_id"] = base if seen[base] == 1 else f"{base}#{seen[base]}"
+    return runs
+
+
+def load_predictions(path, instances, inputs):
+    """Read a SWE-bench predictions file into runs."""
+    runs = []
+    for where, record in read_records(path, inputs):
+        if is_missing(record.get("instance_id")):
+            raise InputError(f"{where}: no instance_id")
+        if "model_patch" not in record:
+            raise InputError(f"{where}: no model_patch")
+        patch = record["model_patch"]
+        if patch is not None and not isinstance(patch, str):
+            raise InputError(f"{where}, field 'model_patch': expected a diff as text")
+        runs.append({"instance_id": str(record["instance_id"]), "diff": patch,
+                     "model": str(record.get("model_name_or_path") or "") or None,
+                     "run_id": str(record.get("run_id") or "") or None,
+                     "base_commit": str(record.get("base_commit") or "") or None,
+                     "where": where})
+    return default_run_ids(runs)
+
+
+DIFF_NAMES = ("diff.patch", "model.patch", "patch.diff", "run.diff", "changes.diff", "diff.txt")
+META_NAMES = ("run.json", "meta.json", "metadata.json", "instance.json")
+
+
+def only_file(folder, names, endings):
+    """The first of `names` in folder, else its only file with one of `endings`."""
+    for name in names:
+        if os.path.isfile(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    found = sorted(f for f in os.listdir(folder) if f.endswith(endings) and
+                   os.path.isfile(os.path.join(folder, f)))
+    return os.path.join(folder, found[0]) if len(found) == 1 else None
+
+
+def load_runs_folder(path, inputs):
+    """Read a runs folder: one subfolder per run with a diff file and a small JSON."""
+    task_of = {}
+    if any(os.path.isfile(os.path.join(path, name)) for name in RUNS_TABLE_NAMES):
+        table = inputs.read_table(path)
+        run_column = table.column(None, candidates=("run_id", "run", "id"), required=False)
+        task_column = table.column(None, candidates=("instance_id", "task_id", "task"),
+                                   required=False)
+        if run_column and task_column:
+            task_of = {row[run_column]: row[task_column] for row in table.rows}
+    runs = []
+    for name in sorted(os.listdir(path)):
+        folder = os.path.join(path, name)
+        if name.startswith(".") or not os.path.isdir(folder):
+            continue
+        meta_path = only_file(folder, META_NAMES, (".json",))
+        diff_path = only_file(folder, DIFF_NAMES, (".diff", ".patch"))
+        if meta_path is None and diff_path is None:
+            continue
+        meta = {}
+        if meta_path:
+            try:
+                meta = json.loads(inputs.read_text(meta_path))
+            except ValueError as exc:
+                raise InputError(f"{meta_path}: not valid JSON ({exc})") from None
+            if not isinstance(meta, dict):
+                raise InputError(f"{meta_path}: expected a JSON object")
+        run_id = str(meta.get("run_id") or name)
+        instance_id = meta.get("instance_id") or meta.get("task_id") or meta.get("task") or \
+            task_of.get(run_id)
+        if is_missing(instance_id):
+            raise InputError(f"{meta_path or folder}: no instance_id (or task_id) for run "
+                             f"{run_id!r}")
+        if diff_path is None:
+            raise InputError(f"{folder}: no diff file (expected *.diff or *.patch)")
+        runs.append({"instance_id": str(instance_id), "run_id": run_id,
+                     "diff": inputs.read_text(diff_path),
+                     "model": str(meta.get("model_name_or_path") or meta.get("model") or "")
+                     or None,
+                     "base_commit": str(meta.get("base_commit") or "") or None,
+                     "where": meta_path or diff_path})
+    if not runs:
+        raise InputError(f"{path}: no run subfolders with a diff file")
+    return runs
+
+
+def load_runs(spec, instances, instances_path, inputs):
+    """The runs to grade: a predictions file, a runs folder, or the built-in gold / empty."""
+    if spec in ("gold", "empty"):
+        runs = []
+        for instance_id in sorted(instances):
+            patch = instances[instance_id]["patch"] if spec == "gold" else ""
+            if spec == "gold" and not patch:
+                raise InputError(f"{instances[instance_id]['where']}: no patch (the gold fix) "
+                                 f"for the gold run set")
+            runs.append({"instance_id": instance_id, "run_id": f"{instance_id}@{spec}",
+                         "diff": patch, "model": spec, "base_commit": None,
+                         "where": f"{instances_path} ({spec})"})
+    elif os.path.isdir(spec):
+        runs = load_runs_folder(spec, inputs)
+    elif os.path.isfile(spec):
+        runs = load_predictions(spec, instances, inputs)
+    else:
+        raise InputError(f"{spec}: no such file or folder (nor 'gold' or 'empty')")
+    seen = set()
+    for run in runs:
+        if run["instance_id"] not in instances:
+            raise InputError(f"{run['where']}: instance {run['instance_id']!r} is not in "
+                             f"{instances_path}")
+        if run["run_id"] in seen:
+            raise InputError(f"{run['where']}: run id {run['run_id']!r} appears twice")
+        seen.add(run["run_id"])
+        run["base_commit"] = run["base_commit"] or instances[run["instance_id"]]["base_commit"]
+    return runs
+
+
+def parse_repo_options(values):
+    """Split --repo values into (fallback path or None, {owner/name: path}).
+
+    >>> parse_repo_options(["a/b=/x", "/y"])
+    ('/y', {'a/b': '/x'})
+    """
+    fallback, named = None, {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if sep and re.fullmatch(r"[\w.-]+/[\w.-]+", name):
+            named[name] = path
+        elif fallback is None:
+            fallback = value
+        else:
+            raise InputError(f"--repo {value}: a second unnamed repository; name each one "
+                             f"as owner/name=PATH")
+    return fallback, named
+
+
+def parse_shard(value):
+    """Read --shard K/N (1 <= K <= N).
+
+    >>> parse_shard("2/5")
+    (2, 5)
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value or "")
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise InputError(f"--shard {value}: expected K/N with 1 <= K <= N, e.g. 1/4")
+    return int(match.group(1)), int(match.group(2))
+
+
+def in_shard(run_id, shard):
+    """Whether a run belongs to shard K of N: by a hash of its id, the same on every machine.
+
+    >>> sorted(sum(in_shard(r, (k, 3)) for k in (1, 2, 3)) for r in ("a", "b", "c"))
+    [1, 1, 1]
+    """
+    index, count = shard
+    return int(hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:16], 16) % count == index - 1
+
+
+def parse_env_options(values, flag):
+    """Read KEY=VALUE options into a dict."""
+    env = {}
+    for value in values:
+        name, sep, setting = value.partition("=")
+        if not sep or not name:
+            raise InputError(f"{flag} {value}: expected KEY=VALUE")
+        env[name] = setting
+    return env
+
+
+def grading_key(run, instance, settings):
+    """SHA-256 of everything that decides a verdict: resume skips a run only when it matches."""
+    material = {
+        "diff": sha256_text(normalise_diff(run["diff"])),
+        "test_patch": sha256_text(normalise_diff(instance["test_patch"])),
+        "fail_to_pass": instance["FAIL_TO_PASS"], "pass_to_pass": instance["PASS_TO_PASS"],
+        "base_commit": run["base_commit"], "grader": settings["grader_version"],
+        "options": {k: settings[k] for k in ("runner", "test_cmd", "repeat", "p2p_skip_ok",
+                                             "test_patterns", "env", "python", "fuzz")},
+        "instance_options": [instance.get("test_cmd"), instance.get("test_runner"),
+                             instance.get("test_env")],
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def check_python(python, needs_pytest):
+    """Make sure --python runs, and imports pytest when a run needs it."""
+    found = shutil.which(python) if os.sep not in python else python
+    if not found or not os.access(found, os.X_OK):
+        raise InputError(f"--python {python}: no such interpreter")
+    probe = "import sys; print(sys.version_info[0])" + ("; import pytest" if needs_pytest else "")
+    try:
+        done = subprocess.run([found, "-c", probe], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"--python {python}: cannot run it ({exc})") from None
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        what = "cannot import pytest (needed by the pytest runner)" if needs_pytest else \
+            "does not run"
+        raise InputError(f"--python {python}: {what}: {tail[0][:120]}")
+    return os.path.abspath(found)
+
+
+# === Report ===
+def safe_name(run_id):
+    """A file name for a run id: readable, and distinct even where characters were replaced.
+
+    >>> safe_name("django__django-1@gpt/4"), safe_name("plain-1")
+    ('django__django-1@gpt_4-3d9ba20e', 'plain-1')
+    """
+    cleaned = re.sub(r"[^A-Za-z0-9._@+-]", "_", run_id)[:120]
+    if cleaned == run_id:
+        return cleaned
+    return f"{cleaned}-{hashlib.sha256(run_id.encode('utf-8')).hexdigest()[:8]}"
+
+
+class VerdictStore:
+    """verdicts.jsonl in --out DIR: one line per run, appended atomically as each run ends."""
+
+    def __init__(self, folder, inputs):
+        self.folder = folder
+        self.path = os.path.join(folder, "verdicts.jsonl")
+        self.lock = threading.Lock()
+        try:
+            for sub in ("", "logs", "reports"):
+                os.makedirs(os.path.join(folder, sub), exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"--out {folder}: cannot create ({exc.strerror or exc})") from None
+        for name in ("verdicts.jsonl", "verdicts.csv", "swebench_summary.json"):
+            inputs.guard_output(os.path.join(folder, name))
+        self.previous = {}
+        if os.path.exists(self.path):
+            with open(self.path, "rb") as handle:
+                data = handle.read()
+            if data and not data.endswith(b"\n"):
+                # A line cut short by a crash: drop it, keep every whole line.
+                data = data[:data.rfind(b"\n") + 1]
+                with open(self.path, "r+b") as handle:
+                    handle.truncate(len(data))
+            for line in data.decode("utf-8", "replace").splitlines():
+                try:
+                    verdict = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(verdict, dict) and "run_id" in verdict:
+                    self.previous[verdict["run_id"]] = verdict
+
+    def graded(self, run):
+        """The earlier verdict of this run with the same inputs, or None."""
+        verdict = self.previous.get(run["run_id"])
+        return verdict if verdict and verdict.get("key") == run["key"] else None
+
+    def add(self, verdict, log_text):
+        """Append one verdict line (one write on an O_APPEND file) and write the run's files."""
+        name = safe_name(verdict["run_id"])
+        write_atomic(os.path.join(self.folder, "logs", name + ".log"), log_text)
+        write_atomic(os.path.join(self.folder, "reports", name + ".json"),
+                     to_json(swebench_report(verdict)))
+        line = (json.dumps(jsonable(verdict), ensure_ascii=False, sort_keys=True) + "\n")
+        with self.lock:
+            handle = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(handle, line.encode("utf-8"))
+                os.fsync(handle)
+            finally:
+                os.close(handle)
+            self.previous[verdict["run_id"]] = verdict
+
+
+def swebench_report(verdict):
+    """The official harness's per-instance report shape for one run."""
+    applied = verdict["applied_with"] is not None and verdict["status"] not in (
+        "test_patch_failed", "error")
+    report = {"patch_is_None": bool(verdict["patch_is_none"]),
+              "patch_exists": not verdict["patch_is_none"],
+              "patch_successfully_applied": applied,
+              "resolved": verdict["status"] == "resolved"}
+    if verdict.get("tests_status"):
+        report["tests_status"] = verdict["tests_status"]
+    return {verdict["instance_id"]: report}
+
+
+def swebench_summary(verdicts, instance_ids):
+    """The official run summary's counts and id lists; ids are run ids when runs share instances."""
+    by_instance = {}
+    for verdict in verdicts:
+        by_instance.setdefault(verdict["instance_id"], []).append(verdict)
+    per_run = any(len(v) > 1 for v in by_instance.values())
+
+    def ident(verdict):
+        return verdict["run_id"] if per_run else verdict["instance_id"]
+    empty = {ident(v) for v in verdicts if v["diff_empty"]}
+    graded = [v for v in verdicts if ident(v) not in empty]
+    errors = {ident(v) for v in graded if v["status"] in GRADING_ERRORS + ("timeout",)}
+    completed = {ident(v) for v in graded} - errors
+    resolved = {ident(v) for v in graded if v["status"] == "resolved"}
+    submitted = {ident(v) for v in verdicts}
+    incomplete = sorted(set(instance_ids) - set(by_instance))
+    return {"total_instances": len(set(instance_ids) | set(by_instance)),
+            "submitted_instances": len(submitted), "completed_instances": len(completed),
+            "resolved_instances": len(resolved),
+            "unresolved_instances": len(completed - resolved),
+            "empty_patch_instances": len(empty), "error_instances": len(errors),
+            "completed_ids": sorted(completed), "incomplete_ids": incomplete,
+            "empty_patch_ids": sorted(empty), "submitted_ids": sorted(submitted),
+            "resolved_ids": sorted(resolved), "unresolved_ids": sorted(completed - resolved),
+            "error_ids": sorted(errors), "schema_version": 2,
+            "ids_are": "run_id" if per_run else "instance_id"}
+
+
+def verdicts_csv(verdicts):
+    """verdicts.csv: the runs-table shape delivery_audit.py and auc_audit.py join on run_id."""
+    handle = io.StringIO()
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(["run_id", "instance_id", "completed", "status"])
+    for verdict in sorted(verdicts, key=lambda v: v["run_id"]):
+        completed = verdict["completed"]
+        writer.writerow([verdict["run_id"], verdict["instance_id"],
+                         "" if completed is None else ("true" if completed else "false"),
+                         verdict["status"]])
+    return handle.getvalue()
+
+
+def summarise(verdicts):
+    """Counts for the closing summary: statuses, resolutions, tests touched, flaky, timings."""
+    statuses = {s: 0 for s in STATUSES}
+    resolutions = {"FULL": 0, "PARTIAL": 0, "NO": 0}
+    for verdict in verdicts:
+        statuses[verdict["status"]] = statuses.get(verdict["status"], 0) + 1
+        resolutions[verdict["resolution"]] += 1
+    total = sum(v["duration_s"] for v in verdicts)
+    tests = sum(v["test_s"] for v in verdicts)
+    return {
+        "runs": len(verdicts), "resolved": statuses["resolved"],
+        "completed_true": sum(1 for v in verdicts if v["completed"] is True),
+        "completed_false": sum(1 for v in verdicts if v["completed"] is False),
+        "grading_errors": sum(statuses[s] for s in GRADING_ERRORS),
+        "statuses": statuses, "resolutions": resolutions,
+        "touched_tests": sorted(v["run_id"] for v in verdicts if v["touched_tests"]),
+        "flaky": sorted(v["run_id"] for v in verdicts if v["flaky"]),
+        "from_log": sorted(v["run_id"] for v in verdicts if v["results_from"] == "log"),
+        "seconds_total": round(total, 3), "seconds_tests": round(tests, 3),
+        "overhead_per_run_s": round((total - tests) / len(verdicts), 3) if verdicts else None,
+    }
+
+
+def share(group, ran=True):
+    """'passed/total' for one FAIL_TO_PASS or PASS_TO_PASS group; '-' when no test ran."""
+    if not ran:
+        return "-"
+    total = sum(len(group[k]) for k in ("passed", "failed", "skipped", "missing"))
+    return f"{len(group['passed'])}/{total}"
+
+
+def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
+    """The closing report as text or Markdown; it reads the numbers, computes none."""
+    lines = []
+    heading = (f"regrade: {summary['runs']} runs, {summary['resolved']} resolved, "
+               f"{summary['grading_errors']} grading errors")
+    lines.append(f"## {heading}" if style == "markdown" else heading)
+    if skipped:
+        lines.append(f"({skipped} already graded with the same inputs, taken from verdicts.jsonl;"
+                     f" --force regrades)")
+    lines.append("")
+    rows = [[s, str(summary["statuses"][s])] for s in STATUSES if summary["statuses"][s]]
+    rows += [[f"resolution {k}", str(v)] for k, v in summary["resolutions"].items()]
+    lines.append(render_table(["status", "runs"], rows, style))
+    lines.append("")
+    headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS",
+               "applied with", "touched tests"] + (["test s", "total s"] if timings else [])
+    rows = []
+    for v in sorted(verdicts, key=lambda v: v["run_id"]):
+        row = [v["run_id"], v["instance_id"], v["status"], v["resolution"],
+               share(v["fail_to_pass"], bool(v["tests_status"])),
+               share(v["pass_to_pass"], bool(v["tests_status"])), v["applied_with"] or "-",
+               str(len(v["touched_tests"]))]
+        rows.append(row + ([fmt(v["test_s"], 2), fmt(v["duration_s"], 2)] if timings else []))
+    lines.append(render_table(headers, rows, style))
+    reasons = [(v["run_id"], v["reason"]) for v in sorted(verdicts, key=lambda v: v["run_id"])
+               if v["reason"]]
+    if reasons:
+        lines.append("")
+        lines.append("why not resolved:")
+        lines += [f"- {run_id}: {reason}" for run_id, reason in reasons]
+    lines.append("")
+    lines.append(f"runs that touched tests (reset before grading): "
+                 f"{', '.join(summary['touched_tests']) or 'none'}")
+    lines.append(f"runs with flaky tests: {', '.join(summary['flaky']) or 'none'}")
+    if summary["from_log"]:
+        lines.append(f"results read from logs, not structured records: "
+                     f"{', '.join(summary['from_log'])}")
+    if timings and verdicts:
+        lines.append(f"time: {fmt(summary['seconds_total'], 2)} s in all, "
+                     f"{fmt(summary['seconds_tests'], 2)} s in test commands; grader overhead "
+                     f"{fmt(summary['overhead_per_run_s'], 3)} s per run")
+    lines.append("")
+    lines.append(render_provenance(prov, style))
+    return "\n".join(lines) + "\n"
+
+
+class Progress:
+    """Runs done / total, resolved so far, elapsed and time left, on stderr."""
+
+    def __init__(self, total, enabled):
+        self.total, self.enabled, self.done, self.resolved = total, enabled, 0, 0
+        self.started = time.monotonic()
+        self.tty = enabled and sys.stderr.isatty()
+
+    def update(self, verdict):
+        self.done += 1
+        self.resolved += verdict["status"] == "resolved"
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - self.started
+        left = elapsed / self.done * (self.total - self.done)
+        text = (f"[{self.done}/{self.total}] resolved {self.resolved}, elapsed "
+                f"{elapsed:.0f} s, about {left:.0f} s left ({verdict['run_id']}: "
+                f"{verdict['status']})")
+        if self.tty:
+            sys.stderr.write("\r\x1b[K" + text[:200])
+            if self.done == self.total:
+                sys.stderr.write("\n")
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
 # === Main ===
-def _main(argv):
+def build_parser():
     parser = Parser(__doc__, prog="regrade.py")
+    parser.add_argument("instances", nargs="?", help="instances file (JSON or JSONL)")
+    parser.add_argument("runs", nargs="?",
+                        help="predictions file, runs folder, 'gold' or 'empty'")
+    parser.add_argument("--repo", action="append", default=[], metavar="[OWNER/NAME=]PATH",
+                        help="clone or git bundle to check commits out of (repeatable)")
+    parser.add_argument("--out", metavar="DIR", help="write verdicts.jsonl, verdicts.csv, logs, "
+                        "SWE-bench reports here (resumable)")
+    parser.add_argument("--python", default=sys.executable,
+                        help="interpreter with the repo's test dependencies (default: this one)")
+    parser.add_argument("--runner", choices=RUNNERS, default="auto",
+                        help="how results are read (default: auto)")
+    parser.add_argument("--test-cmd", metavar="TEMPLATE",
+                        help="test command; {python} {files} {tests} {modules} {plugin} {runner}")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                        help=f"seconds per test command (default: {DEFAULT_TIMEOUT})")
+    parser.add_argument("--repeat", type=int, default=1, metavar="K",
+                        help="run the tests K times, flag changed outcomes as flaky (default: 1)")
+    parser.add_argument("--p2p-skip-ok", action="store_true",
+                        help="a skipped PASS_TO_PASS test does not fail the run")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="set a variable for the test command (repeatable)")
+    parser.add_argument("--keep-env", action="append", default=[], metavar="NAME",
+                        help="pass a variable through that would be scrubbed (repeatable)")
+    parser.add_argument("--test-files", action="append", metavar="GLOB",
+                        help="patterns of test files to reset (repeatable; replaces the default)")
+    parser.add_argument("--fuzz", type=int, default=DEFAULT_FUZZ,
+                        help=f"fuzz for the patch fallback (default: {DEFAULT_FUZZ})")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="grade N runs in parallel (default: 1)")
+    parser.add_argument("--shard", metavar="K/N", help="grade only shard K of N (by run id hash)")
+    parser.add_argument("--instance", action="append", metavar="ID",
+                        help="grade only runs of this instance (repeatable)")
+    parser.add_argument("--force", action="store_true", help="regrade runs already in --out")
+    parser.add_argument("--keep-trees", action="store_true",
+                        help="keep the throwaway folders (their paths go in the notes)")
+    parser.add_argument("--progress", action="store_true",
+                        help="show progress on stderr even when it is not a terminal")
+    parser.add_argument("--timings", action="store_true",
+                        help="show test and total seconds per run in the summary")
+    parser.add_argument("--summarize", nargs="+", metavar="VERDICTS",
+                        help="only summarise verdicts.jsonl files (e.g. shards'); with --out, "
+                        "write the merged verdicts.jsonl, verdicts.csv and summary there")
     add_common_options(parser, __version__, __file__)
-    parser.parse_args(argv)
+    return parser
+
+
+def output(args, inputs, verdicts, instance_ids, argv, skipped=0, stored=None):
+    """Write the verdict files (from every verdict stored in --out) and print the summary."""
+    summary = summarise(verdicts)
+    if args.out:
+        stored = verdicts if stored is None else stored
+        write_atomic(os.path.join(args.out, "verdicts.csv"), verdicts_csv(stored))
+        write_atomic(os.path.join(args.out, "swebench_summary.json"),
+                     to_json(swebench_summary(stored, instance_ids)))
+    prov = provenance(__file__, __version__, argv, None, inputs)
+    if args.format == "json":
+        sys.stdout.write(to_json({"summary": summary,
+                                  "swebench_summary": swebench_summary(verdicts, instance_ids),
+                                  "runs": sorted(verdicts, key=lambda v: v["run_id"]),
+                                  "provenance": prov}))
+    else:
+        sys.stdout.write(render_summary(summary, verdicts, args.format, prov,
+                                        timings=args.timings, skipped=skipped))
     return 0
+
+
+def summarize_only(args, argv):
+    """--summarize: merge verdict files (the last line per run id wins) and report."""
+    inputs, merged = Inputs(), {}
+    for path in args.summarize:
+        for number, line in enumerate(inputs.read_text(path).splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                verdict = json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
+            if not isinstance(verdict, dict) or "run_id" not in verdict or "status" not in verdict:
+                raise InputError(f"{path} line {number}: not a regrade.py verdict")
+            merged[verdict["run_id"]] = verdict
+    verdicts = list(merged.values())
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        target = os.path.join(args.out, "verdicts.jsonl")
+        inputs.guard_output(target)
+        write_atomic(target, "".join(json.dumps(v, ensure_ascii=False, sort_keys=True) + "\n"
+                                     for v in sorted(verdicts, key=lambda v: v["run_id"])))
+    return output(args, inputs, verdicts, sorted({v["instance_id"] for v in verdicts}), argv)
+
+
+def _main(argv):
+    args = build_parser().parse_args(argv)
+    if args.summarize:
+        return summarize_only(args, argv)
+    if not args.instances or not args.runs:
+        raise InputError("expected INSTANCES and RUNS (or --summarize FILE...); see --help")
+    for flag, value, low in (("--jobs", args.jobs, 1), ("--repeat", args.repeat, 1),
+                             ("--fuzz", args.fuzz, 0)):
+        if value < low:
+            raise InputError(f"{flag} {value}: must be at least {low}")
+    if not args.timeout > 0:
+        raise InputError(f"--timeout {args.timeout:g}: must be positive")
+    if not args.repo:
+        raise InputError("--repo is required: a clone or a git bundle of the repository")
+    inputs = Inputs()
+    instances = load_instances(args.instances, inputs)
+    runs = load_runs(args.runs, instances, args.instances, inputs)
+    if args.instance:
+        unknown = sorted(set(args.instance) - set(instances))
+        if unknown:
+            raise InputError(f"--instance {unknown[0]}: not in {args.instances}")
+        runs = [r for r in runs if r["instance_id"] in set(args.instance)]
+    if args.shard:
+        shard = parse_shard(args.shard)
+        runs = [r for r in runs if in_shard(r["run_id"], shard)]
+    settings = {
+        "grader_version": f"{__version__}+{script_sha256(__file__)[:12]}",
+        "runner": args.runner, "test_cmd": args.test_cmd, "timeout": args.timeout,
+        "repeat": args.repeat, "p2p_skip_ok": args.p2p_skip_ok,
+        "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
+        "test_patterns": tuple(args.test_files) if args.test_files else None,
+        "keep_trees": args.keep_trees, "fuzz": args.fuzz,
+    }
+    needs_pytest = any(choose_runner(instances[r["instance_id"]]["test_runner"] or args.runner,
+                                     instances[r["instance_id"]]["FAIL_TO_PASS"] +
+                                     instances[r["instance_id"]]["PASS_TO_PASS"]) == "pytest"
+                       and not (instances[r["instance_id"]]["test_cmd"] or args.test_cmd)
+                       for r in runs)
+    settings["python"] = check_python(args.python, needs_pytest)
+    fallback, named = parse_repo_options(args.repo)
+    scratch = tempfile.mkdtemp(prefix="regrade-session-")
+    try:
+        return grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch):
+    """Open the repositories, check every base commit, grade what is not graded yet, report."""
+    sources, source_of = {}, {}
+    for run in runs:
+        instance = instances[run["instance_id"]]
+        path = named.get(instance["repo"], fallback)
+        if path is None:
+            raise InputError(f"{instance['where']}: no --repo for repository "
+                             f"{instance['repo'] or '(unnamed)'}; give --repo "
+                             f"{instance['repo'] or 'owner/name'}=PATH")
+        if path not in sources:
+            sources[path] = open_source(path, scratch, inputs)
+        source_of[run["run_id"]] = sources[path]
+    for path, source in sorted(sources.items()):
+        mine = [r for r in runs if source_of[r["run_id"]] is source]
+        resolved = source.resolve(r["base_commit"] for r in mine)
+        for run in mine:
+            full = resolved.get(run["base_commit"])
+            if full is None:
+                raise InputError(f"{run['where']}: base commit {run['base_commit']} of "
+                                 f"{run['instance_id']} is not in {path}")
+            run["base_commit"] = full
+    for run in runs:
+        run["key"] = grading_key(run, instances[run["instance_id"]], settings)
+    store = VerdictStore(args.out, inputs) if args.out else None
+    verdicts, todo = {}, []
+    for run in runs:
+        earlier = store.graded(run) if store and not args.force else None
+        if earlier:
+            verdicts[run["run_id"]] = earlier
+        else:
+            todo.append(run)
+    progress = Progress(len(todo), args.progress or sys.stderr.isatty())
+
+    def finish(result):
+        verdict, log_text = result
+        if store:
+            store.add(verdict, log_text)
+        verdicts[verdict["run_id"]] = verdict
+        progress.update(verdict)
+
+    def one(run):
+        return grade_run(run, instances[run["instance_id"]], source_of[run["run_id"]], settings)
+    try:
+        if args.jobs == 1:
+            for run in todo:
+                finish(one(run))
+        else:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                futures = [pool.submit(one, run) for run in todo]
+                try:
+                    for future in concurrent.futures.as_completed(futures):
+                        finish(future.result())
+                except BaseException:
+                    for future in futures:
+                        future.cancel()
+                    kill_live_groups()
+                    raise
+    except KeyboardInterrupt:
+        kill_live_groups()
+        raise
+    ordered = [verdicts[r["run_id"]] for r in runs if r["run_id"] in verdicts]
+    return output(args, inputs, ordered, sorted(instances), argv,
+                  skipped=len(runs) - len(todo),
+                  stored=list(store.previous.values()) if store else None)
 
 
 def main(argv=None):
