@@ -7,11 +7,13 @@ run-level counts are the report's exactly: 72 runs, 49 complete, 68 completion
 claims, 22 of them false, 4 equivocal messages, 24/36 vs 25/36 complete by
 condition with 5 discordant pairs, raters unanimous on 71 of 72 messages.
 
-The process measures are made up. tool_calls (the trivial baseline) and
-impl_seconds (undefined on the 32 runs where the agent never edited) are tuned by
-a seeded hill climb so that the AUCs land near the report's: baseline 0.616
-within condition and 0.614 pooled; impl_seconds 0.661 on its 40 rows, where the
-baseline scores 0.878. search_calls follows task difficulty, as the report found.
+The process measures are made up. tool_calls (the trivial baseline),
+impl_seconds (undefined on the 32 runs where the agent never edited) and
+search_calls are tuned by a seeded hill climb so that their AUCs (within
+condition) land on the report's: baseline 0.616 (0.614 pooled); impl_seconds
+0.661 on its 40 rows, where the baseline scores 0.878; search_calls 0.775, a
+measure of task difficulty. Outcomes are grouped so that two runs of one task
+agree 86% of the time and task identity alone scores AUC 0.881.
 
 Writes runs.csv, tool_calls.csv and criteria.csv into OUT_DIR (default: the
 runs/ folder beside this script). The same seed always writes the same bytes;
@@ -25,27 +27,33 @@ import sys
 SEED = 20260801
 TOOLS = ("Bash", "Read", "Write", "Edit", "Glob", "Grep")
 CONDITIONS = ("plain", "scaffold")
-TARGETS = {"base_strat": 0.616, "base_pooled": 0.614, "base_rows": 0.878, "feature": 0.661}
+TARGETS = {"base_strat": 0.616, "base_pooled": 0.614, "base_rows": 0.878, "feature": 0.661,
+           "search": 0.775}
 
 # Outcome of (plain, scaffold) for each task's replicate 1 and 2; 1 = complete.
-# 11 tasks always complete, 2 never, 5 complete once: 22 CC, 9 FF, 2 CF, 3 FC pairs.
-TASK_PATTERNS = [((1, 1), (1, 1))] * 11 + [((0, 0), (0, 0))] * 2 + [
-    ((1, 0), (0, 0)), ((0, 0), (1, 0)),
-    ((0, 1), (0, 0)), ((0, 0), (0, 1)), ((0, 1), (0, 0))]
+# 22 CC, 9 FF, 2 CF and 3 FC pairs, grouped so that two runs of one task agree
+# 86% of the time (93 of 108 pairs) and task identity alone scores AUC 0.880.
+TASK_PATTERNS = ([((1, 1), (1, 1))] * 9 + [((0, 0), (0, 0))] * 4
+                 + [((1, 1), (1, 0))] * 2 + [((1, 1), (0, 1))] * 2 + [((0, 0), (0, 1))])
 
 
 def auc(scores, labels, strata=None):
     """Mann-Whitney AUC (ties count 1/2) in the better direction; pairs within strata."""
-    wins = pairs = 0.0
     strata = strata or [0] * len(scores)
-    for i, (si, yi) in enumerate(zip(scores, labels)):
-        if not yi:
-            continue
-        for j, (sj, yj) in enumerate(zip(scores, labels)):
-            if yj or strata[i] != strata[j]:
-                continue
-            pairs += 1
-            wins += 1.0 if si > sj else 0.5 if si == sj else 0.0
+    wins = pairs = 0.0
+    for stratum in set(strata):
+        rows = sorted((s, y) for s, y, t in zip(scores, labels, strata) if t == stratum)
+        rank_sum, start = 0.0, 0
+        while start < len(rows):
+            end = start
+            while end < len(rows) and rows[end][0] == rows[start][0]:
+                end += 1
+            midrank = (start + end + 1) / 2
+            rank_sum += midrank * sum(y for _, y in rows[start:end])
+            start = end
+        positives = sum(y for _, y in rows)
+        wins += rank_sum - positives * (positives + 1) / 2
+        pairs += positives * (len(rows) - positives)
     value = wins / pairs
     return max(value, 1 - value)
 
@@ -85,7 +93,7 @@ def assign_claims(runs, rng):
 
 
 def tune_measures(runs, rng):
-    """Hill-climb tool_calls and impl_seconds towards the report's AUCs."""
+    """Hill-climb tool_calls, impl_seconds and search_calls towards the report's AUCs."""
     labels = [r["gt_completed"] for r in runs]
     strata = [CONDITIONS.index(r["condition"]) for r in runs]
     complete = [i for i, y in enumerate(labels) if y]
@@ -93,48 +101,58 @@ def tune_measures(runs, rng):
     defined = sorted(rng.sample(complete, 24) + rng.sample(failed, 16))
     tool_calls = [rng.randint(25, 90) for _ in runs]
     impl = {i: rng.randint(30, 400) for i in defined}
+    searches = [max(1, round(0.15 * t + 10 * r["difficulty"])) for t, r in zip(tool_calls, runs)]
+
+    def capped(index):      # every run keeps at least four calls that are not searches
+        return min(searches[index], tool_calls[index] - 4)
 
     def loss():
         rows = [tool_calls[i] for i in defined]
         row_labels = [labels[i] for i in defined]
+        row_strata = [strata[i] for i in defined]
         got = {"base_strat": auc(tool_calls, labels, strata),
                "base_pooled": auc(tool_calls, labels),
-               "base_rows": auc(rows, row_labels),
-               "feature": auc([impl[i] for i in defined], row_labels)}
-        return sum(abs(got[k] - TARGETS[k]) for k in TARGETS), got
+               "base_rows": auc(rows, row_labels, row_strata),
+               "feature": auc([impl[i] for i in defined], row_labels, row_strata),
+               "search": auc([capped(i) for i in range(len(runs))], labels, strata)}
+        return got
 
-    best, got = loss()
-    for _ in range(6000):
-        if all(round(got[k], 3) == TARGETS[k] for k in TARGETS):
-            break
-        if rng.random() < 0.6:
-            i = rng.randrange(len(runs))
-            old, tool_calls[i] = tool_calls[i], max(12, tool_calls[i] + rng.randint(-15, 15))
-            current, trial = loss()
-            if current <= best:
-                best, got = current, trial
+    def climb(keys, moves):
+        """Random single-value moves, kept when they bring `keys` no further off."""
+        def off(got):
+            return sum(abs(got[k] - TARGETS[k]) for k in keys)
+        got = loss()
+        for _ in range(8000):
+            if all(round(got[k], 3) == TARGETS[k] for k in keys):
+                break
+            values, indices, step, floor = moves[rng.randrange(len(moves))]
+            index = rng.choice(indices)
+            old = values[index]
+            values[index] = max(floor, old + rng.randint(-step, step))
+            trial = loss()
+            if off(trial) <= off(got):
+                got = trial
             else:
-                tool_calls[i] = old
-        else:
-            i = rng.choice(defined)
-            old, impl[i] = impl[i], max(10, impl[i] + rng.randint(-80, 80))
-            current, trial = loss()
-            if current <= best:
-                best, got = current, trial
-            else:
-                impl[i] = old
+                values[index] = old
+        return got
+
+    undefined = [i for i in range(len(runs)) if i not in impl]
+    # Defined rows first (the same-row comparison), then the rest for the
+    # all-rows baseline, which leaves the defined rows' figures alone.
+    climb(["base_rows", "feature"], [(tool_calls, defined, 15, 12), (impl, defined, 80, 10)])
+    climb(["base_strat", "base_pooled"], [(tool_calls, undefined, 15, 12)])
+    got = climb(["search"], [(searches, list(range(len(runs))), 3, 1)])
     for index, run in enumerate(runs):
         run["tool_calls"] = tool_calls[index]
         run["impl_seconds"] = impl.get(index)
-    return loss()[1]
+        run["search_calls"] = capped(index)
+    return got
 
 
 def fill_process_measures(runs, rng):
     """Split tool calls by tool, and derive the other measures from them."""
     for run in runs:
-        total = run["tool_calls"]
-        searches = max(1, min(total - 4, round(total * (0.12 + 0.2 * run["difficulty"])
-                                                + rng.randint(-3, 3))))
+        total, searches = run["tool_calls"], run["search_calls"]
         rest = total - searches
         edits = 0 if run["impl_seconds"] is None else max(1, rng.randint(1, max(1, rest // 6)))
         writes = 0 if run["impl_seconds"] is None else rng.randint(0, 2)
@@ -149,7 +167,6 @@ def fill_process_measures(runs, rng):
         sequence = [tool for tool in TOOLS for _ in range(counts[tool])]
         rng.shuffle(sequence)
         run["calls"] = sequence
-        run["search_calls"] = searches
         run["read_calls"] = reads
         run["edit_calls"] = edits + writes
         run["bash_calls"] = bash
@@ -157,7 +174,7 @@ def fill_process_measures(runs, rng):
         run["verify_seconds"] = rng.randint(0, 300) if run["impl_seconds"] is not None else None
         run["tokens_total"] = 9000 * total + rng.randint(0, 60000)
         run["files_touched"] = 0 if run["impl_seconds"] is None else rng.randint(1, 4)
-        run["cost_usd"] = round(run["tokens_total"] * 3e-6 + 0.01 * total, 4)
+        run["cost_usd"] = round(run["tokens_total"] * 3e-6, 4)   # priced per token
 
 
 def criteria_rows(runs):
