@@ -1149,13 +1149,18 @@ def read_runs(table, args, verdicts=None):
     return runs, {"task": task_col, "raters": raters}
 
 
-def read_verdicts(inputs, path, args):
-    """run id -> completed (or None for a grading error) from regrade.py's verdicts."""
+def read_verdicts(inputs, path):
+    """From regrade.py's verdicts: run id -> completed, and the status of each blank one.
+
+    A blank `completed` is a grading error (the grader could not say), so that
+    run counts as unchecked rather than failed.
+    """
     table = inputs.read_table(path)
     run_id_col = table.column(None, flag="--verdicts run id", candidates=RUN_ID_COLUMNS)
     completed_col = table.column(None, flag="--verdicts outcome",
                                  candidates=VERIFIED_COLUMNS)
-    verdicts = {}
+    status_col = table.column(None, candidates=("status",), required=False)
+    verdicts, errors = {}, {}
     for i, row in enumerate(table.rows):
         run_id = row[run_id_col].strip()
         if run_id in verdicts:
@@ -1163,7 +1168,9 @@ def read_verdicts(inputs, path, args):
         cell = row[completed_col]
         verdicts[run_id] = (None if is_missing(cell)
                             else parse_bool(cell, table.where(i, completed_col)))
-    return verdicts
+        if verdicts[run_id] is None:
+            errors[run_id] = row[status_col].strip() if status_col else "no verdict"
+    return verdicts, errors
 
 
 def read_criteria(table):
@@ -1290,6 +1297,10 @@ def render(result, style, source):
         out.append(f"Only {s['runs_checked']} of {s['runs_checked'] + s['runs_unchecked']} "
                    f"runs were verified ({s['claims_checked']} of {s['claims']} claims); "
                    f"every figure above is computed on the verified runs.")
+        if result.get("grading_errors"):
+            out.append("Runs the grader could not verify (left out, not counted as failures): "
+                       + ", ".join(f"{status} {count}" for status, count
+                                   in result["grading_errors"].items()) + ".")
         out.append(f"Expected verified deliveries among all {s['claims']} claims: "
                    f"{fmt(s['expected_verified_deliveries']['value'], 1)} "
                    f"{fmt_ci(s['expected_verified_deliveries']['ci'], 1)}; inflation "
@@ -1432,13 +1443,16 @@ def _main(argv):
         clusters_named = False
     else:
         table = inputs.read_table(args.runs)
-        verdicts = read_verdicts(inputs, args.verdicts, args) if args.verdicts else None
+        verdicts, errors = read_verdicts(inputs, args.verdicts) if args.verdicts else (None, {})
         runs, found = read_runs(table, args, verdicts)
         if verdicts is not None:
             missing = [r["run_id"] for r in runs if r["run_id"] not in verdicts]
             if missing:
                 raise InputError(f"{args.verdicts}: no verdict for {len(missing)} run(s): "
                                  f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}")
+            statuses = [errors[r["run_id"]] for r in runs if r["run_id"] in errors]
+            if statuses:
+                extras["grading_errors"] = {s: statuses.count(s) for s in sorted(set(statuses))}
         if found["raters"]:
             extras["raters"] = rater_agreement([r["raters"] for r in runs])
         criteria_table = (inputs.read_table(args.criteria) if args.criteria
