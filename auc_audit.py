@@ -822,41 +822,71 @@ def find_degenerate(candidates, labels, baseline, strata):
 
 
 # --- the permutation null: rank once, then each shuffle is a sum over successes ---
+def picker(indices):
+    """A function taking a sequence to its items at `indices`, as a tuple, in C."""
+    indices = list(indices)
+    if len(indices) >= 2:
+        return operator.itemgetter(*indices)
+    if len(indices) == 1:
+        only = indices[0]
+        return lambda sequence: (sequence[only],)
+    return lambda sequence: ()
+
+
 class NullFeature:
     """One feature ready for shuffling: within-stratum doubled midranks, packed.
 
     Each row's weight packs its doubled midrank and a 1 in the field of its stratum,
     so one sum over the successes yields the rank sum and the per-stratum success
-    counts at once: the AUC under a shuffle without sorting anything again.
+    counts at once: the AUC under a shuffle, with nothing sorted again. Fields are
+    packed into words below 2**62 so that sum() stays on machine integers.
     """
+
+    WORD_BITS = 62
 
     def __init__(self, values, strata_codes, n_strata):
         n = len(values)
-        self.shift = (2 * n * n + 2).bit_length()
-        self.mask = (1 << self.shift) - 1
-        self.weights = [0] * n
-        self.sizes = [0] * n_strata
+        rank_bits = (2 * n * n + 2).bit_length()
+        count_bits = (n + 1).bit_length()
+        self.sizes = []
+        layout = [[("rank", 0, rank_bits)]]          # per word: (field, shift, bits)
+        used = rank_bits
         for code in range(n_strata):
-            members = [i for i in range(n)
-                       if values[i] is not None and strata_codes[i] == code]
-            self.sizes[code] = len(members)
-            ranks = doubled_midranks([values[i] for i in members])
-            for row, rank in zip(members, ranks):
-                self.weights[row] = rank + (1 << (self.shift * (code + 1)))
-        self.total = sum(self.weights)
-        self.fields = [(self.shift * (code + 1), size) for code, size in
-                       enumerate(self.sizes) if size]
+            if used + count_bits > self.WORD_BITS:
+                layout.append([])
+                used = 0
+            layout[-1].append((code, used, count_bits))
+            used += count_bits
+        self.words = [[0] * n for _ in layout]
+        self.rank_mask = (1 << rank_bits) - 1
+        self.count_mask = (1 << count_bits) - 1
+        self.fields = []                              # (word, shift, stratum size)
+        for word, fields in enumerate(layout):
+            for field, shift, _ in fields:
+                if field == "rank":
+                    continue
+                members = [i for i in range(n)
+                           if values[i] is not None and strata_codes[i] == field]
+                if not members:
+                    continue
+                self.fields.append((word, shift, len(members)))
+                ranks = doubled_midranks([values[i] for i in members])
+                for row, rank in zip(members, ranks):
+                    self.words[0][row] += rank
+                    self.words[word][row] += 1 << shift
+        self.totals = [sum(weights) for weights in self.words]
 
-    def best_auc(self, picked, are_successes):
-        """Better-direction AUC when `picked` rows are the successes (or failures)."""
-        packed = sum(map(self.weights.__getitem__, picked))
+    def best_auc(self, take, are_successes):
+        """Better-direction AUC when the rows `take` picks are the successes (or the
+        failures, when are_successes is False)."""
+        packed = [sum(take(weights)) for weights in self.words]
         if not are_successes:
-            packed = self.total - packed
-        twice_u = packed & self.mask
+            packed = [total - part for total, part in zip(self.totals, packed)]
+        twice_u = packed[0] & self.rank_mask
         pairs = 0
-        mask = self.mask
-        for shift, size in self.fields:
-            count = (packed >> shift) & mask
+        mask = self.count_mask
+        for word, shift, size in self.fields:
+            count = (packed[word] >> shift) & mask
             twice_u -= count * (count + 1)
             pairs += count * (size - count)
         if pairs == 0:
@@ -873,9 +903,10 @@ def null_maxima(null_features, draws):
     """
     maxima = []
     for picked, are_successes in draws:
+        take = picker(picked)
         best = 0.0
         for feature in null_features:
-            value = feature.best_auc(picked, are_successes)
+            value = feature.best_auc(take, are_successes)
             if value is not None and value > best:
                 best = value
         maxima.append(best)
@@ -934,30 +965,38 @@ class BootstrapSweep:
     """
 
     def __init__(self, scores, labels, strata_codes, task_codes, rows):
-        self.fail_tasks, self.succ_tasks, self.low, self.high = [], [], [], []
-        self.bounds = []        # per stratum: (success slice, failure start, failure end)
+        fail_tasks, succ_tasks, low, high = [], [], [], []
+        self.bounds = []        # per stratum: (first success, end, first failure, end)
         for members in group_rows(strata_codes, rows):
-            failures = sorted((scores[r] for r in members if not labels[r]))
+            failures = sorted(scores[r] for r in members if not labels[r])
             fail_rows = sorted((r for r in members if not labels[r]), key=scores.__getitem__)
-            start = len(self.fail_tasks)
-            self.fail_tasks.extend(task_codes[r] for r in fail_rows)
-            first = len(self.succ_tasks)
+            start = len(fail_tasks)
+            fail_tasks.extend(task_codes[r] for r in fail_rows)
+            first = len(succ_tasks)
             for r in members:
                 if labels[r]:
-                    self.succ_tasks.append(task_codes[r])
-                    self.low.append(start + bisect.bisect_left(failures, scores[r]))
-                    self.high.append(start + bisect.bisect_right(failures, scores[r]))
-            self.bounds.append((first, len(self.succ_tasks), start, len(self.fail_tasks)))
+                    succ_tasks.append(task_codes[r])
+                    low.append(start + bisect.bisect_left(failures, scores[r]))
+                    high.append(start + bisect.bisect_right(failures, scores[r]))
+            self.bounds.append((first, len(succ_tasks), start, len(fail_tasks)))
+        tied = [i for i, (a, b) in enumerate(zip(low, high)) if a != b]
+        self.fail_weights = picker(fail_tasks)
+        self.succ_weights = picker(succ_tasks)
+        self.below = picker(low)
+        self.tied_successes = picker(tied)
+        self.tied_low = picker(low[i] for i in tied)
+        self.tied_high = picker(high[i] for i in tied)
 
     def pair_count(self, weights):
         """Return weighted (2U, pairs) when task t counts weights[t] times."""
         cumulative = [0]
-        cumulative.extend(itertools.accumulate(map(weights.__getitem__, self.fail_tasks)))
-        success_weights = list(map(weights.__getitem__, self.succ_tasks))
-        twice_u = sum(map(operator.mul, success_weights,
-                          map(cumulative.__getitem__, self.low)))
-        twice_u += sum(map(operator.mul, success_weights,
-                           map(cumulative.__getitem__, self.high)))
+        cumulative.extend(itertools.accumulate(self.fail_weights(weights)))
+        success_weights = self.succ_weights(weights)
+        # Credit 2 per failure strictly below a success, 1 per tied failure.
+        twice_u = 2 * sum(map(operator.mul, success_weights, self.below(cumulative)))
+        twice_u += sum(map(operator.mul, self.tied_successes(success_weights),
+                           map(operator.sub, self.tied_high(cumulative),
+                               self.tied_low(cumulative))))
         pairs = 0
         for first, last, start, end in self.bounds:
             stratum_successes = sum(success_weights[first:last])
