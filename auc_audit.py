@@ -785,7 +785,8 @@ def find_degenerate(candidates, labels, baseline, strata):
         elif len(distinct) == 1:
             where = "every row" if len(defined) == len(values) else \
                 f"its {len(defined)} defined rows"
-            reason = f"constant ({fmt(next(iter(distinct)))}) on {where}"
+            value = next(iter(distinct))
+            reason = f"constant ({int(value) if value.is_integer() else value}) on {where}"
         elif successes in (0, len(defined)):
             reason = f"one outcome class on its {len(defined)} defined rows"
         elif tuple(values) == outcome_values or tuple(
@@ -1190,30 +1191,38 @@ def gate_verdict(feature):
 # === Input ===
 DEMO_RUNS = """\
 run_id,task_id,condition,verified,tool_calls,edit_seconds,search_calls,read_calls,alarms
-d01,t1,plain,1,31,40,6,12,0
-d02,t1,plain,1,28,,5,10,0
-d03,t1,scaffold,1,35,55,7,14,0
-d04,t1,scaffold,0,44,120,9,15,0
-d05,t2,plain,0,52,160,12,18,0
-d06,t2,plain,0,47,,11,19,0
-d07,t2,scaffold,1,39,70,8,16,0
-d08,t2,scaffold,0,58,,13,21,0
-d09,t3,plain,1,22,30,4,9,0
-d10,t3,plain,1,25,35,5,8,0
-d11,t3,scaffold,1,27,,6,11,0
-d12,t3,scaffold,1,24,28,5,9,0
-d13,t4,plain,0,61,210,15,22,0
-d14,t4,plain,0,49,,12,20,0
-d15,t4,scaffold,0,55,190,14,17,0
-d16,t4,scaffold,1,41,90,9,13,0
-d17,t5,plain,1,33,50,7,12,0
-d18,t5,plain,0,45,,10,15,0
-d19,t5,scaffold,1,30,45,6,10,0
-d20,t5,scaffold,1,36,,8,14,0
-d21,t6,plain,0,50,140,11,17,0
-d22,t6,plain,1,38,,8,15,0
-d23,t6,scaffold,0,57,175,13,19,0
-d24,t6,scaffold,0,53,150,12,20,0
+d01,t1,plain,0,19,,9,8,0
+d02,t1,scaffold,0,51,121,8,7,0
+d03,t1,plain,1,34,22,8,15,0
+d04,t1,scaffold,0,64,105,7,17,0
+d05,t2,plain,0,45,79,9,11,0
+d06,t2,scaffold,1,30,65,9,13,0
+d07,t2,plain,0,21,,6,11,0
+d08,t2,scaffold,0,23,,8,12,0
+d09,t3,plain,1,19,77,1,12,0
+d10,t3,scaffold,0,26,,1,13,0
+d11,t3,plain,1,30,104,3,15,0
+d12,t3,scaffold,1,26,24,2,17,0
+d13,t4,plain,0,15,,7,15,0
+d14,t4,scaffold,0,20,,4,11,0
+d15,t4,plain,1,10,59,6,9,0
+d16,t4,scaffold,0,30,69,4,11,0
+d17,t5,plain,0,28,,7,17,0
+d18,t5,scaffold,0,10,,4,13,0
+d19,t5,plain,0,54,51,7,18,0
+d20,t5,scaffold,0,43,100,4,10,0
+d21,t6,plain,1,30,75,2,9,0
+d22,t6,scaffold,0,21,,4,17,0
+d23,t6,plain,1,21,64,6,14,0
+d24,t6,scaffold,1,24,43,4,16,0
+d25,t7,plain,1,31,54,9,10,0
+d26,t7,scaffold,1,31,84,6,11,0
+d27,t7,plain,1,32,84,4,15,0
+d28,t7,scaffold,0,57,88,6,13,0
+d29,t8,plain,0,17,,6,24,0
+d30,t8,scaffold,0,21,,8,9,0
+d31,t8,plain,1,35,54,4,10,0
+d32,t8,scaffold,0,65,88,3,20,0
 """
 
 
@@ -1474,6 +1483,17 @@ PERMUTE_WORDS = {"rows": "across all runs", "strata": "within strata",
                  "tasks": "whole tasks among tasks of equal size"}
 
 
+def fmt_p(p):
+    """Format a p-value: 3 decimals, and '<0.001' rather than a misleading 0.000.
+
+    >>> fmt_p(0.0004997), fmt_p(0.0162), fmt_p(None)
+    ('<0.001', '0.016', 'undefined')
+    """
+    if p is not None and 0 < p < 0.0005:
+        return "<0.001"
+    return fmt(p)
+
+
 def auc_text(value, direction):
     return "undefined" if value is None else f"{fmt(value)} {direction}"
 
@@ -1500,7 +1520,9 @@ def summary_lines(result):
     lines.append(("baseline", f"{base['name']} ({meta['baseline_source']}): AUC "
                               f"{auc_text(base['auc'], base['direction'])}{pooled}"))
     check = meta["baseline_check"]
-    if check and check.get("checked") and check.get("equal") is not None:
+    if not check:
+        lines.append(("baseline check", "not made: no tool_calls.csv beside the runs table"))
+    elif check.get("checked") and check.get("equal") is not None:
         if check["equal"]:
             text = (f"recounted from {check['source']} ({check['calls_counted']} calls): "
                     f"equal to {check['column']!r} on all {check['runs_compared']} runs")
@@ -1527,6 +1549,21 @@ def verdict_lines(result):
     lines = []
     if passing:
         lines.append(f"Passes all three gates: {', '.join(passing)}.")
+        identity = result["task_identity_auc"]
+        for feature in features:
+            if feature["name"] not in passing:
+                continue
+            doubts = []
+            if "within_task_reversed" in feature["flags"]:
+                doubts.append(f"within a task it scores {fmt(feature['within_task_auc'])} on "
+                              f"{feature['within_task_pairs']} pairs, so inside a task its "
+                              f"signal points the other way")
+            if "below_task_identity" in feature["flags"]:
+                doubts.append(f"knowing only the task scores {fmt(identity)}, above its "
+                              f"{fmt(feature['auc'])}")
+            if doubts:
+                lines.append(f"But {feature['name']}: {'; '.join(doubts)}. It may measure "
+                             f"task difficulty rather than the quality of the work.")
     else:
         lines.append("No feature passes all three gates.")
     for feature in features:
@@ -1534,7 +1571,7 @@ def verdict_lines(result):
             lines.append(f"{feature['name']}: {feature['verdict']} (diff "
                          f"{signed(feature['delta_same_rows'])} "
                          f"{fmt_ci(feature['delta_ci']) or '[undefined]'}, adjusted p "
-                         f"{fmt(feature['adjusted_p'])}).")
+                         f"{fmt_p(feature['adjusted_p'])}).")
     for feature in features:
         if "same_row_sign_flip" in feature["flags"]:
             verb = "beats" if feature["delta_all_rows"] > 0 else "loses to"
@@ -1563,9 +1600,9 @@ def feature_tables(result, style):
     first = [[f["name"], str(f["n_defined"]), auc_text(f["auc"], f["direction"]),
               fmt(f["baseline_auc_all_rows"]), fmt(f["baseline_auc_same_rows"]),
               signed(f["delta_same_rows"]), fmt_ci(f["delta_ci"]) or "undefined",
-              fmt(f["delong_p"])] for f in result["features"]]
+              fmt_p(f["delong_p"])] for f in result["features"]]
     letters = {code: letter for code, letter, _ in FLAG_LETTERS}
-    second = [[f["name"], fmt(f["adjusted_p"]), fmt(f["within_task_auc"]),
+    second = [[f["name"], fmt_p(f["adjusted_p"]), fmt(f["within_task_auc"]),
                str(f["within_task_pairs"]),
                " ".join(letters[c] for c in f["flags"]) or "-",
                f["verdict"].replace("fails ", "").split(":")[0]]
@@ -1588,7 +1625,7 @@ def render_report(result, style):
     for label, text in summary_lines(result):
         out.append(f"- **{label}**: {text}" if md else f"{label:<15} {text}")
     out.append("")
-    heading = (lambda text: f"#### {text}" if md else text)
+    heading = (lambda text: f"#### {text}" if md else wrap(text))
     if result["features"]:
         gate1, gates23 = feature_tables(result, style)
         out.append(heading(f"Gate 1, same rows: each feature on its defined rows; the "
@@ -1605,14 +1642,16 @@ def render_report(result, style):
         out.append(gates23)
         legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
         out.append("")
-        out.append(f"flags: {legend}")
+        out.append(f"- flags: {legend}" if md else wrap(f"flags: {legend}", indent="  "))
+        direction = "AUC direction: + higher means success, - lower means success"
+        out.append(f"- {direction}" if md else direction)
         out.append("")
         rows = [["null median of the family maximum", fmt(null["median_max"])],
                 [f"share of shuffles whose maximum exceeds the baseline "
                  f"{fmt(result['baseline']['auc'])}", fmt(null["p_clear_bar"])],
                 [f"observed maximum ({null['observed_max_feature']})",
                  fmt(null["observed_max"])],
-                ["p of the observed maximum", fmt(null["p_observed_max"])]]
+                ["p of the observed maximum", fmt_p(null["p_observed_max"])]]
         out.append(render_table(["family null", "value"], rows, style))
         out.append("")
     if result["degenerate"]:
@@ -1625,7 +1664,7 @@ def render_report(result, style):
     out.append(heading("Verdict"))
     out.append("")
     for line in verdict_lines(result):
-        out.append(f"- {line}" if md else wrap(line))
+        out.append(f"- {line}" if md else wrap(line, indent="  "))
     notes = list(result["meta"]["notes"])
     skipped = [(f["name"], f["bootstrap_skipped"]) for f in result["features"]
                if f["bootstrap_skipped"]]
