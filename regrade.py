@@ -1021,25 +1021,41 @@ LOG_OUTCOMES = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPP
                 "expected failure": "xfailed", "unexpected success": "xpassed"}
 
 
+LOG_RANK = {"failed": 3, "error": 3, "skipped": 2, "xfailed": 2, "passed": 1, "xpassed": 1}
+
+
 def parse_test_log(text):
     """Read outcomes from pytest -rA and unittest/Django verbose output (--runner log only).
 
+    A test reported twice keeps its worse outcome, so a line printed later by the
+    code under test cannot turn a real failure into a pass; it can still invent
+    a pass for a test that never ran, which is why structured results are the default.
+
     >>> parse_test_log("PASSED t.py::test_a[x y]\\nFAILED t.py::test_b - assert 0\\n"
-    ...                "test_c (m.C) ... ok\\ntest_d (m.C.test_d) ... skipped 'no'\\n")
-    {'t.py::test_a[x y]': 'passed', 't.py::test_b': 'failed', 'm.C.test_c': 'passed', 'm.C.test_d': 'skipped'}
+    ...                "test_c (m.C) ... ok\\ntest_d (m.C.test_d) ... skipped 'no'\\n"
+    ...                "FAILED (failures=1)\\nFAIL: test_c (m.C)\\nPASSED t.py::test_b\\n")
+    {'t.py::test_a[x y]': 'passed', 't.py::test_b': 'failed', 'm.C.test_c': 'failed', 'm.C.test_d': 'skipped'}
     """
     found = {}
+
+    def note(test_id, outcome):
+        if LOG_RANK[outcome] >= LOG_RANK.get(found.get(test_id), 0):
+            found[test_id] = outcome
     for line in text.splitlines():
         line = re.sub(r"\x1b\[[0-9;]*m", "", line).rstrip()
         match = PYTEST_STATUS.match(line)
-        if match and not (match.group(1) == "SKIPPED" and match.group(2).startswith("[")):
-            found[match.group(2)] = LOG_OUTCOMES[match.group(1)]
+        if match and not match.group(2).startswith(("[", "(")):
+            note(match.group(2), LOG_OUTCOMES[match.group(1)])
+            continue
+        match = re.match(r"^(FAIL|ERROR): (\w+ \([\w.]+\))$", line)
+        if match:
+            note(unittest_name(match.group(2)), "failed" if match.group(1) == "FAIL" else "error")
             continue
         match = UNITTEST_LINE.match(line.strip())
         if match:
             word = "skipped" if match.group(3).startswith("skipped") else match.group(3)
-            outcome = LOG_OUTCOMES.get(word, "skipped")
-            found[unittest_name(f"{match.group(1)} ({match.group(2)})")] = outcome
+            note(unittest_name(f"{match.group(1)} ({match.group(2)})"),
+                 LOG_OUTCOMES.get(word, "skipped"))
     return found
 
 
