@@ -914,6 +914,16 @@ def null_maxima(null_features, draws):
     return maxima
 
 
+def adjusted_p(value, ordered_maxima):
+    """(1 + number of null family maxima >= value) / (1 + number of shuffles).
+
+    >>> adjusted_p(0.8, [0.6, 0.7, 0.8, 0.9])
+    0.6
+    """
+    beaten = len(ordered_maxima) - bisect.bisect_left(ordered_maxima, value)
+    return (1 + beaten) / (1 + len(ordered_maxima))
+
+
 def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
     """Yield `perms` shuffled outcome assignments as (rows, are_successes).
 
@@ -1136,8 +1146,7 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     ordered_maxima = sorted(maxima)
 
     def adjusted(value):
-        beaten = len(ordered_maxima) - bisect.bisect_left(ordered_maxima, value)
-        return (1 + beaten) / (1 + len(ordered_maxima))
+        return adjusted_p(value, ordered_maxima)
 
     rng_boot = random.Random(f"{seed}:cluster-bootstrap")
     differences, skipped = bootstrap_differences(sweeps, n_clusters, boot, rng_boot)
@@ -1623,7 +1632,7 @@ def render_report(result, style):
     out.append(f"### {title}" if md else title)
     out.append("")
     for label, text in summary_lines(result):
-        out.append(f"- **{label}**: {text}" if md else f"{label:<15} {text}")
+        out.append(f"- **{label}**: {text}" if md else wrap(f"{label:<15} {text}", indent=" " * 16))
     out.append("")
     heading = (lambda text: f"#### {text}" if md else wrap(text))
     if result["features"]:
