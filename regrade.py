@@ -1173,6 +1173,7 @@ def scrubbed_environment(folder, import_paths, python, extra, keep):
 
 _LIVE_GROUPS = set()
 _LIVE_LOCK = threading.Lock()
+_STOPPING = threading.Event()     # set on Ctrl-C: no new test command starts
 
 
 def kill_group(pid):
@@ -1184,7 +1185,8 @@ def kill_group(pid):
 
 
 def kill_live_groups():
-    """On Ctrl-C: stop every test command still running."""
+    """On Ctrl-C: stop every test command still running, and start no other."""
+    _STOPPING.set()
     with _LIVE_LOCK:
         for pid in list(_LIVE_GROUPS):
             kill_group(pid)
@@ -1193,6 +1195,8 @@ def kill_live_groups():
 def run_command(argv, *, cwd, env, timeout, output_path):
     """Run a test command in its own session, stdin closed; return (status, timed out, seconds)."""
     start = time.monotonic()
+    if _STOPPING.is_set():
+        raise GradingError("interrupted")
     with open(output_path, "wb") as output:
         try:
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -1202,20 +1206,26 @@ def run_command(argv, *, cwd, env, timeout, output_path):
             raise GradingError(f"cannot run {argv[0]} ({exc.strerror or exc})") from None
         with _LIVE_LOCK:
             _LIVE_GROUPS.add(process.pid)
-        timed_out = False
-        try:
-            status = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        # A timer kills the group at the deadline; wait() itself blocks without polling.
+        expired = threading.Event()
+
+        def expire():
+            expired.set()
             kill_group(process.pid)
+        timer = threading.Timer(timeout, expire)
+        timer.daemon = True
+        timer.start()
+        try:
             status = process.wait()
         finally:
+            timer.cancel()
             # Children the tests left behind die with the group, whatever happened.
             kill_group(process.pid)
             if process.poll() is None:
                 process.wait()
             with _LIVE_LOCK:
                 _LIVE_GROUPS.discard(process.pid)
+        timed_out = expired.is_set()
     return status, timed_out, time.monotonic() - start
 
 
