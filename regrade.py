@@ -61,10 +61,12 @@ Procedure per run (each step is recorded in the verdict):
     9. Remove the throwaway folder, also on timeout, error or Ctrl-C
        (--keep-trees keeps it for debugging).
 
-Statuses: resolved, unresolved, patch_failed, test_patch_failed,
-wrong_code_under_test, timeout, error. The last three but timeout are grading
-errors: their `completed` is empty (null), not false, since they say nothing
-about the agent. Resolution is SWE-bench's FULL / PARTIAL / NO.
+Statuses: resolved, unresolved, patch_failed, timeout (each says something
+about the run: completed true only for resolved), and the grading errors
+test_patch_failed, wrong_code_under_test and error, whose `completed` is empty
+(null), not false, since they say nothing about the agent. Resolution is
+SWE-bench's FULL / PARTIAL / NO (an empty FAIL_TO_PASS or PASS_TO_PASS list
+counts as passed, as there).
 
 Outputs with --out DIR:
     verdicts.jsonl   one line per run, appended as soon as it is graded; a
