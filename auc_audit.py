@@ -834,68 +834,86 @@ def picker(indices):
     return lambda sequence: ()
 
 
-class NullFeature:
-    """One feature ready for shuffling: within-stratum doubled midranks, packed.
+class NullFamily:
+    """The feature family ready for shuffling: ranked once, packed into machine words.
 
-    Each row's weight packs its doubled midrank and a 1 in the field of its stratum,
-    so one sum over the successes yields the rank sum and the per-stratum success
-    counts at once: the AUC under a shuffle, with nothing sorted again. Fields are
-    packed into words below 2**62 so that sum() stays on machine integers.
+    Each feature's within-stratum doubled midranks sit in a field of a packed word
+    (several features per word), and each set of defined rows has a 1 in a count
+    field per stratum. One sum per word over the successes of a shuffle then yields
+    every feature's rank sum and every stratum's success count at once: the AUCs
+    under a shuffle, with nothing sorted again. Words stay below 2**62 so that sum()
+    runs on machine integers, and fields are wide enough never to carry.
     """
 
     WORD_BITS = 62
 
-    def __init__(self, values, strata_codes, n_strata):
-        n = len(values)
-        rank_bits = (2 * n * n + 2).bit_length()
+    def __init__(self, features, strata_codes, n_strata):
+        n = len(strata_codes)
+        rank_bits = (2 * n * n + 2).bit_length()     # a rank sum is at most n(n + 1)
         count_bits = (n + 1).bit_length()
-        self.sizes = []
-        layout = [[("rank", 0, rank_bits)]]          # per word: (field, shift, bits)
-        used = rank_bits
-        for code in range(n_strata):
-            if used + count_bits > self.WORD_BITS:
-                layout.append([])
-                used = 0
-            layout[-1].append((code, used, count_bits))
-            used += count_bits
-        self.words = [[0] * n for _ in layout]
         self.rank_mask = (1 << rank_bits) - 1
         self.count_mask = (1 << count_bits) - 1
-        self.fields = []                              # (word, shift, stratum size)
-        for word, fields in enumerate(layout):
-            for field, shift, _ in fields:
-                if field == "rank":
-                    continue
+        per_word = max(1, self.WORD_BITS // rank_bits)
+        rank_words, self.slots = [], []              # slot: (word, shift) per feature
+        row_sets, self.feature_set = {}, []
+        for index, values in enumerate(features):
+            word, slot = divmod(index, per_word)
+            if slot == 0:
+                rank_words.append([0] * n)
+            self.slots.append((word, slot * rank_bits))
+            for code in range(n_strata):
                 members = [i for i in range(n)
-                           if values[i] is not None and strata_codes[i] == field]
-                if not members:
-                    continue
-                self.fields.append((word, shift, len(members)))
+                           if values[i] is not None and strata_codes[i] == code]
                 ranks = doubled_midranks([values[i] for i in members])
                 for row, rank in zip(members, ranks):
-                    self.words[0][row] += rank
-                    self.words[word][row] += 1 << shift
+                    rank_words[word][row] += rank << (slot * rank_bits)
+            key = tuple(v is not None for v in values)
+            self.feature_set.append(row_sets.setdefault(key, len(row_sets)))
+        count_words, used = [], self.WORD_BITS
+        self.set_fields = [[] for _ in row_sets]     # per row set: (word, shift, size)
+        for key, set_index in row_sets.items():
+            for code in range(n_strata):
+                members = [i for i in range(n) if key[i] and strata_codes[i] == code]
+                if not members:
+                    continue
+                if used + count_bits > self.WORD_BITS:
+                    count_words.append([0] * n)
+                    used = 0
+                for row in members:
+                    count_words[-1][row] += 1 << used
+                self.set_fields[set_index].append(
+                    (len(rank_words) + len(count_words) - 1, used, len(members)))
+                used += count_bits
+        self.words = rank_words + count_words
         self.totals = [sum(weights) for weights in self.words]
 
-    def best_auc(self, take, are_successes):
-        """Better-direction AUC when the rows `take` picks are the successes (or the
-        failures, when are_successes is False)."""
+    def best_aucs(self, take, are_successes):
+        """Better-direction AUC of every feature when the rows `take` picks are the
+        successes (or the failures, when are_successes is False); None without pairs."""
         packed = [sum(take(weights)) for weights in self.words]
         if not are_successes:
             packed = [total - part for total, part in zip(self.totals, packed)]
-        twice_u = packed[0] & self.rank_mask
-        pairs = 0
+        per_set = []
         mask = self.count_mask
-        for word, shift, size in self.fields:
-            count = (packed[word] >> shift) & mask
-            twice_u -= count * (count + 1)
-            pairs += count * (size - count)
-        if pairs == 0:
-            return None
-        return (twice_u if twice_u >= pairs else 2 * pairs - twice_u) / (2 * pairs)
+        for fields in self.set_fields:
+            correction = pairs = 0
+            for word, shift, size in fields:
+                count = (packed[word] >> shift) & mask
+                correction += count * (count + 1)
+                pairs += count * (size - count)
+            per_set.append((correction, pairs))
+        aucs = []
+        for (word, shift), row_set in zip(self.slots, self.feature_set):
+            correction, pairs = per_set[row_set]
+            if pairs == 0:
+                aucs.append(None)
+                continue
+            twice_u = ((packed[word] >> shift) & self.rank_mask) - correction
+            aucs.append((twice_u if twice_u >= pairs else 2 * pairs - twice_u) / (2 * pairs))
+        return aucs
 
 
-def null_maxima(null_features, draws):
+def null_maxima(family, draws):
     """Family maximum of better-direction AUCs under each draw.
 
     `draws` yields (row indices, True if they are the successes, False if the
@@ -904,13 +922,8 @@ def null_maxima(null_features, draws):
     """
     maxima = []
     for picked, are_successes in draws:
-        take = picker(picked)
-        best = 0.0
-        for feature in null_features:
-            value = feature.best_auc(take, are_successes)
-            if value is not None and value > best:
-                best = value
-        maxima.append(best)
+        aucs = family.best_aucs(picker(picked), are_successes)
+        maxima.append(max((a for a in aucs if a is not None), default=0.0))
     return maxima
 
 
@@ -998,11 +1011,16 @@ class BootstrapSweep:
         self.tied_low = picker(low[i] for i in tied)
         self.tied_high = picker(high[i] for i in tied)
 
-    def pair_count(self, weights):
+    def success_weights(self, weights):
+        """The successes' weights in this sweep's order (the same for every score list
+        on the same rows, so sweeps on those rows can share them)."""
+        return self.succ_weights(weights)
+
+    def pair_count(self, weights, success_weights=None):
         """Return weighted (2U, pairs) when task t counts weights[t] times."""
-        cumulative = [0]
-        cumulative.extend(itertools.accumulate(self.fail_weights(weights)))
-        success_weights = self.succ_weights(weights)
+        cumulative = list(itertools.accumulate(self.fail_weights(weights), initial=0))
+        if success_weights is None:
+            success_weights = self.succ_weights(weights)
         # Credit 2 per failure strictly below a success, 1 per tied failure.
         twice_u = 2 * sum(map(operator.mul, success_weights, self.below(cumulative)))
         twice_u += sum(map(operator.mul, self.tied_successes(success_weights),
@@ -1027,9 +1045,10 @@ def cluster_weights(rng, n_tasks):
 def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
     """Resample tasks `boot` times; return per pair the sorted differences and skips.
 
-    `pairs_of_sweeps` is [(feature sweep, baseline sweep)], both already oriented in
-    their observed directions; a baseline sweep shared by several features is
-    computed once per resample.
+    `pairs_of_sweeps` is [(feature sweep, baseline sweep)], both on the same rows
+    (so their successes come in the same order) and oriented in their observed
+    directions; a baseline sweep shared by several features is computed once per
+    resample.
     """
     differences = [[] for _ in pairs_of_sweeps]
     skipped = [0] * len(pairs_of_sweeps)
@@ -1037,13 +1056,14 @@ def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
         weights = cluster_weights(rng, n_tasks)
         cache = {}
         for index, (feature, baseline) in enumerate(pairs_of_sweeps):
-            twice_u, pairs = feature.pair_count(weights)
+            if id(baseline) not in cache:
+                shared = baseline.success_weights(weights)
+                cache[id(baseline)] = shared, baseline.pair_count(weights, shared)
+            shared, (base_twice_u, base_pairs) = cache[id(baseline)]
+            twice_u, pairs = feature.pair_count(weights, shared)
             if pairs == 0:
                 skipped[index] += 1
                 continue
-            if id(baseline) not in cache:
-                cache[id(baseline)] = baseline.pair_count(weights)
-            base_twice_u, base_pairs = cache[id(baseline)]
             differences[index].append(twice_u / (2 * pairs) - base_twice_u / (2 * base_pairs))
     return [sorted(d) for d in differences], skipped
 
@@ -1139,9 +1159,9 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
             "within_task_auc": within, "within_task_pairs": within_pairs, "flags": flags})
 
     rng_null = random.Random(f"{seed}:family-null")
-    null_features = [NullFeature(values_of[f["name"]], strata_codes, len(strata_levels) or 1)
-                     for f in features]
-    maxima = null_maxima(null_features, shuffled_draws(
+    null_family = NullFamily([values_of[f["name"]] for f in features], strata_codes,
+                             len(strata_levels) or 1)
+    maxima = null_maxima(null_family, shuffled_draws(
         labels, permute, strata_codes, task_codes, perms, rng_null)) if features else []
     ordered_maxima = sorted(maxima)
 
