@@ -789,6 +789,8 @@ def find_degenerate(candidates, labels, baseline, strata):
             reason = f"constant ({int(value) if value.is_integer() else value}) on {where}"
         elif successes in (0, len(defined)):
             reason = f"one outcome class on its {len(defined)} defined rows"
+        elif strata is not None and pair_count(values, labels, strata, defined)[1] == 0:
+            reason = "no stratum holds both outcomes on its defined rows"
         elif tuple(values) == outcome_values or tuple(
                 None if v is None else 1.0 - v for v in values) == outcome_values:
             reason = "equals the outcome on every row"
@@ -1103,6 +1105,9 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     everyone = range(n)
 
     base_u, base_pairs = pair_count(baseline, labels, groups)
+    if base_pairs == 0:
+        raise InputError("no stratum holds both a success and a failure, so no "
+                         "within-stratum AUC exists; drop --strata or choose another column")
     base_auc, base_direction = better_direction(base_u, base_pairs)
     base_pooled = better_direction(*pair_count(baseline, labels))[0]
     family_names, degenerate = find_degenerate(candidates, labels,
