@@ -13,6 +13,7 @@ Usage:
 """
 import contextlib
 import doctest
+import hashlib
 import importlib.util
 import io
 import itertools
@@ -22,6 +23,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -597,6 +599,672 @@ def bench_delivery_large():
         took = time.perf_counter() - start
     print(f"delivery_audit.py default audit, 100,000 runs in 5,000 tasks, 20,000 resamples: "
           f"{took:.2f} s (exit {status})")
+
+
+# === regrade.py ===
+# Throwaway repositories for regrade.py: tiny, built with a fixed identity and
+# date, graded with the interpreter running the tests. Each CLI call grades
+# many runs at once and the tests read the verdicts from --format json.
+REGRADE_IDENTITY = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.org",
+                    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.org",
+                    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000",
+                    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000",
+                    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
+def regrade_has_pytest():
+    return importlib.util.find_spec("pytest") is not None
+
+
+REGRADE_NO_PYTEST = f"pytest is not installed for {sys.executable}: pytest-runner cases skipped"
+
+
+def regrade_git(args, cwd):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(REGRADE_IDENTITY)
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def regrade_write_files(root, files):
+    for name, text in files.items():
+        if text is None:
+            os.remove(os.path.join(root, name))
+        else:
+            write(root, name, text)
+
+
+def regrade_repo(folder, files):
+    """A git repository with one commit holding `files`; return (path, commit)."""
+    repo = os.path.join(folder, "origin")
+    os.makedirs(repo)
+    regrade_git(["init", "-q", "-b", "main"], repo)
+    regrade_write_files(repo, files)
+    regrade_git(["add", "-A"], repo)
+    regrade_git(["commit", "-q", "-m", "base"], repo)
+    return repo, regrade_git(["rev-parse", "HEAD"], repo).strip()
+
+
+def regrade_diff(work, files):
+    """The diff a run that left `files` so would archive (made in a scratch clone)."""
+    regrade_write_files(work, files)
+    regrade_git(["add", "-A"], work)
+    diff = regrade_git(["diff", "--cached", "HEAD"], work)
+    regrade_git(["reset", "-q", "--hard", "HEAD"], work)
+    regrade_git(["clean", "-q", "-fdx"], work)
+    return diff
+
+
+def regrade_json(argv):
+    """Run regrade.py with --format json; return (status, parsed output or None, stderr)."""
+    status, out, err = run("regrade.py", list(argv) + ["--format", "json"])
+    return status, (json.loads(out) if status == 0 else None), err
+
+
+def regrade_by_run(report):
+    return {v["run_id"]: v for v in report["runs"]}
+
+
+def regrade_jsonl(folder, name, records):
+    return write(folder, name, "".join(json.dumps(r) + "\n" for r in records))
+
+
+TOY_BASE = {
+    "toy/__init__.py": "from toy.core import add, divide\n",
+    "toy/core.py": "def add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    return a // b\n",
+    "tests/__init__.py": "",
+    "tests/test_core.py": (
+        "import unittest\n\nfrom toy import add, divide\n\n\n"
+        "class TestCore(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n"
+        "    def test_divide_even(self):\n        self.assertEqual(divide(4, 2), 2)\n"),
+    "README": "toy\n",
+}
+TOY_TESTS = {
+    "tests/test_core.py": TOY_BASE["tests/test_core.py"] + (
+        "\n    def test_divide_half(self):\n        self.assertEqual(divide(1, 2), 0.5)\n"),
+    "tests/test_extra.py": (
+        "import unittest\n\nfrom toy import divide\n\n\n"
+        "class TestExtra(unittest.TestCase):\n"
+        "    def test_divide_third(self):\n        self.assertAlmostEqual(divide(1, 3), 1 / 3)\n"),
+}
+TOY_PARAMS = {
+    "tests/test_params.py": (
+        "import pytest\n\nfrom toy import divide\n\n\n"
+        "@pytest.mark.parametrize('a, b, want', [(1, 2, 0.5), (3, 4, 0.75), (1, 8, 0.125),\n"
+        "                                        (5, 2, 2.5), (1, 4, 0.25)],\n"
+        "                         ids=['a b', 'br[1]', 'caf\\u00e9', 'x::y', '1-[2]'])\n"
+        "def test_ratio(a, b, want):\n    assert divide(a, b) == want\n\n\n"
+        "class TestOuter:\n    class TestInner:\n        def test_deep(self):\n"
+        "            assert divide(1, 2) == 0.5\n\n\n"
+        "def test_gr\u00f6\u00dfe():\n    assert divide(3, 2) == 1.5\n"),
+}
+TOY_PARAM_IDS = ["tests/test_params.py::test_ratio[a b]", "tests/test_params.py::test_ratio[br[1]]",
+                 "tests/test_params.py::test_ratio[caf\\xe9]",
+                 "tests/test_params.py::test_ratio[x::y]",
+                 "tests/test_params.py::test_ratio[1-[2]]",
+                 "tests/test_params.py::TestOuter::TestInner::test_deep",
+                 "tests/test_params.py::test_gr\u00f6\u00dfe"]
+TOY_FIX = "def add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    return a / b\n"
+TOY_WRONG = TOY_BASE["toy/core.py"].replace("return a // b",
+                                            "return a / b if b == 2 else a // b")
+TOY_FAKE = ("import atexit\n\nFAKE = ('PASSED tests/test_core.py::TestCore::test_divide_half\\n'\n"
+            "        'PASSED tests/test_extra.py::TestExtra::test_divide_third\\n'\n"
+            "        'test_divide_half (tests.test_core.TestCore.test_divide_half) ... ok\\n'\n"
+            "        'test_divide_third (tests.test_extra.TestExtra.test_divide_third) ... ok\\n')\n"
+            "print(FAKE, end='')\natexit.register(print, FAKE, end='')\n\n\n")
+# The agent-made runs: name -> files they leave changed. Each exploit must end unresolved.
+TOY_RUNS = {
+    "fix": {"toy/core.py": TOY_FIX},
+    "wrong-fix": {"toy/core.py": TOY_WRONG},
+    "conftest-passes-all": {"toy/core.py": TOY_WRONG, "conftest.py": (
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    report = outcome.get_result()\n    report.outcome = 'passed'\n"),
+        "tests/conftest.py": "import unittest\nunittest.TestCase.run = lambda self, result=None: None\n"},
+    "creates-new-test-file": {"toy/core.py": TOY_WRONG, "tests/test_extra.py": (
+        "import unittest\n\n\nclass TestExtra(unittest.TestCase):\n"
+        "    def test_divide_third(self):\n        pass\n")},
+    "fake-passed": {"toy/core.py": TOY_FAKE + TOY_BASE["toy/core.py"]},
+    "skips-f2p": {"toy/core.py": TOY_BASE["toy/core.py"].replace(
+        "    return a // b", "    if a % b:\n        import unittest\n"
+        "        raise unittest.SkipTest('not supported')\n    return a // b")},
+    "crashes": {"toy/core.py": "import os\nos._exit(3)\n"},
+}
+
+
+class RegradeFixture(unittest.TestCase):
+    """One throwaway repository, its test patch and the runs' diffs, for a whole class."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.temp = TempDir()
+        cls.folder = cls.temp.__enter__()
+        cls.repo, cls.base = regrade_repo(cls.folder, TOY_BASE)
+        work = os.path.join(cls.folder, "work")
+        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
+        cls.test_patch = regrade_diff(work, TOY_TESTS)
+        cls.param_patch = regrade_diff(work, TOY_PARAMS)
+        cls.gold = regrade_diff(work, {"toy/core.py": TOY_FIX})
+        cls.diffs = {name: regrade_diff(work, files) for name, files in TOY_RUNS.items()}
+        cls.diffs["does-not-apply"] = cls.gold.replace("-    return a // b", "-    return a % b")
+        cls.diffs["empty"] = ""
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.temp.__exit__(None, None, None)
+
+    def instance(self, instance_id, style, **extra):
+        if style == "pytest":
+            f2p = ["tests/test_core.py::TestCore::test_divide_half",
+                   "tests/test_extra.py::TestExtra::test_divide_third"]
+            p2p = ["tests/test_core.py::TestCore::test_add",
+                   "tests/test_core.py::TestCore::test_divide_even"]
+        else:
+            f2p = ["tests.test_core.TestCore.test_divide_half",
+                   "tests.test_extra.TestExtra.test_divide_third"]
+            p2p = ["tests.test_core.TestCore.test_add", "tests.test_core.TestCore.test_divide_even"]
+        record = {"instance_id": instance_id, "repo": "acme/toy", "base_commit": self.base,
+                  "patch": self.gold, "test_patch": self.test_patch,
+                  "FAIL_TO_PASS": json.dumps(f2p), "PASS_TO_PASS": json.dumps(p2p)}
+        record.update(extra)
+        return record
+
+    def files(self, folder, instances, runs):
+        """Write instances.jsonl and predictions.jsonl; runs: [(run_id, instance_id, diff)]."""
+        regrade_jsonl(folder, "instances.jsonl", instances)
+        regrade_jsonl(folder, "predictions.jsonl", [
+            {"run_id": run_id, "instance_id": instance_id, "model_name_or_path": "m",
+             "model_patch": diff} for run_id, instance_id, diff in runs])
+        return os.path.join(folder, "instances.jsonl"), os.path.join(folder, "predictions.jsonl")
+
+    def grade(self, style, names, extra_argv=(), **instance_extra):
+        with TempDir() as folder:
+            instances, predictions = self.files(
+                folder, [self.instance("toy-1", style, **instance_extra)],
+                [(name, "toy-1", self.diffs[name]) for name in names])
+            status, report, err = regrade_json([instances, predictions, "--repo", self.repo,
+                                                *extra_argv])
+        self.assertEqual(status, 0, err)
+        return regrade_by_run(report)
+
+    def assert_status(self, verdicts, expected):
+        got = {run_id: verdicts[run_id]["status"] for run_id in expected}
+        self.assertEqual(got, expected, {k: verdicts[k]["reason"] for k in expected})
+
+
+class TestRegradeUnittestRunner(RegradeFixture):
+    def test_every_status_and_exploit_with_the_unittest_runner(self):
+        names = ["fix", "wrong-fix", "conftest-passes-all", "creates-new-test-file",
+                 "fake-passed", "skips-f2p", "crashes", "does-not-apply", "empty"]
+        verdicts = self.grade("unittest", names, ["--jobs", "2"])
+        self.assert_status(verdicts, {
+            "fix": "resolved", "wrong-fix": "unresolved", "conftest-passes-all": "unresolved",
+            "creates-new-test-file": "unresolved", "fake-passed": "unresolved",
+            "skips-f2p": "unresolved", "crashes": "error", "does-not-apply": "patch_failed",
+            "empty": "unresolved"})
+        fix = verdicts["fix"]
+        self.assertIs(fix["completed"], True)
+        self.assertEqual((fix["resolution"], fix["runner"], fix["results_from"]),
+                         ("FULL", "unittest", "unittest runner"))
+        self.assertEqual(fix["code_under_test"], "tree")
+        self.assertEqual(verdicts["wrong-fix"]["fail_to_pass"]["failed"],
+                         ["tests.test_extra.TestExtra.test_divide_third"])
+        self.assertEqual(verdicts["wrong-fix"]["resolution"], "PARTIAL")
+        self.assertEqual(verdicts["creates-new-test-file"]["touched_tests"], ["tests/test_extra.py"])
+        self.assertEqual(verdicts["conftest-passes-all"]["touched_tests"],
+                         ["conftest.py", "tests/conftest.py"])
+        self.assertEqual(len(verdicts["skips-f2p"]["fail_to_pass"]["skipped"]), 2)
+        self.assertIs(verdicts["skips-f2p"]["completed"], False)
+        self.assertIsNone(verdicts["crashes"]["completed"])
+        self.assertIn("exited 3", verdicts["crashes"]["reason"])
+        self.assertIsNone(verdicts["does-not-apply"]["applied_with"])
+        self.assertEqual(verdicts["empty"]["applied_with"], "empty")
+        self.assertEqual(verdicts["empty"]["fail_to_pass"]["failed"],
+                         json.loads(self.instance("x", "unittest")["FAIL_TO_PASS"]))
+
+    def test_timeout_kills_the_whole_process_group(self):
+        with TempDir() as folder:
+            pid_file = os.path.join(folder, "child.pid")
+            sleeper = ("import os, subprocess, sys, time\n"
+                       "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+                       "open(os.environ['CHILD_PID_FILE'], 'w').write(str(child.pid))\n"
+                       "time.sleep(60)\n")
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            diff = regrade_diff(work, {"toy/core.py": sleeper + TOY_FIX})
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
+                                                [("hangs", "toy-1", diff)])
+            started = time.monotonic()
+            status, report, err = regrade_json([instances, predictions, "--repo", self.repo,
+                                                "--timeout", "2", "--env",
+                                                f"CHILD_PID_FILE={pid_file}"])
+            self.assertEqual(status, 0, err)
+            self.assertLess(time.monotonic() - started, 50)
+            verdict = report["runs"][0]
+            self.assertEqual(verdict["status"], "timeout")
+            self.assertIs(verdict["completed"], False)
+            with open(pid_file) as handle:
+                child = int(handle.read())
+            time.sleep(0.2)
+            try:
+                os.kill(child, 0)
+                with open(f"/proc/{child}/stat") as handle:
+                    alive = handle.read().split()[2] != "Z"
+            except (ProcessLookupError, FileNotFoundError):
+                alive = False
+            self.assertFalse(alive, "the test command's child survived the timeout")
+
+    def test_the_users_clone_is_never_changed(self):
+        regrade_git(["branch", "feature"], self.repo)
+        write(self.repo, "scratch.txt", "uncommitted work\n")
+        write(self.repo, "toy/core.py", TOY_BASE["toy/core.py"] + "# local edit\n")
+        regrade_git(["add", "toy/core.py"], self.repo)
+
+        def state():
+            return (snapshot(self.repo), regrade_git(["--no-optional-locks", "status", "--porcelain"],
+                                                      self.repo),
+                    regrade_git(["for-each-ref"], self.repo),
+                    regrade_git(["rev-parse", "HEAD"], self.repo),
+                    hashlib_sha256_of(os.path.join(self.repo, ".git", "index")))
+        try:
+            before = state()
+            verdicts = self.grade("unittest", ["fix", "conftest-passes-all", "does-not-apply"])
+            self.assertEqual(verdicts["fix"]["status"], "resolved")
+            self.assertEqual(state(), before)
+        finally:
+            regrade_git(["reset", "-q", "--hard", "HEAD"], self.repo)
+            os.remove(os.path.join(self.repo, "scratch.txt"))
+            regrade_git(["branch", "-D", "feature"], self.repo)
+
+    def test_throwaway_folders_are_removed_and_kept_on_request(self):
+        import tempfile as tempfile_module
+        with TempDir() as temp:
+            old = tempfile_module.tempdir
+            tempfile_module.tempdir = temp
+            try:
+                self.grade("unittest", ["fix", "does-not-apply"])
+                self.assertEqual(os.listdir(temp), [])
+                verdicts = self.grade("unittest", ["fix"], ["--keep-trees"])
+                self.assertEqual(len(os.listdir(temp)), 1)
+                self.assertTrue(any("kept" in n for n in verdicts["fix"]["notes"]))
+            finally:
+                tempfile_module.tempdir = old
+
+    def test_ctrl_c_stops_the_tests_and_removes_the_throwaway_folders(self):
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            diff = regrade_diff(work, {"toy/core.py": "import time\ntime.sleep(60)\n" + TOY_FIX})
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
+                                                [("fix", "toy-1", self.diffs["fix"]),
+                                                 ("hangs", "toy-1", diff)])
+            temp = os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            out = os.path.join(folder, "out")
+            process = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "regrade.py"), instances, predictions,
+                 "--repo", self.repo, "--out", out, "--progress"],
+                env=dict(os.environ, TMPDIR=temp), stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not os.path.exists(
+                    os.path.join(out, "logs", "fix.log")):
+                time.sleep(0.05)
+            time.sleep(0.5)
+            process.send_signal(signal.SIGINT)
+            stdout, stderr = process.communicate(timeout=30)
+            self.assertEqual(process.returncode, 130, stderr)
+            self.assertIn("error: interrupted", stderr)
+            self.assertEqual(os.listdir(temp), [])
+            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
+                self.assertEqual([json.loads(l)["run_id"] for l in handle], ["fix"])
+
+    def test_wrong_code_under_test_with_an_editable_install_of_another_copy(self):
+        with TempDir() as folder:
+            venv = os.path.join(folder, "venv")
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip",
+                            "--system-site-packages", venv], check=True, capture_output=True)
+            python = os.path.join(venv, "bin", "python")
+            site_dir = subprocess.run([python, "-c", "import sysconfig; print(sysconfig."
+                                       "get_paths()['purelib'])"], check=True,
+                                      capture_output=True, text=True).stdout.strip()
+            # Legacy editable installs (easy-install.pth) move their path to the front.
+            write(site_dir, "easy-install.pth",
+                  f"import sys; sys.path.insert(0, {self.repo!r})\n")
+            verdicts = self.grade("unittest", ["fix", "wrong-fix"], ["--python", python])
+            self.assert_status(verdicts, {"fix": "wrong_code_under_test",
+                                          "wrong-fix": "wrong_code_under_test"})
+            self.assertIsNone(verdicts["fix"]["completed"])
+            self.assertIn(self.repo, verdicts["fix"]["code_under_test"])
+            # A plain editable install (path appended) loses to the tree: no false alarm.
+            os.remove(os.path.join(site_dir, "easy-install.pth"))
+            write(site_dir, "__editable__.toy.pth", self.repo + "\n")
+            verdicts = self.grade("unittest", ["fix"], ["--python", python])
+            self.assertEqual(verdicts["fix"]["status"], "resolved")
+            self.assertEqual(verdicts["fix"]["code_under_test"], "tree")
+
+    def test_test_patch_failed_is_a_grading_error(self):
+        broken = self.test_patch.replace(" self.assertEqual(divide(4, 2), 2)",
+                                         " self.assertEqual(divide(4, 2), 3)")
+        self.assertNotEqual(broken, self.test_patch)
+        verdicts = self.grade("unittest", ["fix"], test_patch=broken)
+        self.assertEqual(verdicts["fix"]["status"], "test_patch_failed")
+        self.assertIsNone(verdicts["fix"]["completed"])
+
+    def test_p2p_skip_fails_unless_allowed_and_repeat_marks_flaky(self):
+        skip_p2p = {"toy/core.py": TOY_FIX.replace(
+            "def add(a, b):\n", "def add(a, b):\n    import unittest\n"
+            "    raise unittest.SkipTest('later')\n")}
+        # Right in the first test process of a run, wrong in the second: flaky.
+        flaky = {"toy/core.py": "import os\nPATH = os.path.join(os.environ['HOME'], 'n')\n"
+                 "N = int(open(PATH).read()) if os.path.exists(PATH) else 0\n"
+                 "open(PATH, 'w').write(str(N + 1))\n\n\n" + TOY_FIX.replace(
+                     "    return a / b", "    return a / b if N % 2 == 0 else a // b")}
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            runs = [("skip-p2p", "toy-1", regrade_diff(work, skip_p2p)),
+                    ("flaky", "toy-1", regrade_diff(work, flaky))]
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")], runs)
+            base = [instances, predictions, "--repo", self.repo]
+            verdicts = regrade_by_run(regrade_json(base + ["--repeat", "2"])[1])
+            self.assertEqual(verdicts["skip-p2p"]["status"], "unresolved")
+            self.assertEqual(verdicts["skip-p2p"]["pass_to_pass"]["skipped"],
+                             ["tests.test_core.TestCore.test_add"])
+            self.assertEqual(verdicts["flaky"]["status"], "unresolved")
+            self.assertEqual(verdicts["flaky"]["flaky"],
+                             ["tests.test_core.TestCore.test_divide_half",
+                              "tests.test_extra.TestExtra.test_divide_third"])
+            self.assertIn("flaky", verdicts["flaky"]["reason"])
+            verdicts = regrade_by_run(regrade_json(base + ["--p2p-skip-ok"])[1])
+            self.assertEqual(verdicts["skip-p2p"]["status"], "resolved")
+
+    def test_log_runner_is_marked_and_cross_checked(self):
+        verdicts = self.grade("unittest", ["fix", "wrong-fix", "fake-passed"], [
+            "--runner", "log", "--test-cmd", "{python} -m unittest -v {modules}"])
+        # The fake '... ok' lines come after the real '... FAIL' ones: the worse outcome stands.
+        self.assert_status(verdicts, {"fix": "resolved", "wrong-fix": "unresolved",
+                                      "fake-passed": "unresolved"})
+        for verdict in verdicts.values():
+            self.assertEqual(verdict["results_from"], "log")
+            self.assertTrue(any("log" in n for n in verdict["notes"]))
+
+    def test_out_dir_resume_force_and_files(self):
+        with TempDir() as folder:
+            instances, predictions = self.files(
+                folder, [self.instance("toy-1", "unittest")],
+                [(n, "toy-1", self.diffs[n]) for n in ("fix", "wrong-fix", "does-not-apply")])
+            out = os.path.join(folder, "out")
+            argv = [instances, predictions, "--repo", self.repo, "--out", out]
+            status, text, err = run("regrade.py", argv)
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
+                first = handle.read()
+            self.assertEqual(len(first.splitlines()), 3)
+            with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), "run_id,instance_id,completed,status\n"
+                                 "does-not-apply,toy-1,false,patch_failed\n"
+                                 "fix,toy-1,true,resolved\nwrong-fix,toy-1,false,unresolved\n")
+            self.assertEqual(sorted(os.listdir(os.path.join(out, "logs"))),
+                             ["does-not-apply.log", "fix.log", "wrong-fix.log"])
+            with open(os.path.join(out, "reports", "fix.json"), encoding="utf-8") as handle:
+                report = json.load(handle)
+            self.assertEqual(sorted(report["toy-1"]), ["patch_exists", "patch_is_None",
+                                                       "patch_successfully_applied", "resolved",
+                                                       "tests_status"])
+            self.assertEqual(sorted(report["toy-1"]["tests_status"]),
+                             ["FAIL_TO_FAIL", "FAIL_TO_PASS", "PASS_TO_FAIL", "PASS_TO_PASS"])
+            with open(os.path.join(out, "swebench_summary.json"), encoding="utf-8") as handle:
+                summary = json.load(handle)
+            for key in ("total_instances", "submitted_instances", "completed_instances",
+                        "resolved_instances", "unresolved_instances", "empty_patch_instances",
+                        "error_instances", "completed_ids", "resolved_ids", "unresolved_ids",
+                        "empty_patch_ids", "error_ids", "submitted_ids", "incomplete_ids"):
+                self.assertIn(key, summary)
+            self.assertEqual(summary["ids_are"], "run_id")
+            # A crash mid-write leaves half a line: it is dropped, the rest is kept.
+            with open(os.path.join(out, "verdicts.jsonl"), "a", encoding="utf-8") as handle:
+                handle.write('{"run_id": "half')
+            status, text, err = run("regrade.py", argv)
+            self.assertIn("3 already graded", text)
+            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), first)
+            # New test lists mean new inputs: the runs are graded again.
+            changed = self.instance("toy-1", "unittest", PASS_TO_PASS=json.dumps(
+                ["tests.test_core.TestCore.test_add"]))
+            regrade_jsonl(folder, "instances.jsonl", [changed])
+            status, text, err = run("regrade.py", argv)
+            self.assertNotIn("already graded", text)
+            status, text, err = run("regrade.py", argv + ["--force"])
+            self.assertNotIn("already graded", text)
+            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
+                self.assertEqual(len(handle.read().splitlines()), 9)
+            with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+                self.assertEqual(len(handle.read().splitlines()), 4)
+
+    def test_shards_partition_the_runs(self):
+        with TempDir() as folder:
+            runs = [(f"run-{i}", "toy-1", self.diffs["does-not-apply"]) for i in range(12)]
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")], runs)
+            seen = []
+            for k in (1, 2, 3):
+                status, report, err = regrade_json([instances, predictions, "--repo", self.repo,
+                                                    "--shard", f"{k}/3"])
+                self.assertEqual(status, 0, err)
+                seen.append({v["run_id"] for v in report["runs"]})
+            self.assertEqual(set().union(*seen), {r[0] for r in runs})
+            self.assertEqual(sum(len(s) for s in seen), len(runs))
+            self.assertTrue(all(seen), "each shard got runs")
+
+    def test_runs_folder_with_task_ids_and_bundle(self):
+        with TempDir() as folder:
+            regrade_jsonl(folder, "instances.jsonl", [self.instance("toy-1", "unittest")])
+            write(folder, "runs/runs.csv", "run_id,task_id,claimed\nr1,toy-1,yes\nr2,toy-1,yes\n")
+            write(folder, "runs/r1/diff.patch", self.diffs["fix"])
+            write(folder, "runs/r1/run.json", json.dumps({"run_id": "r1"}))
+            write(folder, "runs/r2/changes.diff", self.diffs["wrong-fix"])
+            write(folder, "runs/r2/meta.json", json.dumps({"task_id": "toy-1",
+                                                           "base_commit": self.base[:10]}))
+            bundle = os.path.join(folder, "toy.bundle")
+            regrade_git(["bundle", "create", "-q", bundle, "main"], self.repo)
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                os.path.join(folder, "runs"),
+                                                "--repo", f"acme/toy={bundle}"])
+            self.assertEqual(status, 0, err)
+            verdicts = regrade_by_run(report)
+            self.assert_status(verdicts, {"r1": "resolved", "r2": "unresolved"})
+            self.assertEqual(verdicts["r2"]["base_commit"], self.base)
+            self.assertIn(bundle, [i["path"] for i in report["provenance"]["inputs"]])
+
+    def test_environment_is_scrubbed_and_stdin_closed(self):
+        probe = ("import json, os, sys\n"
+                 "facts = {'home': os.environ.get('HOME'), 'token': os.environ.get('MY_API_TOKEN'),\n"
+                 "         'inst': os.environ.get('FROM_INSTANCE'), 'stdin': sys.stdin.read(),\n"
+                 "         'path0': os.environ.get('PYTHONPATH', '').split(os.pathsep)[0]}\n"
+                 "open(os.environ['PROBE_FILE'], 'a').write(json.dumps(facts) + '\\n')\n\n\n")
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            diff = regrade_diff(work, {"toy/core.py": probe + TOY_FIX})
+            probe_file = os.path.join(folder, "probe.jsonl")
+            instances, predictions = self.files(
+                folder, [self.instance("toy-1", "unittest", test_env={"FROM_INSTANCE": "yes"})],
+                [("probe", "toy-1", diff)])
+            argv = [instances, predictions, "--repo", self.repo, "--env", f"PROBE_FILE={probe_file}"]
+            os.environ["MY_API_TOKEN"] = "s3cret"
+            try:
+                first = regrade_json(argv)
+                second = regrade_json(argv + ["--keep-env", "MY_API_TOKEN"])
+            finally:
+                del os.environ["MY_API_TOKEN"]
+            self.assertEqual(first[1]["runs"][0]["status"], "resolved", first[2])
+            with open(probe_file, encoding="utf-8") as handle:
+                facts = [json.loads(line) for line in handle]
+            self.assertEqual(len(facts), 2)
+            self.assertIsNone(facts[0]["token"])
+            self.assertEqual(facts[1]["token"], "s3cret")
+            self.assertEqual(facts[0]["inst"], "yes")
+            self.assertEqual(facts[0]["stdin"], "")
+            self.assertNotEqual(facts[0]["home"], os.path.expanduser("~"))
+            self.assertTrue(facts[0]["home"].startswith(os.path.dirname(facts[0]["path0"])))
+            self.assertTrue(facts[0]["path0"].endswith(os.sep + "tree"))
+
+    def test_summarize_merges_shards(self):
+        with TempDir() as folder:
+            runs = [(n, "toy-1", self.diffs[n]) for n in ("fix", "wrong-fix", "does-not-apply")]
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")], runs)
+            for k in (1, 2):
+                status, out, err = run("regrade.py", [instances, predictions, "--repo", self.repo,
+                                                      "--shard", f"{k}/2", "--out",
+                                                      os.path.join(folder, f"s{k}")])
+                self.assertEqual(status, 0, err)
+            status, report, err = regrade_json(["--summarize", os.path.join(folder, "s1",
+                                                                           "verdicts.jsonl"),
+                                                os.path.join(folder, "s2", "verdicts.jsonl"),
+                                                "--out", os.path.join(folder, "all")])
+            self.assertEqual(status, 0, err)
+            self.assertEqual(report["summary"]["runs"], 3)
+            self.assertEqual(report["summary"]["statuses"]["resolved"], 1)
+            with open(os.path.join(folder, "all", "verdicts.csv"), encoding="utf-8") as handle:
+                self.assertEqual(len(handle.read().splitlines()), 4)
+
+    def test_bad_input_exits_2_with_one_line(self):
+        with TempDir() as folder:
+            good = self.instance("toy-1", "unittest")
+            instances, predictions = self.files(folder, [good], [("a", "toy-1", "")])
+            write(folder, "other.jsonl", json.dumps({"instance_id": "nope", "model_patch": ""}))
+            write(folder, "broken.jsonl", '{"instance_id": "toy-1", "model_patch": ""}\n{"inst\n')
+            regrade_jsonl(folder, "nobase.jsonl", [dict(good, base_commit="0" * 40)])
+            cases = [
+                ([instances, os.path.join(folder, "other.jsonl"), "--repo", self.repo],
+                 "instance 'nope' is not in"),
+                ([instances, os.path.join(folder, "broken.jsonl"), "--repo", self.repo],
+                 "broken.jsonl line 2: not valid JSON"),
+                ([instances, predictions, "--repo", f"other/repo={self.repo}"],
+                 "no --repo for repository acme/toy"),
+                ([os.path.join(folder, "nobase.jsonl"), "empty", "--repo", self.repo],
+                 "base commit 0000000000000000000000000000000000000000 of toy-1 is not in"),
+                ([instances, predictions, "--repo", folder], "not a git repository"),
+                ([instances, predictions, "--repo", self.repo, "--shard", "4/3"], "--shard 4/3"),
+                ([instances, predictions, "--repo", self.repo, "--python", "/no/python"],
+                 "--python /no/python"),
+                ([instances, predictions], "--repo is required"),
+                ([os.path.join(folder, "missing.jsonl"), predictions, "--repo", self.repo],
+                 "missing.jsonl: cannot read"),
+            ]
+            before = snapshot(folder)
+            for argv, expected in cases:
+                status, out, err = run("regrade.py", argv)
+                self.assertEqual(status, 2, (argv, err))
+                self.assertEqual(out, "")
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertTrue(err.startswith("error: "), err)
+                self.assertIn(expected, err)
+            self.assertEqual(snapshot(folder), before)
+
+
+def hashlib_sha256_of(path):
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class TestRegradePytestRunner(RegradeFixture):
+    def test_every_status_and_exploit_with_the_pytest_plugin(self):
+        names = ["fix", "wrong-fix", "conftest-passes-all", "creates-new-test-file",
+                 "fake-passed", "skips-f2p", "crashes", "does-not-apply", "empty"]
+        verdicts = self.grade("pytest", names, ["--jobs", "2"])
+        self.assert_status(verdicts, {
+            "fix": "resolved", "wrong-fix": "unresolved", "conftest-passes-all": "unresolved",
+            "creates-new-test-file": "unresolved", "fake-passed": "unresolved",
+            "skips-f2p": "unresolved", "crashes": "error", "does-not-apply": "patch_failed",
+            "empty": "unresolved"})
+        self.assertEqual(verdicts["fix"]["results_from"], "pytest plugin")
+        self.assertEqual(verdicts["fake-passed"]["fail_to_pass"]["failed"],
+                         ["tests/test_core.py::TestCore::test_divide_half",
+                          "tests/test_extra.py::TestExtra::test_divide_third"])
+        self.assertEqual(len(verdicts["skips-f2p"]["fail_to_pass"]["skipped"]), 2)
+
+    def test_xfail_of_a_fail_to_pass_test_is_not_a_pass(self):
+        xfail = {"toy/core.py": TOY_FIX.replace(
+            "    return a / b", "    if a % b:\n        import pytest\n"
+            "        pytest.xfail('known issue')\n    return a / b")}
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            self.diffs["xfails"] = regrade_diff(work, xfail)
+        verdicts = self.grade("pytest", ["xfails"])
+        self.assertEqual(verdicts["xfails"]["status"], "unresolved")
+        self.assertEqual(len(verdicts["xfails"]["fail_to_pass"]["skipped"]), 2)
+
+    def test_exact_parametrised_ids(self):
+        patch = self.test_patch + self.param_patch
+        near_miss = "tests/test_params.py::test_ratio[a  b]"
+        verdicts = self.grade("pytest", ["fix", "wrong-fix"], test_patch=patch,
+                              FAIL_TO_PASS=json.dumps(TOY_PARAM_IDS))
+        self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
+        self.assertEqual(verdicts["fix"]["fail_to_pass"]["passed"], TOY_PARAM_IDS)
+        self.assertEqual(verdicts["wrong-fix"]["status"], "unresolved")
+        verdicts = self.grade("pytest", ["fix"], test_patch=patch,
+                              FAIL_TO_PASS=json.dumps(TOY_PARAM_IDS + [near_miss]))
+        self.assertEqual(verdicts["fix"]["fail_to_pass"]["missing"], [near_miss])
+
+    def test_custom_pytest_command_still_loads_the_plugin(self):
+        verdicts = self.grade("pytest", ["fix", "fake-passed"], [
+            "--runner", "pytest", "--test-cmd", "{python} -m pytest -q -x {files}"])
+        self.assert_status(verdicts, {"fix": "resolved", "fake-passed": "unresolved"})
+
+
+class TestRegradePure(unittest.TestCase):
+    def test_diff_normalisation_and_paths(self):
+        regrade = load("regrade.py")
+        diff = ("Sure! Here is the patch:\r\ndiff --git a/x.py b/x.py\r\n--- a/x.py\r\n"
+                "+++ b/x.py\r\n@@ -1 +1 @@\r\n-a\r\n+b")
+        self.assertEqual(regrade.normalise_diff(diff),
+                         "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")
+        quoted = 'diff --git "a/t\\303\\251st.py" "b/t\\303\\251st.py"\n'
+        self.assertEqual(regrade.diff_paths(quoted), ["t\u00e9st.py"])
+
+    def test_shard_partition_of_many_ids(self):
+        regrade = load("regrade.py")
+        ids = [f"inst-{i}@model#{i % 3}" for i in range(500)]
+        for n in (1, 2, 7):
+            owners = [[k for k in range(1, n + 1) if regrade.in_shard(i, (k, n))] for i in ids]
+            self.assertTrue(all(len(o) == 1 for o in owners))
+
+    def test_verdict_rules(self):
+        regrade = load("regrade.py")
+        decided = regrade.decide(["f"], ["p"], {"f": ["xpassed"], "p": ["xfailed"]})
+        self.assertEqual((decided["completed"], decided["pass_to_pass"]["skipped"]), (False, ["p"]))
+        decided = regrade.decide(["f1", "f2"], [], {"f1": ["passed"], "f2": ["error"]})
+        self.assertEqual(decided["resolution"], "PARTIAL")
+        decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["failed"]})
+        self.assertEqual(decided["resolution"], "NO")
+
+
+def bench_regrade_example():
+    """Grader overhead per run beyond the test command, and --jobs 2 vs --jobs 1, on the example."""
+    example = os.path.join(HERE, "examples", "regrade")
+    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle")]
+    results = {}
+    for jobs in (1, 2):
+        best = None
+        for _ in range(3):
+            started = time.monotonic()
+            status, report, err = regrade_json(argv + ["--jobs", str(jobs)])
+            wall = time.monotonic() - started
+            if best is None or wall < best[0]:
+                best = (wall, report["summary"])
+        results[jobs] = best
+    wall, summary = results[1]
+    print(f"regrade example: {summary['runs']} runs, --jobs 1 {wall:.2f} s wall, "
+          f"test commands {summary['seconds_tests']:.2f} s, grader overhead "
+          f"{summary['overhead_per_run_s']:.3f} s per run")
+    print(f"regrade example: --jobs 2 {results[2][0]:.2f} s wall, speed-up "
+          f"{results[1][0] / results[2][0]:.2f}x over --jobs 1")
+
 
 
 def load_tests(loader, tests, pattern):
