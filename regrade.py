@@ -2055,14 +2055,15 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     rows += [[f"resolution {k}", str(v)] for k, v in summary["resolutions"].items()]
     lines.append(render_table(["status", "runs"], rows, style))
     lines.append("")
-    headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS",
-               "applied with", "touched tests"] + (["test s", "total s"] if timings else [])
+    # Which patch method applied, and which runs touched tests, are listed
+    # below the table, so it stays within 100 columns.
+    headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS"] + (
+        ["test s", "total s"] if timings else [])
     rows = []
     for v in sorted(verdicts, key=lambda v: v["run_id"]):
         row = [v["run_id"], v["instance_id"], v["status"], v["resolution"],
                share(v["fail_to_pass"], bool(v["tests_status"])),
-               share(v["pass_to_pass"], bool(v["tests_status"])), v["applied_with"] or "-",
-               str(len(v["touched_tests"]))]
+               share(v["pass_to_pass"], bool(v["tests_status"]))]
         rows.append(row + ([fmt(v["test_s"], 2), fmt(v["duration_s"], 2)] if timings else []))
     lines.append(render_table(headers, rows, style))
     reasons = [(v["run_id"], v["reason"]) for v in sorted(verdicts, key=lambda v: v["run_id"])
@@ -2075,6 +2076,10 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     lines.append(f"runs that touched tests (reset before grading): "
                  f"{', '.join(summary['touched_tests']) or 'none'}")
     lines.append(f"runs with flaky tests: {', '.join(summary['flaky']) or 'none'}")
+    fallbacks = [f"{v['run_id']} ({v['applied_with']})"
+                 for v in sorted(verdicts, key=lambda v: v["run_id"])
+                 if v["applied_with"] not in (None, "git apply")]
+    lines.append(f"diffs applied only by a fallback: {', '.join(fallbacks) or 'none'}")
     if summary["from_log"]:
         lines.append(f"results read from logs, not structured records: "
                      f"{', '.join(summary['from_log'])}")
