@@ -115,6 +115,8 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 """
 import bisect
 import itertools
+import math
+import os
 import operator
 import random
 import statistics
@@ -132,6 +134,8 @@ TASK_NAMES = ("task_id", "instance_id", "task")
 RUN_ID_NAMES = ("run_id", "id", "run")
 ID_LIKE_NAMES = frozenset({"id", "run", "task", "replicate", "rep", "seed", "index", "row"})
 HISTOGRAM_BINS = 50          # bins of the family-maximum null over [0.5, 1.0]
+CHUNKS = 8                   # shuffles and resamples are drawn in this many seeded chunks
+PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth forking for
 
 # === Shared helpers ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
@@ -1067,7 +1071,72 @@ def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
                 skipped[index] += 1
                 continue
             differences[index].append(twice_u / (2 * pairs) - base_twice_u / (2 * base_pairs))
-    return [sorted(d) for d in differences], skipped
+    return differences, skipped
+
+
+# --- shuffles and resamples run in fixed, separately seeded chunks ---
+# The chunks are the same whether they run here or in forked worker processes, so
+# the output never depends on how many cores did the work.
+_SHARED = {}     # the prepared family and sweeps, inherited by forked workers
+
+
+def chunk_sizes(total, chunks=CHUNKS):
+    """Split `total` draws into at most `chunks` near-equal, non-empty chunks.
+
+    >>> chunk_sizes(2000), chunk_sizes(3)
+    ([250, 250, 250, 250, 250, 250, 250, 250], [1, 1, 1])
+    """
+    base, extra = divmod(total, chunks)
+    return [size for size in (base + (i < extra) for i in range(chunks)) if size]
+
+
+def run_chunk(job):
+    """Run one chunk of shuffles ('null') or bootstrap resamples ('boot')."""
+    kind, index, size, seed = job
+    shared = _SHARED
+    rng = random.Random(f"{seed}:{kind}:{index}")
+    if kind == "null":
+        return null_maxima(shared["family"], shuffled_draws(
+            shared["labels"], shared["permute"], shared["strata_codes"],
+            shared["task_codes"], size, rng))
+    return bootstrap_differences(shared["sweeps"], shared["n_clusters"], size, rng)
+
+
+def resample_in_chunks(shared, perms, boot, seed, parallel):
+    """Null family maxima, sorted bootstrap differences per feature, and skip counts.
+
+    With `parallel`, the chunks are spread over forked processes (one per available
+    core) where the platform can fork; elsewhere they run here, with the same result.
+    """
+    jobs = [("null", i, size, seed) for i, size in enumerate(chunk_sizes(perms))]
+    jobs += [("boot", i, size, seed) for i, size in enumerate(chunk_sizes(boot))]
+    _SHARED.clear()
+    _SHARED.update(shared)
+    try:
+        results = None
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+            (os.cpu_count() or 1)
+        if parallel and cores > 1:
+            import multiprocessing
+            if "fork" in multiprocessing.get_all_start_methods():
+                context = multiprocessing.get_context("fork")
+                with context.Pool(min(cores, len(jobs))) as pool:
+                    results = pool.map(run_chunk, jobs, chunksize=1)
+        if results is None:
+            results = [run_chunk(job) for job in jobs]
+    finally:
+        _SHARED.clear()
+    maxima = []
+    differences = [[] for _ in shared["sweeps"]]
+    skipped = [0] * len(shared["sweeps"])
+    for job, result in zip(jobs, results):
+        if job[0] == "null":
+            maxima.extend(result)
+        else:
+            for index, (diffs, skips) in enumerate(zip(*result)):
+                differences[index].extend(diffs)
+                skipped[index] += skips
+    return maxima, [sorted(d) for d in differences], skipped
 
 
 def codes_of(values):
@@ -1163,18 +1232,19 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
             "delong_p": delong_p(scores, base_scores, labels, groups, rows),
             "within_task_auc": within, "within_task_pairs": within_pairs, "flags": flags})
 
-    rng_null = random.Random(f"{seed}:family-null")
     null_family = NullFamily([values_of[f["name"]] for f in features], strata_codes,
                              len(strata_levels) or 1)
-    maxima = null_maxima(null_family, shuffled_draws(
-        labels, permute, strata_codes, task_codes, perms, rng_null)) if features else []
+    work = n * max(1, len(features)) * (perms + boot)
+    maxima, differences, skipped = resample_in_chunks(
+        {"family": null_family, "labels": labels, "permute": permute,
+         "strata_codes": strata_codes, "task_codes": task_codes, "sweeps": sweeps,
+         "n_clusters": n_clusters}, perms if features else 0, boot, seed,
+        parallel=work >= PARALLEL_WORK)
     ordered_maxima = sorted(maxima)
 
     def adjusted(value):
         return adjusted_p(value, ordered_maxima)
 
-    rng_boot = random.Random(f"{seed}:cluster-bootstrap")
-    differences, skipped = bootstrap_differences(sweeps, n_clusters, boot, rng_boot)
     low, high = (1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2
     for feature, diffs, skips in zip(features, differences, skipped):
         feature["adjusted_p"] = adjusted(feature["auc"]) if maxima else None
