@@ -1013,6 +1013,10 @@ class BootstrapSweep:
         self.fail_weights = picker(fail_tasks)
         self.succ_weights = picker(succ_tasks)
         self.below = picker(low)
+        # Few ties (continuous scores): add the tied credit for those successes only.
+        # Mostly ties (counts): read both ends for every success instead.
+        self.mostly_tied = 2 * len(tied) > len(low)
+        self.below_or_tied = picker(high)
         self.tied_successes = picker(tied)
         self.tied_low = picker(low[i] for i in tied)
         self.tied_high = picker(high[i] for i in tied)
@@ -1022,21 +1026,31 @@ class BootstrapSweep:
         on the same rows, so sweeps on those rows can share them)."""
         return self.succ_weights(weights)
 
-    def pair_count(self, weights, success_weights=None):
+    def stratum_successes(self, success_weights):
+        """Total success weight in each stratum (shared like the success weights)."""
+        return [sum(success_weights[first:last]) for first, last, _, _ in self.bounds]
+
+    def pair_count(self, weights, success_weights=None, stratum_successes=None):
         """Return weighted (2U, pairs) when task t counts weights[t] times."""
         cumulative = list(itertools.accumulate(self.fail_weights(weights), initial=0))
         if success_weights is None:
             success_weights = self.succ_weights(weights)
+        if stratum_successes is None:
+            stratum_successes = self.stratum_successes(success_weights)
         # Credit 2 per failure strictly below a success, 1 per tied failure.
-        twice_u = 2 * sum(map(operator.mul, success_weights, self.below(cumulative)))
-        twice_u += sum(map(operator.mul, self.tied_successes(success_weights),
-                           map(operator.sub, self.tied_high(cumulative),
-                               self.tied_low(cumulative))))
+        if self.mostly_tied:
+            twice_u = sum(map(operator.mul, success_weights, self.below(cumulative)))
+            twice_u += sum(map(operator.mul, success_weights,
+                               self.below_or_tied(cumulative)))
+        else:
+            twice_u = 2 * sum(map(operator.mul, success_weights, self.below(cumulative)))
+            twice_u += sum(map(operator.mul, self.tied_successes(success_weights),
+                               map(operator.sub, self.tied_high(cumulative),
+                                   self.tied_low(cumulative))))
         pairs = 0
-        for first, last, start, end in self.bounds:
-            stratum_successes = sum(success_weights[first:last])
-            twice_u -= 2 * stratum_successes * cumulative[start]
-            pairs += stratum_successes * (cumulative[end] - cumulative[start])
+        for (_, _, start, end), successes in zip(self.bounds, stratum_successes):
+            twice_u -= 2 * successes * cumulative[start]
+            pairs += successes * (cumulative[end] - cumulative[start])
         return twice_u, pairs
 
 
@@ -1064,9 +1078,10 @@ def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
         for index, (feature, baseline) in enumerate(pairs_of_sweeps):
             if id(baseline) not in cache:
                 shared = baseline.success_weights(weights)
-                cache[id(baseline)] = shared, baseline.pair_count(weights, shared)
-            shared, (base_twice_u, base_pairs) = cache[id(baseline)]
-            twice_u, pairs = feature.pair_count(weights, shared)
+                sums = baseline.stratum_successes(shared)
+                cache[id(baseline)] = shared, sums, baseline.pair_count(weights, shared, sums)
+            shared, sums, (base_twice_u, base_pairs) = cache[id(baseline)]
+            twice_u, pairs = feature.pair_count(weights, shared, sums)
             if pairs == 0:
                 skipped[index] += 1
                 continue
