@@ -102,6 +102,7 @@ DEFAULT_SEED = 20260801
 DEFAULT_BOOT = 20000
 CONFIDENCE = 0.95
 BOOT_CHUNK = 1000          # resamples per independently seeded chunk
+FEW_CLUSTERS = 10          # fewer clusters than this: bootstrap intervals are rough
 CLAIM_COLUMNS = ("claimed", "claim")
 VERIFIED_COLUMNS = ("verified", "completed", "resolved", "gt_completed")
 TASK_COLUMNS = ("task_id", "instance_id", "task")
@@ -624,13 +625,16 @@ def proportion(k, n, why_undefined=""):
 
 
 def cohen_kappa(tp, fp, fn, tn):
-    """Cohen's kappa for claim vs verified, exactly; None where chance agreement is 1.
+    """Cohen's kappa for claim vs verified, exactly; None with one outcome class.
+
+    As a measure of what the claim says about success it needs both verified
+    and failed runs; with claims all alike (and both outcomes) it is 0.
 
     >>> round(cohen_kappa(46, 22, 3, 1), 4)
     -0.0227
     """
     n = tp + fp + fn + tn
-    if n == 0:
+    if n == 0 or tp + fn in (0, n):
         return None
     observed = Fraction(tp + tn, n)
     chance = Fraction((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn), n * n)
@@ -721,7 +725,7 @@ FIELDS = ("tp", "fp", "fn", "tn", "eq_verified", "eq_failed")
 FIELD_BITS = 40            # room for 10^12 runs in each packed count
 
 
-RATE_NAMES = ("delivery_rate", "false_completion_rate", "inflation", "completion_rate",
+RATE_NAMES = ("delivery_rate", "false_completion_rate", "completion_rate",
               "sensitivity", "specificity", "claim_auc", "kappa")
 
 
@@ -734,7 +738,6 @@ def rates(tp, fp, fn, tn):
     return {
         "delivery_rate": tp / claims if claims else None,
         "false_completion_rate": fp / claims if claims else None,
-        "inflation": claims / tp if tp else None,
         "completion_rate": verified / n if n else None,
         "sensitivity": sensitivity,
         "specificity": specificity,
@@ -747,7 +750,7 @@ def kappa_float(tp, fp, fn, tn):
     """Cohen's kappa in floats, for the bootstrap's many resamples; None if undefined."""
     n = tp + fp + fn + tn
     chance = (tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)
-    if n == 0 or chance == n * n:
+    if n == 0 or tp + fn in (0, n) or chance == n * n:
         return None
     return ((tp + tn) * n - chance) / (n * n - chance)
 
@@ -829,14 +832,6 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
         "sensitivity": proportion(tp, verified, "no run was verified complete"),
         "specificity": proportion(tn, failed, "no run failed verification"),
     }
-    r = figures["delivery_rate"]
-    figures["inflation"] = {
-        "value": 1 / r["value"] if r["value"] else None,
-        "ci": [1 / r["ci"][1] if r["ci"][1] else None,
-               1 / r["ci"][0] if r["ci"][0] else None],
-    }
-    if r["value"] == 0:
-        figures["inflation"]["undefined"] = "no claim was verified"
     sensitivity, specificity = figures["sensitivity"]["value"], figures["specificity"]["value"]
     figures["claim_auc"] = {"value": (sensitivity + specificity) / 2
                             if verified and failed else None}
@@ -844,7 +839,7 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
         figures["claim_auc"]["undefined"] = "needs both verified and failed runs"
     figures["kappa"] = {"value": cohen_kappa(tp, fp, fn, tn), "ci": [None, None]}
     if figures["kappa"]["value"] is None:
-        figures["kappa"]["undefined"] = "claims or outcomes all the same"
+        figures["kappa"]["undefined"] = "needs both verified and failed runs"
     figures["fisher_p"] = fisher_exact(tp, fp, fn, tn)
     if bootstrap:
         for name, interval in bootstrap.items():
@@ -853,7 +848,22 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
             target[key] = interval["ci"]
             if interval["skipped"]:
                 target["cluster_resamples_skipped"] = interval["skipped"]
+    r = figures["delivery_rate"]
+    figures["inflation"] = {"value": inverse(r["value"]),
+                            "ci": [inverse(r["ci"][1]), inverse(r["ci"][0])]}
+    if "ci_cluster" in r:
+        figures["inflation"]["ci_cluster"] = [inverse(r["ci_cluster"][1]),
+                                              inverse(r["ci_cluster"][0])]
+    if r["value"] is None:
+        figures["inflation"]["undefined"] = r["undefined"]
     return figures
+
+
+def inverse(rate):
+    """1/r for the inflation: infinite where r is 0 (no claim verified), None if undefined."""
+    if rate is None:
+        return None
+    return math.inf if rate == 0 else 1 / rate
 
 
 def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jobs=1):
@@ -879,7 +889,7 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
     tp, fp, fn, tn = (counts[k] for k in ("tp", "fp", "fn", "tn"))
     equivocal = counts["eq_verified"] + counts["eq_failed"]
     bootstrap = None
-    if boot and checked:
+    if boot and len(per_task) >= 2:
         cluster_counts = [tuple(c[f] for f in FIELDS) for _, c in sorted(per_task.items())]
         if jobs == 0:       # automatic: a second process only where it pays for itself
             jobs = min(2, os.cpu_count() or 1) if boot * len(cluster_counts) >= 10 ** 7 else 1
@@ -893,7 +903,8 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
                    "equivocal_verified": counts["eq_verified"],
                    "equivocal_failed": counts["eq_failed"],
                    "claims": tp + fp, "verified": tp + fn, "runs": len(checked)},
-        "boot": boot,
+        "boot": boot if len(per_task) >= 2 else 0,
+        "n_clusters": len(per_task),
     }
     result.update(table_figures(tp, fp, fn, tn, bootstrap and bootstrap["headline"]))
     eq_table = as_claims(tp, fp, fn, tn, counts["eq_verified"], counts["eq_failed"])
@@ -906,27 +917,36 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
         result["conditions"] = condition_tables(checked)
         result.update(mcnemar_pairs(checked))
     if any(r.get("cost") is not None for r in runs):
-        result["cost"] = cost_figures(checked)
+        result["cost"] = cost_figures(runs)
     result["verdict"] = verdict_sentences(result)
     return result
 
 
 def sampling_projection(runs, checked, delivery_rate):
-    """Project the checked claims' delivery rate onto every claim."""
+    """Project the checked claims' delivery rate onto the unchecked claims.
+
+    Expected verified deliveries = deliveries already verified + r x unchecked
+    claims, with r's exact interval carried through the same sum.
+    """
     claims = sum(1 for r in runs if r["claim"] is True)
     checked_claims = sum(1 for r in checked if r["claim"] is True)
+    seen = sum(1 for r in checked if r["claim"] is True and r["verified"])
+    unchecked_claims = claims - checked_claims
     value, (low, high) = delivery_rate["value"], delivery_rate["ci"]
+
+    def project(rate):
+        return None if rate is None else seen + rate * unchecked_claims
+    expected = [project(value), project(low), project(high)]
     return {
         "runs_checked": len(checked),
         "runs_unchecked": len(runs) - len(checked),
         "claims": claims,
         "claims_checked": checked_claims,
-        "expected_verified_deliveries": {
-            "value": value * claims if value is not None else None,
-            "ci": [low * claims if low is not None else None,
-                   high * claims if high is not None else None]},
-        "inflation": {"value": 1 / value if value else None,
-                      "ci": [1 / high if high else None, 1 / low if low else None]},
+        "verified_deliveries_seen": seen,
+        "expected_verified_deliveries": {"value": expected[0], "ci": expected[1:]},
+        "inflation": {"value": claims / expected[0] if expected[0] else None,
+                      "ci": [claims / expected[2] if expected[2] else None,
+                             claims / expected[1] if expected[1] else None]},
     }
 
 
@@ -949,9 +969,14 @@ def condition_tables(checked):
 def mcnemar_pairs(checked):
     """Pair runs of the same task and replicate across each two conditions."""
     conditions = sorted({r["condition"] for r in checked}, key=str)
-    by_key = {}
+    by_key, first_run = {}, {}
     for run in checked:
-        by_key[(run["condition"], run["task"], run["replicate"])] = run["verified"]
+        key = (run["condition"], run["task"], run["replicate"])
+        if key in by_key:
+            raise InputError(f"runs {first_run[key]} and {run['run_id']} are both replicate "
+                             f"{run['replicate']!r} of task {run['task']!r} in condition "
+                             f"{run['condition']!r}: McNemar pairs need one run each")
+        by_key[key], first_run[key] = run["verified"], run["run_id"]
     results = []
     for i, first in enumerate(conditions):
         for second in conditions[i + 1:]:
@@ -971,21 +996,30 @@ def mcnemar_pairs(checked):
     return out
 
 
-def cost_figures(checked):
-    """Spend per run, per claim, per verified delivery, and on false claims."""
-    priced = [r for r in checked if r.get("cost") is not None]
+def cost_figures(runs):
+    """Spend in all, per run and per claim; per verified delivery on the verified runs.
+
+    In sampling mode the total covers every priced run, while the figures that
+    need a verdict (per verified delivery or completion, spent on false claims)
+    read the verified runs only, and say so.
+    """
+    priced = [r for r in runs if r.get("cost") is not None]
+    checked = [r for r in priced if r["verified"] is not None]
     total = math.fsum(r["cost"] for r in priced)
+    checked_total = math.fsum(r["cost"] for r in checked)
     claims = sum(1 for r in priced if r["claim"] is True)
-    delivered = sum(1 for r in priced if r["claim"] is True and r["verified"])
-    completed = sum(1 for r in priced if r["verified"])
+    delivered = sum(1 for r in checked if r["claim"] is True and r["verified"])
+    completed = sum(1 for r in checked if r["verified"])
     return {
         "runs_priced": len(priced),
+        "runs_priced_and_verified": len(checked),
         "total": total,
         "per_run": total / len(priced) if priced else None,
         "per_claim": total / claims if claims else None,
-        "per_verified_completion": total / completed if completed else None,
-        "per_verified_delivery": total / delivered if delivered else None,
-        "spent_on_false_claims": math.fsum(r["cost"] for r in priced
+        "total_verified_runs": checked_total,
+        "per_verified_completion": checked_total / completed if completed else None,
+        "per_verified_delivery": checked_total / delivered if delivered else None,
+        "spent_on_false_claims": math.fsum(r["cost"] for r in checked
                                            if r["claim"] is True and not r["verified"]),
     }
 
@@ -1024,49 +1058,86 @@ def criteria_summary(rows, run_ids):
     """
     verdicts = {}
     for run_id, criterion, passed in rows:
-        verdicts.setdefault(criterion, {})[run_id] = passed
+        by_run = verdicts.setdefault(criterion, {})
+        if by_run.get(run_id, passed) != passed:
+            raise InputError(f"criteria: run {run_id!r} has two verdicts for criterion "
+                             f"{criterion!r}")
+        by_run[run_id] = passed
+    unknown = sorted({r for r, _, _ in rows} - set(run_ids))
+    if unknown:
+        raise InputError(f"criteria: {len(unknown)} run id(s) not in the runs table: "
+                         f"{', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''}")
     constant = sorted(c for c, by_run in verdicts.items() if len(set(by_run.values())) == 1)
     varying = set(verdicts) - set(constant)
     per_run = {}
     for criterion in varying:
         for run_id, passed in verdicts[criterion].items():
             per_run.setdefault(run_id, set()).add(passed)
-    unknown = sorted({r for r, _, _ in rows} - set(run_ids))
     return {"criteria": len(verdicts), "never_vary": len(constant),
             "runs_with_varying_criteria": len(per_run),
-            "runs_where_varying_criteria_agree": sum(1 for v in per_run.values() if len(v) == 1),
-            "unknown_runs": unknown}
+            "runs_where_varying_criteria_agree": sum(1 for v in per_run.values() if len(v) == 1)}
 
 
 def verdict_sentences(result):
-    """The closing verdict in plain words, read off the computed figures."""
+    """The closing verdict in plain words, read off the computed figures.
+
+    The claim is called informative only when Fisher's exact test rejects
+    independence (p < 0.05) and kappa's cluster interval, where there is one,
+    excludes 0 on the same side.
+    """
     sentences = []
-    kappa, auc = result["kappa"], result["claim_auc"]["value"]
+    kappa, auc, fisher_p = result["kappa"], result["claim_auc"]["value"], result["fisher_p"]
     low, high = kappa["ci"]
     if kappa["value"] is None:
-        sentences.append(f"Cohen's kappa is undefined ({kappa.get('undefined')}), so the "
-                         "claim's information about success cannot be measured here.")
+        sentences.append(f"Cohen's kappa is undefined ({kappa.get('undefined')}), so what "
+                         "the claim says about success cannot be measured here.")
     else:
-        excludes_zero = low is not None and (low > 0 or high < 0)
-        informative = excludes_zero and kappa["value"] > 0 and (auc or 0) > 0.5
-        sentences.append(
-            ("The claim carries information about success" if informative else
-             "The claim carries no usable information about success") +
-            f": kappa {fmt(kappa['value'])} {fmt_ci(kappa['ci'])} "
-            f"{'excludes' if excludes_zero else 'includes'} 0, and read as a detector "
-            f"it scores AUC {fmt(auc)}"
-            + (" (0.5 is chance)." if auc is not None else "."))
+        interval = (f"kappa {fmt(kappa['value'])} {fmt_ci(kappa['ci'])}" if low is not None
+                    else f"kappa {fmt(kappa['value'])} (no cluster interval)")
+        above = fisher_p < 0.05 and kappa["value"] > 0 and (low is None or low > 0)
+        below = fisher_p < 0.05 and kappa["value"] < 0 and (high is None or high < 0)
+        evidence = f"{interval}, Fisher p {fmt_p(fisher_p)}, claim AUC {fmt(auc)}"
+        if above:
+            sentences.append(f"The claim carries information about success ({evidence}).")
+        elif below:
+            sentences.append(f"The claim carries information in the wrong direction: claims "
+                             f"are more common on runs that failed ({evidence}).")
+        else:
+            sentences.append(f"The claim carries no usable information about success "
+                             f"({evidence}; AUC 0.5 is chance).")
+    if result["n_clusters"] < FEW_CLUSTERS:
+        sentences.append(f"Only {plural(result['n_clusters'], 'cluster')}: bootstrap intervals "
+                         "are rough or absent; lean on the exact intervals.")
     c = result["counts"]
     if c["claims"] and c["tp"]:
         sentences.append(
-            f"Paying per claim bills {c['claims']} claims for {c['tp']} verified "
-            f"deliveries: {fmt(result['inflation']['value'])} claims per delivery, so "
+            f"Paying per claim bills {plural(c['claims'], 'claim')} for "
+            f"{plural(c['tp'], 'verified delivery', 'verified deliveries')}: "
+            f"{fmt(result['inflation']['value'])} claims per delivery, so "
             f"{fmt(100 * result['false_completion_rate']['value'], 1)}% of a per-claim "
             f"bill pays for completions that did not happen.")
     elif c["claims"]:
-        sentences.append(f"None of the {c['claims']} claims was verified: paying per claim "
-                         "pays entirely for completions that did not happen.")
+        sentences.append(f"None of the {plural(c['claims'], 'claim')} was verified: paying "
+                         "per claim pays entirely for completions that did not happen.")
     return sentences
+
+
+def plural(count, noun, nouns=None):
+    """'1 task', '2 tasks'.
+
+    >>> plural(1, "task"), plural(3, "task"), plural(2, "delivery", "deliveries")
+    ('1 task', '3 tasks', '2 deliveries')
+    """
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def fmt_p(p):
+    """A p-value to 3 decimals, or '<0.001' rather than a misleading 0.000.
+
+    >>> fmt_p(1.0), fmt_p(0.0123), fmt_p(1.9e-9)
+    ('1.000', '0.012', '<0.001')
+    """
+    return "<0.001" if p is not None and p < 0.0005 else fmt(p)
 
 
 # === Input ===
@@ -1095,6 +1166,8 @@ def read_runs(table, args, verdicts=None):
     task_col = table.column(args.task, flag="--task", candidates=TASK_COLUMNS,
                             required=bool(args.task))
     raters = [c.strip() for c in args.raters.split(",")] if args.raters else []
+    if args.raters and len(raters) < 2:
+        raise InputError("--raters: name at least two rater columns, e.g. a,b,c")
     for rater in raters:
         table.column(rater, flag="--raters")
     claim_col = table.column(args.claim, flag="--claim", candidates=CLAIM_COLUMNS,
@@ -1133,6 +1206,8 @@ def read_runs(table, args, verdicts=None):
                                else parse_bool(cell, table.where(i, verified_col)))
         if condition_col:
             run["condition"] = row[condition_col].strip()
+            if not run["condition"]:
+                raise InputError(f"{table.where(i, condition_col)}: empty condition")
         if replicate_col:
             run["replicate"] = row[replicate_col].strip()
         if cost_col:
@@ -1231,12 +1306,9 @@ FIGURE_ROWS = (
 
 def figure_cells(figure, name):
     """value, exact interval, cluster interval cells for one figure."""
-    value = fmt(figure["value"])
-    if figure["value"] is None and figure.get("undefined"):
-        value = f"undefined: {figure['undefined']}"
     exact = fmt_ci(figure.get("ci")) if name != "kappa" else ""
     cluster = fmt_ci(figure.get("ci" if name == "kappa" else "ci_cluster"))
-    return [value, exact, cluster]
+    return [fmt(figure["value"]), exact, cluster]
 
 
 def render(result, style, source):
@@ -1262,25 +1334,35 @@ def render(result, style, source):
     cluster_name = "task" if result["clusters"] == "tasks" else "run"
     out += ["", sub("The claim as evidence of delivery"), ""]
     rows = [[label] + figure_cells(result[name], name) for name, label in FIGURE_ROWS]
-    rows.append(["Fisher exact p (two-sided)", fmt(result["fisher_p"]), "", ""])
+    rows.append(["Fisher exact p (two-sided)", fmt_p(result["fisher_p"]), "", ""])
     out.append(render_table(["figure", "value", "95% exact",
                              f"95% {cluster_name} bootstrap"], rows, style))
     out.append("")
-    out.append(f"Bootstrap: {result['boot']} resamples of whole {cluster_name}s; Cohen's "
-               f"kappa has only the bootstrap interval.")
+    for name, label in FIGURE_ROWS:
+        if result[name].get("undefined"):
+            name_only = label.split(" (")[0]
+            out.append(f"{name_only[0].upper() + name_only[1:]} is undefined: "
+                       f"{result[name]['undefined']}.")
+    if result["boot"]:
+        out.append(f"Bootstrap: {result['boot']} resamples of whole {cluster_name}s; Cohen's "
+                   f"kappa has only the bootstrap interval."
+                   + (" Fewer than 1,000 resamples: the intervals are rough."
+                      if result["boot"] < 1000 else ""))
+    else:
+        out.append("No bootstrap (--boot 0, or fewer than two clusters to resample).")
     skipped = [f"{label.split(' (')[0]} {result[name]['cluster_resamples_skipped']}"
                for name, label in FIGURE_ROWS if result[name].get("cluster_resamples_skipped")]
     if skipped:
         out.append(f"Resamples skipped where a figure was undefined: {', '.join(skipped)}.")
     eq = result["equivocal_as_claims"]
-    out += ["", sub(f"If the {c['equivocal']} equivocal messages counted as claims"), ""]
+    out += ["", sub(f"If the equivocal messages ({c['equivocal']}) counted as claims"), ""]
     changes = []
     for name, label in FIGURE_ROWS:
         before, after = result[name]["value"], eq[name]["value"]
         if fmt(before) != fmt(after):
             changes.append([label, fmt(before), fmt(after)])
-    if fmt(result["fisher_p"]) != fmt(eq["fisher_p"]):
-        changes.append(["Fisher exact p", fmt(result["fisher_p"]), fmt(eq["fisher_p"])])
+    if fmt_p(result["fisher_p"]) != fmt_p(eq["fisher_p"]):
+        changes.append(["Fisher exact p", fmt_p(result["fisher_p"]), fmt_p(eq["fisher_p"])])
     if c["equivocal"] == 0:
         out.append("No message was equivocal: nothing changes.")
     elif changes:
@@ -1295,17 +1377,20 @@ def render(result, style, source):
         s = result["sampling"]
         out += ["", sub("Sampling mode: projected onto every claim"), ""]
         out.append(f"Only {s['runs_checked']} of {s['runs_checked'] + s['runs_unchecked']} "
-                   f"runs were verified ({s['claims_checked']} of {s['claims']} claims); "
-                   f"every figure above is computed on the verified runs.")
+                   f"runs were verified ({s['claims_checked']} of "
+                   f"{plural(s['claims'], 'claim')}); every figure above is computed on the "
+                   f"verified runs.")
         if result.get("grading_errors"):
             out.append("Runs the grader could not verify (left out, not counted as failures): "
                        + ", ".join(f"{status} {count}" for status, count
                                    in result["grading_errors"].items()) + ".")
-        out.append(f"Expected verified deliveries among all {s['claims']} claims: "
+        out.append(f"Expected verified deliveries among all {plural(s['claims'], 'claim')}: "
+                   f"{s['verified_deliveries_seen']} verified plus r times the "
+                   f"{s['claims'] - s['claims_checked']} unchecked, "
                    f"{fmt(s['expected_verified_deliveries']['value'], 1)} "
                    f"{fmt_ci(s['expected_verified_deliveries']['ci'], 1)}; inflation "
                    f"{fmt(s['inflation']['value'])} {fmt_ci(s['inflation']['ci'])} "
-                   f"(exact interval of r, projected).")
+                   f"(r's exact interval, projected).")
     if "conditions" in result:
         out += ["", sub("By condition"), ""]
         out.append(render_table(
@@ -1317,10 +1402,11 @@ def render(result, style, source):
         for pair in result.get("mcnemar_pairs", []):
             first, second = pair["conditions"]
             out.append("")
-            out.append(f"McNemar, {first} vs {second}: {pair['pairs']} pairs (same task and "
-                       f"replicate), {pair['discordant']} discordant ({pair['b']} complete "
-                       f"only in {first}, {pair['c']} only in {second}); exact p "
-                       f"{fmt(pair['p'], 2)}.")
+            out.append(f"McNemar, {first} vs {second}: {plural(pair['pairs'], 'pair')} "
+                       f"(same task and replicate), {pair['discordant']} discordant "
+                       f"({pair['b']} complete only in {first}, {pair['c']} only in "
+                       f"{second}); exact p "
+                       f"{fmt(pair['p'], 2) if pair['p'] >= 0.01 else fmt_p(pair['p'])}.")
     if "raters" in result:
         r = result["raters"]
         out += ["", sub("Raters"), ""]
@@ -1331,7 +1417,8 @@ def render(result, style, source):
     if "criteria" in result:
         k = result["criteria"]
         out += ["", sub("Criteria"), ""]
-        out.append(f"{k['criteria']} criteria, {k['never_vary']} never vary. In "
+        out.append(f"{plural(k['criteria'], 'criterion', 'criteria')}, {k['never_vary']} "
+                   f"never vary. In "
                    f"{k['runs_where_varying_criteria_agree']} of "
                    f"{k['runs_with_varying_criteria']} runs the criteria that vary share one "
                    f"verdict: criterion-level results there are the run-level result "
@@ -1339,19 +1426,22 @@ def render(result, style, source):
     if "cost" in result:
         k = result["cost"]
         out += ["", sub("Cost"), ""]
+        sampled = k["runs_priced_and_verified"] < k["runs_priced"]
+        note = " (verified runs only)" if sampled else ""
         out.append(render_table(["", "amount"], [
             ["total", fmt(k["total"], 2)], ["per run", fmt(k["per_run"], 2)],
             ["per claim (what per-claim billing charges)", fmt(k["per_claim"], 2)],
-            ["per verified delivery", fmt(k["per_verified_delivery"], 2)],
-            ["per verified completion (any claim)", fmt(k["per_verified_completion"], 2)],
-            ["spent on runs whose claim was false", fmt(k["spent_on_false_claims"], 2)]],
-            style))
+            ["per verified delivery" + note, fmt(k["per_verified_delivery"], 2)],
+            ["per verified completion, any claim" + note,
+             fmt(k["per_verified_completion"], 2)],
+            ["spent on runs whose claim was false" + note,
+             fmt(k["spent_on_false_claims"], 2)]], style))
     out += ["", sub("Verdict"), ""]
     out += result["verdict"]
     out += ["", render_provenance(result["provenance"], style)]
-    if style == "text":
-        out = [line if line.startswith((" ", "-", "=")) or "  " in line
-               else textwrap.fill(line, 100) for line in out]
+    if style == "text":       # wrap prose; tables, headings and the footer stay as they are
+        out = [line if "\n" in line or line.startswith((" ", "-", "=")) or "  " in line
+               else textwrap.fill(line, 100, break_on_hyphens=False) for line in out]
     return "\n".join(out) + "\n"
 
 

@@ -455,16 +455,19 @@ class TestDeliveryReport(unittest.TestCase):
                 rows, "run_id,task_id,claimed,verified,cost"))
             result = audit_json([path, "--cost", "cost", "--boot", "100"])
         cost = result["cost"]
-        self.assertEqual(cost["total"], 11.0)              # checked runs only
-        self.assertEqual(cost["per_verified_delivery"], 11.0 / 2)
+        self.assertEqual(cost["total"], 19.0)              # every priced run
+        self.assertEqual(cost["per_claim"], 19.0 / 5)
+        self.assertEqual(cost["per_verified_delivery"], 11.0 / 2)   # verified runs only
         self.assertEqual(cost["spent_on_false_claims"], 3.0)
         sampling = result["sampling"]
         self.assertEqual((sampling["runs_checked"], sampling["claims"],
-                          sampling["claims_checked"]), (4, 5, 3))
-        self.assertAlmostEqual(sampling["expected_verified_deliveries"]["value"], 5 * 2 / 3)
-        low, high = load("delivery_audit.py").clopper_pearson(2, 3)
-        self.assertAlmostEqual(sampling["expected_verified_deliveries"]["ci"][0], 5 * low)
-        self.assertAlmostEqual(sampling["expected_verified_deliveries"]["ci"][1], 5 * high)
+                          sampling["claims_checked"], sampling["verified_deliveries_seen"]),
+                         (4, 5, 3, 2))
+        # 2 deliveries seen, plus r = 2/3 of the 2 unchecked claims.
+        self.assertAlmostEqual(sampling["expected_verified_deliveries"]["value"], 2 + 2 * 2 / 3)
+        low, high = brute_force_clopper_pearson(2, 3)
+        self.assertAlmostEqual(sampling["expected_verified_deliveries"]["ci"][0], 2 + 2 * low)
+        self.assertAlmostEqual(sampling["expected_verified_deliveries"]["ci"][1], 2 + 2 * high)
 
     def test_one_class_only_says_undefined(self):
         rows = [[f"r{i}", f"t{i % 3}", "yes", "1"] for i in range(6)]
@@ -474,6 +477,69 @@ class TestDeliveryReport(unittest.TestCase):
         self.assertEqual(status, 0, err)
         self.assertIn("undefined: no run failed verification", out)
         self.assertIn("undefined: needs both verified and failed runs", out)
+
+    def test_one_task_gives_no_bootstrap_and_no_false_verdict(self):
+        rows = [["r1", "t1", "yes", "1"], ["r2", "t1", "yes", "0"], ["r3", "t1", "no", "0"],
+                ["r4", "t1", "yes", "1"]]
+        with TempDir() as folder:
+            path = write(folder, "one.csv", runs_csv(rows))
+            result = audit_json([path])
+            status, out, _ = run("delivery_audit.py", [path])
+        self.assertEqual(result["kappa"]["ci"], [None, None])
+        self.assertEqual(result["boot"], 0)
+        self.assertIn("The claim carries no usable information", out)
+        self.assertIn("Only 1 cluster", out)
+
+    def test_verdict_reads_a_negative_kappa_as_the_wrong_direction(self):
+        status, out, _ = run("delivery_audit.py", ["--counts", "tp=5,fp=40,fn=40,tn=5",
+                                                   "--boot", "500"])
+        self.assertIn("information in the wrong direction", out)
+        self.assertIn("Fisher p <0.001", out)
+
+    def test_inflation_intervals_are_r_intervals_transformed(self):
+        result = audit_json(["--counts", "tp=1,fp=9,fn=1,tn=5", "--boot", "2000"])
+        r, inflation = result["delivery_rate"], result["inflation"]
+        self.assertEqual(r["ci_cluster"][0], 0.0)
+        self.assertIsNone(inflation["ci_cluster"][1])      # infinite: JSON has no inf
+        self.assertAlmostEqual(inflation["ci_cluster"][0], 1 / r["ci_cluster"][1])
+        self.assertAlmostEqual(inflation["ci"][0], 1 / r["ci"][1])
+        status, out, _ = run("delivery_audit.py", ["--counts", "tp=1,fp=9,fn=1,tn=5"])
+        low, high = brute_force_clopper_pearson(1, 10)
+        self.assertRegex(out, rf"inflation 1/r .*10\.000\s+\[{1 / high:.3f}, {1 / low:.3f}\]"
+                              r"\s+\[3\.000, inf\]")
+
+    def test_text_fits_100_columns_and_headings_stay_apart(self):
+        outputs = [run("delivery_audit.py", argv)[1] for argv in (
+            [EXAMPLE_RUNS, "--boot", "200", "--cost", "cost_usd", "--raters",
+             "rater_a,rater_b,rater_c"], ["--counts", "tp=0,fp=5,fn=0,tn=3"],
+            ["--demo", "--boot", "0"])]
+        for out in outputs:
+            body = out.split("-- provenance --")[0]
+            self.assertEqual([l for l in body.splitlines() if len(l) > 100], [])
+        self.assertTrue(outputs[0].startswith(
+            "Delivery audit: " + os.path.join(EXAMPLE_RUNS, "runs.csv") + "\n===="))
+        self.assertIn("No bootstrap", outputs[2])
+
+    def test_inconsistent_tables_are_refused(self):
+        with TempDir() as folder:
+            pairs = write(folder, "rep.csv", "run_id,task_id,claimed,verified,condition,"
+                          "replicate\nr1,t1,yes,1,A,1\nr2,t1,yes,0,A,1\nr3,t1,no,0,B,1\n")
+            blank = write(folder, "cond.csv", "run_id,task_id,claimed,verified,condition\n"
+                          "r1,t1,yes,1,A\nr2,t1,yes,0,\n")
+            runs = write(folder, "runs.csv", runs_csv([["r1", "t1", "yes", "1"],
+                                                       ["r2", "t2", "no", "0"]]))
+            conflict = write(folder, "c1.csv", "run_id,criterion,passed\nr1,c1,1\nr1,c1,0\n")
+            unknown = write(folder, "c2.csv", "run_id,criterion,passed\nzz,c1,1\n")
+            cases = [([pairs], "runs r1 and r2 are both replicate '1' of task 't1'"),
+                     ([blank], "cond.csv row 3, column 'condition': empty condition"),
+                     ([runs, "--criteria", conflict], "run 'r1' has two verdicts"),
+                     ([runs, "--criteria", unknown], "1 run id(s) not in the runs table: zz"),
+                     ([runs, "--raters", "claimed"], "--raters: name at least two")]
+            for argv, message in cases:
+                status, out, err = run("delivery_audit.py", argv)
+                self.assertEqual((status, out), (2, ""), argv)
+                self.assertIn(message, err)
+                self.assertEqual(len(err.strip().splitlines()), 1)
 
     def test_criteria_summary_by_hand(self):
         d = load("delivery_audit.py")
