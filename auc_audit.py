@@ -97,7 +97,8 @@ Definitions (what every printed number means):
                 for "more than task difficulty". Runs alone in their task are left out.
   degenerate    left out of the family, with the reason shown: undefined on every
                 row; constant over its defined rows; one outcome class on its defined
-                rows; equal on every row to the outcome, the baseline or an earlier
+                rows (or, with --strata, in every stratum); equal on every row to the
+                outcome, the baseline or an earlier
                 column; constant within every stratum (it reproduces the strata);
                 binarised at its own best (Youden) threshold, equal to the strata or
                 to an earlier column binarised the same way.
@@ -108,6 +109,13 @@ Definitions (what every printed number means):
   flags         same_row_sign_flip: the all-rows and same-row comparisons with the
                 baseline disagree in sign (the same-row trap); within_task_reversed;
                 below_task_identity; partial_rows (undefined on some runs).
+
+Speed: each feature is ranked once; under a shuffle its AUC is a rank sum over the
+successes (several features' sums packed into one machine-word sum), and a bootstrap
+resample reuses the sorted order with a weighted prefix-sum sweep: O(n) per shuffle
+or resample, no sorting. Shuffles and resamples are drawn in 8 separately seeded
+chunks; on large tables the chunks run in forked processes, one per core, and the
+output is the same bytes either way.
 
 Defaults: --perms 2000, --boot 2000, --seed 20260801, --permute strata with --strata
 and rows without, --format text. Same input and seed give the same bytes out.
