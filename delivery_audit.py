@@ -1225,7 +1225,8 @@ def read_runs(table, args, verdicts=None):
 
 
 def read_verdicts(inputs, path):
-    """From regrade.py's verdicts: run id -> completed, and the status of each blank one.
+    """From regrade.py's verdicts: run id -> completed, the status of each blank one, and
+    run id -> instance (the task, for runs tables without a task column).
 
     A blank `completed` is a grading error (the grader could not say), so that
     run counts as unchecked rather than failed.
@@ -1235,7 +1236,8 @@ def read_verdicts(inputs, path):
     completed_col = table.column(None, flag="--verdicts outcome",
                                  candidates=VERIFIED_COLUMNS)
     status_col = table.column(None, candidates=("status",), required=False)
-    verdicts, errors = {}, {}
+    task_col = table.column(None, candidates=TASK_COLUMNS, required=False)
+    verdicts, errors, tasks = {}, {}, {}
     for i, row in enumerate(table.rows):
         run_id = row[run_id_col].strip()
         if run_id in verdicts:
@@ -1245,7 +1247,9 @@ def read_verdicts(inputs, path):
                             else parse_bool(cell, table.where(i, completed_col)))
         if verdicts[run_id] is None:
             errors[run_id] = row[status_col].strip() if status_col else "no verdict"
-    return verdicts, errors
+        if task_col and row[task_col].strip():
+            tasks[run_id] = row[task_col].strip()
+    return verdicts, errors, tasks
 
 
 def read_criteria(table):
@@ -1317,9 +1321,10 @@ def render(result, style, source):
     sub = (lambda t: f"**{t}**") if style == "markdown" else (lambda t: t)
     c = result["counts"]
     out = [heading(f"Delivery audit: {source}"), ""]
-    out.append((f"{result['n_runs']} runs in {result['n_tasks']} tasks"
+    out.append((f"{plural(result['n_runs'], 'run')} in {plural(result['n_tasks'], 'task')}"
                 if result["clusters"] == "tasks" else
-                f"{result['n_runs']} runs; no task column, so each run is its own cluster")
+                f"{plural(result['n_runs'], 'run')}; no task column, so each run is its own "
+                f"cluster")
                + (f"; {result['n_checked']} verified (sampling mode, see below)"
                   if "sampling" in result else "") + ".")
     out += ["", sub("Claims against verified outcomes"), ""]
@@ -1436,6 +1441,9 @@ def render(result, style, source):
              fmt(k["per_verified_completion"], 2)],
             ["spent on runs whose claim was false" + note,
              fmt(k["spent_on_false_claims"], 2)]], style))
+    if result.get("verdicts_not_in_runs"):
+        out += ["", f"{plural(result['verdicts_not_in_runs'], 'verdict')} in the --verdicts "
+                    f"file named runs that are not in the runs table; they were ignored."]
     out += ["", sub("Verdict"), ""]
     out += result["verdict"]
     out += ["", render_provenance(result["provenance"], style)]
@@ -1533,8 +1541,13 @@ def _main(argv):
         clusters_named = False
     else:
         table = inputs.read_table(args.runs)
-        verdicts, errors = read_verdicts(inputs, args.verdicts) if args.verdicts else (None, {})
+        verdicts, errors, verdict_tasks = (read_verdicts(inputs, args.verdicts)
+                                           if args.verdicts else (None, {}, {}))
         runs, found = read_runs(table, args, verdicts)
+        if not found["task"] and verdict_tasks:
+            for run in runs:
+                run["task"] = verdict_tasks.get(run["run_id"], run["run_id"])
+            found["task"] = "instance_id (from --verdicts)"
         if verdicts is not None:
             missing = [r["run_id"] for r in runs if r["run_id"] not in verdicts]
             if missing:
@@ -1543,6 +1556,7 @@ def _main(argv):
             statuses = [errors[r["run_id"]] for r in runs if r["run_id"] in errors]
             if statuses:
                 extras["grading_errors"] = {s: statuses.count(s) for s in sorted(set(statuses))}
+            extras["verdicts_not_in_runs"] = len(set(verdicts) - {r["run_id"] for r in runs})
         if found["raters"]:
             extras["raters"] = rater_agreement([r["raters"] for r in runs])
         criteria_table = (inputs.read_table(args.criteria) if args.criteria

@@ -478,6 +478,22 @@ class TestDeliveryReport(unittest.TestCase):
         self.assertIn("undefined: no run failed verification", out)
         self.assertIn("undefined: needs both verified and failed runs", out)
 
+    def test_regrade_verdicts_feed_the_delivery_audit(self):
+        example = os.path.join(HERE, "examples", "regrade")
+        with TempDir() as folder:
+            out = os.path.join(folder, "regraded")
+            status, _, err = run("regrade.py", [
+                os.path.join(example, "instances.jsonl"),
+                os.path.join(example, "predictions.jsonl"),
+                "--repo", os.path.join(example, "calc.bundle"), "--out", out])
+            self.assertEqual(status, 0, err)
+            result = audit_json([os.path.join(example, "runs.csv"), "--verdicts",
+                                 os.path.join(out, "verdicts.csv")])
+        # Six runs all claim completion; the maintainers' tests pass only one.
+        self.assertEqual({k: result["counts"][k] for k in ("tp", "fp", "fn", "tn")},
+                         {"tp": 1, "fp": 5, "fn": 0, "tn": 0})
+        self.assertEqual(result["n_tasks"], 1)                # instance_id from the verdicts
+
     def test_one_task_gives_no_bootstrap_and_no_false_verdict(self):
         rows = [["r1", "t1", "yes", "1"], ["r2", "t1", "yes", "0"], ["r3", "t1", "no", "0"],
                 ["r4", "t1", "yes", "1"]]
