@@ -22,7 +22,7 @@ Basic usage:
 To audit the shipped example (72 synthetic runs shaped like the report's):
     python3 delivery_audit.py examples/runs --raters rater_a,rater_b,rater_c --cost cost_usd
 To take the verified column from regrade.py's verdicts (see regrade.py --out):
-    python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \
+    python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
         --repo examples/regrade/calc.bundle --out regraded
     python3 delivery_audit.py examples/regrade/runs.csv --verdicts regraded/verdicts.csv
 To paste the result into a GitHub issue or forum post:
