@@ -819,7 +819,7 @@ def find_degenerate(candidates, labels, baseline, strata):
                 reason = "constant within every stratum: it reproduces the strata column"
         if reason is None and strata_binary is not None and len(set(binary_defined)) == 2:
             complement = tuple(1 - s for s in strata_binary)
-            if all(binary[i] in (strata_binary[i],) for i in defined) or \
+            if all(binary[i] == strata_binary[i] for i in defined) or \
                     all(binary[i] == complement[i] for i in defined):
                 reason = "binarised at its best threshold it reproduces the strata column"
         if reason is None and len(set(binary_defined)) == 2:
@@ -1178,6 +1178,18 @@ def histogram(values, bins=HISTOGRAM_BINS, low=0.5, high=1.0):
     return {"edges": [low + width * i for i in range(bins + 1)], "counts": counts}
 
 
+def gate_verdict(feature):
+    """Name the first gate a feature fails, or say it passes all three."""
+    ci = feature["delta_ci"]
+    if feature["delta_same_rows"] <= 0:
+        return "fails gate 1: not better than the baseline on its own rows"
+    if feature["adjusted_p"] is None or feature["adjusted_p"] >= ALPHA:
+        return "fails gate 2: not beyond the family's chance maximum"
+    if ci is None or ci[0] is None or ci[0] <= 0:
+        return "fails gate 3: the task-cluster interval reaches 0"
+    return "passes all three gates"
+
+
 def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
           boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name="tool_calls"):
     """Apply the three gates; return the report as plain data.
@@ -1301,18 +1313,6 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         "degenerate": degenerate,
         "verdict": {"passing": passing, "alpha": ALPHA},
     }
-
-
-def gate_verdict(feature):
-    """Name the first gate a feature fails, or say it passes all three."""
-    ci = feature["delta_ci"]
-    if feature["delta_same_rows"] <= 0:
-        return "fails gate 1: not better than the baseline on its own rows"
-    if feature["adjusted_p"] is None or feature["adjusted_p"] >= ALPHA:
-        return "fails gate 2: not beyond the family's chance maximum"
-    if ci is None or ci[0] is None or ci[0] <= 0:
-        return "fails gate 3: the task-cluster interval reaches 0"
-    return "passes all three gates"
 
 
 # === Input ===
