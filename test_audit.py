@@ -683,6 +683,693 @@ def bench_delivery_large():
           f"{took:.2f} s (exit {status})")
 
 
+# === auc_audit.py ===
+AUC = "auc_audit.py"
+
+
+def brute_pairs(scores, labels, groups=None, rows=None, weights=None):
+    """Exact AUC (Fraction) by visiting every success/failure pair; None with no pairs."""
+    rows = range(len(scores)) if rows is None else rows
+    credit = pairs = 0
+    for i in rows:
+        for j in rows:
+            if not labels[i] or labels[j]:
+                continue
+            if groups is not None and groups[i] != groups[j]:
+                continue
+            w = 1 if weights is None else weights[i] * weights[j]
+            pairs += w
+            if scores[i] > scores[j]:
+                credit += 2 * w
+            elif scores[i] == scores[j]:
+                credit += w
+    return (Fraction(credit, 2 * pairs) if pairs else None), pairs
+
+
+def best(auc):
+    return max(auc, 1 - auc)
+
+
+def csv_text(header, rows):
+    return "\n".join([",".join(header)] + [",".join(str(c) for c in r) for r in rows]) + "\n"
+
+
+def trap_rows():
+    """A hand-built §6 trap: 'impl' is undefined on the four runs that gave up early.
+
+    On all 12 runs the baseline (fewer calls = success) is muddled by the early
+    quitters (few calls, failed): 16 of 32 pairs, AUC 0.5. The feature (less time =
+    success) scores 15/16 = 0.938 on its 8 rows, but on those same 8 rows the
+    baseline separates perfectly: 1.0.
+    """
+    header = ["run_id", "task_id", "verified", "tool_calls", "impl", "noise"]
+    rows = [
+        # successes: moderate calls, edited
+        ["r01", "a", 1, 20, 50, 3], ["r02", "a", 1, 22, 55, 1],
+        ["r03", "b", 1, 24, 70, 4], ["r04", "b", 1, 26, 40, 2],
+        # failures that edited: many calls
+        ["r05", "c", 0, 40, 90, 5], ["r06", "c", 0, 42, 60, 2],
+        ["r07", "d", 0, 44, 95, 3], ["r08", "d", 0, 46, 80, 1],
+        # failures that gave up early: few calls, never edited
+        ["r09", "e", 0, 5, "", 4], ["r10", "e", 0, 6, "", 2],
+        ["r11", "f", 0, 7, "NA", 5], ["r12", "f", 0, 8, "null", 3],
+    ]
+    return header, rows
+
+
+class TestAucStatistics(unittest.TestCase):
+    def setUp(self):
+        self.a = load(AUC)
+
+    def test_auc_matches_brute_force_pair_counting_with_ties(self):
+        rng = random.Random(11)
+        for _ in range(200):
+            n = rng.randint(2, 25)
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            scores = [rng.randint(0, 4) for _ in range(n)]       # many ties
+            expected, pairs = brute_pairs(scores, labels)
+            twice_u, got_pairs = self.a.pair_count(scores, labels)
+            self.assertEqual(got_pairs, pairs)
+            if pairs:
+                self.assertEqual(Fraction(twice_u, 2 * pairs), expected)
+                auc, direction = self.a.better_direction(twice_u, pairs)
+                self.assertEqual(auc, float(best(expected)))
+                self.assertEqual(direction, "+" if expected >= Fraction(1, 2) else "-")
+
+    def test_auc_published_value_hanley_mcneil(self):
+        # Hanley & McNeil (1982), Table 1: 58 normal and 51 abnormal images rated 1-5;
+        # the area under the curve is 0.893.
+        normal = [1] * 33 + [2] * 6 + [3] * 6 + [4] * 11 + [5] * 2
+        abnormal = [1] * 3 + [2] * 2 + [3] * 2 + [4] * 11 + [5] * 33
+        scores, labels = normal + abnormal, [0] * 58 + [1] * 51
+        auc, direction = self.a.better_direction(*self.a.pair_count(scores, labels))
+        self.assertEqual((round(auc, 3), direction), (0.893, "+"))
+
+    def test_stratified_auc_counts_only_pairs_inside_a_stratum(self):
+        rng = random.Random(12)
+        for _ in range(150):
+            n = rng.randint(2, 25)
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            scores = [rng.randint(0, 5) for _ in range(n)]
+            strata = [rng.choice("xyz") for _ in range(n)]
+            expected, pairs = brute_pairs(scores, labels, strata)
+            twice_u, got_pairs = self.a.pair_count(scores, labels, strata)
+            self.assertEqual(got_pairs, pairs)
+            if pairs:
+                self.assertEqual(Fraction(twice_u, 2 * pairs), expected)
+
+    def test_stratified_differs_from_pooled(self):
+        # Within each stratum the score separates perfectly; pooled, it does not.
+        scores = [1, 2, 11, 12]
+        labels = [0, 1, 0, 1]
+        strata = ["p", "p", "q", "q"]
+        self.assertEqual(self.a.pair_count(scores, labels, strata), (4, 2))  # AUC 1
+        self.assertEqual(self.a.pair_count(scores, labels), (6, 4))          # AUC 0.75
+
+    def test_delong_hand_worked_example(self):
+        # Successes are rows 2, 3; failures rows 0, 1.
+        # Feature x = 1,2,3,4: both successes beat both failures: V10 = V01 = (1, 1),
+        #   AUC 1.
+        # Baseline y = 1,3,2,4: success 2 beats failure 1, loses to 3 -> V10 = 0.5;
+        #   success 4 beats both -> V10 = 1; failure 1 is beaten by both -> V01 = 1;
+        #   failure 3 by one -> V01 = 0.5. AUC 0.75.
+        # diff of V10 = (0.5, 0): sample variance 0.125, / 2 successes = 0.0625;
+        # diff of V01 = (0, 0.5): 0.125 / 2 failures = 0.0625. var = 0.125.
+        # z = 0.25 / sqrt(0.125) = 1/sqrt(2); two-sided p = erfc(z / sqrt 2) = erfc(0.5).
+        p = self.a.delong_p([1, 2, 3, 4], [1, 3, 2, 4], [0, 0, 1, 1], None, range(4))
+        self.assertAlmostEqual(p, 0.4795001221869535, places=12)
+        self.assertAlmostEqual(p, math.erfc(0.5), places=12)
+
+    def test_delong_matches_direct_structural_components(self):
+        # The components computed pair by pair, straight from DeLong et al. (1988).
+        rng = random.Random(13)
+
+        def psi(a, b):
+            return 1.0 if a > b else 0.5 if a == b else 0.0
+
+        for _ in range(60):
+            n = rng.randint(6, 20)
+            labels = [0, 0, 1, 1] + [rng.randint(0, 1) for _ in range(n - 4)]
+            x = [rng.randint(0, 6) for _ in range(n)]
+            y = [rng.randint(0, 6) for _ in range(n)]
+            pos = [i for i in range(n) if labels[i]]
+            neg = [i for i in range(n) if not labels[i]]
+            comps = []
+            for s in (x, y):
+                v10 = [sum(psi(s[i], s[j]) for j in neg) / len(neg) for i in pos]
+                v01 = [sum(psi(s[i], s[j]) for i in pos) / len(pos) for j in neg]
+                comps.append((v10, v01))
+
+            def cov(a, b):
+                ma, mb = sum(a) / len(a), sum(b) / len(b)
+                return sum((p - ma) * (q - mb) for p, q in zip(a, b)) / (len(a) - 1)
+
+            (x10, x01), (y10, y01) = comps
+            var = ((cov(x10, x10) + cov(y10, y10) - 2 * cov(x10, y10)) / len(pos)
+                   + (cov(x01, x01) + cov(y01, y01) - 2 * cov(x01, y01)) / len(neg))
+            diff = sum(x10) / len(pos) - sum(y10) / len(pos)
+            got = self.a.delong_p(x, y, labels, None, range(n))
+            if var <= 1e-15:
+                continue
+            expected = math.erfc(abs(diff) / math.sqrt(var) / math.sqrt(2))
+            self.assertAlmostEqual(got, expected, places=10)
+
+    def test_adjusted_p_equals_exact_enumeration_of_all_permutations(self):
+        # 8 runs, 4 successes: all C(8,4) = 70 label assignments, brute-force AUCs.
+        labels = [1, 1, 0, 1, 0, 0, 1, 0]
+        features = {"a": [3, 5, 1, 4, 2, 2, 6, 0],
+                     "b": [1, None, 2, 2, 3, None, 1, 4],
+                     "c": [7, 7, 1, 2, 7, 3, 3, 1]}
+        n = len(labels)
+        subsets = list(itertools.combinations(range(n), 4))
+        exact_maxima = []
+        for successes in subsets:
+            shuffled = [1 if i in successes else 0 for i in range(n)]
+            best_value = 0.0
+            for values in features.values():
+                rows = [i for i in range(n) if values[i] is not None]
+                auc, _ = brute_pairs(values, shuffled, rows=rows)
+                if auc is not None:
+                    best_value = max(best_value, float(best(auc)))
+            exact_maxima.append(best_value)
+        null = self.a.NullFamily(list(features.values()), [0] * n, 1)
+        got = self.a.null_maxima(null, [(list(s), True) for s in subsets])
+        self.assertEqual(got, exact_maxima)
+        for values in features.values():
+            rows = [i for i in range(n) if values[i] is not None]
+            observed = float(best(brute_pairs(values, labels, rows=rows)[0]))
+            expected = Fraction(1 + sum(m >= observed for m in exact_maxima), 1 + len(subsets))
+            self.assertEqual(self.a.adjusted_p(observed, sorted(got)), float(expected))
+        # And the command line's Monte Carlo p approaches the exact permutation p.
+        rows = [[f"r{i}", labels[i], 10 + i % 3] + [("" if v[i] is None else v[i])
+                                                    for v in features.values()]
+                for i in range(n)]
+        table = csv_text(["run_id", "verified", "tool_calls", "a", "b", "c"], rows)
+        status, out, err = run(AUC, ["-", "--format", "json", "--perms", "20000",
+                                     "--boot", "10"], stdin=table.encode())
+        self.assertEqual(status, 0, err)
+        for feature in json.loads(out)["features"]:
+            values = features[feature["name"]]
+            rows_defined = [i for i in range(n) if values[i] is not None]
+            observed = float(best(brute_pairs(values, labels, rows=rows_defined)[0]))
+            exact = sum(m >= observed for m in exact_maxima) / len(subsets)
+            self.assertAlmostEqual(feature["adjusted_p"], exact, delta=0.015)
+
+    def test_stratified_null_family_matches_brute_force_under_shuffles(self):
+        rng = random.Random(14)
+        for _ in range(60):
+            n = rng.randint(4, 30)
+            strata = [rng.randint(0, 2) for _ in range(n)]
+            family = []
+            for _ in range(rng.randint(1, 9)):       # several features share a word
+                if rng.random() < 0.5:
+                    family.append([rng.randint(0, 4) for _ in range(n)])
+                else:
+                    family.append([None if rng.random() < 0.3 else rng.random()
+                                   for _ in range(n)])
+            null = self.a.NullFamily(family, strata, 3)
+            for _ in range(5):
+                labels = [rng.randint(0, 1) for _ in range(n)]
+                expected = []
+                for values in family:
+                    rows = [i for i in range(n) if values[i] is not None]
+                    auc, _ = brute_pairs(values, labels, strata, rows)
+                    expected.append(None if auc is None else float(best(auc)))
+                successes = [i for i in range(n) if labels[i]]
+                failures = [i for i in range(n) if not labels[i]]
+                self.assertEqual(null.best_aucs(self.a.picker(successes), True), expected)
+                self.assertEqual(null.best_aucs(self.a.picker(failures), False), expected)
+
+    def test_null_family_packs_large_tables_without_overflow(self):
+        # 3,000 runs: rank sums need 25 bits, so two features share a 62-bit word.
+        rng = random.Random(16)
+        n = 3000
+        strata = [rng.randint(0, 1) for _ in range(n)]
+        labels = [rng.randint(0, 1) for _ in range(n)]
+        family = [[rng.random() for _ in range(n)] for _ in range(3)]
+        null = self.a.NullFamily(family, strata, 2)
+        got = null.best_aucs(self.a.picker([i for i in range(n) if labels[i]]), True)
+        for values, value in zip(family, got):
+            twice_u = pairs = 0
+            for level in (0, 1):
+                rows = sorted((i for i in range(n) if strata[i] == level),
+                              key=values.__getitem__)
+                seen_failures = 0
+                for i in rows:                      # no ties among random floats
+                    if labels[i]:
+                        twice_u += 2 * seen_failures
+                    else:
+                        seen_failures += 1
+                ones = sum(labels[i] for i in rows)
+                pairs += ones * (len(rows) - ones)
+            self.assertEqual(value, max(twice_u, 2 * pairs - twice_u) / (2 * pairs))
+
+    def test_task_permutation_moves_whole_task_vectors(self):
+        labels = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0]
+        tasks = [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4]
+        vectors_by_size = {3: sorted([(1, 0, 1), (1, 0, 0)]),
+                           2: sorted([(1, 0), (1, 1), (1, 0)])}
+        draws = self.a.shuffled_draws(labels, "tasks", [0] * 12, tasks, 50, random.Random(3))
+        for picked, are_successes in draws:
+            shuffled = [int(not are_successes)] * 12
+            for row in picked:
+                shuffled[row] = int(are_successes)
+            seen = {3: [], 2: []}
+            for task in range(5):
+                members = [i for i in range(12) if tasks[i] == task]
+                seen[len(members)].append(tuple(shuffled[i] for i in members))
+            self.assertEqual({k: sorted(v) for k, v in seen.items()}, vectors_by_size)
+
+    def test_bootstrap_sweep_matches_weighted_brute_force(self):
+        rng = random.Random(15)
+        for trial in range(150):
+            n = rng.randint(3, 20)
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            strata = [rng.randint(0, 1) for _ in range(n)]
+            tasks = [rng.randint(0, 4) for _ in range(n)]
+            # Alternate tie-heavy counts and mostly distinct values: both sweep paths.
+            draw = (lambda: rng.randint(0, 4)) if trial % 2 else (lambda: rng.randint(0, 60))
+            scores = [None if rng.random() < 0.2 else draw() for _ in range(n)]
+            rows = [i for i in range(n) if scores[i] is not None]
+            task_weights = [rng.randint(0, 3) for _ in range(5)]
+            sweep = self.a.BootstrapSweep(scores, labels, strata, tasks, rows)
+            twice_u, pairs = sweep.pair_count(task_weights)
+            expected, expected_pairs = brute_pairs(scores, labels, strata, rows,
+                                                   [task_weights[t] for t in tasks])
+            self.assertEqual(pairs, expected_pairs)
+            if pairs:
+                self.assertEqual(Fraction(twice_u, 2 * pairs), expected)
+
+    def test_leave_one_out_task_rate_and_percentile(self):
+        self.assertEqual(self.a.leave_one_out_task_rate([1, 1, 0, 0, 1], list("aaabb")),
+                         [0.5, 0.5, 1.0, 1.0, 0.0])
+        # numpy.percentile([3, 1, 4, 1, 5], [2.5, 97.5]) == [1.0, 4.9]
+        self.assertAlmostEqual(self.a.percentile(sorted([3, 1, 4, 1, 5]), 0.025), 1.0)
+        self.assertAlmostEqual(self.a.percentile(sorted([3, 1, 4, 1, 5]), 0.975), 4.9)
+
+
+class TestAucCommandLine(unittest.TestCase):
+    def audit_json(self, table, *argv, name="runs.csv", extra=None):
+        with TempDir() as folder:
+            write(folder, name, table)
+            for other, text in (extra or {}).items():
+                write(folder, other, text)
+            status, out, err = run(AUC, [os.path.join(folder, name), "--format", "json",
+                                         "--perms", "200", "--boot", "200", *argv])
+        self.assertEqual(status, 0, err)
+        return json.loads(out)
+
+    def assert_one_line_error(self, table, argv, *needles, name="runs.csv", extra=None):
+        with TempDir() as folder:
+            write(folder, name, table)
+            for other, text in (extra or {}).items():
+                write(folder, other, text)
+            status, out, err = run(AUC, [os.path.join(folder, name), *argv])
+        self.assertEqual(status, 2, err)
+        self.assertEqual(out, "")
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertTrue(err.startswith("error: "), err)
+        for needle in needles:
+            self.assertIn(needle, err)
+        return err
+
+    def test_same_row_trap_is_flagged(self):
+        header, rows = trap_rows()
+        result = self.audit_json(csv_text(header, rows), "--features", "impl")
+        (impl,) = result["features"]
+        labels = [r[2] for r in rows]
+        calls = [r[3] for r in rows]
+        defined = [i for i, r in enumerate(rows) if r[4] not in ("", "NA", "null")]
+        impl_values = [r[4] if i in defined else None for i, r in enumerate(rows)]
+        base_all = float(best(brute_pairs(calls, labels)[0]))
+        base_same = float(best(brute_pairs(calls, labels, rows=defined)[0]))
+        feature = float(best(brute_pairs(impl_values, labels, rows=defined)[0]))
+        self.assertEqual((impl["auc"], impl["baseline_auc_all_rows"],
+                          impl["baseline_auc_same_rows"]), (feature, base_all, base_same))
+        self.assertEqual(impl["n_defined"], 8)
+        self.assertGreater(feature, base_all)          # looks better on all rows...
+        self.assertLess(feature, base_same)            # ...and is worse on its own rows
+        self.assertIn("same_row_sign_flip", impl["flags"])
+        self.assertTrue(impl["verdict"].startswith("fails gate 1"))
+        status, out, _ = run(AUC, ["-", "--features", "impl", "--perms", "100", "--boot",
+                                   "100"], stdin=csv_text(header, rows).encode())
+        self.assertIn("Same-row trap: impl beats the baseline on all rows", out)
+
+    def test_json_has_the_issue_keys(self):
+        header, rows = trap_rows()
+        result = self.audit_json(csv_text(header, rows))
+        for key in ("n_runs", "outcome", "baseline", "features", "family_null",
+                    "task_identity_auc", "degenerate", "provenance"):
+            self.assertIn(key, result)
+        self.assertEqual(set(result["baseline"]) >= {"name", "auc", "direction"}, True)
+        for key in ("name", "n_defined", "auc", "direction", "baseline_auc_all_rows",
+                    "baseline_auc_same_rows", "delta_same_rows", "delta_ci", "delong_p",
+                    "within_task_auc", "within_task_pairs", "adjusted_p", "flags"):
+            self.assertIn(key, result["features"][0])
+        for key in ("perms", "median_max", "p_clear_bar", "observed_max", "p_observed_max"):
+            self.assertIn(key, result["family_null"])
+        self.assertEqual(result["n_runs"], 12)
+        self.assertEqual(result["family_null"]["perms"], 200)
+
+    def test_every_format_renders(self):
+        header, rows = trap_rows()
+        table = csv_text(header, rows).encode()
+        for style in ("text", "markdown", "json"):
+            status, out, err = run(AUC, ["-", "--format", style, "--perms", "50",
+                                         "--boot", "50"], stdin=table)
+            self.assertEqual(status, 0, err)
+            self.assertTrue(out.strip())
+        status, out, _ = run(AUC, ["-", "--perms", "50", "--boot", "50"], stdin=table)
+        self.assertIn("-- provenance --", out)
+        body = out.split("-- provenance --")[0]
+        self.assertLessEqual(max(len(line) for line in body.splitlines()), 100)
+        status, out, _ = run(AUC, ["-", "--format", "markdown", "--perms", "50",
+                                   "--boot", "50"], stdin=table)
+        self.assertIn("| feature |", out)
+        self.assertIn("<sub>", out)
+
+    def test_same_seed_same_bytes(self):
+        header, rows = trap_rows()
+        table = csv_text(header, rows).encode()
+        outputs = {}
+        for style in ("text", "json"):
+            for seed in ("7", "7", "8"):
+                status, out, _ = run(AUC, ["-", "--format", style, "--seed", seed,
+                                           "--perms", "300", "--boot", "300"], stdin=table)
+                outputs.setdefault((style, seed), []).append(out)
+        self.assertEqual(outputs[("text", "7")][0], outputs[("text", "7")][1])
+        self.assertEqual(outputs[("json", "7")][0], outputs[("json", "7")][1])
+        self.assertNotEqual(outputs[("json", "7")][0], outputs[("json", "8")][0])
+
+    def test_bad_inputs_exit_2_with_one_line(self):
+        header, rows = trap_rows()
+        good = csv_text(header, rows)
+        one_class = csv_text(header, [r[:2] + [1] + r[3:] for r in rows])
+        self.assert_one_line_error(one_class, [], "one class", "verified")
+        not_binary = csv_text(header, [r[:2] + [2 if i == 3 else r[2]] + r[3:]
+                                       for i, r in enumerate(rows)])
+        self.assert_one_line_error(not_binary, [], "row 5", "'verified'", "yes/no")
+        text_feature = csv_text(header + ["notes"], [r + ["slow" if i else "3"]
+                                                     for i, r in enumerate(rows)])
+        self.assert_one_line_error(text_feature, ["--features", "notes"], "'notes'",
+                                   "expected a number")
+        empty = csv_text(header, [r[:4] + ["", "NA"] for r in rows])
+        self.assert_one_line_error(empty, ["--features", "impl,noise"], "undefined",
+                                   "impl")
+        self.assert_one_line_error(good, ["--task", "ticket"], "no column 'ticket'",
+                                   "--task")
+        self.assert_one_line_error(good, ["--where", "task_id=zzz"], "--where",
+                                   "no row", "task_id")
+        self.assert_one_line_error(good, ["--features", "nope"], "no column 'nope'")
+        self.assert_one_line_error(good, ["--permute", "strata"], "--strata")
+        self.assert_one_line_error(good, ["--perms", "0"], "--perms")
+        no_baseline = csv_text([h for h in header if h != "tool_calls"],
+                               [r[:3] + r[4:] for r in rows])
+        self.assert_one_line_error(no_baseline, [], "baseline", "tool_calls")
+
+    def test_no_task_column_means_each_run_is_a_cluster(self):
+        header, rows = trap_rows()
+        table = csv_text(header[:1] + header[2:], [r[:1] + r[2:] for r in rows])
+        result = self.audit_json(table)
+        self.assertIsNone(result["task_identity_auc"])
+        self.assertEqual(result["clusters"], "runs")
+        self.assertEqual(result["bootstrap"]["clusters"], 12)
+        for feature in result["features"]:
+            self.assertIsNone(feature["within_task_auc"])
+            self.assertEqual(feature["within_task_pairs"], 0)
+        status, out, _ = run(AUC, ["-", "--perms", "50", "--boot", "50"],
+                             stdin=table.encode())
+        self.assertIn("each run is its own cluster", out)
+        self.assertIn("undefined (no task column)", out)
+
+    def test_within_task_auc_brute_force(self):
+        header, rows = trap_rows()
+        result = self.audit_json(csv_text(header, rows), "--features", "noise")
+        (noise,) = result["features"]
+        labels = [r[2] for r in rows]
+        values = [r[5] if noise["direction"] == "+" else -r[5] for r in rows]
+        expected, pairs = brute_pairs(values, labels, [r[1] for r in rows])
+        self.assertEqual(noise["within_task_pairs"], pairs)
+        self.assertEqual(noise["within_task_auc"], None if expected is None else float(expected))
+
+    def test_nothing_is_written_into_the_inputs(self):
+        header, rows = trap_rows()
+        with TempDir() as folder, TempDir() as elsewhere:
+            path = write(folder, "runs.csv", csv_text(header, rows))
+            before = snapshot(folder)
+            svg = os.path.join(elsewhere, "null.svg")
+            status, out, err = run(AUC, [folder, "--svg", svg, "--perms", "50",
+                                         "--boot", "50"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual(snapshot(folder), before)
+            with open(svg, encoding="utf-8") as handle:
+                drawing = handle.read()
+            self.assertTrue(drawing.startswith("<svg"))
+            marker = "(column 'tool_calls'): AUC "
+            printed = out[out.index(marker) + len(marker):][:5]
+            self.assertIn(f"baseline {printed}", drawing)
+            status, _, err = run(AUC, [folder, "--svg", path])
+            self.assertEqual(status, 2)
+            self.assertIn("refusing to overwrite", err)
+            self.assertEqual(snapshot(folder), before)
+
+    def test_verdicts_join_on_run_id(self):
+        header, rows = trap_rows()
+        table = csv_text(header[:2] + header[3:], [r[:2] + r[3:] for r in rows])
+        verdicts = csv_text(["run_id", "instance_id", "completed"],
+                            [[r[0], r[1], r[2]] for r in rows])
+        with TempDir() as folder:
+            write(folder, "runs.csv", table)
+            write(folder, "verdicts.csv", verdicts)
+            status, out, err = run(AUC, [os.path.join(folder, "runs.csv"), "--verdicts",
+                                         os.path.join(folder, "verdicts.csv"), "--format",
+                                         "json", "--perms", "50", "--boot", "50"])
+            self.assertEqual(status, 0, err)
+            result = json.loads(out)
+            self.assertEqual((result["n_successes"], result["n_failures"]), (4, 8))
+            calls = [r[3] for r in rows]
+            self.assertEqual(result["baseline"]["auc"],
+                             float(best(brute_pairs(calls, [r[2] for r in rows])[0])))
+            write(folder, "verdicts.csv", csv_text(["run_id", "instance_id", "completed"],
+                                                   [[r[0], r[1], r[2]] for r in rows[:-2]]))
+            status, _, err = run(AUC, [os.path.join(folder, "runs.csv"), "--verdicts",
+                                       os.path.join(folder, "verdicts.csv")])
+            self.assertEqual(status, 2)
+            self.assertIn("r11, r12", err)
+
+    def test_baseline_recounted_from_tool_calls(self):
+        header, rows = trap_rows()
+        calls = csv_text(["run_id", "seq", "tool"],
+                         [[r[0], k, "Read"] for r in rows for k in range(1, r[3] + 1)])
+        result = self.audit_json(csv_text(header, rows), extra={"tool_calls.csv": calls})
+        check = result["baseline"]["check"]
+        self.assertEqual((check["equal"], check["runs_compared"], check["calls_counted"]),
+                         (True, 12, sum(r[3] for r in rows)))
+        wrong = [r[:3] + [r[3] + (1 if r[0] == "r04" else 0)] + r[4:] for r in rows]
+        result = self.audit_json(csv_text(header, wrong), extra={"tool_calls.csv": calls})
+        check = result["baseline"]["check"]
+        self.assertEqual((check["equal"], check["mismatches"]), (False, 1))
+        self.assertEqual(check["first_mismatch"]["run_id"], "r04")
+        without = csv_text([h for h in header if h != "tool_calls"],
+                           [r[:3] + r[4:] for r in rows])
+        result = self.audit_json(without, extra={"tool_calls.csv": calls})
+        self.assertEqual(result["baseline"]["auc"],
+                         float(best(brute_pairs([r[3] for r in rows],
+                                                [r[2] for r in rows])[0])))
+        self.assertIn("counted from", result["baseline"]["source"])
+
+    def test_degenerate_columns_are_left_out_with_a_reason(self):
+        header, rows = trap_rows()
+        table = csv_text(header + ["alarms", "calls_copy", "arm", "by_arm"],
+                         [r + [0, r[3], "ab"[i % 2], 5 * (i % 2)]
+                          for i, r in enumerate(rows)])
+        result = self.audit_json(table, "--strata", "arm")
+        reasons = {d["name"]: d["reason"] for d in result["degenerate"]}
+        self.assertIn("constant", reasons["alarms"])
+        self.assertIn("identical to the baseline", reasons["calls_copy"])
+        self.assertIn("strata", reasons["by_arm"])
+        self.assertEqual({f["name"] for f in result["features"]}, {"impl", "noise"})
+
+    def test_where_audits_a_subset(self):
+        header, rows = trap_rows()
+        with TempDir() as folder:
+            write(folder, "runs.csv", csv_text(header, rows))
+            status, out, err = run(AUC, [folder, "--where", "noise=2", "--features", "impl",
+                                         "--format", "json", "--perms", "20", "--boot", "20"])
+        # noise=2 keeps r04 (success), r06, r10 (failures): two classes.
+        self.assertEqual(status, 0, err)
+        self.assertEqual(json.loads(out)["n_runs"], 3)
+
+    def test_each_permutation_scheme_runs(self):
+        header, rows = trap_rows()
+        table = csv_text(header + ["arm"], [r + ["ab"[i % 2]] for i, r in enumerate(rows)])
+        for argv in (["--permute", "rows"], ["--permute", "tasks"],
+                     ["--strata", "arm"], ["--strata", "arm", "--permute", "tasks"]):
+            result = self.audit_json(table, *argv)
+            null = result["family_null"]
+            self.assertEqual(null["permute"], argv[-1] if argv[0] == "--permute" or
+                             len(argv) > 2 else "strata")
+            self.assertGreater(null["p_observed_max"], 0)
+            self.assertLessEqual(null["p_observed_max"], 1)
+            self.assertEqual(sum(null["histogram"]["counts"]), 200)
+        self.assert_one_line_error(csv_text(header + ["arm"], [r + [str(r[2])] for r in rows]),
+                                   ["--strata", "arm"], "no stratum holds both")
+
+    def test_forked_workers_give_the_same_bytes(self):
+        module = load(AUC)
+        header, rows = trap_rows()
+        table = csv_text(header, rows).encode()
+        saved = module.PARALLEL_WORK
+        outputs = []
+        try:
+            for threshold in (10 ** 18, 0):          # never fork, always fork
+                module.PARALLEL_WORK = threshold
+                status, out, err = run(AUC, ["-", "--format", "json", "--perms", "400",
+                                             "--boot", "400"], stdin=table)
+                self.assertEqual(status, 0, err)
+                outputs.append(out)
+        finally:
+            module.PARALLEL_WORK = saved
+        self.assertEqual(outputs[0], outputs[1])
+
+    def test_demo_and_a_lone_copy(self):
+        with TempDir() as folder:
+            shutil.copy(os.path.join(HERE, AUC), folder)
+            header, rows = trap_rows()
+            write(folder, "runs.csv", csv_text(header, rows))
+            for argv in (["--help"], ["--demo", "--perms", "100", "--boot", "100"],
+                         ["runs.csv", "--perms", "100", "--boot", "100"]):
+                done = subprocess.run([sys.executable, AUC, *argv], cwd=folder,
+                                      capture_output=True, text=True, timeout=120)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertTrue(done.stdout.strip())
+        status, out, _ = run(AUC, ["--demo", "--strata", "condition"])
+        self.assertIn("Same-row trap: edit_seconds", out)
+
+    @unittest.skipUnless(os.path.isfile(os.path.join(EXAMPLE_RUNS, "runs.csv")),
+                         "examples/runs not present")
+    def test_example_runs_folder(self):
+        status, out, err = run(AUC, [EXAMPLE_RUNS, "--strata", "condition", "--format",
+                                     "json", "--perms", "500", "--boot", "500"])
+        self.assertEqual(status, 0, err)
+        result = json.loads(out)
+        self.assertTrue(result["baseline"]["check"]["equal"])
+        trapped = [f for f in result["features"] if "same_row_sign_flip" in f["flags"]]
+        self.assertTrue(trapped)
+        for feature in trapped:
+            self.assertGreater(feature["auc"], feature["baseline_auc_all_rows"])
+            self.assertLess(feature["auc"], feature["baseline_auc_same_rows"])
+        names = {d["name"] for d in result["degenerate"]}
+        self.assertTrue({"confab_alarms", "diff_nonempty", "tool_calls_total"} <= names)
+
+
+# === Benchmarks (auc_audit.py) ===
+def synthetic_runs(n_runs, n_features, seed=1):
+    """A runs table with tasks, two conditions, a baseline and n_features features."""
+    rng = random.Random(seed)
+    n_tasks = max(2, n_runs // 4)
+    ease = [rng.random() for _ in range(n_tasks)]
+    header = ["run_id", "task_id", "condition", "verified", "tool_calls"] + \
+        [f"f{j}" for j in range(n_features)]
+    rows = []
+    for i in range(n_runs):
+        task = i % n_tasks
+        y = int(rng.random() < ease[task])
+        row = [f"r{i}", f"t{task}", "ab"[rng.randint(0, 1)], y,
+               rng.randint(10, 80) + (0 if y else 8)]
+        for j in range(n_features):
+            if j == 0 and rng.random() < 0.4:
+                row.append("")
+            else:
+                row.append(f"{rng.gauss(0.3 * y * (j % 3 == 0), 1):.4f}")
+        rows.append(row)
+    return csv_text(header, rows)
+
+
+def naive_audit_seconds(table_text, perms, boot, sample_perms, sample_boot):
+    """Time a straightforward audit that recomputes every AUC from scratch (sorting the
+    rows again for each shuffle and each resample), on a sample of the shuffles and
+    resamples, scaled up to the full count."""
+    lines = table_text.splitlines()
+    rows = [dict(zip(lines[0].split(","), line.split(","))) for line in lines[1:]]
+    labels = [int(r["verified"]) for r in rows]
+    strata = [r["condition"] for r in rows]
+    tasks = [r["task_id"] for r in rows]
+    features = [[None if r[c] == "" else float(r[c]) for r in rows]
+                for c in rows[0] if c.startswith("f")]
+    baseline = [float(r["tool_calls"]) for r in rows]
+    task_names = sorted(set(tasks))
+
+    def auc(scores, ys, weights=None):
+        credit = pairs = 0.0
+        for level in ("a", "b"):
+            items = sorted((scores[i], ys[i], 1 if weights is None else weights[i])
+                           for i in range(len(ys)) if strata[i] == level
+                           and scores[i] is not None)
+            below0 = 0.0
+            k = 0
+            while k < len(items):
+                j = k
+                tie0 = tie1 = 0.0
+                while j < len(items) and items[j][0] == items[k][0]:
+                    if items[j][1]:
+                        tie1 += items[j][2]
+                    else:
+                        tie0 += items[j][2]
+                    j += 1
+                credit += tie1 * (below0 + tie0 / 2)
+                below0 += tie0
+                k = j
+            n1 = sum(w for _, y, w in items if y)
+            n0 = sum(w for _, y, w in items if not y)
+            pairs += n1 * n0
+        return credit / pairs if pairs else None
+
+    rng = random.Random(1)
+    start = time.perf_counter()
+    for _ in range(sample_perms):
+        shuffled = labels[:]
+        rng.shuffle(shuffled)
+        max(max(a, 1 - a) for a in (auc(f, shuffled) for f in features) if a is not None)
+    perm_seconds = (time.perf_counter() - start) / sample_perms * perms
+    start = time.perf_counter()
+    for _ in range(sample_boot):
+        draw = [rng.choice(task_names) for _ in task_names]
+        count = {t: draw.count(t) for t in task_names}
+        weights = [count[t] for t in tasks]
+        for f in features:
+            rows_defined = [None if v is None else b for v, b in zip(f, baseline)]
+            auc(f, labels, weights), auc(rows_defined, labels, weights)
+    boot_seconds = (time.perf_counter() - start) / sample_boot * boot
+    return perm_seconds + boot_seconds
+
+
+def bench_auc(label, n_runs, n_features, sample_perms, sample_boot):
+    table = synthetic_runs(n_runs, n_features)
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", table)
+        start, before = time.perf_counter(), os.times()
+        status, out, err = run(AUC, [path, "--strata", "condition", "--format", "json"])
+        seconds, after = time.perf_counter() - start, os.times()
+    # CPU time of this process and of any forked workers it waited for.
+    cpu = sum(after[:4]) - sum(before[:4])
+    assert status == 0, err
+    naive = naive_audit_seconds(table, 2000, 2000, sample_perms, sample_boot)
+    print(f"auc_audit.py {label}: {n_runs} runs x {n_features} features, whole default "
+          f"audit (2000 shuffles + 2000 task resamples): {seconds:.2f} s wall, {cpu:.2f} s "
+          f"CPU (load {os.getloadavg()[0]:.1f}); recomputing every AUC from scratch needs ~{naive:.1f} s for the shuffles "
+          f"and resamples alone (extrapolated from {sample_perms} + {sample_boot}): "
+          f"{naive / seconds:.0f}x slower")
+
+
+def bench_auc_small():
+    bench_auc("small", 72, 9, 200, 200)
+
+
+def bench_auc_large():
+    bench_auc("large", 10000, 20, 3, 2)
+
+
 # === regrade.py ===
 # Throwaway repositories for regrade.py: tiny, built with a fixed identity and
 # date, graded with the interpreter running the tests. Each CLI call grades
