@@ -382,12 +382,15 @@ class Inputs:
 def write_atomic(path, text):
     """Write `text` to `path` via a temporary file and a rename."""
     folder = os.path.dirname(os.path.abspath(path))
+    temp = None
     try:
         handle, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)
         os.replace(temp, path)
     except OSError as exc:
+        if temp is not None and os.path.exists(temp):
+            os.remove(temp)       # a failed write leaves nothing behind
         raise InputError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
@@ -508,7 +511,9 @@ def render_provenance(prov, style):
         f"command: {prov['command']}",
         f"seed: {prov['seed'] if prov['seed'] is not None else 'none (no randomness)'}",
     ]
-    lines += [f"input {f['path']}: sha256 {f['sha256']}" for f in prov["inputs"]]
+    if prov["inputs"]:            # sha256sum's format, so `sha256sum -c` can check them
+        lines.append("inputs (sha256):")
+        lines += [f"{f['sha256']}  {f['path']}" for f in prov["inputs"]]
     if style == "markdown":
         return "<sub>\n\n" + "\n".join("- " + l.replace("`", "'") for l in lines) + "\n\n</sub>"
     return "-- provenance --\n" + "\n".join(lines)

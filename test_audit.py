@@ -178,6 +178,31 @@ class TestFamily(unittest.TestCase):
             self.assertEqual(len(err.strip().splitlines()), 1, err)
             self.assertTrue(err.startswith("error: "), err)
 
+    def test_provenance_footer_hashes_check_out(self):
+        for script, argv in (("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "10"]),
+                             ("auc_audit.py", [EXAMPLE_RUNS, "--perms", "20", "--boot", "20"])):
+            status, out, err = run(script, argv)
+            self.assertEqual(status, 0, err)
+            footer = out.split("inputs (sha256):\n", 1)[1].strip().splitlines()
+            self.assertGreaterEqual(len(footer), 1)
+            for line in footer:
+                digest, path = line.split("  ", 1)
+                with open(path, "rb") as handle:
+                    self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest, path)
+            self.assertIn(f"command: python3 {script} {EXAMPLE_RUNS}", out)
+            self.assertIn("seed: 20260801", out)
+
+    def test_a_failed_write_leaves_nothing_behind(self):
+        for script in SCRIPTS:
+            module = load(script)
+            with TempDir() as folder:
+                target = os.path.join(folder, "a-folder")
+                os.makedirs(target)
+                with self.assertRaises(module.InputError):
+                    module.write_atomic(target, "text")
+                self.assertEqual(os.listdir(folder), ["a-folder"])
+                self.assertEqual(os.listdir(target), [])
+
     def test_version_names_the_file_hash(self):
         for script in SCRIPTS:
             module = load(script)
