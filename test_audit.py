@@ -1586,17 +1586,21 @@ class RegradeFixture(unittest.TestCase):
         got = {run_id: verdicts[run_id]["status"] for run_id in expected}
         self.assertEqual(got, expected, {k: verdicts[k]["reason"] for k in expected})
 
+    EVERY_STATUS = {"fix": "resolved", "wrong-fix": "unresolved",
+                    "conftest-passes-all": "unresolved", "creates-new-test-file": "unresolved",
+                    "fake-passed": "unresolved", "skips-f2p": "unresolved", "crashes": "error",
+                    "does-not-apply": "patch_failed", "empty": "unresolved"}
+
+    def grade_every_status(self, runner):
+        """Grade the toy runs that end in each status, and check where each ends."""
+        verdicts = self.grade(runner, list(self.EVERY_STATUS), ["--jobs", "2"])
+        self.assert_status(verdicts, self.EVERY_STATUS)
+        return verdicts
+
 
 class TestRegradeUnittestRunner(RegradeFixture):
     def test_every_status_and_exploit_with_the_unittest_runner(self):
-        names = ["fix", "wrong-fix", "conftest-passes-all", "creates-new-test-file",
-                 "fake-passed", "skips-f2p", "crashes", "does-not-apply", "empty"]
-        verdicts = self.grade("unittest", names, ["--jobs", "2"])
-        self.assert_status(verdicts, {
-            "fix": "resolved", "wrong-fix": "unresolved", "conftest-passes-all": "unresolved",
-            "creates-new-test-file": "unresolved", "fake-passed": "unresolved",
-            "skips-f2p": "unresolved", "crashes": "error", "does-not-apply": "patch_failed",
-            "empty": "unresolved"})
+        verdicts = self.grade_every_status("unittest")
         fix = verdicts["fix"]
         self.assertIs(fix["completed"], True)
         self.assertEqual((fix["resolution"], fix["runner"], fix["results_from"]),
@@ -1966,14 +1970,7 @@ def hashlib_sha256_of(path):
 @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
 class TestRegradePytestRunner(RegradeFixture):
     def test_every_status_and_exploit_with_the_pytest_plugin(self):
-        names = ["fix", "wrong-fix", "conftest-passes-all", "creates-new-test-file",
-                 "fake-passed", "skips-f2p", "crashes", "does-not-apply", "empty"]
-        verdicts = self.grade("pytest", names, ["--jobs", "2"])
-        self.assert_status(verdicts, {
-            "fix": "resolved", "wrong-fix": "unresolved", "conftest-passes-all": "unresolved",
-            "creates-new-test-file": "unresolved", "fake-passed": "unresolved",
-            "skips-f2p": "unresolved", "crashes": "error", "does-not-apply": "patch_failed",
-            "empty": "unresolved"})
+        verdicts = self.grade_every_status("pytest")
         self.assertEqual(verdicts["fix"]["results_from"], "pytest plugin")
         self.assertEqual(verdicts["fake-passed"]["fail_to_pass"]["failed"],
                          ["tests/test_core.py::TestCore::test_divide_half",
