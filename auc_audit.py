@@ -72,7 +72,10 @@ Definitions (what every printed number means):
                 replacement; a run counts once per draw of its task; both AUCs keep
                 the direction chosen on the observed data; 95% percentile interval of
                 diff (linear interpolation). Resamples left with no success/failure
-                pair are skipped and counted.
+                pair are skipped and counted. With fewer than 2 clusters (tasks, or
+                runs with no task column) no interval exists: it prints 'undefined'
+                (JSON null) and gate 3 fails with "fewer than 2 clusters to resample";
+                with fewer than 10 clusters a note warns that intervals are rough.
   DeLong p      two-sided test that the feature's and the baseline's AUCs on the same
                 rows are equal, from the structural components of DeLong, DeLong &
                 Clarke-Pearson (1988). With strata, per-stratum estimates are combined
@@ -94,7 +97,12 @@ Definitions (what every printed number means):
                 maximum. No p-value is ever 0.
   task identity each run is scored by the success rate of the OTHER runs of its task
                 (leave-one-out); its AUC is what knowing only the task gives, the bar
-                for "more than task difficulty". Runs alone in their task are left out.
+                for "more than task difficulty". Runs alone in their task are left out;
+                with fewer than 2 tasks it is undefined. It is read in the fixed +
+                direction only (a higher rate means success), never the better one:
+                with no task effect, leaving a run out lowers its task's rate exactly
+                when the run succeeded, an artificial - signal (so a value below 0.5
+                says the task predicts nothing, not that it predicts the reverse).
   degenerate    left out of the family, with the reason shown: undefined on every
                 row; constant over its defined rows; one outcome class on its defined
                 rows (or, with --strata, in every stratum); equal on every row to the
@@ -136,6 +144,7 @@ DEFAULT_PERMS = 2000
 DEFAULT_BOOT = 2000
 DEFAULT_SEED = 20260801
 ALPHA = 0.05
+FEW_CLUSTERS = 10            # below this many clusters the bootstrap interval is rough
 CONFIDENCE = 0.95
 OUTCOME_NAMES = ("verified", "completed", "resolved", "gt_completed", "outcome")
 TASK_NAMES = ("task_id", "instance_id", "task")
@@ -1183,13 +1192,33 @@ def histogram(values, bins=HISTOGRAM_BINS, low=0.5, high=1.0):
     return {"edges": [low + width * i for i in range(bins + 1)], "counts": counts}
 
 
-def gate_verdict(feature):
+def cluster_warning(n_clusters, kind):
+    """A one-line caution when the cluster bootstrap has few clusters, else None.
+
+    >>> cluster_warning(1, "task")[:38]
+    'only 1 task: fewer than 2 clusters to '
+    >>> cluster_warning(10, "task") is None
+    True
+    """
+    clusters = f"{n_clusters} {kind}{'' if n_clusters == 1 else 's'}"
+    if n_clusters < 2:
+        return (f"only {clusters}: fewer than 2 clusters to resample, so no cluster "
+                f"interval and gate 3 fails")
+    if n_clusters < FEW_CLUSTERS:
+        return (f"only {clusters}: with fewer than {FEW_CLUSTERS} clusters the cluster "
+                f"bootstrap intervals are rough")
+    return None
+
+
+def gate_verdict(feature, clusters_resampled=True):
     """Name the first gate a feature fails, or say it passes all three."""
     ci = feature["delta_ci"]
     if feature["delta_same_rows"] <= 0:
         return "fails gate 1: not better than the baseline on its own rows"
     if feature["adjusted_p"] is None or feature["adjusted_p"] >= ALPHA:
         return "fails gate 2: not beyond the family's chance maximum"
+    if not clusters_resampled:
+        return "fails gate 3: fewer than 2 clusters to resample"
     if ci is None or ci[0] is None or ci[0] <= 0:
         return "fails gate 3: the task-cluster interval reaches 0"
     return "passes all three gates"
@@ -1210,6 +1239,8 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     else:
         task_codes, task_levels = list(range(n)), []
     n_clusters = len(task_levels) if tasks is not None else n
+    # One cluster resampled is the same cluster every time: no interval exists.
+    clusters_resampled = n_clusters >= 2
     groups = strata if strata is not None else None
     everyone = range(n)
 
@@ -1223,12 +1254,15 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
                                                (baseline_name, baseline), strata)
     values_of = dict(candidates)
 
+    # Task identity is read in the fixed '+' direction: with no task effect,
+    # leaving a run out lowers its task's rate exactly when it succeeded, an artificial
+    # '-' signal that choosing the better direction would report as skill.
     identity_auc = identity_direction = None
-    if tasks is not None:
+    if tasks is not None and len(task_levels) >= 2:
         rate = leave_one_out_task_rate(labels, tasks)
         scored = [i for i in everyone if rate[i] is not None]
-        identity_auc, identity_direction = better_direction(
-            *pair_count(rate, labels, groups, scored))
+        identity_auc = auc_in_direction(*pair_count(rate, labels, groups, scored), "+")
+        identity_direction = None if identity_auc is None else "+"
 
     features = []
     sweeps = []
@@ -1278,7 +1312,8 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     maxima, differences, skipped = resample_in_chunks(
         {"family": null_family, "labels": labels, "permute": permute,
          "strata_codes": strata_codes, "task_codes": task_codes, "sweeps": sweeps,
-         "n_clusters": n_clusters}, perms if features else 0, boot, seed,
+         "n_clusters": n_clusters}, perms if features else 0,
+        boot if clusters_resampled else 0, seed,
         parallel=work >= PARALLEL_WORK)
     ordered_maxima = sorted(maxima)
 
@@ -1291,7 +1326,7 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         feature["delta_ci"] = [percentile(diffs, low), percentile(diffs, high)] \
             if diffs else None
         feature["bootstrap_skipped"] = skips
-        feature["verdict"] = gate_verdict(feature)
+        feature["verdict"] = gate_verdict(feature, clusters_resampled)
 
     best = max(features, key=lambda f: (f["auc"], -family_names.index(f["name"])),
                default=None)
@@ -1314,7 +1349,11 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
                      "auc_pooled": base_pooled},
         "task_identity_auc": identity_auc, "task_identity_direction": identity_direction,
         "features": features, "family_null": family_null,
-        "bootstrap": {"resamples": boot, "clusters": n_clusters, "confidence": CONFIDENCE},
+        "bootstrap": {"resamples": boot if clusters_resampled else 0,
+                      "clusters": n_clusters, "defined": clusters_resampled,
+                      "warning": cluster_warning(n_clusters,
+                                                 "task" if tasks is not None else "run"),
+                      "confidence": CONFIDENCE},
         "degenerate": degenerate,
         "verdict": {"passing": passing, "alpha": ALPHA},
     }
@@ -1634,14 +1673,34 @@ def signed(value):
     return "undefined" if value is None else ("+" if value > 0 else "") + fmt(value)
 
 
+def plural(count, noun, nouns=None):
+    """'1 task', '2 tasks': a count with its noun.
+
+    >>> plural(1, "task"), plural(0, "feature"), plural(2, "run", "runs")
+    ('1 task', '0 features', '2 runs')
+    """
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def count_text(value):
+    """Print a count as an integer ('4', never '4.000'); other numbers as fmt does.
+
+    >>> count_text(4.0), count_text(3), count_text(2.5)
+    ('4', '3', '2.500')
+    """
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return fmt(value)
+
+
 def summary_lines(result):
     """(label, sentence) pairs for the report's header."""
     meta, base, null = result["meta"], result["baseline"], result["family_null"]
     lines = [("runs", f"{result['n_runs']} ({result['n_successes']} succeeded, "
                       f"{result['n_failures']} failed); outcome {meta['outcome']}")]
     if meta["task"]:
-        lines.append(("clusters", f"{result['n_tasks']} tasks ({meta['task']}); the bootstrap "
-                                  f"resamples whole tasks"))
+        lines.append(("clusters", f"{plural(result['n_tasks'], 'task')} ({meta['task']}); "
+                                  f"the bootstrap resamples whole tasks"))
     else:
         lines.append(("clusters", f"{result['n_runs']} runs, each its own cluster "
                                   f"(no task column)"))
@@ -1664,10 +1723,16 @@ def summary_lines(result):
                     f"{check['runs_compared']} runs, first {first['run_id']} "
                     f"({fmt(first['table'])} vs {fmt(first['recomputed'])})")
         lines.append(("baseline check", text))
-    lines.append(("task identity", "undefined (no task column)" if not meta["task"] else
-                  f"AUC {auc_text(result['task_identity_auc'], result['task_identity_direction'])}"
-                  f" from the other runs' success rate in the same task"))
-    lines.append(("family", f"{null['family_size']} features tested, "
+    if not meta["task"]:
+        identity = "undefined (no task column)"
+    elif result["n_tasks"] < 2:
+        identity = "undefined (fewer than 2 tasks)"
+    else:
+        identity = (f"AUC {auc_text(result['task_identity_auc'], '+')} from the other "
+                    f"runs' success rate in the same task, read in the fixed + direction "
+                    f"(a higher rate means success; the direction is not chosen)")
+    lines.append(("task identity", identity))
+    lines.append(("family", f"{plural(null['family_size'], 'feature')} tested, "
                             f"{len(result['degenerate'])} left out as degenerate"))
     return lines
 
@@ -1760,10 +1825,15 @@ def render_report(result, style):
     heading = (lambda text: f"#### {text}" if md else wrap(text))
     if result["features"]:
         gate1, gates23 = feature_tables(result, style)
+        kind = "task" if result["clusters"] == "tasks" else "run"
+        if boot["defined"]:
+            interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
+                        f"{boot['resamples']} {boot['clusters']}-{kind} resamples")
+        else:
+            interval = (f"CI of diff undefined: fewer than 2 clusters to resample "
+                        f"({plural(boot['clusters'], kind)})")
         out.append(heading(f"Gate 1, same rows: each feature on its defined rows; the "
-                           f"baseline on all rows and on those rows; {int(boot['confidence'] * 100)}% "
-                           f"CI of diff from {boot['resamples']} {boot['clusters']}-"
-                           f"{'task' if result['meta']['task'] else 'run'} resamples"))
+                           f"baseline on all rows and on those rows; {interval}"))
         out.append("")
         out.append(gate1)
         out.append("")
@@ -1798,6 +1868,8 @@ def render_report(result, style):
     for line in verdict_lines(result):
         out.append(f"- {line}" if md else wrap(line, indent="  "))
     notes = list(result["meta"]["notes"])
+    if result["bootstrap"]["warning"]:
+        notes.insert(0, result["bootstrap"]["warning"])
     skipped = [(f["name"], f["bootstrap_skipped"]) for f in result["features"]
                if f["bootstrap_skipped"]]
     if skipped:
