@@ -1561,7 +1561,9 @@ def read_runs(args, inputs):
             if value is None:
                 raise InputError(f"{table.where(i, base_col)}: the baseline is undefined; "
                                  f"it must be defined on every audited run")
-    check = recount_tool_calls(tool_table, run_ids, baseline if base_col else None, base_col)
+    table_run_ids = ([row[run_col].strip() for row in table.rows] if run_col else None)
+    check = recount_tool_calls(tool_table, run_ids, baseline if base_col else None, base_col,
+                               table_run_ids)
     if check:
         notes.extend(check.pop("notes"))
     if not base_col:
@@ -1575,6 +1577,11 @@ def read_runs(args, inputs):
         if check:
             check.pop("recomputed", None)
         base_source = f"column {base_col!r}"
+    if len(set(baseline)) == 1:
+        raise InputError(f"{table.name}: the baseline {base_col or args.baseline} "
+                         f"({base_source}) is {count_text(baseline[0])} on every one of the "
+                         f"{len(baseline)} audited runs; a constant baseline has no AUC to "
+                         f"beat")
 
     # The features.
     taken = {c for c in (run_col, task_col, strata_col, base_col, args.baseline) if c}
@@ -1612,8 +1619,24 @@ def read_runs(args, inputs):
     }
 
 
-def recount_tool_calls(tool_table, run_ids, baseline, base_col):
-    """Count tool_calls.csv rows per run and compare with the baseline column."""
+def count_text(value):
+    """Print a count as an integer ('4', never '4.000'); other numbers as fmt does.
+
+    >>> count_text(4.0), count_text(3), count_text(2.5)
+    ('4', '3', '2.500')
+    """
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return fmt(value)
+
+
+def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=None):
+    """Count tool_calls.csv rows per run and compare with the baseline column.
+
+    `table_run_ids` are the run ids of every row of the runs table (before --where):
+    a logged run that is not among them means the log and the table disagree, and
+    counting on would quietly compare different runs.
+    """
     if tool_table is None:
         return None
     if run_ids is None:
@@ -1624,11 +1647,23 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col):
     for row in tool_table.rows:
         run = row[run_col].strip()
         counts[run] = counts.get(run, 0) + 1
+    known = set(run_ids if table_run_ids is None else table_run_ids)
+    strangers = [run for run in counts if run not in known]
+    if strangers:
+        raise InputError(f"{tool_table.name}: {len(strangers)} run id(s) not in the runs "
+                         f"table: {', '.join(strangers[:5])}"
+                         f"{', ...' if len(strangers) > 5 else ''}")
     recomputed = [float(counts.get(run, 0)) for run in run_ids]
+    unlogged = [run for run in run_ids if run not in counts]
     check = {"checked": True, "source": tool_table.name, "column": base_col,
              "runs_compared": len(run_ids), "calls_counted": int(sum(recomputed)),
+             "runs_without_calls": len(unlogged),
              "equal": None, "first_mismatch": None, "mismatches": 0,
              "recomputed": recomputed, "notes": []}
+    if unlogged:
+        check["notes"].append(
+            f"{len(unlogged)} of {len(run_ids)} audited runs have no rows in "
+            f"{tool_table.name} (counted as zero calls), first {unlogged[0]}")
     if baseline is not None:
         mismatches = [(run, table_value, count) for run, table_value, count
                       in zip(run_ids, baseline, recomputed) if table_value != count]
@@ -1636,12 +1671,14 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col):
         check["mismatches"] = len(mismatches)
         if mismatches:
             run, table_value, count = mismatches[0]
-            check["first_mismatch"] = {"run_id": run, "table": table_value,
-                                       "recomputed": count}
+            check["first_mismatch"] = {
+                "run_id": run, "recomputed": int(count),
+                "table": int(table_value) if table_value.is_integer() else table_value}
             check["notes"].append(
                 f"baseline check failed: {base_col!r} differs from the count of "
                 f"{tool_table.name} rows on {len(mismatches)} run(s), first {run} "
-                f"({fmt(table_value)} vs {fmt(count)}); the table's column is used")
+                f"({count_text(table_value)} vs {count_text(count)}); the table's "
+                f"column is used")
     return check
 
 
@@ -1682,17 +1719,6 @@ def plural(count, noun, nouns=None):
     return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
 
 
-def count_text(value):
-    """Print a count as an integer ('4', never '4.000'); other numbers as fmt does.
-
-    >>> count_text(4.0), count_text(3), count_text(2.5)
-    ('4', '3', '2.500')
-    """
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return fmt(value)
-
-
 def summary_lines(result):
     """(label, sentence) pairs for the report's header."""
     meta, base, null = result["meta"], result["baseline"], result["family_null"]
@@ -1721,7 +1747,7 @@ def summary_lines(result):
             first = check["first_mismatch"]
             text = (f"recounted from {check['source']}: differs on {check['mismatches']} of "
                     f"{check['runs_compared']} runs, first {first['run_id']} "
-                    f"({fmt(first['table'])} vs {fmt(first['recomputed'])})")
+                    f"({count_text(first['table'])} vs {count_text(first['recomputed'])})")
         lines.append(("baseline check", text))
     if not meta["task"]:
         identity = "undefined (no task column)"
