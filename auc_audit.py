@@ -87,7 +87,9 @@ Definitions (what every printed number means):
   family null   shuffle the outcome --perms times (--permute rows: across all runs;
                 strata: within each stratum, the default with --strata; tasks: whole
                 tasks' outcome vectors among tasks with the same number of runs, which
-                keeps within-task agreement). Under each shuffle every family feature
+                keeps within-task agreement; a task with no other task of its size never
+                moves and the report counts those; with no task column, or no task that
+                can move, it exits 2). Under each shuffle every family feature
                 is rescored on its own defined rows with its direction chosen afresh,
                 and the family maximum is kept. Reported: the null median of the
                 maximum; the share of shuffles whose maximum exceeds the baseline's
@@ -1224,6 +1226,32 @@ def gate_verdict(feature, clusters_resampled=True):
     return "passes all three gates"
 
 
+def tasks_alone_in_size(tasks, permute):
+    """Under --permute tasks, how many tasks have no other task of their size (they never
+    move); None for the other schemes. Raises InputError when no task can move.
+
+    >>> tasks_alone_in_size(["a", "a", "b", "b", "c"], "tasks")
+    1
+    """
+    if permute != "tasks":
+        return None
+    if tasks is None:
+        raise InputError("--permute tasks needs a task column (looked for "
+                         f"{', '.join(TASK_NAMES)}; name it with --task)")
+    sizes = {}
+    for task in tasks:
+        sizes[task] = sizes.get(task, 0) + 1
+    tasks_of_size = {}
+    for size in sizes.values():
+        tasks_of_size[size] = tasks_of_size.get(size, 0) + 1
+    alone = sum(1 for size in sizes.values() if tasks_of_size[size] == 1)
+    if alone == len(sizes):
+        raise InputError(f"--permute tasks: no two of the {len(sizes)} tasks have the same "
+                         f"number of runs, so no task can move and every shuffle would be "
+                         f"the observed outcome; use --permute rows or strata")
+    return alone
+
+
 def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
           boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name="tool_calls"):
     """Apply the three gates; return the report as plain data.
@@ -1243,6 +1271,7 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     clusters_resampled = n_clusters >= 2
     groups = strata if strata is not None else None
     everyone = range(n)
+    tasks_never_moved = tasks_alone_in_size(tasks, permute)
 
     base_u, base_pairs = pair_count(baseline, labels, groups)
     if base_pairs == 0:
@@ -1338,6 +1367,7 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         "observed_max_feature": best["name"] if best else None,
         "p_observed_max": adjusted(best["auc"]) if best and maxima else None,
         "histogram": histogram(maxima),
+        "tasks_never_moved": tasks_never_moved,
     }
     passing = [f["name"] for f in features if f["verdict"] == "passes all three gates"]
     return {
@@ -1896,6 +1926,12 @@ def render_report(result, style):
     notes = list(result["meta"]["notes"])
     if result["bootstrap"]["warning"]:
         notes.insert(0, result["bootstrap"]["warning"])
+    never_moved = result["family_null"]["tasks_never_moved"]
+    if never_moved:
+        notes.append(f"--permute tasks: {plural(never_moved, 'task')} of "
+                     f"{result['n_tasks']} {'has' if never_moved == 1 else 'have'} no "
+                     f"other task with the same number of runs and never "
+                     f"{'moves' if never_moved == 1 else 'move'} in the shuffles")
     skipped = [(f["name"], f["bootstrap_skipped"]) for f in result["features"]
                if f["bootstrap_skipped"]]
     if skipped:
