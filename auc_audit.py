@@ -56,6 +56,13 @@ Empty, NA, n/a, null, none, nan and undefined mean "undefined for this run".
 If the runs folder has tool_calls.csv (one row per tool call, with a run id column),
 the baseline is recomputed by counting rows per run and compared with the baseline
 column on every run; with no baseline column the recomputed count is the baseline.
+A run id in tool_calls.csv that the runs table lacks is an error (exit 2); an audited
+run with no rows there counts as zero calls, and the report says how many did. A
+baseline (given or recounted) that is constant over the audited runs is an error.
+With --verdicts the outcome is the verdicts file's outcome column (completed, as
+regrade.py writes it) joined on run id. A run missing from that file is an error; a
+run whose outcome cell is empty (regrade.py's mark of a grading error) is left out,
+and the report counts those by their status column.
 
 Definitions (what every printed number means):
   AUC           Mann-Whitney with midrank ties: the probability that a random
@@ -1506,6 +1513,7 @@ def read_runs(args, inputs):
     task_col = table.column(args.task, flag="--task", candidates=TASK_NAMES, required=False)
     strata_col = table.column(args.strata, flag="--strata") if args.strata else None
     rows = select_rows(table, args.where)
+    n_selected = len(rows)
     if run_col:
         seen = {}
         for i in rows:
@@ -1536,11 +1544,31 @@ def read_runs(args, inputs):
         if missing:
             raise InputError(f"{verdicts.name}: no verdict for {len(missing)} run(s): "
                              f"{', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}")
-        labels = []
-        for run in run_ids:
+        # An empty outcome cell is regrade.py's mark of a grading error: no verdict, so
+        # the run is left out (and counted by status) rather than read as a failure.
+        v_status = verdicts.column(None, candidates=("status",), required=False)
+        labels, kept, ungraded = [], [], {}
+        for row, run in zip(rows, run_ids):
             i = by_run[run]
+            if is_missing(verdicts.rows[i][v_outcome]):
+                status = verdicts.rows[i][v_status].strip() if v_status else ""
+                status = status or f"empty {v_outcome!r}"
+                ungraded[status] = ungraded.get(status, 0) + 1
+                continue
             labels.append(int(parse_bool(verdicts.rows[i][v_outcome],
                                          verdicts.where(i, v_outcome))))
+            kept.append(row)
+        if ungraded:
+            left_out = sum(ungraded.values())
+            statuses = ", ".join(f"{status} {count}" for status, count
+                                 in sorted(ungraded.items(), key=lambda kv: (-kv[1], kv[0])))
+            if not kept:
+                raise InputError(f"{verdicts.name}: no audited run has a verdict "
+                                 f"({left_out} with an empty {v_outcome!r}: {statuses})")
+            notes.append(f"{left_out} run{'' if left_out == 1 else 's'} left out: no "
+                         f"verdict in {verdicts.name} ({statuses})")
+            rows = kept
+            run_ids = [table.rows[i][run_col].strip() for i in rows]
         outcome_name = f"{v_outcome} (from {verdicts.name}, joined on {run_col})"
         if task_col is None and v_task:
             tasks = [verdicts.rows[by_run[run]][v_task].strip() for run in run_ids]
@@ -1639,7 +1667,7 @@ def read_runs(args, inputs):
                          f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})")
     if args.where:
         notes.append(f"audited subset: {' and '.join(args.where)} "
-                     f"({len(rows)} of {len(table.rows)} runs)")
+                     f"({n_selected} of {len(table.rows)} runs)")
     return {
         "labels": labels, "candidates": candidates, "baseline": baseline, "tasks": tasks,
         "strata": strata, "baseline_name": base_col or args.baseline,
