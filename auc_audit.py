@@ -29,15 +29,19 @@ To audit the example runs folder, scoring AUCs within each condition:
     python3 auc_audit.py examples/runs --strata condition
 To audit only the runs that claimed completion:
     python3 auc_audit.py examples/runs --strata condition --where claimed=yes
-To test two named measures against a baseline column of your own:
-    python3 auc_audit.py runs.csv --features search_calls,impl_seconds --baseline n_calls
-To take the outcome from regrade.py's verdicts instead of the table:
-    python3 auc_audit.py runs.csv --verdicts verdicts.csv
+To test two named measures against another baseline column:
+    python3 auc_audit.py examples/runs --features search_calls,impl_seconds --baseline turns_total
 To keep within-task agreement in the null as well:
-    python3 auc_audit.py runs.csv --permute tasks
+    python3 auc_audit.py examples/runs --permute tasks
 To get JSON, Markdown for an issue, or a figure:
-    python3 auc_audit.py runs.csv --format json
-    python3 auc_audit.py runs.csv --format markdown --svg null.svg
+    python3 auc_audit.py examples/runs --format json
+    python3 auc_audit.py examples/runs --format markdown --svg null.svg
+To take the outcome from regrade.py's verdicts instead of the table (the first
+command regrades the example; in the second, my_runs.csv is your own runs table,
+with a run_id column matching the predictions you graded):
+    python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
+        --repo examples/regrade/calc.bundle --out regraded
+    python3 auc_audit.py my_runs.csv --verdicts regraded/verdicts.csv
 To see it work on a small embedded table:
     python3 auc_audit.py --demo
 
@@ -49,8 +53,9 @@ Columns (auto-detected by name, first match wins; name them with the option):
   strata    --strata    none unless named, e.g. condition
   baseline  --baseline  tool_calls
   features  --features  default: every numeric column except the run id, id-like
-                        columns (id, *_id, replicate, rep, seed, index), outcome names,
-                        the task, the strata and the baseline. A yes/no column can be
+                        columns (id, run, task, row, replicate, rep, seed, index and
+                        any name ending in _id, in any case), the outcome names, the
+                        task, the strata and the baseline. A yes/no column can be
                         named explicitly; it counts as 1/0.
 Empty, NA, n/a, null, none, nan and undefined mean "undefined for this run".
 If the runs folder has tool_calls.csv (one row per tool call, with a run id column),
@@ -118,7 +123,12 @@ Definitions (what every printed number means):
                 outcome, the baseline or an earlier
                 column; constant within every stratum (it reproduces the strata);
                 binarised at its own best (Youden) threshold, equal to the strata or
-                to an earlier column binarised the same way.
+                to an earlier column binarised the same way. This screen (the best
+                threshold and the one-class checks) looks at the observed outcomes, so
+                the null family is the screened family: when columns were dropped, the
+                adjusted p-values are slightly optimistic. A column (a numeric
+                condition, say) is recognised as reproducing the strata only with
+                --strata; without it, such a column stays in the family.
   verdict       a feature passes when its same-row interval lies above 0 AND its
                 adjusted p < 0.05. Otherwise the first gate it fails is named:
                 gate 1 same rows (diff <= 0), gate 2 search width (adjusted p >= 0.05),
