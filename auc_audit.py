@@ -824,16 +824,16 @@ def find_degenerate(candidates, labels, baseline, strata):
         successes = sum(labels[i] for i in defined)
         binary = youden_binarise(values, labels)
         binary_defined = [binary[i] for i in defined]
+        own_rows = f"its {len(defined)} defined row{'' if len(defined) == 1 else 's'}"
         reason = None
         if not defined:
             reason = "undefined on every row"
         elif len(distinct) == 1:
-            where = "every row" if len(defined) == len(values) else \
-                f"its {len(defined)} defined rows"
+            where = "every row" if len(defined) == len(values) else own_rows
             value = next(iter(distinct))
             reason = f"constant ({int(value) if value.is_integer() else value}) on {where}"
         elif successes in (0, len(defined)):
-            reason = f"one outcome class on its {len(defined)} defined rows"
+            reason = f"one outcome class on {own_rows}"
         elif strata is not None and pair_count(values, labels, strata, defined)[1] == 0:
             reason = "no stratum holds both outcomes on its defined rows"
         elif tuple(values) == outcome_values or tuple(
@@ -1385,6 +1385,7 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         "p_observed_max": adjusted(best["auc"]) if best and maxima else None,
         "histogram": histogram(maxima),
         "tasks_never_moved": tasks_never_moved,
+        "smallest_p": 1 / (1 + perms),
     }
     passing = [f["name"] for f in features if f["verdict"] == "passes all three gates"]
     return {
@@ -1407,6 +1408,26 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
 
 
 # === Input ===
+def plural(count, noun, nouns=None):
+    """'1 task', '2 tasks': a count with its noun.
+
+    >>> plural(1, "task"), plural(0, "feature"), plural(2, "run", "runs")
+    ('1 task', '0 features', '2 runs')
+    """
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def count_text(value):
+    """Print a count as an integer ('4', never '4.000'); other numbers as fmt does.
+
+    >>> count_text(4.0), count_text(3), count_text(2.5)
+    ('4', '3', '2.500')
+    """
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return fmt(value)
+
+
 DEMO_RUNS = """\
 run_id,task_id,condition,verified,tool_calls,edit_seconds,search_calls,read_calls,alarms
 d01,t1,plain,0,19,,9,8,0
@@ -1467,12 +1488,16 @@ def select_rows(table, conditions):
             raise InputError(f"--where {condition!r}: expected COLUMN=VALUE")
         column, wanted = condition.split("=", 1)
         column = table.column(column.strip(), flag="--where")
+        before = rows
         rows = [i for i in rows if match_value(table.rows[i][column], wanted)]
         if not rows:
-            seen = sorted({r[column].strip() for r in table.rows})
+            # The values worth suggesting are those the earlier filters left.
+            seen = sorted({table.rows[i][column].strip() for i in before})
+            earlier = (f" among the {len(before)} rows left by the earlier --where"
+                       if len(before) < len(table.rows) else "")
             raise InputError(f"--where {condition}: no row of {table.name} matches "
                              f"(column {column!r} holds {', '.join(map(repr, seen[:8]))}"
-                             f"{', ...' if len(seen) > 8 else ''})")
+                             f"{', ...' if len(seen) > 8 else ''}{earlier})")
     return rows
 
 
@@ -1552,7 +1577,7 @@ def read_runs(args, inputs):
             by_run.setdefault(row[v_run].strip(), i)
         missing = [run for run in run_ids if run not in by_run]
         if missing:
-            raise InputError(f"{verdicts.name}: no verdict for {len(missing)} run(s): "
+            raise InputError(f"{verdicts.name}: no verdict for {plural(len(missing), 'run')}: "
                              f"{', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}")
         # An empty outcome cell is regrade.py's mark of a grading error: no verdict, so
         # the run is left out (and counted by status) rather than read as a failure.
@@ -1677,7 +1702,7 @@ def read_runs(args, inputs):
                          f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})")
     if args.where:
         notes.append(f"audited subset: {' and '.join(args.where)} "
-                     f"({n_selected} of {len(table.rows)} runs)")
+                     f"({n_selected} of {plural(len(table.rows), 'run')})")
     return {
         "labels": labels, "candidates": candidates, "baseline": baseline, "tasks": tasks,
         "strata": strata, "baseline_name": base_col or args.baseline,
@@ -1685,17 +1710,6 @@ def read_runs(args, inputs):
                  "strata": strata_col, "run_id": run_col, "where": list(args.where),
                  "baseline_source": base_source, "baseline_check": check, "notes": notes},
     }
-
-
-def count_text(value):
-    """Print a count as an integer ('4', never '4.000'); other numbers as fmt does.
-
-    >>> count_text(4.0), count_text(3), count_text(2.5)
-    ('4', '3', '2.500')
-    """
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return fmt(value)
 
 
 def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=None):
@@ -1744,7 +1758,7 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=No
                 "table": int(table_value) if table_value.is_integer() else table_value}
             check["notes"].append(
                 f"baseline check failed: {base_col!r} differs from the count of "
-                f"{tool_table.name} rows on {len(mismatches)} run(s), first {run} "
+                f"{tool_table.name} rows on {plural(len(mismatches), 'run')}, first {run} "
                 f"({count_text(table_value)} vs {count_text(count)}); the table's "
                 f"column is used")
     return check
@@ -1778,15 +1792,6 @@ def signed(value):
     return "undefined" if value is None else ("+" if value > 0 else "") + fmt(value)
 
 
-def plural(count, noun, nouns=None):
-    """'1 task', '2 tasks': a count with its noun.
-
-    >>> plural(1, "task"), plural(0, "feature"), plural(2, "run", "runs")
-    ('1 task', '0 features', '2 runs')
-    """
-    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
-
-
 def summary_lines(result):
     """(label, sentence) pairs for the report's header."""
     meta, base, null = result["meta"], result["baseline"], result["family_null"]
@@ -1809,7 +1814,7 @@ def summary_lines(result):
         lines.append(("baseline check", "not made: no tool_calls.csv beside the runs table"))
     elif check.get("checked") and check.get("equal") is not None:
         if check["equal"]:
-            text = (f"recounted from {check['source']} ({check['calls_counted']} calls): "
+            text = (f"recounted from {check['source']} ({plural(check['calls_counted'], 'call')}): "
                     f"equal to {check['column']!r} on all {check['runs_compared']} runs")
         else:
             first = check["first_mismatch"]
@@ -1847,7 +1852,7 @@ def verdict_lines(result):
             doubts = []
             if "within_task_reversed" in feature["flags"]:
                 doubts.append(f"within a task it scores {fmt(feature['within_task_auc'])} on "
-                              f"{feature['within_task_pairs']} pairs, so inside a task its "
+                              f"{plural(feature['within_task_pairs'], 'pair')}, so inside a task its "
                               f"signal points the other way")
             if "below_task_identity" in feature["flags"]:
                 doubts.append(f"knowing only the task scores {fmt(identity)}, above its "
@@ -1871,7 +1876,7 @@ def verdict_lines(result):
                 f"Same-row trap: {feature['name']} {verb} the baseline on all rows "
                 f"({fmt(feature['auc'])} vs {fmt(feature['baseline_auc_all_rows'])}, "
                 f"{signed(feature['delta_all_rows'])}) but {opposite} it on its own "
-                f"{feature['n_defined']} rows ({fmt(feature['auc'])} vs "
+                f"{plural(feature['n_defined'], 'row')} ({fmt(feature['auc'])} vs "
                 f"{fmt(feature['baseline_auc_same_rows'])}, "
                 f"{signed(feature['delta_same_rows'])}).")
     if null["p_clear_bar"] is not None:
@@ -1931,7 +1936,7 @@ def render_report(result, style):
         out.append("")
         out.append(gate1)
         out.append("")
-        out.append(heading(f"Gates 2 and 3: family null ({null['perms']} shuffles "
+        out.append(heading(f"Gates 2 and 3: family null ({plural(null['perms'], 'shuffle')} "
                            f"{PERMUTE_WORDS[null['permute']]}, direction re-chosen each "
                            f"time), within-task AUC, flags"))
         out.append("")
@@ -1964,6 +1969,11 @@ def render_report(result, style):
     notes = list(result["meta"]["notes"])
     if result["bootstrap"]["warning"]:
         notes.insert(0, result["bootstrap"]["warning"])
+    null_perms = result["family_null"]["perms"]
+    if result["features"] and result["family_null"]["smallest_p"] >= ALPHA:
+        notes.append(f"with --perms {null_perms} the smallest possible adjusted p is "
+                     f"1/{null_perms + 1} = {fmt(result['family_null']['smallest_p'])}, so no "
+                     f"adjusted p can fall below {ALPHA} and gate 2 cannot pass")
     never_moved = result["family_null"]["tasks_never_moved"]
     if never_moved:
         notes.append(f"--permute tasks: {plural(never_moved, 'task')} of "
