@@ -169,6 +169,11 @@ OUTCOME_NAMES = ("verified", "completed", "resolved", "gt_completed", "outcome")
 TASK_NAMES = ("task_id", "instance_id", "task")
 RUN_ID_NAMES = ("run_id", "id", "run")
 ID_LIKE_NAMES = frozenset({"id", "run", "task", "replicate", "rep", "seed", "index", "row"})
+TEXT_WIDTH = 100             # text reports fit this many columns
+TEXT_NAME_LIMIT = 24         # longer names are cut with a trailing '…' in text tables
+TEXT_NAME_MIN = 12           # ...but never shorter than this
+SVG_NAME_LIMIT = 22          # the same, in the figure's labels
+SVG_CHAR_WIDTH = 7           # a generous width of one 12px sans-serif character, in px
 HISTOGRAM_BINS = 50          # bins of the family-maximum null over [0.5, 1.0]
 CHUNKS = 8                   # shuffles and resamples are drawn in this many seeded chunks
 PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth forking for
@@ -1318,7 +1323,7 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         rows = [i for i in everyone if values[i] is not None]
         twice_u, pairs = pair_count(values, labels, groups, rows)
         auc, direction = better_direction(twice_u, pairs)
-        pooled = better_direction(*pair_count(values, labels, None, rows))[0]
+        pooled, pooled_direction = better_direction(*pair_count(values, labels, None, rows))
         same_u, same_pairs = pair_count(baseline, labels, groups, rows)
         base_same, base_same_direction = better_direction(same_u, same_pairs)
         scores = oriented(values, direction)
@@ -1346,6 +1351,7 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
             "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
             "n_successes": sum(labels[i] for i in rows), "auc": auc,
             "direction": direction, "auc_pooled": pooled,
+            "direction_pooled": pooled_direction,
             "baseline_auc_all_rows": base_auc, "baseline_auc_same_rows": base_same,
             "baseline_direction_same_rows": base_same_direction,
             "delta_all_rows": delta_all, "delta_same_rows": delta_same,
@@ -1892,27 +1898,96 @@ def verdict_lines(result):
     return lines
 
 
-def feature_tables(result, style):
-    first = [[f["name"], str(f["n_defined"]), auc_text(f["auc"], f["direction"]),
-              fmt(f["baseline_auc_all_rows"]), fmt(f["baseline_auc_same_rows"]),
-              signed(f["delta_same_rows"]), fmt_ci(f["delta_ci"]) or "undefined",
-              fmt_p(f["delong_p"])] for f in result["features"]]
+def shorten(name, limit=TEXT_NAME_LIMIT):
+    """Cut a long name for a text table, marking the cut with a trailing '…'.
+
+    >>> shorten("implementation_phase_seconds_total", 12), shorten("read_calls", 12)
+    ('implementat…', 'read_calls')
+    """
+    return name if len(name) <= limit else name[:limit - 1] + "…"
+
+
+def short_names(names, limit):
+    """Map each name to its text-table form: cut with a trailing '…' beyond `limit`;
+    names whose cut forms would collide keep their endings instead (head…tail)."""
+    short = {name: shorten(name, limit) for name in names}
+    cut_to = {}
+    for name, cut in short.items():
+        cut_to.setdefault(cut, []).append(name)
+    for cut, owners in cut_to.items():
+        if len(owners) > 1:
+            tail = (limit - 1) // 2
+            for name in owners:
+                if len(name) > limit:
+                    short[name] = name[:limit - 1 - tail] + "…" + name[-tail:]
+    return short
+
+
+def feature_tables(result, style, names):
+    """The gate-1 table and the gates-2-and-3 table; `names` maps a feature's name to
+    the form printed (shortened in text, full in Markdown)."""
+    stratified = bool(result["meta"]["strata"])
+    first = []
+    for f in result["features"]:
+        row = [names[f["name"]], str(f["n_defined"]), auc_text(f["auc"], f["direction"])]
+        if stratified:
+            row.append(auc_text(f["auc_pooled"], f["direction_pooled"]))
+        row += [fmt(f["baseline_auc_all_rows"]), fmt(f["baseline_auc_same_rows"]),
+                signed(f["delta_same_rows"]), fmt_ci(f["delta_ci"]) or "undefined",
+                fmt_p(f["delong_p"])]
+        first.append(row)
     letters = {code: letter for code, letter, _ in FLAG_LETTERS}
-    second = [[f["name"], fmt_p(f["adjusted_p"]), fmt(f["within_task_auc"]),
+    second = [[names[f["name"]], fmt_p(f["adjusted_p"]), fmt(f["within_task_auc"]),
                str(f["within_task_pairs"]),
                " ".join(letters[c] for c in f["flags"]) or "-",
                f["verdict"].replace("fails ", "").split(":")[0]]
               for f in result["features"]]
-    return (render_table(["feature", "rows", "AUC", "base all", "base same", "diff",
-                          "95% CI", "DeLong p"], first, style),
+    headers = ["feature", "rows", "AUC"] + (["pooled"] if stratified else []) + \
+        ["base all", "base same", "diff", "95% CI", "DeLong p"]
+    return (render_table(headers, first, style),
             render_table(["feature", "adj p", "within-task", "pairs", "flags", "verdict"],
                          second, style))
+
+
+def text_names(result):
+    """Feature names as the text tables print them: the gate-1 table's other columns
+    take what they need of TEXT_WIDTH, and names get the rest, at most
+    TEXT_NAME_LIMIT characters."""
+    full = [f["name"] for f in result["features"]]
+    if not full:
+        return {}
+    probe = feature_tables(result, "text", {name: "" for name in full})[0]
+    others = max(len(line) for line in probe.splitlines()) - len("feature")
+    limit = max(TEXT_NAME_MIN, min(TEXT_NAME_LIMIT, TEXT_WIDTH - others))
+    return short_names(full + [d["name"] for d in result["degenerate"]], limit)
+
+
+def degenerate_table(degenerate, names, style):
+    """The left-out columns and why. In text, quoted names in a reason are shortened
+    too, and a table that would still be wider than TEXT_WIDTH becomes wrapped lines."""
+    rows = []
+    for item in degenerate:
+        reason = item["reason"]
+        if style != "markdown":
+            for name, short in names.items():
+                if short != name:
+                    reason = reason.replace(repr(name), repr(short))
+        rows.append([names[item["name"]], reason])
+    table = render_table(["column", "reason"], rows, style)
+    if style == "markdown" or max(len(line) for line in table.splitlines()) <= TEXT_WIDTH:
+        return table
+    return "\n".join(wrap(f"{name}: {reason}", TEXT_WIDTH, indent="    ")
+                     for name, reason in rows)
 
 
 def render_report(result, style):
     """Text or Markdown report; reads the result, computes nothing new."""
     md = style == "markdown"
     null, boot = result["family_null"], result["bootstrap"]
+    names = {} if md else text_names(result)
+    for name in itertools.chain((f["name"] for f in result["features"]),
+                                (d["name"] for d in result["degenerate"])):
+        names.setdefault(name, name)
     out = []
     title = "auc_audit: does a measure beat counting tool calls, on the same rows, " \
             "beyond chance?"
@@ -1923,7 +1998,7 @@ def render_report(result, style):
     out.append("")
     heading = (lambda text: f"#### {text}" if md else wrap(text))
     if result["features"]:
-        gate1, gates23 = feature_tables(result, style)
+        gate1, gates23 = feature_tables(result, style, names)
         kind = "task" if result["clusters"] == "tasks" else "run"
         if boot["defined"]:
             interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
@@ -1950,7 +2025,7 @@ def render_report(result, style):
         rows = [["null median of the family maximum", fmt(null["median_max"])],
                 [f"share of shuffles whose maximum exceeds the baseline "
                  f"{fmt(result['baseline']['auc'])}", fmt(null["p_clear_bar"])],
-                [f"observed maximum ({null['observed_max_feature']})",
+                [f"observed maximum ({names[null['observed_max_feature']]})",
                  fmt(null["observed_max"])],
                 ["p of the observed maximum", fmt_p(null["p_observed_max"])]]
         out.append(render_table(["family null", "value"], rows, style))
@@ -1958,9 +2033,7 @@ def render_report(result, style):
     if result["degenerate"]:
         out.append(heading("Left out of the family as degenerate"))
         out.append("")
-        out.append(render_table(["column", "reason"],
-                                [[d["name"], d["reason"]] for d in result["degenerate"]],
-                                style))
+        out.append(degenerate_table(result["degenerate"], names, style))
         out.append("")
     out.append(heading("Verdict"))
     out.append("")
@@ -2048,15 +2121,22 @@ def render_svg(result):
             continue
         out.append(f'<line x1="{x_of(value):.2f}" y1="{top}" x2="{x_of(value):.2f}" '
                    f'y2="{top + plot_h}" stroke="{colour}" stroke-width="2"/>')
-        out.append(f'<text x="{x_of(value) + 4:.2f}" y="{top + 14 + 16 * index}" '
+        # A label that would run past the panel's right edge goes left of its line.
+        if x_of(value) + 4 + SVG_CHAR_WIDTH * len(label) <= left + plot_w:
+            anchor, x = "start", x_of(value) + 4
+        else:
+            anchor, x = "end", x_of(value) - 4
+        out.append(f'<text x="{x:.2f}" y="{top + 14 + 16 * index}" text-anchor="{anchor}" '
                    f'fill="{colour}">{svg_escape(label)}</text>')
     out.append(f'<text x="{left}" y="{top + plot_h + 36}">null median '
                f'{fmt(null["median_max"])}; share above the baseline '
                f'{fmt(null["p_clear_bar"])}</text>')
     # Right: each feature's AUC on its rows next to the baseline's on the same rows.
-    origin, span = 640, 280
-    out.append(f'<text x="{origin - 150}" y="22" font-weight="bold">AUC on the feature\'s '
-               f'rows: feature (filled) vs baseline (open)</text>')
+    # Names are cut to SVG_NAME_LIMIT characters so that the longest label, right-
+    # aligned at the origin, still starts to the right of the histogram panel.
+    origin, span = 660, 280
+    out.append(f'<text x="{left + plot_w + 40}" y="22" font-weight="bold">AUC on the '
+               f'feature\'s rows: feature (filled) vs baseline (open)</text>')
     for tick in (0.5, 0.75, 1.0):
         x = x_of(tick, origin, span)
         out.append(f'<line x1="{x:.2f}" y1="{top}" x2="{x:.2f}" '
@@ -2068,7 +2148,8 @@ def render_svg(result):
         fx = x_of(feature["auc"], origin, span)
         bx = x_of(feature["baseline_auc_same_rows"], origin, span)
         out.append(f'<text x="{origin - 8}" y="{y + 4}" text-anchor="end">'
-                   f'{svg_escape(feature["name"])} ({feature["n_defined"]})</text>')
+                   f'{svg_escape(shorten(feature["name"], SVG_NAME_LIMIT))} '
+                   f'({feature["n_defined"]})</text>')
         out.append(f'<line x1="{min(fx, bx):.2f}" y1="{y}" x2="{max(fx, bx):.2f}" y2="{y}" '
                    f'stroke="#888888"/>')
         out.append(f'<circle cx="{bx:.2f}" cy="{y}" r="5" fill="white" stroke="#c0392b" '
