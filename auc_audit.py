@@ -1606,8 +1606,7 @@ def read_runs(args, inputs):
             if not kept:
                 raise InputError(f"{verdicts.name}: no audited run has a verdict "
                                  f"({left_out} with an empty {v_outcome!r}: {statuses})")
-            notes.append(f"{left_out} run{'' if left_out == 1 else 's'} left out: no "
-                         f"verdict in {verdicts.name} ({statuses})")
+            notes.append(f"{plural(left_out, 'run')} left out: no verdict ({statuses})")
             rows = kept
             run_ids = [table.rows[i][run_col].strip() for i in rows]
         outcome_name = f"{v_outcome} (from {verdicts.name}, joined on {run_col})"
