@@ -1395,6 +1395,426 @@ def bench_auc_large():
     bench_auc("large", 10000, 20, 3, 2)
 
 
+
+
+def table_text(header, rows):
+    return "\n".join([",".join(header)] + [",".join(str(c) for c in r) for r in rows]) + "\n"
+
+
+def pair_auc(scores, labels, rows=None, groups=None):
+    """Exact AUC by visiting every success/failure pair (ties count half); None if no pairs."""
+    rows = range(len(scores)) if rows is None else rows
+    credit = pairs = 0
+    for i in rows:
+        for j in rows:
+            if labels[i] and not labels[j] and (groups is None or groups[i] == groups[j]):
+                pairs += 1
+                credit += 2 if scores[i] > scores[j] else (1 if scores[i] == scores[j] else 0)
+    return Fraction(credit, 2 * pairs) if pairs else None
+
+
+def audit_folder(files, argv):
+    """Write `files` into a fresh folder and run auc_audit.py on its runs.csv."""
+    with TempDir() as folder:
+        for name, text in files.items():
+            write(folder, name, text)
+        return run(AUC, [os.path.join(folder, "runs.csv"), *argv])
+
+
+def auc_audit_json(files, argv):
+    status, out, err = audit_folder(files, ["--format", "json", *argv])
+    if status != 0:
+        raise AssertionError(err)
+    return json.loads(out)
+
+
+def strong_rows(tasks):
+    """20 runs: 'sharp' separates success perfectly (AUC 1), the baseline does not.
+
+    Successes have sharp 11..20, failures 1..10; tool_calls alternates so that it
+    carries little signal. `tasks` maps the run index to its task."""
+    header = ["run_id", "task_id", "verified", "tool_calls", "sharp"]
+    rows = []
+    for i in range(20):
+        success = i % 2
+        rows.append([f"r{i:02d}", tasks(i), success, 10 + (i // 2) % 3,
+                     11 + i // 2 if success else 1 + i // 2])
+    return header, rows
+
+
+class TestAucFewClusters(unittest.TestCase):
+    def test_one_task_has_no_interval_and_fails_gate_3(self):
+        header, rows = strong_rows(lambda i: "only")
+        files = {"runs.csv": table_text(header, rows)}
+        result = auc_audit_json(files, ["--perms", "200", "--boot", "200"])
+        (sharp,) = result["features"]
+        self.assertEqual(sharp["auc"], 1.0)
+        self.assertIsNone(sharp["delta_ci"])
+        self.assertFalse(result["bootstrap"]["defined"])
+        self.assertEqual(sharp["verdict"], "fails gate 3: fewer than 2 clusters to resample")
+        self.assertIsNone(result["task_identity_auc"])
+        status, out, err = audit_folder(files, ["--perms", "200", "--boot", "200"])
+        self.assertEqual(status, 0, err)
+        self.assertIn("1 task (task_id)", out)
+        self.assertIn("undefined (fewer than 2 tasks)", out)
+        self.assertIn("fewer than 2 clusters to resample", out)
+        gate1 = out[out.index("DeLong p"):].splitlines()[2]
+        self.assertIn("undefined", gate1)
+
+    def test_fewer_than_ten_clusters_warns(self):
+        for n_tasks, warned in ((3, True), (9, True), (10, False)):
+            header, rows = strong_rows(lambda i: f"t{i % n_tasks}")
+            status, out, err = audit_folder({"runs.csv": table_text(header, rows)},
+                                            ["--perms", "50", "--boot", "50"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual("intervals are rough" in out, warned, (n_tasks, out))
+            self.assertEqual(f"only {n_tasks} tasks" in out, warned)
+
+    def test_task_identity_is_read_in_the_plus_direction(self):
+        # No task effect: each task has one success and one failure. Leave-one-out
+        # gives each success 0/1 = 0 and each failure 1/1 = 1, so read '+' the AUC is
+        # 0 (every pair lost); the better direction would claim 1.0.
+        header = ["run_id", "task_id", "verified", "tool_calls", "f"]
+        rows = [["a1", "a", 1, 3, 1], ["a2", "a", 0, 5, 2], ["b1", "b", 1, 4, 3],
+                ["b2", "b", 0, 6, 4], ["c1", "c", 1, 7, 5], ["c2", "c", 0, 2, 6]]
+        labels = [r[2] for r in rows]
+        loo = [0.0 if y else 1.0 for y in labels]
+        expected = pair_auc(loo, labels)
+        self.assertEqual(expected, 0)
+        result = auc_audit_json({"runs.csv": table_text(header, rows)},
+                            ["--perms", "20", "--boot", "20"])
+        self.assertEqual(result["task_identity_auc"], float(expected))
+        self.assertEqual(result["task_identity_direction"], "+")
+        status, out, _ = audit_folder({"runs.csv": table_text(header, rows)},
+                                      ["--perms", "20", "--boot", "20"])
+        self.assertIn("AUC 0.000 +", out)
+        self.assertIn("fixed + direction", " ".join(out.split()))
+        self.assertIn("fixed +", load(AUC).__doc__)
+
+
+class TestAucBaselineRecount(unittest.TestCase):
+    header = ["run_id", "task_id", "verified", "tool_calls", "f"]
+    rows = [[f"r{i}", f"t{i // 2}", i % 2, 2 + (i * 7) % 5, (i * 3) % 7] for i in range(12)]
+
+    def log(self, runs_and_counts):
+        return table_text(["run_id", "seq", "tool"],
+                          [[run, k, "Read"] for run, count in runs_and_counts
+                           for k in range(count)])
+
+    def test_log_naming_unknown_runs_exits_2(self):
+        log = self.log([(r[0], r[3]) for r in self.rows] + [("zz1", 2), ("zz2", 1)])
+        status, out, err = audit_folder({"runs.csv": table_text(self.header, self.rows),
+                                         "tool_calls.csv": log}, [])
+        self.assertEqual(status, 2)
+        self.assertEqual(out, "")
+        self.assertEqual(len(err.strip().splitlines()), 1)
+        self.assertIn("2 run id(s) not in the runs table: zz1, zz2", err)
+        self.assertIn("tool_calls.csv", err)
+
+    def test_where_does_not_make_logged_runs_unknown(self):
+        # The log names all 12 runs; --where f=0 audits only r0 and r7 (f = 3i mod 7),
+        # and the other ten are still rows of the runs table, so none is unknown.
+        log = self.log([(r[0], r[3]) for r in self.rows])
+        status, out, err = audit_folder({"runs.csv": table_text(self.header, self.rows),
+                                         "tool_calls.csv": log},
+                                        ["--where", "f=0", "--perms", "10", "--boot", "10",
+                                         "--features", "f"])
+        self.assertNotIn("not in the runs table", err)
+        self.assertEqual(status, 0, err)
+        self.assertIn("2 of 12 runs", " ".join(out.split()))
+
+
+    def test_runs_without_log_rows_count_as_zero_and_are_reported(self):
+        silent = {"r3", "r8"}
+        rows = [r[:3] + [0 if r[0] in silent else r[3]] + r[4:] for r in self.rows]
+        log = self.log([(r[0], r[3]) for r in rows if r[0] not in silent])
+        files = {"runs.csv": table_text(self.header, rows), "tool_calls.csv": log}
+        check = auc_audit_json(files, ["--perms", "20", "--boot", "20"])["baseline"]["check"]
+        self.assertEqual((check["runs_without_calls"], check["equal"]), (2, True))
+        status, out, err = audit_folder(files, ["--perms", "20", "--boot", "20"])
+        out = " ".join(out.split())
+        self.assertIn("2 of 12 audited runs have no rows in", out)
+        self.assertIn("(counted as zero calls), first r3", out)
+
+    def test_mismatch_counts_print_as_integers(self):
+        log = self.log([(r[0], r[3]) for r in self.rows])
+        rows = [r[:3] + [r[3] + (1 if r[0] == "r4" else 0)] + r[4:] for r in self.rows]
+        status, out, err = audit_folder({"runs.csv": table_text(self.header, rows),
+                                         "tool_calls.csv": log},
+                                        ["--perms", "20", "--boot", "20"])
+        self.assertEqual(status, 0, err)
+        table_value, logged = rows[4][3], self.rows[4][3]
+        self.assertIn(f"first r4 ({table_value} vs {logged})", out)
+        self.assertNotRegex(out.split("-- provenance --")[0], r"\(\d+\.000 vs")
+
+    def test_constant_baseline_exits_2(self):
+        rows = [r[:3] + [7] + r[4:] for r in self.rows]
+        status, out, err = audit_folder({"runs.csv": table_text(self.header, rows)}, [])
+        self.assertEqual(status, 2)
+        self.assertEqual(len(err.strip().splitlines()), 1)
+        self.assertIn("constant", err)
+        self.assertIn("tool_calls", err)
+        # Recounted: every run has 3 logged calls and there is no baseline column.
+        header = [h for h in self.header if h != "tool_calls"]
+        bare = [r[:3] + r[4:] for r in self.rows]
+        log = self.log([(r[0], 3) for r in self.rows])
+        status, out, err = audit_folder({"runs.csv": table_text(header, bare),
+                                         "tool_calls.csv": log}, [])
+        self.assertEqual(status, 2)
+        self.assertIn("constant", err)
+        self.assertIn("3", err)
+
+
+class TestAucPermuteTasks(unittest.TestCase):
+    def test_no_task_column_exits_2(self):
+        header = ["run_id", "verified", "tool_calls", "f"]
+        rows = [[f"r{i}", i % 2, i % 3, i] for i in range(8)]
+        status, out, err = audit_folder({"runs.csv": table_text(header, rows)},
+                                        ["--permute", "tasks"])
+        self.assertEqual(status, 2)
+        self.assertIn("needs a task column", err)
+
+    def test_no_task_can_move_exits_2(self):
+        header = ["run_id", "task_id", "verified", "tool_calls", "f"]
+        # Tasks of sizes 1, 2 and 3: none has a partner of its size.
+        tasks = ["a", "b", "b", "c", "c", "c"]
+        rows = [[f"r{i}", t, i % 2, i % 4, i] for i, t in enumerate(tasks)]
+        status, out, err = audit_folder({"runs.csv": table_text(header, rows)},
+                                        ["--permute", "tasks"])
+        self.assertEqual(status, 2)
+        self.assertIn("no task can move", err)
+
+    def test_lone_sized_tasks_are_counted_and_never_move(self):
+        header = ["run_id", "task_id", "verified", "tool_calls", "f"]
+        # Sizes: a, b, c have 2 runs each (they move); d has 3 and e has 4 (they don't).
+        tasks = ["a"] * 2 + ["b"] * 2 + ["c"] * 2 + ["d"] * 3 + ["e"] * 4
+        labels = [1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 1]
+        rows = [[f"r{i:02d}", t, y, (i * 5) % 7, (i * 3) % 11]
+                for i, (t, y) in enumerate(zip(tasks, labels))]
+        files = {"runs.csv": table_text(header, rows)}
+        result = auc_audit_json(files, ["--permute", "tasks", "--perms", "50", "--boot", "20"])
+        self.assertEqual(result["family_null"]["tasks_never_moved"], 2)
+        status, out, err = audit_folder(files, ["--permute", "tasks", "--perms", "50",
+                                                "--boot", "20"])
+        self.assertIn("2 tasks of 5 have no other task with the same number of runs",
+                      " ".join(out.split()))
+        # Under every shuffle the runs of d and e keep their own outcomes.
+        module = load(AUC)
+        codes = [sorted(set(tasks)).index(t) for t in tasks]
+        fixed = [i for i, t in enumerate(tasks) if t in ("d", "e")]
+        draws = module.shuffled_draws(labels, "tasks", None, codes, 200, random.Random(5))
+        for picked, are_successes in draws:
+            chosen = set(picked)
+            for i in fixed:
+                self.assertEqual(i in chosen, labels[i] == are_successes)
+
+
+class TestAucVerdictsWithoutOutcome(unittest.TestCase):
+    def test_empty_outcome_cells_are_left_out_with_their_status(self):
+        header = ["run_id", "task_id", "tool_calls", "f"]
+        rows = [[f"r{i}", f"t{i // 2}", 3 + (i * 7) % 9, (i * 5) % 8] for i in range(12)]
+        outcome = {f"r{i}": ("true" if i % 3 == 0 else "false") for i in range(12)}
+        status_of = {"r2": "test_patch_failed", "r7": "test_patch_failed", "r9": "timeout"}
+        verdicts = table_text(["run_id", "instance_id", "completed", "status"],
+                              [[r[0], r[1], "" if r[0] in status_of else outcome[r[0]],
+                                status_of.get(r[0], "graded")] for r in rows])
+        files = {"runs.csv": table_text(header, rows), "verdicts.csv": verdicts}
+        with TempDir() as folder:
+            for name, text in files.items():
+                write(folder, name, text)
+            argv = [os.path.join(folder, "runs.csv"), "--verdicts",
+                    os.path.join(folder, "verdicts.csv"), "--perms", "20", "--boot", "20"]
+            status, out, err = run(AUC, argv + ["--format", "json"])
+            self.assertEqual(status, 0, err)
+            result = json.loads(out)
+            kept = [r for r in rows if r[0] not in status_of]
+            labels = [int(outcome[r[0]] == "true") for r in kept]
+            self.assertEqual(result["n_runs"], 9)
+            self.assertEqual(result["n_successes"], sum(labels))
+            expected = pair_auc([r[2] for r in kept], labels)
+            self.assertEqual(result["baseline"]["auc"], float(max(expected, 1 - expected)))
+            status, out, err = run(AUC, argv)
+            out = " ".join(out.split())
+            self.assertIn("3 runs left out: no verdict", out)
+            self.assertIn("(test_patch_failed 2, timeout 1)", out)
+            # A run missing from the verdicts file entirely is still an error.
+            write(folder, "verdicts.csv", "\n".join(verdicts.splitlines()[:-1]) + "\n")
+            status, out, err = run(AUC, argv)
+            self.assertEqual(status, 2)
+            self.assertIn("no verdict for 1 run: r11", err)
+
+
+class TestAucManualAndWording(unittest.TestCase):
+    def test_manual_says_the_screen_sees_the_outcomes(self):
+        doc = " ".join(load(AUC).__doc__.split())
+        self.assertIn("the null family is the screened family", doc)
+        self.assertIn("slightly optimistic", doc)
+        self.assertIn("reproducing the strata only with --strata", doc)
+
+    def test_numeric_condition_reproduces_strata_only_with_strata(self):
+        header = ["run_id", "task_id", "verified", "tool_calls", "arm", "f"]
+        rows = [[f"r{i}", f"t{i // 2}", int(i % 4 in (0, 3)), 5 + (i * 7) % 6, i % 2,
+                 (i * 5) % 9] for i in range(16)]
+        files = {"runs.csv": table_text(header, rows)}
+        without = auc_audit_json(files, ["--perms", "20", "--boot", "20"])
+        self.assertIn("arm", [f["name"] for f in without["features"]])
+        strat = table_text(header + ["cond"], [r + ["ab"[r[4]]] for r in rows])
+        within = auc_audit_json({"runs.csv": strat}, ["--strata", "cond", "--features", "arm,f",
+                                                  "--perms", "20", "--boot", "20"])
+        reasons = {d["name"]: d["reason"] for d in within["degenerate"]}
+        self.assertIn("strata", reasons.get("arm", ""))
+
+    def test_plurals(self):
+        header, rows = strong_rows(lambda i: "only")
+        status, out, err = audit_folder({"runs.csv": table_text(header, rows)},
+                                        ["--perms", "30", "--boot", "30"])
+        self.assertIn("1 task (task_id)", out)
+        self.assertIn("1 feature tested", out)
+        self.assertNotIn("1 tasks", out)
+        self.assertNotIn("1 features", out)
+
+    def test_small_perms_note(self):
+        header, rows = strong_rows(lambda i: f"t{i % 10}")
+        files = {"runs.csv": table_text(header, rows)}
+        # 1/(1 + N) < 0.05 needs N >= 20.
+        for perms, noted in ((5, True), (18, True), (19, True), (20, False)):
+            status, out, err = audit_folder(files, ["--perms", str(perms), "--boot", "20"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual("no adjusted p can fall below 0.05" in " ".join(out.split()),
+                             noted, perms)
+
+    def test_where_lists_values_left_by_earlier_filters(self):
+        header = ["run_id", "task_id", "condition", "verified", "tool_calls", "f"]
+        rows = [["r1", "x", "a", 1, 3, 1], ["r2", "y", "a", 0, 4, 2],
+                ["r3", "z", "b", 1, 5, 3], ["r4", "z", "b", 0, 6, 4]]
+        status, out, err = audit_folder({"runs.csv": table_text(header, rows)},
+                                        ["--where", "condition=a", "--where", "task_id=z"])
+        self.assertEqual(status, 2)
+        self.assertIn("'x', 'y'", err)
+        self.assertNotIn("'z'", err.split("holds", 1)[1])
+        self.assertIn("among the 2 rows left by the earlier --where", err)
+
+    def test_id_like_columns_are_not_default_features(self):
+        names = ["id_number", "run", "task", "row", "replicate", "rep", "seed", "index",
+                 "Seed", "batch_id"]
+        header = ["run_id", "task_id", "verified", "tool_calls", "f"] + names
+        rows = [[f"r{i}", f"t{i // 2}", i % 2, 3 + (i * 7) % 5, (i * 3) % 7] +
+                [i + k for k in range(len(names))] for i in range(10)]
+        result = auc_audit_json({"runs.csv": table_text(header, rows)},
+                            ["--perms", "20", "--boot", "20"])
+        used = {f["name"] for f in result["features"]} | {d["name"] for d in result["degenerate"]}
+        self.assertEqual(used, {"f", "id_number"})
+        doc = " ".join(load(AUC).__doc__.split())
+        for word in ("run", "task", "row", "replicate", "rep", "seed", "index", "_id"):
+            self.assertIn(word, doc[doc.index("id-like"):doc.index("id-like") + 200])
+
+    @unittest.skipUnless(os.path.isdir(os.path.join(HERE, "examples", "runs")), "no examples")
+    def test_help_examples_name_files_of_a_fresh_clone(self):
+        done = subprocess.run([sys.executable, os.path.join(HERE, AUC), "--help"],
+                              capture_output=True, text=True, timeout=60)
+        out = done.stdout
+        commands = [line.split() for line in out.splitlines()
+                    if line.strip().startswith("python3 auc_audit.py")]
+        self.assertGreaterEqual(len(commands), 6)
+        for words in commands:
+            target = words[2]
+            if target.startswith("-") or target == "RUNS":
+                continue
+            if target == "my_runs.csv":
+                self.assertIn("your own runs table", " ".join(out.split()))
+                continue
+            self.assertTrue(os.path.exists(os.path.join(HERE, target)), target)
+            for word in words[3:]:
+                if word.startswith("examples/"):
+                    self.assertTrue(os.path.exists(os.path.join(HERE, word)), word)
+        self.assertIn("--verdicts regraded/verdicts.csv", out)
+        self.assertIn("--out regraded", out)
+
+
+class TestAucLayout(unittest.TestCase):
+    long_a = "implementation_phase_seconds_total_from_the_transcript"
+    long_b = "implementation_phase_seconds_total_by_the_timer_column"
+
+    def rows(self):
+        header = ["run_id", "task_id", "condition", "verified", "tool_calls", self.long_a,
+                  self.long_b, "noise"]
+        rows = []
+        for i in range(40):
+            y = int(i % 4 in (1, 2))
+            rows.append([f"r{i:02d}", f"t{i // 4}", "ab"[i % 2], y, 10 + (i * 7) % 13,
+                         100 * y + i, (i * 13) % 23 + 8 * y, (i * 11) % 19])
+        return header, rows
+
+    def test_pooled_column_with_strata(self):
+        header, rows = self.rows()
+        files = {"runs.csv": table_text(header, rows)}
+        labels = [r[3] for r in rows]
+        noise = [r[7] for r in rows]
+        pooled = pair_auc(noise, labels)
+        pooled = float(max(pooled, 1 - pooled))
+        direction = "+" if pair_auc(noise, labels) >= Fraction(1, 2) else "-"
+        for style in ("text", "markdown"):
+            status, out, err = audit_folder(files, ["--strata", "condition", "--format",
+                                                    style, "--perms", "30", "--boot", "30"])
+            self.assertEqual(status, 0, err)
+            line = next(l for l in out.splitlines() if "pooled" in l and "feature" in l)
+            self.assertIn("pooled", line)
+            row = next(l for l in out.splitlines() if l.lstrip("| ").startswith("noise"))
+            self.assertIn(f"{pooled:.3f} {direction}", row)
+        status, out, err = audit_folder(files, ["--perms", "30", "--boot", "30"])
+        self.assertFalse(any("pooled" in l and "feature" in l for l in out.splitlines()))
+
+    def test_text_fits_100_columns_with_long_names(self):
+        header, rows = self.rows()
+        files = {"runs.csv": table_text(header, rows)}
+        for argv in ([], ["--strata", "condition"]):
+            status, out, err = audit_folder(files, argv + ["--perms", "30", "--boot", "30"])
+            self.assertEqual(status, 0, err)
+            body = out.split("-- provenance --")[0]
+            self.assertLessEqual(max(len(l) for l in body.splitlines()), 100, body)
+            self.assertIn("…", body)
+            # The two names share a 30-character prefix: their cut forms must differ.
+            table = body[body.index("Gates 2 and 3"):]
+            cut = [l.split("  ")[0] for l in table.splitlines()
+                   if l.startswith("implementa")]
+            self.assertEqual(len(cut), 2)
+            self.assertNotEqual(cut[0], cut[1])
+            status, out, err = audit_folder(files, argv + ["--format", "markdown",
+                                                          "--perms", "30", "--boot", "30"])
+            self.assertIn(f"| {self.long_a} |", out)
+            result = auc_audit_json(files, argv + ["--perms", "30", "--boot", "30"])
+            self.assertIn(self.long_b, [f["name"] for f in result["features"]])
+
+    def test_svg_labels_stay_apart_with_long_names_and_a_maximum_near_1(self):
+        header, rows = self.rows()
+        with TempDir() as folder:
+            write(folder, "runs.csv", table_text(header, rows))
+            svg = os.path.join(folder, "out.svg")
+            status, out, err = run(AUC, [os.path.join(folder, "runs.csv"), "--svg", svg,
+                                         "--perms", "50", "--boot", "50", "--format", "json"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual(json.loads(out)["family_null"]["observed_max"], 1.0)
+            with open(svg, encoding="utf-8") as handle:
+                drawing = handle.read()
+        width = float(re.search(r'<svg[^>]* width="(\d+)"', drawing).group(1))
+        # The histogram panel spans x 50..430; 7 px per character is generous at 12 px.
+        char = 7
+        for x, anchor, text in re.findall(
+                r'<text x="([\d.]+)" y="[\d.]+"(?: text-anchor="(\w+)")?[^>]*>([^<]*)</text>',
+                drawing):
+            x = float(x)
+            size = char * len(text)
+            start = {"end": x - size, "middle": x - size / 2}.get(anchor, x)
+            self.assertGreaterEqual(start, 0, text)
+            self.assertLessEqual(start + size, width + 40, text)    # bold titles run wider
+            if text.startswith(("observed max", "baseline ")):
+                self.assertLessEqual(start + size, 440, text)       # inside its panel
+            if text.endswith(")") and ("…" in text or text.startswith("noise")):
+                self.assertGreater(start, 430, text)                # right of the histogram
+        self.assertIn("…", drawing)
+        self.assertNotIn(self.long_a, drawing)
+
+
 # === regrade.py ===
 # Throwaway repositories for regrade.py: tiny, built with a fixed identity and
 # date, graded with the interpreter running the tests. Each CLI call grades
