@@ -105,11 +105,14 @@ This is not a sandbox: the code under test runs with your user's rights.
 """
 import concurrent.futures
 import fnmatch
+import hmac
 import re
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 
@@ -128,6 +131,30 @@ TEST_DIRS_AT_TOP = ("test", "testing")
 # Files that decide what tests run or how: a run must not bring its own.
 TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "pytest.ini",
                       "tox.ini", "noxfile.py", "sitecustomize.py", "usercustomize.py", "*.pth")
+# Files that configure pytest or the interpreter: reset anywhere in the tree,
+# whatever --test-files says (each can load a plugin from the run's own code).
+CONFIG_FILE_NAMES = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
+                     "conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth")
+# Top-level names a run may not add at an import root: they would replace the
+# grader's own modules (the standard library's, and pytest's with its helpers).
+TEST_TOOL_MODULES = ("pytest", "_pytest", "pluggy", "py")
+STDLIB_FALLBACK = frozenset((  # Python 3.9 has no sys.stdlib_module_names
+    "__future__ _abc _ast _collections_abc _io _thread _weakref abc argparse ast asyncio atexit "
+    "base64 bdb binascii bisect builtins bz2 calendar cgi cmath cmd code codecs collections "
+    "colorsys compileall concurrent configparser contextlib contextvars copy copyreg csv ctypes "
+    "dataclasses datetime decimal difflib dis doctest email encodings enum errno faulthandler "
+    "fcntl filecmp fileinput fnmatch fractions functools gc getopt getpass gettext glob graphlib "
+    "gzip hashlib heapq hmac html http imp importlib inspect io ipaddress itertools json keyword "
+    "linecache locale logging lzma marshal math mimetypes multiprocessing numbers operator os "
+    "pathlib pdb pickle pkgutil platform plistlib posix posixpath pprint profile pstats pty pwd "
+    "queue random re reprlib resource runpy sched secrets select selectors shelve shlex shutil "
+    "signal site socket sqlite3 ssl stat statistics string struct subprocess sys sysconfig "
+    "tarfile tempfile termios textwrap threading time timeit token tokenize trace traceback "
+    "tracemalloc types typing unicodedata unittest urllib uuid warnings weakref xml zipfile "
+    "zipimport zlib").split())
+STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", STDLIB_FALLBACK))
+# Modules the recorders check were imported from outside the tree.
+GUARDED_MODULES = ("json", "unittest", "pytest", "_pytest", "pluggy")
 # Variables that look like credentials never reach the code under test.
 CREDENTIAL_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY",
                     "ACCESS_KEY", "PRIVATE_KEY", "AUTH", "COOKIE", "SESSION")
@@ -136,6 +163,9 @@ CREDENTIAL_PREFIXES = ("AWS_", "GITHUB_", "GH_", "GITLAB_", "OPENAI_", "ANTHROPI
                        "TWINE_", "DOCKER_", "KUBE")
 # Variables of the grader's own environment that would change how tests run.
 DROPPED_PREFIXES = ("PYTHON", "PYTEST_", "GIT_", "VIRTUAL_ENV", "CONDA_PREFIX", "COV_")
+DROPPED_NAMES = ("NETRC",)
+CREDENTIAL_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s@:]*:[^/\s@]*@")
+TAMPERED = "the code under test tampered with the test runner"
 GIT_OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
                "-c", "core.fsmonitor=false", "-c", "gc.auto=0", "-c", "advice.detachedHead=false",
                "-c", "core.quotepath=off", "-c", "user.name=regrade",
@@ -686,11 +716,17 @@ def diff_paths(text):
 def is_test_path(path, patterns=None):
     """True for test files and test configuration a run must not bring into grading.
 
+    Test-configuration files (CONFIG_FILE_NAMES) count anywhere, whatever `patterns` says.
+
     >>> [is_test_path(p) for p in ("tests/a/b.py", "pkg/tests/x.py", "conftest.py",
     ...  "src/pkg/conftest.py", "test/x.py", "django/test/utils.py", "pkg/core.py")]
     [True, True, True, True, True, False, False]
+    >>> [is_test_path(p, ["nothing"]) for p in ("pyproject.toml", "a/setup.cfg", ".pytest.ini")]
+    [True, True, True]
     """
     parts = path.split("/")
+    if any(fnmatch.fnmatchcase(parts[-1], p) for p in CONFIG_FILE_NAMES):
+        return True
     if patterns is not None:
         return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(parts[-1], p)
                    for p in patterns)
@@ -699,6 +735,35 @@ def is_test_path(path, patterns=None):
     if len(parts) > 1 and parts[0] in TEST_DIRS_AT_TOP:
         return True
     return any(fnmatch.fnmatchcase(parts[-1], p) for p in TEST_FILE_PATTERNS)
+
+
+MODULE_SUFFIXES = (".py", ".pyc", ".pyw", ".pyd", ".so")
+
+
+def shadowing_paths(added, import_roots, base_names):
+    """The added files that would put a standard-library or pytest module at an import root.
+
+    `import_roots` are tree-relative prefixes ('' or 'src/'); `base_names` the
+    top-level names each root already had at base (those are the project's own).
+
+    >>> shadowing_paths(["json.py", "src/unittest/__init__.py", "src/pkg/json.py", "pytest.py",
+    ...                  "pkg/x.py", "code/notes.md", "py/x.py"], ["", "src/"], {"": {"py"}})
+    ['json.py', 'pytest.py', 'src/unittest/__init__.py']
+    """
+    found = []
+    for path in added:
+        if not path.endswith(MODULE_SUFFIXES):
+            continue
+        for root in import_roots:
+            if not path.startswith(root):
+                continue
+            parts = path[len(root):].split("/")
+            top = parts[0].split(".")[0] if len(parts) == 1 else parts[0]
+            if (top in STDLIB_MODULES or top in TEST_TOOL_MODULES) and \
+                    top not in base_names.get(root, ()):
+                found.append(path)
+                break
+    return sorted(found)
 
 
 def sha256_text(text):
@@ -853,26 +918,48 @@ def reset_paths(tree, paths):
 
 
 # === Test runners ===
-# Both are written into the grader's temporary folder (outside the work tree)
-# for each run. They take the results path from an environment variable that
-# they remove at once, append one JSON line per event, and record where the
-# repository's top-level modules were imported from.
+# Both are written, for each run, into a folder of the grader's own that is not
+# beside the work tree. They read their settings and a random secret from a file
+# named by an environment variable, delete that file and the variable before any
+# test code is imported, and append one JSON line per event, each signed with an
+# HMAC under the secret, so records written by other code are ignored. They also
+# record where the repository's top-level modules and the grader's own modules
+# (json, unittest, pytest, ...) were imported from, and signs of tampering.
+# In-process code can still reach the recorder's memory: regrade.py is not a sandbox.
 RECORDER_COMMON = r'''
-import json, os, sys
+import hashlib, hmac, json, os, sys
 
 _CONFIG = {}
-_OUT = None
+_OUT = _MAC = None
 _CONFIG_PATH = os.environ.pop("REGRADE_RESULTS_FILE", "")
 if _CONFIG_PATH:
     with open(_CONFIG_PATH, encoding="utf-8") as _handle:
         _CONFIG = json.load(_handle)
+    os.remove(_CONFIG_PATH)
+    _MAC = hmac.new(bytes.fromhex(_CONFIG.pop("secret")), digestmod=hashlib.sha256)
     _OUT = open(_CONFIG["results"], "a", encoding="utf-8")
+    # The grader's folder leaves the import path, so test code does not see it there.
+    _HERE = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if p and os.path.abspath(p) != _HERE)
 
 
 def _write(record):
     if _OUT is not None:
-        _OUT.write(json.dumps(record, ensure_ascii=False) + "\n")
+        text = json.dumps(record, ensure_ascii=False, sort_keys=True)
+        mac = _MAC.copy()
+        mac.update(text.encode("utf-8"))
+        _OUT.write(json.dumps({"record": text, "mac": mac.hexdigest()}, ensure_ascii=False) + "\n")
         _OUT.flush()
+
+
+def _inside(path):
+    tree = _CONFIG.get("tree")
+    if not tree or not path:
+        return False
+    return os.path.realpath(path).startswith(os.path.realpath(tree) + os.sep)
 
 
 def _locations():
@@ -885,11 +972,64 @@ def _locations():
         places += [str(p) for p in (getattr(module, "__path__", None) or [])]
         found[name] = [p for p in places if p]
     return found
+
+
+def _shadowed():
+    """The grader's own modules (and __main__ posing as one) loaded from the tree."""
+    found = []
+    for name in _CONFIG.get("guarded", []):
+        module = sys.modules.get(name)
+        if module is not None and _inside(getattr(module, "__file__", None)):
+            found.append(f"{name}: {module.__file__}")
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and (spec.name or "").split(".")[0] in _CONFIG.get("guarded", []) \
+            and _inside(getattr(main, "__file__", None)):
+        found.append(f"__main__ ({spec.name}): {main.__file__}")
+    return found
 '''
 
 PYTEST_PLUGIN = '"""Written by regrade.py: records each pytest outcome to a file."""' + \
     RECORDER_COMMON + r'''
-_write({"kind": "start", "runner": "pytest"})
+import types
+
+_write({"kind": "start", "runner": "pytest", "shadowed": _shadowed()})
+_PLUGINS = {}
+
+
+def _plugin_files(plugin, manager):
+    module = plugin if isinstance(plugin, types.ModuleType) else \
+        sys.modules.get(getattr(type(plugin), "__module__", None) or "")
+    files = {getattr(module, "__file__", None) or ""}
+    try:
+        for caller in manager.get_hookcallers(plugin) or []:
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin:
+                    files.add(getattr(getattr(impl.function, "__code__", None),
+                                      "co_filename", "") or "")
+    except Exception:
+        pass
+    return module, sorted(f for f in files if _inside(f) and
+                          os.path.basename(f) != "conftest.py")
+
+
+def _note_plugin(plugin, manager):
+    # A plugin whose code lies in the tree (conftest.py files aside) is the
+    # code under test reaching into pytest, unless it is loaded the usual way.
+    try:
+        module, files = _plugin_files(plugin, manager)
+        if files:
+            name = manager.get_name(plugin) or ""
+            _PLUGINS[(name, tuple(files))] = {
+                "name": name, "module": getattr(module, "__name__", "") or "",
+                "is_module": isinstance(plugin, types.ModuleType), "files": files}
+    except Exception as exc:
+        _PLUGINS[("?", (repr(exc),))] = {"name": "?", "module": "", "is_module": False,
+                                         "files": [repr(exc)[:200]]}
+
+
+def pytest_plugin_registered(plugin, manager):
+    _note_plugin(plugin, manager)
 
 
 def pytest_configure(config):
@@ -908,7 +1048,13 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    _write({"kind": "finish", "exitstatus": int(exitstatus), "modules": _locations()})
+    manager = session.config.pluginmanager
+    for _, plugin in manager.list_name_plugin():
+        if plugin is not None:
+            _note_plugin(plugin, manager)
+    _write({"kind": "finish", "exitstatus": int(exitstatus), "modules": _locations(),
+            "shadowed": _shadowed(), "plugins": sorted(_PLUGINS.values(),
+                                                       key=lambda p: (p["name"], p["files"]))})
 '''
 
 UNITTEST_RUNNER = '"""Written by regrade.py: runs unittest modules, records outcomes to a file."""' + \
@@ -950,8 +1096,24 @@ class _Recorder(unittest.TextTestResult):
             self._record(test, "failed")
 
 
+def _runner_parts():
+    """Every method of the classes that decide a unittest outcome, by identity."""
+    found = {}
+    for owner in (unittest.TestCase, unittest.TestResult, unittest.TextTestResult,
+                  unittest.TestSuite, unittest.TestLoader, unittest.TextTestRunner, _Recorder):
+        for name, value in vars(owner).items():
+            if callable(value) or isinstance(value, (classmethod, staticmethod, property)):
+                found[f"{owner.__name__}.{name}"] = value
+    for name in ("TestCase", "TestResult", "TextTestResult", "TestSuite", "TestLoader",
+                 "TextTestRunner"):
+        found[f"unittest.{name}"] = getattr(unittest, name)
+    found["_write"], found["_Recorder"] = _write, _Recorder
+    return found
+
+
 def main(names):
-    _write({"kind": "start", "runner": "unittest"})
+    _write({"kind": "start", "runner": "unittest", "shadowed": _shadowed()})
+    before = _runner_parts()
     loader, suite = unittest.TestLoader(), unittest.TestSuite()
     for name in names:
         try:
@@ -961,7 +1123,10 @@ def main(names):
     result = unittest.TextTestRunner(resultclass=_Recorder, verbosity=2,
                                      stream=sys.stderr).run(suite)
     status = 0 if result.wasSuccessful() and not loader.errors else 1
-    _write({"kind": "finish", "exitstatus": status, "modules": _locations()})
+    after = _runner_parts()
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) is not after.get(k))
+    _write({"kind": "finish", "exitstatus": status, "modules": _locations(),
+            "shadowed": _shadowed(), "tampered": changed[:20]})
     return status
 
 
@@ -1093,36 +1258,65 @@ def pytest_outcome(phases):
     return outcome
 
 
-def read_results(path, tree):
-    """Parse a results file into {test id: outcome}, collect errors, exit status, module places."""
+def signed_records(lines, secret):
+    """The records of a results file that carry a valid HMAC under `secret`; count the others.
+
+    >>> key = bytes(32)
+    >>> good = json.dumps({"record": '{"kind": "start"}', "mac": hmac.new(
+    ...     key, b'{"kind": "start"}', hashlib.sha256).hexdigest()})
+    >>> signed_records([good, '{"kind": "test", "outcome": "passed"}', "junk"], key)
+    ([{'kind': 'start'}], 2)
+    """
+    records, rejected = [], 0
+    for line in lines:
+        try:
+            wrapper = json.loads(line)
+            text, mac = wrapper["record"], wrapper["mac"]
+            expected = hmac.new(secret, text.encode("utf-8"), hashlib.sha256).hexdigest()
+            if not (isinstance(mac, str) and hmac.compare_digest(mac, expected)):
+                raise ValueError("bad mac")
+            record = json.loads(text)
+            if not isinstance(record, dict):
+                raise ValueError("not a record")
+        except (ValueError, TypeError, KeyError, AttributeError):
+            rejected += 1
+            continue
+        records.append(record)
+    return records, rejected
+
+
+def read_results(path, tree, secret):
+    """Parse a results file: {test id: outcome}, collect errors, exit status, module places.
+
+    Only records signed with this attempt's secret count, and the first record
+    of each test and phase stands (a later failure of a unittest test still counts).
+    """
     phases, outcomes, collect_errors = {}, {}, []
-    finish, started, rootdir = None, False, None
+    start, finish, rootdir = None, None, None
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             lines = handle.read().splitlines()
     except OSError:
         lines = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
+    records, rejected = signed_records(lines, secret)
+    for record in records:
         kind = record.get("kind")
-        if kind == "start":
-            started = True
-        elif kind == "rootdir":
+        if kind == "start" and start is None:
+            start = record
+        elif kind == "rootdir" and rootdir is None:
             rootdir = record.get("path")
         elif kind == "collect_error":
             collect_errors.append(record.get("nodeid", ""))
-        elif kind == "finish":
+        elif kind == "finish" and finish is None:
             finish = record
         elif kind == "test" and "when" in record:
-            phases.setdefault(record["nodeid"], {})[record["when"]] = (record["outcome"],
-                                                                       bool(record.get("xfail")))
+            phases.setdefault(record["nodeid"], {}).setdefault(
+                record["when"], (record["outcome"], bool(record.get("xfail"))))
         elif kind == "test":
             previous = outcomes.get(record["nodeid"])
             # A test reported twice (a subtest failed, then the test): the worse one stands.
-            if previous not in ("failed", "error"):
+            if previous is None or (record["outcome"] in ("failed", "error") and
+                                    previous not in ("failed", "error")):
                 outcomes[record["nodeid"]] = record["outcome"]
     prefix = ""
     if rootdir and tree:
@@ -1133,9 +1327,45 @@ def read_results(path, tree):
         outcome = pytest_outcome(parts)
         if outcome is not None:
             outcomes[prefix + nodeid] = outcome
-    return {"started": started, "outcomes": outcomes, "collect_errors": collect_errors,
+    shadowed = sorted(set((start or {}).get("shadowed") or []) |
+                      set((finish or {}).get("shadowed") or []))
+    return {"started": start is not None, "outcomes": outcomes,
+            "collect_errors": collect_errors, "rejected": rejected,
+            "finished": finish is not None,
             "exit_status": finish.get("exitstatus") if finish else None,
-            "modules": finish.get("modules") if finish else None}
+            "modules": finish.get("modules") if finish else None,
+            "shadowed": shadowed, "tampered": (finish or {}).get("tampered") or [],
+            "plugins": (finish or {}).get("plugins") or []}
+
+
+def tampering_plugins(plugins, tree, touched, own_modules):
+    """The pytest plugins recorded with code in the tree that were not loaded the usual way.
+
+    A module registered under its own name (-p, pytest_plugins, an entry point)
+    is usual unless the run's diff touched its file; pytest's own plugins are
+    usual when the tree is pytest itself. Anything else is the code under test
+    registering hooks into pytest.
+
+    >>> plugins = [{"name": "evil", "module": "pkg", "is_module": False,
+    ...             "files": ["/t/pkg/__init__.py"]},
+    ...            {"name": "pkg.plug", "module": "pkg.plug", "is_module": True,
+    ...             "files": ["/t/pkg/plug.py"]}]
+    >>> tampering_plugins(plugins, "/t", {"pkg/__init__.py"}, set())
+    ['evil (pkg/__init__.py)']
+    >>> tampering_plugins(plugins[1:], "/t", {"pkg/plug.py"}, set())
+    ['pkg.plug (pkg/plug.py)']
+    """
+    root = os.path.realpath(tree) + os.sep
+    flagged = []
+    for plugin in plugins:
+        if plugin.get("module", "").split(".")[0] in own_modules:
+            continue
+        relative = {os.path.realpath(f)[len(root):].replace(os.sep, "/") if
+                    os.path.realpath(f).startswith(root) else f for f in plugin["files"]}
+        usual = plugin.get("is_module") and plugin.get("name") == plugin.get("module")
+        if not usual or relative & set(touched):
+            flagged.append(f"{plugin['name']} ({', '.join(sorted(relative))})")
+    return flagged
 
 
 def top_level_modules(import_root):
@@ -1156,9 +1386,10 @@ def scrubbed_environment(folder, import_paths, python, extra, keep):
     env = {}
     for name, value in os.environ.items():
         upper = name.upper()
-        if name not in keep and (upper.startswith(DROPPED_PREFIXES) or
+        if name not in keep and (upper.startswith(DROPPED_PREFIXES) or upper in DROPPED_NAMES or
                                  upper.startswith(CREDENTIAL_PREFIXES) or
-                                 any(word in upper for word in CREDENTIAL_WORDS)):
+                                 any(word in upper for word in CREDENTIAL_WORDS) or
+                                 CREDENTIAL_URL.search(value)):
             continue
         env[name] = value
     home, temp = os.path.join(folder, "home"), os.path.join(folder, "tmp")
@@ -1276,25 +1507,34 @@ def test_command(runner, template, python, files, test_ids, modules, grader_dir)
                                    "(or hold {plugin})")
             argv[at + 1:at + 1] = plugin
         return argv
-    return expand_command(template or "{python} -m pytest -rA --tb=short -p no:cacheprovider "
-                          "{files}", values)
+    if template:
+        return expand_command(template, values)
+    if any("::" in t for t in test_ids):
+        return expand_command("{python} -m pytest -rA --tb=short -p no:cacheprovider {files}",
+                              values)
+    return expand_command("{python} -m unittest -v {modules}", values)
 
 
 # === Grading ===
-PASSING = ("passed", "xpassed")
-FAILING = ("failed", "error")
+PASSING = ("passed",)
+FAILING = ("failed", "error", "xpassed")
 SKIPPING = ("skipped", "xfailed")
 
 
-def classify(outcomes):
+def classify(outcomes, passing=PASSING):
     """One listed test's group from its outcome in each repeat (None: it did not run).
+
+    An unexpected pass (xpassed) is not a pass, as in SWE-bench; `passing` adds
+    xfailed for PASS_TO_PASS tests, which SWE-bench counts as passing.
 
     >>> classify(["passed", "passed"]), classify(["passed", "failed"]), classify([None])
     ('passed', 'failed', 'missing')
-    >>> classify(["xfailed"]), classify(["passed", None])
-    ('skipped', 'missing')
+    >>> classify(["xfailed"]), classify(["passed", None]), classify(["xpassed"])
+    ('skipped', 'missing', 'failed')
+    >>> classify(["xfailed", "passed"], passing=PASSING + ("xfailed",))
+    'passed'
     """
-    if outcomes and all(o in PASSING for o in outcomes):
+    if outcomes and all(o in passing for o in outcomes):
         return "passed"
     if any(o in FAILING for o in outcomes):
         return "failed"
@@ -1313,8 +1553,10 @@ def decide(fail_to_pass, pass_to_pass, observed, *, p2p_skip_ok=False):
     """The verdict from each listed test's outcomes: groups, flaky tests, completed, resolution.
 
     `observed` maps a listed id to its outcome in each repeat (None where it did
-    not run). A FAIL_TO_PASS test passes only by passing; a skipped PASS_TO_PASS
-    test fails the run unless p2p_skip_ok.
+    not run). A FAIL_TO_PASS test passes only by passing; a PASS_TO_PASS test
+    passes by passing or by an expected failure (xfailed), as in SWE-bench; a
+    skipped PASS_TO_PASS test fails the run unless p2p_skip_ok; an unexpected
+    pass (xpassed) is a failure in both lists.
 
     >>> v = decide(["a", "b"], ["c"], {"a": ["passed"], "b": ["skipped"], "c": ["passed"]})
     >>> v["completed"], v["resolution"], v["fail_to_pass"]["skipped"]
@@ -1323,13 +1565,17 @@ def decide(fail_to_pass, pass_to_pass, observed, *, p2p_skip_ok=False):
     True
     >>> decide(["a"], [], {})["fail_to_pass"]["missing"]
     ['a']
+    >>> v = decide(["a"], ["c"], {"a": ["xfailed"], "c": ["xfailed"]})
+    >>> v["fail_to_pass"]["skipped"], v["pass_to_pass"]["passed"]
+    (['a'], ['c'])
     """
     groups, flaky = {}, []
-    for name, listed in (("fail_to_pass", fail_to_pass), ("pass_to_pass", pass_to_pass)):
+    for name, listed, passing in (("fail_to_pass", fail_to_pass, PASSING),
+                                  ("pass_to_pass", pass_to_pass, PASSING + ("xfailed",))):
         group = {"passed": [], "failed": [], "skipped": [], "missing": []}
         for test_id in listed:
             outcomes = observed.get(test_id) or [None]
-            group[classify(outcomes)].append(test_id)
+            group[classify(outcomes, passing)].append(test_id)
             if len(set(outcomes)) > 1:
                 flaky.append(test_id)
         groups[name] = group
@@ -1353,8 +1599,30 @@ def decide(fail_to_pass, pass_to_pass, observed, *, p2p_skip_ok=False):
                              "PASS_TO_FAIL": {"success": [], "failure": []}}}
 
 
+def canonical_id(test_id):
+    r"""A test id with each non-ASCII character escaped the way pytest escapes parametrised ids.
+
+    Listed and recorded ids both go through it, so 'test_ids[café]' and pytest's
+    own 'test_ids[caf\xe9]' match; ASCII (backslashes included) is left alone.
+
+    >>> canonical_id("t.py::test_ids[caf\u00e9]"), canonical_id("t.py::test_ids[caf\\xe9]")
+    ('t.py::test_ids[caf\\xe9]', 't.py::test_ids[caf\\xe9]')
+    """
+    return "".join(c if ord(c) < 128 else c.encode("unicode_escape").decode("ascii")
+                   for c in test_id)
+
+
+def canonical_outcomes(outcomes):
+    """Recorded outcomes keyed by canonical id (the first spelling of an id stands)."""
+    found = {}
+    for test_id, outcome in outcomes.items():
+        found.setdefault(canonical_id(test_id), outcome)
+    return found
+
+
 def lookup(outcomes, test_id, runner):
-    """A listed id's outcome: exact match first, then its unittest spelling."""
+    """A listed id's outcome from canonical outcomes: exact match first, then its unittest spelling."""
+    test_id = canonical_id(test_id)
     if test_id in outcomes:
         return outcomes[test_id]
     if runner in ("unittest", "log"):
@@ -1392,8 +1660,9 @@ def empty_verdict(run, instance, settings):
         "completed": False, "status": "error", "resolution": "NO", "reason": "",
         "fail_to_pass": {"passed": [], "failed": [], "skipped": [], "missing": []},
         "pass_to_pass": {"passed": [], "failed": [], "skipped": [], "missing": []},
-        "flaky": [], "applied_with": None, "touched_tests": [], "runner": None,
-        "results_from": None, "exit_status": [], "code_under_test": "not checked",
+        "flaky": [], "applied_with": None, "touched_tests": [], "removed_shadowing": [],
+        "runner": None, "results_from": None, "exit_status": [],
+        "code_under_test": "not checked",
         "patch_is_none": run["diff"] is None, "diff_empty": not normalise_diff(run["diff"]),
         "duration_s": 0.0, "test_s": 0.0,
         "diff_sha256": sha256_text(normalise_diff(run["diff"])),
@@ -1403,14 +1672,26 @@ def empty_verdict(run, instance, settings):
     }
 
 
+def error_verdict(run, settings, reason):
+    """The verdict of a run that cannot be graded at all (unknown instance, missing base commit)."""
+    instance = {"repo": "", "test_patch": ""}
+    verdict = empty_verdict(dict(run, base_commit=run.get("base_commit") or ""), instance,
+                            settings)
+    verdict.update(status="error", completed=None, resolution="NO", reason=reason)
+    return verdict
+
+
 def grade_run(run, instance, source, settings):
     """Grade one run from its diff; return its verdict (a plain dict) and its log text."""
     started = time.monotonic()
     verdict = empty_verdict(run, instance, settings)
     log = [f"run {run['run_id']} of {run['instance_id']} at {run['base_commit']}\n"]
     folder = tempfile.mkdtemp(prefix="regrade-")
+    # The grader's own folder (recorders, their settings, results) lives apart
+    # from the work tree, under a name the code under test cannot derive from it.
+    grader_dir = tempfile.mkdtemp(prefix="g-", dir=settings.get("scratch"))
     try:
-        grade_in_folder(run, instance, source, settings, folder, verdict, log)
+        grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict, log)
     except GradingError as exc:
         verdict.update(status="error", completed=None, reason=str(exc))
         log.append(f"grading error: {exc}\n")
@@ -1418,20 +1699,45 @@ def grade_run(run, instance, source, settings):
         verdict.update(status="error", completed=None, reason=f"{exc.strerror or exc}")
         log.append(f"grading error: {exc}\n")
     finally:
+        shutil.rmtree(grader_dir, ignore_errors=True)
         if settings["keep_trees"]:
             verdict["notes"].append(f"kept {folder}")
         else:
             shutil.rmtree(folder, ignore_errors=True)
         verdict["duration_s"] = round(time.monotonic() - started, 3)
     if verdict["status"] in GRADING_ERRORS:
-        verdict["completed"] = None
+        verdict.update(completed=None, resolution="NO")
     return verdict, "".join(log)
 
 
-def grade_in_folder(run, instance, source, settings, folder, verdict, log):
+def import_names(folder):
+    """Top-level import names in a folder: packages, modules and extension files."""
+    if not os.path.isdir(folder):
+        return set()
+    return {entry.split(".")[0] if os.path.isfile(os.path.join(folder, entry)) else entry
+            for entry in os.listdir(folder)}
+
+
+def remove_shadowing(tree, paths):
+    """Delete added files that shadow the grader's modules, and the folders they leave empty."""
+    reset_paths(tree, paths)
+    root = os.path.realpath(tree)
+    for path in paths:
+        parent = os.path.dirname(os.path.join(root, path))
+        while parent.startswith(root + os.sep) and os.path.isdir(parent) and \
+                not os.listdir(parent):
+            os.rmdir(parent)
+            parent = os.path.dirname(parent)
+
+
+def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict, log):
     """Steps 1-8 of the procedure for one run, filling `verdict` as they go."""
     tree = make_tree(source, run["base_commit"], folder)
     log.append(f"checked out {run['base_commit']}\n")
+    base_names = {"": import_names(tree), "src/": import_names(os.path.join(tree, "src"))}
+    # The tree's own copies of pytest and friends (grading pytest itself) are code under test.
+    own_tools = {n for n in GUARDED_MODULES + TEST_TOOL_MODULES
+                 if any(n in names for names in base_names.values())}
     diff = normalise_diff(run["diff"])
     if diff:
         patch_file = os.path.join(folder, "run.diff")
@@ -1449,13 +1755,22 @@ def grade_in_folder(run, instance, source, settings, folder, verdict, log):
         verdict["applied_with"] = "empty"
     log.append(f"applied with: {verdict['applied_with']}\n")
 
-    # Step 3: the run's own test files and the test patch's files go back to base.
+    # Step 3: the run's own test files and the test patch's files go back to base,
+    # and files it added that would replace the grader's own modules are removed.
     test_patch = normalise_diff(instance["test_patch"])
     patch_paths = diff_paths(test_patch)
     run_paths = diff_paths(diff)
     run_tests = [p for p in run_paths if is_test_path(p, settings["test_patterns"])]
-    verdict["touched_tests"] = sorted(set(run_tests) | (set(run_paths) & set(patch_paths)))
+    roots = [""] + (["src/"] if os.path.isdir(os.path.join(tree, "src")) else [])
+    shadowing = shadowing_paths(run_paths, roots, base_names)
+    verdict["removed_shadowing"] = shadowing
+    verdict["touched_tests"] = sorted(set(run_tests) | (set(run_paths) & set(patch_paths)) |
+                                      set(shadowing))
     reset_paths(tree, sorted(set(patch_paths) | set(run_tests)))
+    if shadowing:
+        remove_shadowing(tree, shadowing)
+        log.append("removed (they would shadow the grader's modules): " +
+                   ", ".join(shadowing) + "\n")
     if verdict["touched_tests"]:
         log.append("reset to base: " + ", ".join(verdict["touched_tests"]) + "\n")
 
@@ -1479,8 +1794,6 @@ def grade_in_folder(run, instance, source, settings, folder, verdict, log):
     verdict["runner"] = runner
     template = instance.get("test_cmd") or settings["test_cmd"]
     import_root = os.path.join(tree, "src") if os.path.isdir(os.path.join(tree, "src")) else tree
-    grader_dir = os.path.join(folder, "grader")
-    os.makedirs(grader_dir)
     for name, text in ((PLUGIN_MODULE, PYTEST_PLUGIN), (UNITTEST_MODULE, UNITTEST_RUNNER)):
         with open(os.path.join(grader_dir, name + ".py"), "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -1495,6 +1808,7 @@ def grade_in_folder(run, instance, source, settings, folder, verdict, log):
     argv = test_command(runner, template, settings["python"], files, listed, modules, grader_dir)
     top_modules = top_level_modules(import_root)
     observed, failures_recorded, exit_statuses, places = {}, False, [], {}
+    shadowed, tampered, unfinished = set(), set(), False
     structured = runner in ("pytest", "unittest")
     verdict["results_from"] = {"pytest": "pytest plugin", "unittest": "unittest runner",
                                "log": "log"}[runner]
@@ -1503,8 +1817,11 @@ def grade_in_folder(run, instance, source, settings, folder, verdict, log):
     for attempt in range(settings["repeat"]):
         results_path = os.path.join(grader_dir, f"results-{attempt}.jsonl")
         config_path = os.path.join(grader_dir, f"config-{attempt}.json")
+        secret = secrets.token_bytes(32)
         with open(config_path, "w", encoding="utf-8") as handle:
-            json.dump({"results": results_path, "modules": top_modules}, handle)
+            json.dump({"results": results_path, "modules": top_modules, "secret": secret.hex(),
+                       "tree": tree, "guarded": [n for n in GUARDED_MODULES
+                                                 if n not in own_tools]}, handle)
         env[RESULTS_VARIABLE] = config_path
         output_path = os.path.join(folder, f"output-{attempt}.txt")
         log.append(f"$ {' '.join(shlex.quote(a) for a in argv)}  (in the tree)\n")
@@ -1517,16 +1834,28 @@ def grade_in_folder(run, instance, source, settings, folder, verdict, log):
         log.append(output + ("" if output.endswith("\n") or not output else "\n"))
         log.append(f"exit {status} after {seconds:.2f} s\n")
         exit_statuses.append(status)
+        if os.path.exists(config_path):       # the recorder deletes it as it starts
+            os.remove(config_path)
         if timed_out:
             verdict.update(status="timeout", completed=False, exit_status=exit_statuses,
                            reason=f"the test command ran longer than {settings['timeout']:g} s "
                                   f"and was killed")
             return
         if structured:
-            results = read_results(results_path, tree)
+            results = read_results(results_path, tree, secret)
+            if results["rejected"]:
+                verdict["notes"].append(f"{results['rejected']} result records without a valid "
+                                        f"signature were ignored")
+            shadowed.update(results["shadowed"])
+            tampered.update(f"unittest: {name} replaced" for name in results["tampered"])
+            tampered.update(f"pytest plugin from the tree: {p}" for p in tampering_plugins(
+                results["plugins"], tree, set(run_paths), own_tools))
             if not results["started"]:
+                if shadowed or tampered:
+                    break
                 raise GradingError(f"the {runner} recorder did not load (no structured results; "
                                    f"exit {status})")
+            unfinished |= not results["finished"]
             outcomes = results["outcomes"]
             failures_recorded |= bool(results["collect_errors"]) or any(
                 o in FAILING for o in outcomes.values())
@@ -1539,6 +1868,7 @@ def grade_in_folder(run, instance, source, settings, folder, verdict, log):
         else:
             outcomes = parse_test_log(output)
             failures_recorded |= any(o in FAILING for o in outcomes.values())
+        outcomes = canonical_outcomes(outcomes)
         for test_id in listed:
             observed.setdefault(test_id, []).append(lookup(outcomes, test_id, runner))
 
@@ -1548,6 +1878,14 @@ def grade_in_folder(run, instance, source, settings, folder, verdict, log):
                    flaky=decided["flaky"], completed=decided["completed"],
                    resolution=decided["resolution"], tests_status=decided["tests_status"],
                    exit_status=exit_statuses)
+    if shadowed or tampered:
+        detail = [d.replace(os.path.realpath(tree) + os.sep, "").replace(tree + os.sep, "")
+                  for d in sorted(shadowed) + sorted(tampered)]
+        what = "the grader's own modules were imported from the tree" if shadowed and \
+            not tampered else TAMPERED
+        verdict.update(status="unresolved", completed=False, resolution="NO",
+                       reason=f"{what}: " + "; ".join(detail)[:300])
+        return
     wrong = outside_tree({k: sorted(v) for k, v in places.items()}, tree)
     if structured:
         verdict["code_under_test"] = "outside the tree: " + "; ".join(wrong) if wrong else "tree"
@@ -1558,8 +1896,13 @@ def grade_in_folder(run, instance, source, settings, folder, verdict, log):
         return
     silent = [s for s in exit_statuses if s != 0]
     if silent and not failures_recorded:
-        verdict.update(status="error", completed=None,
+        verdict.update(status="error", completed=None, resolution="NO",
                        reason=f"the test command exited {silent[0]} but recorded no failing test")
+        return
+    if decided["completed"] and unfinished:
+        verdict.update(status="unresolved", completed=False, resolution="NO",
+                       reason="the test process ended before the recorder's last record, so "
+                              "tampering could not be ruled out")
         return
     if decided["completed"]:
         verdict.update(status="resolved", reason="")
@@ -1799,12 +2142,14 @@ def load_runs(spec, instances, instances_path, inputs):
         raise InputError(f"{spec}: no such file or folder (nor 'gold' or 'empty')")
     seen = set()
     for run in runs:
-        if run["instance_id"] not in instances:
-            raise InputError(f"{run['where']}: instance {run['instance_id']!r} is not in "
-                             f"{instances_path}")
         if run["run_id"] in seen:
             raise InputError(f"{run['where']}: run id {run['run_id']!r} appears twice")
         seen.add(run["run_id"])
+        if run["instance_id"] not in instances:
+            # Graded as an error verdict; the other runs are still graded.
+            run["grading_error"] = (f"instance {run['instance_id']!r} is not in "
+                                    f"{instances_path}")
+            continue
         run["base_commit"] = run["base_commit"] or instances[run["instance_id"]]["base_commit"]
     return runs
 
@@ -1859,6 +2204,39 @@ def parse_env_options(values, flag):
             raise InputError(f"{flag} {value}: expected KEY=VALUE")
         env[name] = setting
     return env
+
+
+def check_test_command(template, runner, where):
+    """Refuse a test command that cannot be split, or that a structured runner cannot use.
+
+    >>> check_test_command("{python} -m pytest {files}", "pytest", "--test-cmd")
+    >>> try:
+    ...     check_test_command('{python} -m "x', "log", "--test-cmd")
+    ... except InputError as exc:
+    ...     print(exc)
+    --test-cmd: No closing quotation
+    """
+    try:
+        words = shlex.split(template)
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    if not words:
+        raise InputError(f"{where}: an empty command")
+    if runner in ("pytest", "unittest") and "{python}" not in template:
+        raise InputError(f"{where}: the structured runners (pytest, unittest) need {{python}} "
+                         f"in the command, to load their recorder; use --runner log to parse "
+                         f"another command's output")
+
+
+def check_test_commands(instances, runner, test_cmd):
+    """Check --test-cmd and every instance's test_cmd before any run is graded."""
+    for instance in instances.values():
+        listed = instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"]
+        chosen = choose_runner(instance["test_runner"] or runner, listed)
+        if instance["test_cmd"]:
+            check_test_command(instance["test_cmd"], chosen, f"{instance['where']}: test_cmd")
+        elif test_cmd is not None:
+            check_test_command(test_cmd, chosen, "--test-cmd")
 
 
 def grading_key(run, instance, settings):
@@ -1960,11 +2338,18 @@ class VerdictStore:
                 os.close(handle)
             self.previous[verdict["run_id"]] = verdict
 
+    def compact(self):
+        """Rewrite verdicts.jsonl atomically with each run once, its latest verdict, by run id."""
+        with self.lock:
+            write_atomic(self.path, "".join(
+                json.dumps(jsonable(v), ensure_ascii=False, sort_keys=True) + "\n"
+                for v in sorted(self.previous.values(), key=lambda v: v["run_id"])))
+
 
 def swebench_report(verdict):
     """The official harness's per-instance report shape for one run."""
-    applied = verdict["applied_with"] is not None and verdict["status"] not in (
-        "test_patch_failed", "error")
+    applied = verdict["applied_with"] is not None and not verdict["patch_is_none"] and \
+        verdict["status"] not in ("test_patch_failed", "error")
     report = {"patch_is_None": bool(verdict["patch_is_none"]),
               "patch_exists": not verdict["patch_is_none"],
               "patch_successfully_applied": applied,
@@ -1975,7 +2360,11 @@ def swebench_report(verdict):
 
 
 def swebench_summary(verdicts, instance_ids):
-    """The official run summary's counts and id lists; ids are run ids when runs share instances."""
+    """The official run summary's counts and id lists; ids are run ids when runs share instances.
+
+    Every count is in one unit: instances, or runs when ids_are is run_id; then
+    total counts the runs plus one for each instance that has no run.
+    """
     by_instance = {}
     for verdict in verdicts:
         by_instance.setdefault(verdict["instance_id"], []).append(verdict)
@@ -1990,7 +2379,7 @@ def swebench_summary(verdicts, instance_ids):
     resolved = {ident(v) for v in graded if v["status"] == "resolved"}
     submitted = {ident(v) for v in verdicts}
     incomplete = sorted(set(instance_ids) - set(by_instance))
-    return {"total_instances": len(set(instance_ids) | set(by_instance)),
+    return {"total_instances": len(submitted) + len(incomplete),
             "submitted_instances": len(submitted), "completed_instances": len(completed),
             "resolved_instances": len(resolved),
             "unresolved_instances": len(completed - resolved),
@@ -2046,6 +2435,17 @@ def share(group, ran=True):
     return f"{len(group['passed'])}/{total}"
 
 
+def wrapped(text, width=100):
+    """One report line wrapped within `width` columns, continuation lines indented.
+
+    >>> print(wrapped("- run-1: " + "word " * 12, 40))
+    - run-1: word word word word word word
+      word word word word word word
+    """
+    return textwrap.fill(text, width, subsequent_indent="  ", break_on_hyphens=False,
+                         break_long_words=False)
+
+
 def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     """The closing report as text or Markdown; it reads the numbers, computes none."""
     lines = []
@@ -2076,18 +2476,18 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     if reasons:
         lines.append("")
         lines.append("why not resolved:")
-        lines += [f"- {run_id}: {reason}" for run_id, reason in reasons]
+        lines += [wrapped(f"- {run_id}: {reason}") for run_id, reason in reasons]
     lines.append("")
-    lines.append(f"runs that touched tests (reset before grading): "
-                 f"{', '.join(summary['touched_tests']) or 'none'}")
-    lines.append(f"runs with flaky tests: {', '.join(summary['flaky']) or 'none'}")
+    lines.append(wrapped(f"runs that touched tests (reset before grading): "
+                         f"{', '.join(summary['touched_tests']) or 'none'}"))
+    lines.append(wrapped(f"runs with flaky tests: {', '.join(summary['flaky']) or 'none'}"))
     fallbacks = [f"{v['run_id']} ({v['applied_with']})"
                  for v in sorted(verdicts, key=lambda v: v["run_id"])
-                 if v["applied_with"] not in (None, "git apply")]
-    lines.append(f"diffs applied only by a fallback: {', '.join(fallbacks) or 'none'}")
+                 if v["applied_with"] not in (None, "git apply", "empty")]
+    lines.append(wrapped(f"diffs applied only by a fallback: {', '.join(fallbacks) or 'none'}"))
     if summary["from_log"]:
-        lines.append(f"results read from logs, not structured records: "
-                     f"{', '.join(summary['from_log'])}")
+        lines.append(wrapped(f"results read from logs, not structured records: "
+                             f"{', '.join(summary['from_log'])}"))
     if timings and verdicts:
         lines.append(f"time: {fmt(summary['seconds_total'], 2)} s in all, "
                      f"{fmt(summary['seconds_tests'], 2)} s in test commands; grader overhead "
@@ -2250,14 +2650,16 @@ def _main(argv):
         "test_patterns": tuple(args.test_files) if args.test_files else None,
         "keep_trees": args.keep_trees, "fuzz": args.fuzz,
     }
+    check_test_commands(instances, args.runner, args.test_cmd)
     needs_pytest = any(choose_runner(instances[r["instance_id"]]["test_runner"] or args.runner,
                                      instances[r["instance_id"]]["FAIL_TO_PASS"] +
                                      instances[r["instance_id"]]["PASS_TO_PASS"]) == "pytest"
                        and not (instances[r["instance_id"]]["test_cmd"] or args.test_cmd)
-                       for r in runs)
+                       for r in runs if r["instance_id"] in instances)
     settings["python"] = check_python(args.python, needs_pytest)
     fallback, named = parse_repo_options(args.repo)
     scratch = tempfile.mkdtemp(prefix="regrade-session-")
+    settings["scratch"] = scratch
     try:
         return grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch)
     finally:
@@ -2268,6 +2670,8 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
     """Open the repositories, check every base commit, grade what is not graded yet, report."""
     sources, source_of = {}, {}
     for run in runs:
+        if run.get("grading_error"):
+            continue
         instance = instances[run["instance_id"]]
         path = named.get(instance["repo"], fallback)
         if path is None:
@@ -2278,20 +2682,27 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
             sources[path] = open_source(path, scratch, inputs)
         source_of[run["run_id"]] = sources[path]
     for path, source in sorted(sources.items()):
-        mine = [r for r in runs if source_of[r["run_id"]] is source]
+        mine = [r for r in runs if source_of.get(r["run_id"]) is source]
         resolved = source.resolve(r["base_commit"] for r in mine)
         for run in mine:
             full = resolved.get(run["base_commit"])
             if full is None:
-                raise InputError(f"{run['where']}: base commit {run['base_commit']} of "
-                                 f"{run['instance_id']} is not in {path}")
-            run["base_commit"] = full
+                run["grading_error"] = (f"base commit {run['base_commit']} of "
+                                        f"{run['instance_id']} is not in {path}")
+            else:
+                run["base_commit"] = full
     for run in runs:
-        run["key"] = grading_key(run, instances[run["instance_id"]], settings)
+        if run["instance_id"] in instances:
+            run["key"] = grading_key(run, instances[run["instance_id"]], settings)
+        else:
+            run["key"] = sha256_text(json.dumps([run["instance_id"], run["diff"],
+                                                 settings["grader_version"]]))
     store = VerdictStore(args.out, inputs) if args.out else None
     verdicts, todo = {}, []
     for run in runs:
-        earlier = store.graded(run) if store and not args.force else None
+        # Runs that cannot be graded at all are re-checked every time (it is instant).
+        earlier = store.graded(run) if store and not args.force and \
+            not run.get("grading_error") else None
         if earlier:
             verdicts[run["run_id"]] = earlier
         else:
@@ -2306,6 +2717,9 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
         progress.update(verdict)
 
     def one(run):
+        if run.get("grading_error"):
+            return (error_verdict(run, settings, run["grading_error"]),
+                    f"run {run['run_id']}: grading error: {run['grading_error']}\n")
         return grade_run(run, instances[run["instance_id"]], source_of[run["run_id"]], settings)
     try:
         if args.jobs == 1:
@@ -2325,6 +2739,9 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
     except KeyboardInterrupt:
         kill_live_groups()
         raise
+    finally:
+        if store:           # each run once in verdicts.jsonl, however the job ended
+            store.compact()
     ordered = [verdicts[r["run_id"]] for r in runs if r["run_id"] in verdicts]
     return output(args, inputs, ordered, sorted(instances), argv,
                   skipped=len(runs) - len(todo),
