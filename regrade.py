@@ -35,9 +35,14 @@ Procedure per run (each step is recorded in the verdict):
        cleaning the tree between attempts. None applies: patch_failed.
     3. Reset the test tree: every file the test patch touches and every test or
        test-configuration file the diff touched (tests/ anywhere, test/ and
-       testing/ at the top, test_*.py, *_test.py, tests.py, conftest.py,
-       pytest.ini, tox.ini, noxfile.py, sitecustomize.py, usercustomize.py,
-       *.pth; --test-files replaces the list) goes back to base_commit.
+       testing/ at the top, test_*.py, *_test.py, tests.py, noxfile.py;
+       --test-files replaces that list) goes back to base_commit, and so, anywhere
+       in the tree and whatever --test-files says, does every pytest.ini,
+       .pytest.ini, tox.ini, setup.cfg, pyproject.toml, conftest.py,
+       sitecustomize.py, usercustomize.py and *.pth it touched (each is listed in
+       touched_tests). A module or package the diff adds at an import root (the
+       tree, or src/) under the name of a standard-library module or of pytest,
+       _pytest, pluggy or py is removed, and listed in removed_shadowing.
     4. Apply the test patch. It does not apply: test_patch_failed (a grading
        error, not the agent's failure).
     5. Put the tree's import root (src/ if present, else the tree) first on
@@ -46,16 +51,33 @@ Procedure per run (each step is recorded in the verdict):
        install of another copy): wrong_code_under_test, a grading error.
     6. Run the listed tests' files (never the whole suite) with a timeout that
        kills the process group, a scrubbed environment (HOME and TMPDIR in the
-       throwaway folder, credential-looking variables dropped) and stdin closed.
+       throwaway folder; dropped: credential-looking names, URLs with a
+       user:password@ part, NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and
+       PYTEST_PLUGINS; --keep-env NAME passes one on) and stdin closed.
     7. Read each result from a structured record: a pytest plugin loaded with
-       -p, or a unittest runner, each writing to a file in the grader's temp
-       folder. Nothing the code prints is read as a result. --runner log parses
-       pytest -rA / unittest verbose output instead, and says so in the verdict.
+       -p, or a unittest runner, each writing to a file in a private folder of
+       the grader's (not beside the tree). Each record is signed with an HMAC
+       under a random secret the recorder reads from a file it deletes as it
+       starts, before any test code is imported; unsigned records are ignored
+       (the verdict notes how many), and the first record of each test and
+       phase stands. Nothing the code prints is read as a result. --runner log
+       parses the output instead (pytest -rA for '::' ids, python -m unittest -v
+       for dotted ids by default), and says so in the verdict.
     8. Verdict: completed only if every FAIL_TO_PASS and PASS_TO_PASS test
        passed. A listed test that did not run is missing (failed); skip or xfail
-       of a FAIL_TO_PASS test is not a pass; a skipped PASS_TO_PASS test fails
-       the run unless --p2p-skip-ok. A non-zero exit with no failure recorded is
-       a grading error. Ids match exactly (parametrised pytest ids included).
+       of a FAIL_TO_PASS test is not a pass; an xfailed PASS_TO_PASS test counts
+       as passing and an xpassed test as failed, as in SWE-bench; a skipped
+       PASS_TO_PASS test fails the run unless --p2p-skip-ok. A non-zero exit
+       with no failure recorded is a grading error. Ids match exactly
+       (parametrised pytest ids included), except that non-ASCII characters
+       compare in pytest's escaped form: test_x[café] matches test_x[caf\\xe9].
+       Never resolved, whatever the tests say: the code under test replaced a
+       method of unittest's TestCase, TestResult, TestSuite, TestLoader or
+       runner; a pytest plugin with code in the tree (conftest.py aside) was
+       registered other than by module name from an untouched file; json,
+       unittest, pytest, _pytest or pluggy came from the tree (unless the tree
+       is that project); or the test process ended before the recorder's last
+       record. Reason: "the code under test tampered with the test runner".
        --repeat K runs the tests K times and lists tests whose outcome changed
        as flaky; a test counts as passed only if it passed every time.
     9. Remove the throwaway folder, also on timeout, error or Ctrl-C
@@ -64,44 +86,63 @@ Procedure per run (each step is recorded in the verdict):
 Statuses: resolved, unresolved, patch_failed, timeout (each says something
 about the run: completed true only for resolved), and the grading errors
 test_patch_failed, wrong_code_under_test and error, whose `completed` is empty
-(null), not false, since they say nothing about the agent. Resolution is
+(null), not false, since they say nothing about the agent, and whose resolution
+is NO. A run naming an instance the instances file lacks, or a base commit the
+repository lacks, is an error verdict; the other runs are still graded. Resolution is
 SWE-bench's FULL / PARTIAL / NO (an empty FAIL_TO_PASS or PASS_TO_PASS list
 counts as passed, as there).
 
 Outputs with --out DIR:
-    verdicts.jsonl   one line per run, appended as soon as it is graded; a
-                     re-run skips runs graded with the same inputs (SHA-256 of
-                     diff, test patch, test lists, options, grader version);
-                     --force regrades
+    verdicts.jsonl   one line per run, appended as soon as it is graded, then
+                     rewritten (atomically, sorted by run id) with each run once,
+                     its latest verdict, when the job ends, fails or is
+                     interrupted; a re-run skips runs graded with the same inputs
+                     (SHA-256 of diff, test patch, test lists, options, grader
+                     version); --force regrades
     verdicts.csv     run_id, instance_id, completed, status: the runs-table shape
                      that delivery_audit.py --verdicts and auc_audit.py
                      --verdicts read directly
     logs/RUN.log     every step's command and output, and the test output
     reports/RUN.json SWE-bench-style report {instance_id: {patch_is_None, ...}}
-    swebench_summary.json  the official harness's run summary keys
+    swebench_summary.json  the official harness's run summary keys; every count is
+                     in one unit, runs when ids_are is run_id (several runs share
+                     an instance), plus one per instance with no run
 Without --out nothing is written. The summary (--format text, markdown or
 json) goes to stdout; progress to stderr when it is a terminal (--progress
 forces it).
 
 To regrade the shipped example (offline, standard library only):
-    python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl --repo examples/regrade/calc.bundle
+    python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
+        --repo examples/regrade/calc.bundle
 To check that instances are sound (gold resolves all, empty resolves none):
     python3 regrade.py instances.jsonl gold --repo ../project --out gold/
     python3 regrade.py instances.jsonl empty --repo ../project --out empty/
 To grade a runs folder with the project's own virtualenv, 4 at a time:
-    python3 regrade.py instances.jsonl runs/ --repo ../project --python ../project/.venv/bin/python --jobs 4 --out verdicts/
+    python3 regrade.py instances.jsonl runs/ --repo ../project \\
+        --python ../project/.venv/bin/python --jobs 4 --out verdicts/
 To split a large job into 10 array tasks (Slurm, Kubernetes indexed job, GNU parallel):
-    python3 regrade.py instances.jsonl preds.jsonl --repo ../p --shard $((SLURM_ARRAY_TASK_ID+1))/10 --out out/shard-$SLURM_ARRAY_TASK_ID
-    then: cat out/shard-*/verdicts.jsonl > verdicts.jsonl; python3 regrade.py --summarize verdicts.jsonl --out out/all
+    python3 regrade.py instances.jsonl preds.jsonl --repo ../p \\
+        --shard $((SLURM_ARRAY_TASK_ID+1))/10 --out out/shard-$SLURM_ARRAY_TASK_ID
+    then: cat out/shard-*/verdicts.jsonl > verdicts.jsonl
+          python3 regrade.py --summarize verdicts.jsonl --out out/all
 To feed the delivery audit:
     python3 delivery_audit.py runs/ --verdicts verdicts/verdicts.csv
 To use a custom test command whose output is parsed (verdicts marked 'log'):
-    python3 regrade.py i.jsonl p.jsonl --repo R --runner log --test-cmd "{python} -m pytest -rA {files}"
+    python3 regrade.py i.jsonl p.jsonl --repo R --runner log \\
+        --test-cmd "{python} -m pytest -rA {files}"
 
 Defaults: --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
 listed ids contain '::', else unittest), --python the interpreter running this
-script. Exit status: 0 graded (whatever the verdicts), 2 bad input or usage.
-This is not a sandbox: the code under test runs with your user's rights.
+script. Exit status: 0 graded (whatever the verdicts), 2 bad input or usage
+(unreadable or malformed files, a --test-cmd or test_cmd that does not split,
+or that lacks {python} where a structured runner needs it).
+
+This is not a sandbox: the code under test runs with your user's rights, in the
+same process as the recorder. The checks above catch the tampering seen so far
+(config files, shadowing modules, forged result files, patched unittest methods,
+pytest plugins registered from the code); code written to defeat this grader in
+particular (reading the recorder's memory, faking a module's __file__) can still
+succeed. Review suspicious diffs, or grade inside a container.
 """
 import concurrent.futures
 import fnmatch
