@@ -2257,7 +2257,7 @@ class TestRegradeUnittestRunner(RegradeFixture):
             status, text, err = run("regrade.py", argv + ["--force"])
             self.assertNotIn("already graded", text)
             with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
-                self.assertEqual(len(handle.read().splitlines()), 9)
+                self.assertEqual(len(handle.read().splitlines()), 3)   # compacted: one a run
             with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
                 self.assertEqual(len(handle.read().splitlines()), 4)
 
@@ -2355,14 +2355,10 @@ class TestRegradeUnittestRunner(RegradeFixture):
             write(folder, "broken.jsonl", '{"instance_id": "toy-1", "model_patch": ""}\n{"inst\n')
             regrade_jsonl(folder, "nobase.jsonl", [dict(good, base_commit="0" * 40)])
             cases = [
-                ([instances, os.path.join(folder, "other.jsonl"), "--repo", self.repo],
-                 "instance 'nope' is not in"),
                 ([instances, os.path.join(folder, "broken.jsonl"), "--repo", self.repo],
                  "broken.jsonl line 2: not valid JSON"),
                 ([instances, predictions, "--repo", f"other/repo={self.repo}"],
                  "no --repo for repository acme/toy"),
-                ([os.path.join(folder, "nobase.jsonl"), "empty", "--repo", self.repo],
-                 "base commit 0000000000000000000000000000000000000000 of toy-1 is not in"),
                 ([instances, predictions, "--repo", folder], "not a git repository"),
                 ([instances, predictions, "--repo", self.repo, "--shard", "4/3"], "--shard 4/3"),
                 ([instances, predictions, "--repo", self.repo, "--python", "/no/python"],
@@ -2379,6 +2375,21 @@ class TestRegradeUnittestRunner(RegradeFixture):
                 self.assertEqual(len(err.strip().splitlines()), 1, err)
                 self.assertTrue(err.startswith("error: "), err)
                 self.assertIn(expected, err)
+            # One bad run among hundreds must not stop the job: it becomes a
+            # grading error and the rest are graded.
+            status, report, err = regrade_json([instances, os.path.join(folder, "other.jsonl"),
+                                                "--repo", self.repo])
+            self.assertEqual(status, 0, err)
+            verdict = report["runs"][0]
+            self.assertEqual((verdict["status"], verdict["completed"], verdict["resolution"]),
+                             ("error", None, "NO"))
+            self.assertIn("instance 'nope' is not in", verdict["reason"])
+            status, report, err = regrade_json([os.path.join(folder, "nobase.jsonl"), "empty",
+                                                "--repo", self.repo])
+            self.assertEqual(status, 0, err)
+            verdict = report["runs"][0]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("error", None))
+            self.assertIn("base commit " + "0" * 40 + " of toy-1 is not in", verdict["reason"])
             self.assertEqual(snapshot(folder), before)
 
 
@@ -2446,8 +2457,10 @@ class TestRegradePure(unittest.TestCase):
 
     def test_verdict_rules(self):
         regrade = load("regrade.py")
+        # As in SWE-bench: an xfailed PASS_TO_PASS test passes, an xpassed test does not.
         decided = regrade.decide(["f"], ["p"], {"f": ["xpassed"], "p": ["xfailed"]})
-        self.assertEqual((decided["completed"], decided["pass_to_pass"]["skipped"]), (False, ["p"]))
+        self.assertEqual((decided["completed"], decided["fail_to_pass"]["failed"],
+                          decided["pass_to_pass"]["passed"]), (False, ["f"], ["p"]))
         decided = regrade.decide(["f1", "f2"], [], {"f1": ["passed"], "f2": ["error"]})
         self.assertEqual(decided["resolution"], "PARTIAL")
         decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["failed"]})
@@ -2476,6 +2489,358 @@ def bench_regrade_example():
     print(f"regrade example: --jobs 2 {results[2][0]:.2f} s wall, speed-up "
           f"{results[1][0] / results[2][0]:.2f}x over --jobs 1")
 
+
+
+# === regrade.py review fixes ===
+# Each exploit from the outside review of regrade.py, on the toy repository:
+# every one resolved before the fixes; each must now end unresolved (or in the
+# status the review asked for).
+REVIEW_FORCE_PASS = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+                     "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+                     "    report = outcome.get_result()\n    report.outcome = 'passed'\n"
+                     "    report.longrepr = None\n")
+REVIEW_SHADOW_PYTEST = (
+    "import os, sys\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+    "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != here]\n"
+    "del sys.modules['pytest']\nimport pytest as real\nimport evilplug\n"
+    "real.main(sys.argv[1:], plugins=[evilplug])\nsys.exit(0)\n")
+REVIEW_SHADOW_JSON = (
+    "import sys, os\n_me = sys.modules.pop('json')\n"
+    "_here = os.path.dirname(os.path.abspath(__file__))\n_old = sys.path[:]\n"
+    "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != _here]\n"
+    "import json as _m\nsys.path[:] = _old\nsys.modules['json'] = _me\n"
+    "globals().update({k: v for k, v in vars(_m).items() if not k.startswith('__')})\n"
+    "def dumps(obj, *a, **k):\n"
+    "    if isinstance(obj, dict) and obj.get('kind') == 'test':\n"
+    "        obj = dict(obj, outcome='passed')\n"
+    "    return _m.dumps(obj, *a, **k)\n"
+    "import atexit\natexit.register(os._exit, 0)\n")
+REVIEW_SHADOW_UNITTEST = (
+    "import sys, os, importlib.util\n"
+    "where = os.path.join(os.path.dirname(os.__file__), 'unittest')\n"
+    "spec = importlib.util.spec_from_file_location('unittest', os.path.join(where, '__init__.py'),"
+    " submodule_search_locations=[where])\n"
+    "mod = importlib.util.module_from_spec(spec); sys.modules['unittest'] = mod\n"
+    "spec.loader.exec_module(mod)\n"
+    "def run(self, result=None):\n"
+    "    result.startTest(self); result.addSuccess(self); result.stopTest(self)\n"
+    "mod.TestCase.run = run\n")
+REVIEW_ASSERT_PATCH = ("import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+                       "unittest.TestCase.assertAlmostEqual = lambda *a, **k: None\n")
+REVIEW_GC_PLUGIN = (
+    "import gc, sys\nif '_pytest' in sys.modules:\n    import pytest\n    class _E:\n"
+    "        @pytest.hookimpl(hookwrapper=True)\n"
+    "        def pytest_runtest_makereport(self, item, call):\n"
+    "            out = yield\n            r = out.get_result(); r.outcome = 'passed'; "
+    "r.longrepr = None\n"
+    "    for o in gc.get_objects():\n"
+    "        if type(o).__name__ == 'Config' and hasattr(o, 'pluginmanager'):\n"
+    "            o.pluginmanager.register(_E(), 'evil'); break\n")
+# Finds the recorder's results file in memory and writes passing records for
+# every listed test in the old format (and with a made-up signature), then
+# ends the process before any real result is written.
+REVIEW_FORGE = (
+    "import json, os, sys\n"
+    "IDS = {'pytest': ['tests/test_core.py::TestCore::test_divide_half',\n"
+    "                  'tests/test_extra.py::TestExtra::test_divide_third',\n"
+    "                  'tests/test_core.py::TestCore::test_add',\n"
+    "                  'tests/test_core.py::TestCore::test_divide_even'],\n"
+    "       'unittest': ['tests.test_core.TestCore.test_divide_half',\n"
+    "                    'tests.test_extra.TestExtra.test_divide_third',\n"
+    "                    'tests.test_core.TestCore.test_add',\n"
+    "                    'tests.test_core.TestCore.test_divide_even']}\n"
+    "for module in list(sys.modules.values()):\n"
+    "    config = getattr(module, '_CONFIG', None)\n"
+    "    if isinstance(config, dict) and 'results' in config:\n"
+    "        with open(config['results'], 'a') as out:\n"
+    "            for runner, ids in IDS.items():\n"
+    "                for n in ids:\n"
+    "                    for when in ('setup', 'call', 'teardown'):\n"
+    "                        rec = {'kind': 'test', 'nodeid': n, 'when': when,\n"
+    "                               'outcome': 'passed', 'xfail': False}\n"
+    "                        if runner == 'unittest':\n"
+    "                            rec = {'kind': 'test', 'nodeid': n, 'outcome': 'passed'}\n"
+    "                        out.write(json.dumps(rec) + '\\n')\n"
+    "                        out.write(json.dumps({'record': json.dumps(rec), 'mac': '0' * 64})"
+    " + '\\n')\n"
+    "        os._exit(0)\n\n\n")
+# json reports its file as the tree's: the recorders' end-of-run check sees it.
+REVIEW_FAKE_JSON_FILE = "import json\njson.__file__ = __file__\n"
+
+
+class RegradeReviewFixture(RegradeFixture):
+    """The toy repository plus the review's exploit diffs."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        work = os.path.join(cls.folder, "work")
+        unfixed = TOY_BASE["toy/core.py"]
+        evil = {"evilplug.py": REVIEW_FORCE_PASS, "toy/core.py": TOY_WRONG}
+        exploits = {
+            "pyproject": dict(evil, **{"pyproject.toml":
+                                       '[tool.pytest.ini_options]\naddopts = "-p evilplug"\n'}),
+            "setupcfg": dict(evil, **{"setup.cfg": "[tool:pytest]\naddopts = -p evilplug\n"}),
+            "dotpytestini": dict(evil, **{".pytest.ini": "[pytest]\naddopts = -p evilplug\n"}),
+            "subdir-toxini": dict(evil, **{"tests/sub/tox.ini": "[pytest]\naddopts = -p evilplug\n"}),
+            "shadow-pytest": dict(evil, **{"pytest.py": REVIEW_SHADOW_PYTEST}),
+            "shadow-json": {"json.py": REVIEW_SHADOW_JSON, "toy/core.py": TOY_WRONG},
+            "shadow-unittest": {"unittest/__init__.py": REVIEW_SHADOW_UNITTEST,
+                                "toy/core.py": TOY_WRONG},
+            "forge": {"toy/core.py": REVIEW_FORGE + unfixed},
+            "assert-patch": {"toy/__init__.py": REVIEW_ASSERT_PATCH + TOY_BASE["toy/__init__.py"]},
+            "gc-plugin": {"toy/__init__.py": REVIEW_GC_PLUGIN + TOY_BASE["toy/__init__.py"]},
+            "fake-json-file": {"toy/__init__.py": REVIEW_FAKE_JSON_FILE +
+                               TOY_BASE["toy/__init__.py"], "toy/core.py": TOY_FIX},
+        }
+        cls.diffs.update({name: regrade_diff(work, files) for name, files in exploits.items()})
+
+    def assert_unresolved(self, verdicts, names):
+        got = {n: (verdicts[n]["status"], verdicts[n]["completed"]) for n in names}
+        self.assertEqual(got, {n: ("unresolved", False) for n in names},
+                         {n: verdicts[n]["reason"] for n in names})
+
+
+class TestRegradeReviewExploitsUnittest(RegradeReviewFixture):
+    def test_shadowing_forging_and_tampering_end_unresolved(self):
+        names = ["shadow-json", "shadow-unittest", "forge", "assert-patch", "fake-json-file"]
+        verdicts = self.grade("unittest", names + ["fix"], ["--jobs", "4"])
+        self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
+        self.assert_unresolved(verdicts, names)
+        self.assertEqual(verdicts["shadow-json"]["removed_shadowing"], ["json.py"])
+        self.assertIn("json.py", verdicts["shadow-json"]["touched_tests"])
+        self.assertEqual(verdicts["shadow-unittest"]["removed_shadowing"],
+                         ["unittest/__init__.py"])
+        self.assertTrue(any("without a valid signature" in n for n in verdicts["forge"]["notes"]),
+                        verdicts["forge"]["notes"])
+        self.assertEqual(verdicts["forge"]["fail_to_pass"]["passed"], [])
+        self.assertIn("the code under test tampered with the test runner",
+                      verdicts["assert-patch"]["reason"])
+        self.assertIn("TestCase.assertEqual", verdicts["assert-patch"]["reason"])
+        self.assertIn("json", verdicts["fake-json-file"]["reason"])
+        self.assertEqual(verdicts["fake-json-file"]["resolution"], "NO")
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class TestRegradeReviewExploitsPytest(RegradeReviewFixture):
+    def test_config_files_shadowing_forging_and_plugins_end_unresolved(self):
+        names = ["pyproject", "setupcfg", "dotpytestini", "subdir-toxini", "shadow-pytest",
+                 "shadow-json", "forge", "gc-plugin", "fake-json-file"]
+        verdicts = self.grade("pytest", names + ["fix"], ["--jobs", "4"])
+        self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
+        self.assert_unresolved(verdicts, names)
+        for name, config in (("pyproject", "pyproject.toml"), ("setupcfg", "setup.cfg"),
+                             ("dotpytestini", ".pytest.ini"),
+                             ("subdir-toxini", "tests/sub/tox.ini")):
+            self.assertIn(config, verdicts[name]["touched_tests"])
+        self.assertEqual(verdicts["shadow-pytest"]["removed_shadowing"], ["pytest.py"])
+        self.assertEqual(verdicts["shadow-json"]["removed_shadowing"], ["json.py"])
+        self.assertEqual(verdicts["forge"]["fail_to_pass"]["passed"], [])
+        self.assertIn("the code under test tampered with the test runner",
+                      verdicts["gc-plugin"]["reason"])
+        self.assertIn("toy/__init__.py", verdicts["gc-plugin"]["reason"])
+
+    def test_pytest_options_from_the_environment_are_dropped(self):
+        with TempDir() as folder:
+            instances, predictions = self.files(
+                folder, [self.instance("toy-1", "pytest")],
+                [("fix", "toy-1", self.diffs["fix"]), ("plug", "toy-1", self.diffs["pyproject"])])
+            os.environ["PYTEST_ADDOPTS"] = "-p evilplug"
+            os.environ["PYTEST_PLUGINS"] = "evilplug"
+            try:
+                status, report, err = regrade_json([instances, predictions, "--repo", self.repo])
+            finally:
+                del os.environ["PYTEST_ADDOPTS"], os.environ["PYTEST_PLUGINS"]
+            self.assertEqual(status, 0, err)
+            self.assert_status(regrade_by_run(report), {"fix": "resolved", "plug": "unresolved"})
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class TestRegradeReviewIdsAndXfail(RegradeFixture):
+    def test_non_ascii_ids_match_as_listed_for_plugin_and_log(self):
+        patch = self.test_patch + self.param_patch
+        listed = ["tests/test_params.py::test_ratio[caf\u00e9]",
+                  "tests/test_params.py::test_gr\u00f6\u00dfe",
+                  "tests/test_params.py::test_ratio[a b]"]
+        for extra in ([], ["--runner", "log"]):
+            verdicts = self.grade("pytest", ["fix"], extra, test_patch=patch,
+                                  FAIL_TO_PASS=json.dumps(listed))
+            self.assertEqual(verdicts["fix"]["status"], "resolved",
+                             (extra, verdicts["fix"]["reason"]))
+            self.assertEqual(verdicts["fix"]["fail_to_pass"]["passed"], listed)
+
+    def test_an_xfailed_pass_to_pass_test_counts_as_passing(self):
+        xfail_p2p = {"toy/core.py": TOY_FIX.replace(
+            "def add(a, b):\n", "def add(a, b):\n    import pytest\n"
+            "    pytest.xfail('later')\n")}
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            self.diffs["xfail-p2p"] = regrade_diff(work, xfail_p2p)
+        verdicts = self.grade("pytest", ["xfail-p2p"])
+        self.assertEqual(verdicts["xfail-p2p"]["status"], "resolved",
+                         verdicts["xfail-p2p"]["reason"])
+        self.assertEqual(verdicts["xfail-p2p"]["pass_to_pass"]["passed"],
+                         ["tests/test_core.py::TestCore::test_add",
+                          "tests/test_core.py::TestCore::test_divide_even"])
+
+
+class TestRegradeReviewRules(RegradeFixture):
+    def test_xfail_rules_follow_swebench(self):
+        regrade = load("regrade.py")
+        decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xfailed"]})
+        self.assertEqual((decided["completed"], decided["pass_to_pass"]["passed"]), (True, ["p"]))
+        decided = regrade.decide(["f"], ["p"], {"f": ["xfailed"], "p": ["passed"]})
+        self.assertEqual((decided["completed"], decided["fail_to_pass"]["skipped"]), (False, ["f"]))
+        decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xpassed"]})
+        self.assertEqual((decided["completed"], decided["pass_to_pass"]["failed"]), (False, ["p"]))
+
+    def test_log_runner_with_dotted_ids_reads_unittest_output(self):
+        verdicts = self.grade("unittest", ["fix", "wrong-fix"], ["--runner", "log"])
+        self.assert_status(verdicts, {"fix": "resolved", "wrong-fix": "unresolved"})
+        self.assertEqual(verdicts["fix"]["results_from"], "log")
+
+    def test_test_commands_are_checked_up_front(self):
+        with TempDir() as folder:
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
+                                                [("fix", "toy-1", self.diffs["fix"])])
+            base = [instances, predictions, "--repo", self.repo]
+            bad = regrade_jsonl(os.path.join(folder, "bad"), "instances.jsonl", [
+                self.instance("toy-1", "unittest", test_cmd='{python} -m "x')])
+            cases = [(base + ["--test-cmd", '{python} -m "x'],
+                      "error: --test-cmd: No closing quotation"),
+                     ([bad, predictions, "--repo", self.repo],
+                      "instances.jsonl line 1: test_cmd: No closing quotation"),
+                     (base + ["--runner", "unittest", "--test-cmd", "python3 -m unittest"],
+                      "{python}"),
+                     (base + ["--runner", "pytest", "--test-cmd", "pytest {files}"],
+                      "--runner log")]
+            for argv, expected in cases:
+                status, out, err = run("regrade.py", argv)
+                self.assertEqual(status, 2, (argv, err))
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertIn(expected, err)
+
+    def test_unknown_instance_and_missing_base_commit_are_error_verdicts(self):
+        with TempDir() as folder:
+            good = self.instance("toy-1", "unittest")
+            nobase = dict(self.instance("toy-2", "unittest"), base_commit="0" * 40)
+            regrade_jsonl(folder, "instances.jsonl", [good, nobase])
+            regrade_jsonl(folder, "predictions.jsonl", [
+                {"run_id": "fix", "instance_id": "toy-1", "model_patch": self.diffs["fix"]},
+                {"run_id": "nobase", "instance_id": "toy-2", "model_patch": self.diffs["fix"]},
+                {"run_id": "nope", "instance_id": "nope", "model_patch": ""}])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                os.path.join(folder, "predictions.jsonl"),
+                                                "--repo", self.repo])
+            self.assertEqual(status, 0, err)
+            verdicts = regrade_by_run(report)
+            self.assert_status(verdicts, {"fix": "resolved", "nobase": "error", "nope": "error"})
+            self.assertIn("base commit " + "0" * 40 + " of toy-2 is not in",
+                          verdicts["nobase"]["reason"])
+            self.assertIn("instance 'nope' is not in", verdicts["nope"]["reason"])
+            for name in ("nobase", "nope"):
+                self.assertIsNone(verdicts[name]["completed"])
+                self.assertEqual(verdicts[name]["resolution"], "NO")
+            write(folder, "broken.jsonl", '{"instance_id": "toy-1"}\n')
+            status, out, err = run("regrade.py", [os.path.join(folder, "instances.jsonl"),
+                                                  os.path.join(folder, "broken.jsonl"),
+                                                  "--repo", self.repo])
+            self.assertEqual(status, 2, err)
+            self.assertIn("no model_patch", err)
+
+    def test_reports_verdict_file_and_summary_are_consistent(self):
+        silent = {"toy/core.py": "import atexit, os\natexit.register(os._exit, 3)\n\n\n" + TOY_FIX}
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            regrade_jsonl(folder, "instances.jsonl", [self.instance("toy-1", "unittest"),
+                                                      self.instance("toy-2", "unittest")])
+            regrade_jsonl(folder, "predictions.jsonl", [
+                {"run_id": "null", "instance_id": "toy-1", "model_patch": None},
+                {"run_id": "empty", "instance_id": "toy-1", "model_patch": ""},
+                {"run_id": "silent", "instance_id": "toy-1",
+                 "model_patch": regrade_diff(work, silent)},
+                {"run_id": "fix", "instance_id": "toy-1", "model_patch": self.diffs["fix"]}])
+            out = os.path.join(folder, "out")
+            argv = [os.path.join(folder, "instances.jsonl"),
+                    os.path.join(folder, "predictions.jsonl"), "--repo", self.repo,
+                    "--out", out, "--jobs", "4"]
+            for extra in ([], ["--force"]):
+                status, text, err = run("regrade.py", argv + extra)
+                self.assertEqual(status, 0, err)
+            # Compacted: each run once, sorted by run id, after a job with --force.
+            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
+                lines = [json.loads(l) for l in handle]
+            self.assertEqual([v["run_id"] for v in lines], ["empty", "fix", "null", "silent"])
+            by_run = {v["run_id"]: v for v in lines}
+            self.assertEqual(by_run["silent"]["status"], "error")
+            self.assertEqual(by_run["silent"]["resolution"], "NO")
+            with open(os.path.join(out, "reports", "null.json"), encoding="utf-8") as handle:
+                self.assertIs(json.load(handle)["toy-1"]["patch_successfully_applied"], False)
+            with open(os.path.join(out, "swebench_summary.json"), encoding="utf-8") as handle:
+                summary = json.load(handle)
+            self.assertEqual(summary["ids_are"], "run_id")
+            self.assertEqual((summary["total_instances"], summary["submitted_instances"]), (5, 4))
+            self.assertEqual(summary["incomplete_ids"], ["toy-2"])
+            # The empty diff is not a fallback; lines stay within 100 columns.
+            self.assertIn("diffs applied only by a fallback: none", text)
+            self.assertTrue(all(len(l) <= 100 for l in text.splitlines()
+                                if not l.startswith(("command:", "inputs", "0", "1", "2", "3",
+                                                     "4", "5", "6", "7", "8", "9", "a", "b",
+                                                     "c", "d", "e", "f"))),
+                            [l for l in text.splitlines() if len(l) > 100])
+
+    def test_summary_reasons_wrap_within_100_columns(self):
+        regrade = load("regrade.py")
+        verdict = {"run_id": "r" * 30, "instance_id": "i", "status": "unresolved",
+                   "resolution": "NO", "reason": "word " * 60, "tests_status": None,
+                   "fail_to_pass": {}, "pass_to_pass": {}, "applied_with": "empty",
+                   "duration_s": 0.0, "test_s": 0.0, "completed": False,
+                   "touched_tests": ["x"], "flaky": [], "results_from": None}
+        runs = [dict(verdict, run_id=f"run-with-a-long-name-{i:03d}") for i in range(12)]
+        text = regrade.render_summary(regrade.summarise(runs), runs, "text",
+                                      {"script": "regrade.py", "version": "0", "python": "3",
+                                       "script_sha256": "0" * 64, "command": "c", "seed": None,
+                                       "inputs": []})
+        self.assertEqual([l for l in text.splitlines() if len(l) > 100], [])
+        self.assertIn("diffs applied only by a fallback: none", text)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
+            regrade.main(["--help"])
+        self.assertIn("To regrade the shipped example", out.getvalue())
+        self.assertEqual([l for l in out.getvalue().splitlines() if len(l) > 100], [])
+
+    def test_credential_urls_and_netrc_are_dropped(self):
+        probe = ("import json, os\n"
+                 "open(os.environ['PROBE_FILE'], 'a').write(json.dumps({k: os.environ.get(k)\n"
+                 "    for k in ('MIRROR', 'NETRC', 'PLAIN_URL')}) + '\\n')\n\n\n")
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            diff = regrade_diff(work, {"toy/core.py": probe + TOY_FIX})
+            probe_file = os.path.join(folder, "probe.jsonl")
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
+                                                [("probe", "toy-1", diff)])
+            argv = [instances, predictions, "--repo", self.repo, "--env",
+                    f"PROBE_FILE={probe_file}"]
+            saved = {k: os.environ.get(k) for k in ("MIRROR", "NETRC", "PLAIN_URL")}
+            os.environ.update(MIRROR="https://bob:hunter2@pypi.example/simple",
+                              NETRC="/home/x/.netrc", PLAIN_URL="https://pypi.example/simple")
+            try:
+                self.assertEqual(regrade_json(argv)[0], 0)
+                self.assertEqual(regrade_json(argv + ["--keep-env", "MIRROR"])[0], 0)
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            with open(probe_file, encoding="utf-8") as handle:
+                facts = [json.loads(line) for line in handle]
+            self.assertEqual(facts[0], {"MIRROR": None, "NETRC": None,
+                                        "PLAIN_URL": "https://pypi.example/simple"})
+            self.assertEqual(facts[1]["MIRROR"], "https://bob:hunter2@pypi.example/simple")
 
 
 def load_tests(loader, tests, pattern):
