@@ -1329,8 +1329,9 @@ def signed_records(lines, secret):
 def read_results(path, tree, secret):
     """Parse a results file: {test id: outcome}, collect errors, exit status, module places.
 
-    Only records signed with this attempt's secret count, and the first record
-    of each test and phase stands (a later failure of a unittest test still counts).
+    Only records signed with this attempt's secret count. A failure reported for
+    a test and phase stands (a failed subtest fails its test); otherwise the
+    test's last report for that phase does.
     """
     phases, outcomes, collect_errors = {}, {}, []
     start, finish, rootdir = None, None, None
@@ -1351,8 +1352,11 @@ def read_results(path, tree, secret):
         elif kind == "finish" and finish is None:
             finish = record
         elif kind == "test" and "when" in record:
-            phases.setdefault(record["nodeid"], {}).setdefault(
-                record["when"], (record["outcome"], bool(record.get("xfail"))))
+            # Subtests report under their test's node id and phase before the
+            # test itself: a failure anywhere stands, otherwise the last report.
+            parts = phases.setdefault(record["nodeid"], {})
+            if parts.get(record["when"], ("",))[0] != "failed":
+                parts[record["when"]] = (record["outcome"], bool(record.get("xfail")))
         elif kind == "test":
             previous = outcomes.get(record["nodeid"])
             # A test reported twice (a subtest failed, then the test): the worse one stands.

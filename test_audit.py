@@ -2842,6 +2842,59 @@ class TestRegradeReviewRules(RegradeFixture):
                                         "PLAIN_URL": "https://pypi.example/simple"})
             self.assertEqual(facts[1]["MIRROR"], "https://bob:hunter2@pypi.example/simple")
 
+class TestRegradeSubtests(unittest.TestCase):
+    """A failing subTest fails its test: found regrading real more-itertools history."""
+
+    def grade_subtests(self, runner):
+        with TempDir() as folder:
+            repo, base = regrade_repo(folder, {
+                "pkg/__init__.py": "", "tests/__init__.py": "",
+                "pkg/mod.py": "def double(x):\n    return 3 if x == 1 else x * 2\n",
+                "tests/test_mod.py": "import unittest\n\nfrom pkg.mod import double\n\n\n"
+                                     "class T(unittest.TestCase):\n"
+                                     "    def test_zero(self):\n"
+                                     "        self.assertEqual(double(0), 0)\n"})
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", repo, work], folder)
+            test_patch = regrade_diff(work, {"tests/test_mod.py": (
+                "import unittest\n\nfrom pkg.mod import double\n\n\n"
+                "class T(unittest.TestCase):\n"
+                "    def test_zero(self):\n        self.assertEqual(double(0), 0)\n\n"
+                "    def test_loop(self):\n        for i in range(3):\n"
+                "            with self.subTest(i=i):\n"
+                "                self.assertEqual(double(i), 2 * i)\n")})
+            gold = regrade_diff(work, {"pkg/mod.py": "def double(x):\n    return x * 2\n"})
+            ids = (["tests/test_mod.py::T::test_loop"], ["tests/test_mod.py::T::test_zero"]) \
+                if runner == "pytest" else (["tests.test_mod.T.test_loop"],
+                                            ["tests.test_mod.T.test_zero"])
+            regrade_jsonl(folder, "instances.jsonl", [{
+                "instance_id": "sub-1", "repo": "acme/sub", "base_commit": base,
+                "patch": gold, "test_patch": test_patch, "FAIL_TO_PASS": json.dumps(ids[0]),
+                "PASS_TO_PASS": json.dumps(ids[1])}])
+            verdicts = {}
+            for run_set in ("gold", "empty"):
+                status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                    run_set, "--repo", repo,
+                                                    "--runner", runner])
+                self.assertEqual(status, 0, err)
+                verdicts[run_set] = report["runs"][0]
+        return verdicts
+
+    def test_failing_subtest_fails_its_test_with_unittest(self):
+        verdicts = self.grade_subtests("unittest")
+        self.assertEqual(verdicts["gold"]["status"], "resolved", verdicts["gold"]["reason"])
+        self.assertEqual(verdicts["empty"]["status"], "unresolved")
+        self.assertEqual(verdicts["empty"]["fail_to_pass"]["failed"],
+                         ["tests.test_mod.T.test_loop"])
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_failing_subtest_fails_its_test_with_pytest(self):
+        verdicts = self.grade_subtests("pytest")
+        self.assertEqual(verdicts["gold"]["status"], "resolved", verdicts["gold"]["reason"])
+        self.assertEqual(verdicts["empty"]["status"], "unresolved", verdicts["empty"]["reason"])
+        self.assertEqual(verdicts["empty"]["fail_to_pass"]["failed"],
+                         ["tests/test_mod.py::T::test_loop"])
+
 
 def load_tests(loader, tests, pattern):
     """Add the doctests of every script to the unittest suite."""
