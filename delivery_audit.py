@@ -365,9 +365,20 @@ class Inputs:
         return parse_table_text(text, "stdin" if path == "-" else path, table_kind(path, text))
 
     def sibling_table(self, path, name):
-        """Read `name` (e.g. tool_calls.csv) beside a runs table, or None."""
-        folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
-        if path == "-" or not os.path.isfile(os.path.join(folder, name)):
+        """Read `name` (e.g. tool_calls.csv) from a runs folder, or None.
+
+        Only a runs folder, or its runs.csv named directly, brings its siblings:
+        a table that merely sits beside other files does not.
+        """
+        if path == "-":
+            return None
+        if os.path.isdir(path):
+            folder = path
+        elif os.path.basename(path) in RUNS_TABLE_NAMES:
+            folder = os.path.dirname(path) or "."
+        else:
+            return None
+        if not os.path.isfile(os.path.join(folder, name)):
             return None
         return self.read_table(os.path.join(folder, name))
 

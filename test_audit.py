@@ -203,6 +203,19 @@ class TestFamily(unittest.TestCase):
                 self.assertEqual(os.listdir(folder), ["a-folder"])
                 self.assertEqual(os.listdir(target), [])
 
+    def test_only_a_runs_folder_brings_its_sibling_tables(self):
+        with TempDir() as folder:
+            write(folder, "criteria.csv", "run_id,criterion,passed\nzz,c1,1\n")
+            table = runs_csv([["r1", "t1", "yes", "1"], ["r2", "t2", "no", "0"]])
+            write(folder, "mine.csv", table)
+            write(folder, "runs.csv", table)
+            status, _, err = run("delivery_audit.py", [os.path.join(folder, "mine.csv")])
+            self.assertEqual(status, 0, err)          # a lone table ignores its neighbours
+            for path in (folder, os.path.join(folder, "runs.csv")):
+                status, _, err = run("delivery_audit.py", [path])
+                self.assertEqual(status, 2)           # the runs folder's criteria are read
+                self.assertIn("not in the runs table: zz", err)
+
     def test_version_names_the_file_hash(self):
         for script in SCRIPTS:
             module = load(script)
