@@ -1382,7 +1382,7 @@ def naive_audit_seconds(table_text, perms, boot, sample_perms, sample_boot):
     return perm_seconds + boot_seconds
 
 
-def bench_auc(label, n_runs, n_features, sample_perms, sample_boot):
+def run_auc_benchmark(label, n_runs, n_features, sample_perms, sample_boot):
     table = synthetic_runs(n_runs, n_features)
     with TempDir() as folder:
         path = write(folder, "runs.csv", table)
@@ -1401,11 +1401,11 @@ def bench_auc(label, n_runs, n_features, sample_perms, sample_boot):
 
 
 def bench_auc_small():
-    bench_auc("small", 72, 9, 200, 200)
+    run_auc_benchmark("small", 72, 9, 200, 200)
 
 
 def bench_auc_large():
-    bench_auc("large", 10000, 20, 3, 2)
+    run_auc_benchmark("large", 10000, 20, 3, 2)
 
 
 
