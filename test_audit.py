@@ -2019,6 +2019,13 @@ class RegradeFixture(unittest.TestCase):
         got = {run_id: verdicts[run_id]["status"] for run_id in expected}
         self.assertEqual(got, expected, {k: verdicts[k]["reason"] for k in expected})
 
+    def diff_of(self, files):
+        """The diff a run that left `files` changed from the base commit would archive."""
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            return regrade_diff(work, files)
+
     EVERY_STATUS = {"fix": "resolved", "wrong-fix": "unresolved",
                     "conftest-passes-all": "unresolved", "creates-new-test-file": "unresolved",
                     "fake-passed": "unresolved", "skips-f2p": "unresolved", "crashes": "error",
@@ -2425,10 +2432,7 @@ class TestRegradePytestRunner(RegradeFixture):
         xfail = {"toy/core.py": TOY_FIX.replace(
             "    return a / b", "    if a % b:\n        import pytest\n"
             "        pytest.xfail('known issue')\n    return a / b")}
-        with TempDir() as folder:
-            work = os.path.join(folder, "work")
-            regrade_git(["clone", "-q", self.repo, work], folder)
-            self.diffs["xfails"] = regrade_diff(work, xfail)
+        self.diffs["xfails"] = self.diff_of(xfail)
         verdicts = self.grade("pytest", ["xfails"])
         self.assertEqual(verdicts["xfails"]["status"], "unresolved")
         self.assertEqual(len(verdicts["xfails"]["fail_to_pass"]["skipped"]), 2)
@@ -2686,10 +2690,7 @@ class TestRegradeReviewIdsAndXfail(RegradeFixture):
         xfail_p2p = {"toy/core.py": TOY_FIX.replace(
             "def add(a, b):\n", "def add(a, b):\n    import pytest\n"
             "    pytest.xfail('later')\n")}
-        with TempDir() as folder:
-            work = os.path.join(folder, "work")
-            regrade_git(["clone", "-q", self.repo, work], folder)
-            self.diffs["xfail-p2p"] = regrade_diff(work, xfail_p2p)
+        self.diffs["xfail-p2p"] = self.diff_of(xfail_p2p)
         verdicts = self.grade("pytest", ["xfail-p2p"])
         self.assertEqual(verdicts["xfail-p2p"]["status"], "resolved",
                          verdicts["xfail-p2p"]["reason"])
