@@ -59,8 +59,9 @@ Columns (auto-detected by name, first match wins; name them with the option):
                         named explicitly; it counts as 1/0.
 Empty, NA, n/a, null, none, nan and undefined mean "undefined for this run".
 If the runs folder has tool_calls.csv (one row per tool call, with a run id column),
-the baseline is recomputed by counting rows per run and compared with the baseline
-column on every run; with no baseline column the recomputed count is the baseline.
+the baseline is recomputed by counting rows per run and compared with the tool_calls
+column on every run; with no such column the recomputed count is the baseline. A
+--baseline naming another column is not checked against the log.
 A run id in tool_calls.csv that the runs table lacks is an error (exit 2); an audited
 run with no rows there counts as zero calls, and the report says how many did. A
 baseline (given or recounted) that is constant over the audited runs is an error.
@@ -162,6 +163,7 @@ __version__ = "0.1.0"
 DEFAULT_PERMS = 2000
 DEFAULT_BOOT = 2000
 DEFAULT_SEED = 20260801
+DEFAULT_BASELINE = "tool_calls"
 ALPHA = 0.05
 FEW_CLUSTERS = 10            # below this many clusters the bootstrap interval is rough
 CONFIDENCE = 0.95
@@ -577,18 +579,22 @@ def provenance(script_path, version, argv, seed, inputs):
 
 
 def render_provenance(prov, style):
-    """The footer printed under every text and Markdown report."""
+    """The footer printed under every text and Markdown report.
+
+    The script and every input are listed in sha256sum's format, so a reader can
+    check them with `sha256sum -c`; in Markdown the footer is a code block, so
+    the lines paste out unchanged.
+    """
     lines = [
-        f"{prov['script']} {prov['version']} (sha256 {prov['script_sha256'][:16]}), "
-        f"Python {prov['python']}",
+        f"{prov['script']} {prov['version']}, Python {prov['python']}",
         f"command: {prov['command']}",
         f"seed: {prov['seed'] if prov['seed'] is not None else 'none (no randomness)'}",
+        "sha256 of the script and its inputs:",
+        f"{prov['script_sha256']}  {prov['script']}",
     ]
-    if prov["inputs"]:            # sha256sum's format, so `sha256sum -c` can check them
-        lines.append("inputs (sha256):")
-        lines += [f"{f['sha256']}  {f['path']}" for f in prov["inputs"]]
+    lines += [f"{f['sha256']}  {f['path']}" for f in prov["inputs"]]
     if style == "markdown":
-        return "<sub>\n\n" + "\n".join("- " + l.replace("`", "'") for l in lines) + "\n\n</sub>"
+        return "Provenance:\n\n```\n" + "\n".join(lines) + "\n```"
     return "-- provenance --\n" + "\n".join(lines)
 
 
@@ -1286,7 +1292,7 @@ def tasks_alone_in_size(tasks, permute):
 
 
 def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
-          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name="tool_calls"):
+          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name=DEFAULT_BASELINE):
     """Apply the three gates; return the report as plain data.
 
     labels: list of 0/1. candidates: [(name, values)] with None for undefined.
@@ -1671,8 +1677,11 @@ def read_runs(args, inputs):
                 raise InputError(f"{table.where(i, base_col)}: the baseline is undefined; "
                                  f"it must be defined on every audited run")
     table_run_ids = ([row[run_col].strip() for row in table.rows] if run_col else None)
-    check = recount_tool_calls(tool_table, run_ids, baseline if base_col else None, base_col,
-                               table_run_ids)
+    # Only a tool-call count can be checked against the log; another --baseline
+    # column is taken as it is.
+    counts_calls = args.baseline == DEFAULT_BASELINE
+    check = recount_tool_calls(tool_table if counts_calls or not base_col else None, run_ids,
+                               baseline if base_col else None, base_col, table_run_ids)
     if check:
         notes.extend(check.pop("notes"))
     if not base_col:
@@ -1827,7 +1836,9 @@ def summary_lines(result):
                               f"{auc_text(base['auc'], base['direction'])}{pooled}"))
     check = meta["baseline_check"]
     if not check:
-        lines.append(("baseline check", "not made: no tool_calls.csv beside the runs table"))
+        lines.append(("baseline check", "not made: no tool_calls.csv beside the runs table"
+                      if base["name"] == DEFAULT_BASELINE else
+                      f"not made: {base['name']!r} is not the tool-call count"))
     elif check.get("checked") and check.get("equal") is not None:
         if check["equal"]:
             text = (f"recounted from {check['source']} ({plural(check['calls_counted'], 'call')}): "
@@ -2001,12 +2012,12 @@ def render_report(result, style):
     out = []
     title = "auc_audit: does a measure beat counting tool calls, on the same rows, " \
             "beyond chance?"
-    out.append(f"### {title}" if md else title)
+    out.append(f"## {title}" if md else title)
     out.append("")
     for label, text in summary_lines(result):
         out.append(f"- **{label}**: {text}" if md else wrap(f"{label:<15} {text}", indent=" " * 16))
     out.append("")
-    heading = (lambda text: f"#### {text}" if md else wrap(text))
+    heading = (lambda text: f"### {text}" if md else wrap(text))
     if result["features"]:
         gate1, gates23 = feature_tables(result, style, names)
         kind = "task" if result["clusters"] == "tasks" else "run"
@@ -2194,7 +2205,7 @@ def build_parser():
     parser.add_argument("--run-id", dest="run_id", help="run id column (default: run_id, id "
                         "or run)")
     parser.add_argument("--strata", help="score AUCs within the levels of this column")
-    parser.add_argument("--baseline", default="tool_calls",
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE,
                         help="baseline column (default: tool_calls)")
     parser.add_argument("--features", help="comma-separated feature columns (default: "
                         "every numeric column not otherwise used)")

@@ -515,18 +515,22 @@ def provenance(script_path, version, argv, seed, inputs):
 
 
 def render_provenance(prov, style):
-    """The footer printed under every text and Markdown report."""
+    """The footer printed under every text and Markdown report.
+
+    The script and every input are listed in sha256sum's format, so a reader can
+    check them with `sha256sum -c`; in Markdown the footer is a code block, so
+    the lines paste out unchanged.
+    """
     lines = [
-        f"{prov['script']} {prov['version']} (sha256 {prov['script_sha256'][:16]}), "
-        f"Python {prov['python']}",
+        f"{prov['script']} {prov['version']}, Python {prov['python']}",
         f"command: {prov['command']}",
         f"seed: {prov['seed'] if prov['seed'] is not None else 'none (no randomness)'}",
+        "sha256 of the script and its inputs:",
+        f"{prov['script_sha256']}  {prov['script']}",
     ]
-    if prov["inputs"]:            # sha256sum's format, so `sha256sum -c` can check them
-        lines.append("inputs (sha256):")
-        lines += [f"{f['sha256']}  {f['path']}" for f in prov["inputs"]]
+    lines += [f"{f['sha256']}  {f['path']}" for f in prov["inputs"]]
     if style == "markdown":
-        return "<sub>\n\n" + "\n".join("- " + l.replace("`", "'") for l in lines) + "\n\n</sub>"
+        return "Provenance:\n\n```\n" + "\n".join(lines) + "\n```"
     return "-- provenance --\n" + "\n".join(lines)
 
 
@@ -1336,7 +1340,7 @@ def figure_cells(figure, name):
 def render(result, style, source):
     """The whole report as text or Markdown; reads the result, computes nothing."""
     heading = (lambda t: f"## {t}") if style == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
-    sub = (lambda t: f"**{t}**") if style == "markdown" else (lambda t: t)
+    sub = (lambda t: f"### {t}") if style == "markdown" else (lambda t: t)
     c = result["counts"]
     out = [heading(f"Delivery audit: {source}"), ""]
     out.append((f"{plural(result['n_runs'], 'run')} in {plural(result['n_tasks'], 'task')}"

@@ -614,18 +614,22 @@ def provenance(script_path, version, argv, seed, inputs):
 
 
 def render_provenance(prov, style):
-    """The footer printed under every text and Markdown report."""
+    """The footer printed under every text and Markdown report.
+
+    The script and every input are listed in sha256sum's format, so a reader can
+    check them with `sha256sum -c`; in Markdown the footer is a code block, so
+    the lines paste out unchanged.
+    """
     lines = [
-        f"{prov['script']} {prov['version']} (sha256 {prov['script_sha256'][:16]}), "
-        f"Python {prov['python']}",
+        f"{prov['script']} {prov['version']}, Python {prov['python']}",
         f"command: {prov['command']}",
         f"seed: {prov['seed'] if prov['seed'] is not None else 'none (no randomness)'}",
+        "sha256 of the script and its inputs:",
+        f"{prov['script_sha256']}  {prov['script']}",
     ]
-    if prov["inputs"]:            # sha256sum's format, so `sha256sum -c` can check them
-        lines.append("inputs (sha256):")
-        lines += [f"{f['sha256']}  {f['path']}" for f in prov["inputs"]]
+    lines += [f"{f['sha256']}  {f['path']}" for f in prov["inputs"]]
     if style == "markdown":
-        return "<sub>\n\n" + "\n".join("- " + l.replace("`", "'") for l in lines) + "\n\n</sub>"
+        return "Provenance:\n\n```\n" + "\n".join(lines) + "\n```"
     return "-- provenance --\n" + "\n".join(lines)
 
 
@@ -1217,6 +1221,35 @@ def unittest_module(dotted, roots):
             if os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py")):
                 return ".".join(parts[:size])
     return dotted
+
+
+def unfound_tests(test_ids, dotted_ids, tree, roots):
+    """Listed ids whose test file (pytest ids) or module (dotted ids) is nowhere in the tree.
+
+    A pytest path may be relative to a rootdir below the tree, so any file whose
+    path ends with it counts as found.
+    """
+    present = None
+    unfound = []
+    for test_id, dotted in zip(test_ids, dotted_ids):
+        if "::" in test_id or test_id.endswith(".py"):
+            path = test_id.split("::")[0]
+            if os.path.isfile(os.path.join(tree, path)):
+                continue
+            if present is None:
+                present = [os.path.relpath(os.path.join(folder, name), tree).replace(os.sep, "/")
+                           for folder, dirs, names in os.walk(tree)
+                           for name in names if name.endswith(".py")
+                           if ".git" not in os.path.relpath(folder, tree).split(os.sep)]
+            if not any(p == path or p.endswith("/" + path) for p in present):
+                unfound.append(test_id)
+        else:
+            module = unittest_module(dotted, roots)
+            base = [os.path.join(root, *module.split(".")) for root in roots]
+            if not any(os.path.isfile(b + ".py") or os.path.isfile(os.path.join(b, "__init__.py"))
+                       for b in base):
+                unfound.append(test_id)
+    return unfound
 
 
 def test_files(test_ids, test_patch_paths):
@@ -1861,6 +1894,15 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
     files = test_files(listed, patch_paths)
     dotted = [unittest_name(t) for t in listed]
     modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
+    unfound = [] if template else unfound_tests(listed, dotted, tree, [import_root, tree])
+    if unfound:
+        # A listed id naming no file or module at all is the instance's mistake,
+        # not the run's: grade it as an error, never as the agent's failure.
+        verdict.update(status="error", completed=None,
+                       reason=f"{len(unfound)} listed test(s) name no file or module in the "
+                              f"tree after the test patch, e.g. {unfound[0]!r}: check the "
+                              f"instance's FAIL_TO_PASS / PASS_TO_PASS ids")
+        return
     argv = test_command(runner, template, settings["python"], files, listed, modules, grader_dir)
     top_modules = top_level_modules(import_root)
     observed, failures_recorded, exit_statuses, places = {}, False, [], {}

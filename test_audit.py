@@ -96,6 +96,8 @@ def sync_helper_block():
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write("\n".join(new) + "\n")
             print(f"updated {script}")
+        else:
+            print(f"{script}: helper block already identical to {CANONICAL}'s")
 
 
 class TempDir:
@@ -183,12 +185,16 @@ class TestFamily(unittest.TestCase):
                              ("auc_audit.py", [EXAMPLE_RUNS, "--perms", "20", "--boot", "20"])):
             status, out, err = run(script, argv)
             self.assertEqual(status, 0, err)
-            footer = out.split("inputs (sha256):\n", 1)[1].strip().splitlines()
-            self.assertGreaterEqual(len(footer), 1)
-            for line in footer:
+            footer = out.split("sha256 of the script and its inputs:\n", 1)[1].strip()
+            lines = footer.splitlines()
+            self.assertGreaterEqual(len(lines), 2)
+            for line in lines:                     # sha256sum -c format: '<hex>  <path>'
                 digest, path = line.split("  ", 1)
+                path = os.path.join(HERE, path) if path == script else path
                 with open(path, "rb") as handle:
                     self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest, path)
+            markdown = run(script, argv + ["--format", "markdown"])[1]
+            self.assertTrue(markdown.rstrip().endswith("\n".join(lines[-1:]) + "\n```"))
             self.assertIn(f"command: python3 {script} {EXAMPLE_RUNS}", out)
             self.assertIn("seed: 20260801", out)
 
@@ -1084,7 +1090,7 @@ class TestAucCommandLine(unittest.TestCase):
         status, out, _ = run(AUC, ["-", "--format", "markdown", "--perms", "50",
                                    "--boot", "50"], stdin=table)
         self.assertIn("| feature |", out)
-        self.assertIn("<sub>", out)
+        self.assertIn("Provenance:\n\n```", out)
 
     def test_same_seed_same_bytes(self):
         header, rows = trap_rows()
@@ -1826,6 +1832,16 @@ class TestAucLayout(unittest.TestCase):
                 self.assertGreater(start, 430, text)                # right of the histogram
         self.assertIn("…", drawing)
         self.assertNotIn(self.long_a, drawing)
+
+class TestAucOtherBaseline(unittest.TestCase):
+    def test_a_baseline_other_than_tool_calls_is_not_checked_against_the_log(self):
+        # turns_total is tool_calls + 1 in the example: a recount check would
+        # wrongly fail on all 72 runs.
+        status, out, err = run("auc_audit.py", [EXAMPLE_RUNS, "--baseline", "turns_total",
+                                                "--perms", "50", "--boot", "50"])
+        self.assertEqual(status, 0, err)
+        self.assertIn("not made: 'turns_total' is not the tool-call count", out)
+        self.assertNotIn("check failed", out)
 
 
 # === regrade.py ===
@@ -2908,6 +2924,41 @@ class TestRegradeSubtests(unittest.TestCase):
         self.assertEqual(verdicts["empty"]["status"], "unresolved", verdicts["empty"]["reason"])
         self.assertEqual(verdicts["empty"]["fail_to_pass"]["failed"],
                          ["tests/test_mod.py::T::test_loop"])
+
+
+class TestRegradeMistypedIds(unittest.TestCase):
+    def test_an_id_naming_no_test_file_is_a_grading_error(self):
+        with TempDir() as folder:
+            repo, base = regrade_repo(folder, {
+                "calc.py": "def add(a, b):\n    return a - b\n", "tests/__init__.py": "",
+                "tests/test_calc.py": "import unittest\n\nfrom calc import add\n\n\n"
+                                      "class TestAdd(unittest.TestCase):\n"
+                                      "    def test_add(self):\n"
+                                      "        self.assertEqual(add(1, 2), 3)\n"})
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", repo, work], folder)
+            gold = regrade_diff(work, {"calc.py": "def add(a, b):\n    return a + b\n"})
+            cases = {"typo-unittest": ["TestAdd.test_add"],
+                     "typo-pytest": ["tests/test_clac.py::TestAdd::test_add"],
+                     "right-unittest": ["tests.test_calc.TestAdd.test_add"],
+                     "right-pytest": ["tests/test_calc.py::TestAdd::test_add"]}
+            if not regrade_has_pytest():
+                cases.pop("right-pytest")
+            regrade_jsonl(folder, "instances.jsonl", [
+                {"instance_id": name, "repo": "acme/calc", "base_commit": base, "patch": gold,
+                 "test_patch": "", "FAIL_TO_PASS": json.dumps(ids), "PASS_TO_PASS": "[]"}
+                for name, ids in cases.items()])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                "gold", "--repo", repo])
+        self.assertEqual(status, 0, err)
+        verdicts = {v["instance_id"]: v for v in report["runs"]}
+        for name in ("typo-unittest", "typo-pytest"):
+            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
+                             ("error", None), name)
+            self.assertIn("name no file or module", verdicts[name]["reason"])
+        for name in cases:
+            if name.startswith("right"):
+                self.assertEqual(verdicts[name]["status"], "resolved", verdicts[name]["reason"])
 
 
 def load_tests(loader, tests, pattern):
