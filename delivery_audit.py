@@ -1131,9 +1131,10 @@ def verdict_sentences(result):
         sentences.append(f"Only {plural(result['n_clusters'], 'cluster')}: bootstrap intervals "
                          "are rough or absent; lean on the exact intervals.")
     c = result["counts"]
+    checked = "Among the verified runs, paying" if "sampling" in result else "Paying"
     if c["claims"] and c["tp"]:
         sentences.append(
-            f"Paying per claim bills {plural(c['claims'], 'claim')} for "
+            f"{checked} per claim bills {plural(c['claims'], 'claim')} for "
             f"{plural(c['tp'], 'verified delivery', 'verified deliveries')}: "
             f"{fmt(result['inflation']['value'])} claims per delivery, so "
             f"{fmt(100 * result['false_completion_rate']['value'], 1)}% of a per-claim "
@@ -1357,7 +1358,8 @@ def render(result, style, source):
          ["total", c["verified"], c["fp"] + c["tn"], c["runs"]]], style))
     out.append("")
     out.append(f"Equivocal messages: {c['equivocal']} (read as not claiming; "
-               f"{c['equivocal_verified']} verified, {c['equivocal_failed']} not).")
+               f"{c['equivocal_verified']} verified, {c['equivocal_failed']} not)."
+               if c["equivocal"] else "No equivocal messages.")
     cluster_name = "task" if result["clusters"] == "tasks" else "run"
     out += ["", sub("The claim as evidence of delivery"), ""]
     rows = [[label] + figure_cells(result[name], name) for name, label in FIGURE_ROWS]
@@ -1467,7 +1469,9 @@ def render(result, style, source):
         out += ["", f"{plural(result['verdicts_not_in_runs'], 'verdict')} in the --verdicts "
                     f"file named runs that are not in the runs table; they were ignored."]
     out += ["", sub("Verdict"), ""]
-    out += result["verdict"]
+    # Markdown joins consecutive lines into one paragraph; keep the sentences apart.
+    out += (result["verdict"] if style == "text"
+            else [line for sentence in result["verdict"] for line in (sentence, "")][:-1])
     out += ["", render_provenance(result["provenance"], style)]
     if style == "text":       # wrap prose; tables, headings and the footer stay as they are
         out = [line if "\n" in line or line.startswith((" ", "-", "=")) or "  " in line

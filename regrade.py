@@ -2547,8 +2547,9 @@ def wrapped(text, width=100):
 def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     """The closing report as text or Markdown; it reads the numbers, computes none."""
     lines = []
-    heading = (f"regrade: {summary['runs']} runs, {summary['resolved']} resolved, "
-               f"{summary['grading_errors']} grading errors")
+    heading = (f"regrade: {summary['runs']} run{'' if summary['runs'] == 1 else 's'}, "
+               f"{summary['resolved']} resolved, {summary['grading_errors']} grading "
+               f"error{'' if summary['grading_errors'] == 1 else 's'}")
     lines.append(f"## {heading}" if style == "markdown" else heading)
     if skipped:
         lines.append(f"({skipped} already graded with the same inputs, taken from verdicts.jsonl;"
@@ -2561,7 +2562,7 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     # Which patch method applied, and which runs touched tests, are listed
     # below the table, so it stays within 100 columns.
     headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS"] + (
-        ["test s", "total s"] if timings else [])
+        ["tests s", "all s"] if timings else [])
     rows = []
     for v in sorted(verdicts, key=lambda v: v["run_id"]):
         row = [v["run_id"], v["instance_id"], v["status"], v["resolution"],
@@ -2576,18 +2577,21 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
         lines.append("why not resolved:")
         lines += [wrapped(f"- {run_id}: {reason}") for run_id, reason in reasons]
     lines.append("")
-    lines.append(wrapped(f"runs that touched tests (reset before grading): "
+    # In Markdown each closing line is a list item, so they do not run together.
+    item = "- " if style == "markdown" else ""
+    lines.append(wrapped(f"{item}runs that touched tests (reset before grading): "
                          f"{', '.join(summary['touched_tests']) or 'none'}"))
-    lines.append(wrapped(f"runs with flaky tests: {', '.join(summary['flaky']) or 'none'}"))
+    lines.append(wrapped(f"{item}runs with flaky tests: {', '.join(summary['flaky']) or 'none'}"))
     fallbacks = [f"{v['run_id']} ({v['applied_with']})"
                  for v in sorted(verdicts, key=lambda v: v["run_id"])
                  if v["applied_with"] not in (None, "git apply", "empty")]
-    lines.append(wrapped(f"diffs applied only by a fallback: {', '.join(fallbacks) or 'none'}"))
+    lines.append(wrapped(f"{item}diffs applied only by a fallback: "
+                         f"{', '.join(fallbacks) or 'none'}"))
     if summary["from_log"]:
-        lines.append(wrapped(f"results read from logs, not structured records: "
+        lines.append(wrapped(f"{item}results read from logs, not structured records: "
                              f"{', '.join(summary['from_log'])}"))
     if timings and verdicts:
-        lines.append(f"time: {fmt(summary['seconds_total'], 2)} s in all, "
+        lines.append(f"{item}time: {fmt(summary['seconds_total'], 2)} s in all, "
                      f"{fmt(summary['seconds_tests'], 2)} s in test commands; grader overhead "
                      f"{fmt(summary['overhead_per_run_s'], 3)} s per run")
     lines.append("")
