@@ -126,8 +126,9 @@ To split a large job into 10 array tasks (Slurm, Kubernetes indexed job, GNU par
     then: cat out/shard-*/verdicts.jsonl > verdicts.jsonl
           python3 regrade.py --summarize verdicts.jsonl --out out/all
 To feed the delivery audit:
-    python3 delivery_audit.py runs/ --verdicts verdicts/verdicts.csv
-To use a custom test command whose output is parsed (verdicts marked 'log'):
+    python3 delivery_audit.py runs/ --verdicts out/all/verdicts.csv
+To use a custom test command whose output is parsed (verdicts marked 'log'; lines the
+code under test prints can fool a log parser, so prefer the structured runners):
     python3 regrade.py i.jsonl p.jsonl --repo R --runner log \\
         --test-cmd "{python} -m pytest -rA {files}"
 
