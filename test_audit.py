@@ -2961,6 +2961,26 @@ class TestRegradeMistypedIds(unittest.TestCase):
                 self.assertEqual(verdicts[name]["status"], "resolved", verdicts[name]["reason"])
 
 
+class TestRegradeExample(unittest.TestCase):
+    def test_make_repo_rebuilds_the_committed_example(self):
+        example = os.path.join(HERE, "examples", "regrade")
+        with TempDir() as folder:
+            shutil.copy(os.path.join(example, "make_repo.py"), folder)
+            subprocess.run([sys.executable, os.path.join(folder, "make_repo.py")], check=True,
+                           capture_output=True, timeout=120)
+            for name in ("instances.jsonl", "predictions.jsonl"):
+                with open(os.path.join(folder, name), "rb") as made, \
+                        open(os.path.join(example, name), "rb") as committed:
+                    self.assertEqual(made.read(), committed.read(), name)
+            # Pack bytes may differ between git versions; the commits may not.
+            heads = [subprocess.run(["git", "bundle", "list-heads", path], capture_output=True,
+                                    text=True, check=True).stdout
+                     for path in (os.path.join(folder, "calc.bundle"),
+                                  os.path.join(example, "calc.bundle"))]
+            self.assertEqual(heads[0], heads[1])
+            self.assertTrue(heads[0].strip())
+
+
 def load_tests(loader, tests, pattern):
     """Add the doctests of every script to the unittest suite."""
     for script in SCRIPTS:
