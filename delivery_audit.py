@@ -75,6 +75,11 @@ verified, fn = not claimed, verified, tn = neither)
                              from the checked claims and projected onto all claims
     cost                     with --cost: total, per run, per claim, per verified
                              delivery, and what was spent on false claims
+    verdict                  the claim "carries information" only when Fisher's p
+                             < 0.05 and kappa's cluster interval (where there is
+                             one) lies on the same side of 0; below 0, it points
+                             the wrong way; otherwise it carries no usable
+                             information. Fewer than 10 clusters earns a warning.
     The cluster bootstrap resamples whole tasks with replacement (--boot times,
     default 20,000; the report used 200,000) because runs of one task agree with
     each other; intervals are the 2.5th and 97.5th percentiles (linear
