@@ -1394,8 +1394,6 @@ class TestAucCommandLine(unittest.TestCase):
         status, out, _ = run(AUC, ["--demo", "--strata", "condition"])
         self.assertIn("Same-row trap: edit_seconds", out)
 
-    @unittest.skipUnless(os.path.isfile(os.path.join(EXAMPLE_RUNS, "runs.csv")),
-                         "examples/runs not present")
     def test_example_runs_folder(self):
         status, out, err = run(AUC, [EXAMPLE_RUNS, "--strata", "condition", "--format",
                                      "json", "--perms", "500", "--boot", "500"])
@@ -1831,7 +1829,6 @@ class TestAucManualAndWording(unittest.TestCase):
         for word in ("run", "task", "row", "replicate", "rep", "seed", "index", "_id"):
             self.assertIn(word, doc[doc.index("id-like"):doc.index("id-like") + 200])
 
-    @unittest.skipUnless(os.path.isdir(os.path.join(HERE, "examples", "runs")), "no examples")
     def test_help_examples_name_files_of_a_fresh_clone(self):
         done = subprocess.run([sys.executable, os.path.join(HERE, AUC), "--help"],
                               capture_output=True, text=True, timeout=60)
@@ -2320,7 +2317,7 @@ class TestRegradeUnittestRunner(RegradeFixture):
             "def add(a, b):\n", "def add(a, b):\n    import unittest\n"
             "    raise unittest.SkipTest('later')\n")}
         # Right in the first test process of a run, wrong in the second: flaky.
-        flaky = {"toy/core.py": "import os\nPATH = os.path.join(os.environ['HOME'], 'n')\n"
+        flaky = {"toy/core.py": "import os\nPATH = os.environ['FLAKY_COUNTER']\n"
                  "N = int(open(PATH).read()) if os.path.exists(PATH) else 0\n"
                  "open(PATH, 'w').write(str(N + 1))\n\n\n" + TOY_FIX.replace(
                      "    return a / b", "    return a / b if N % 2 == 0 else a // b")}
@@ -2330,7 +2327,9 @@ class TestRegradeUnittestRunner(RegradeFixture):
             runs = [("skip-p2p", "toy-1", regrade_diff(work, skip_p2p)),
                     ("flaky", "toy-1", regrade_diff(work, flaky))]
             instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")], runs)
-            base = [instances, predictions, "--repo", self.repo]
+            counter = os.path.join(folder, "counter")       # in this test's own temp folder
+            base = [instances, predictions, "--repo", self.repo, "--env",
+                    f"FLAKY_COUNTER={counter}"]
             verdicts = regrade_by_run(regrade_json(base + ["--repeat", "2"])[1])
             self.assertEqual(verdicts["skip-p2p"]["status"], "unresolved")
             self.assertEqual(verdicts["skip-p2p"]["pass_to_pass"]["skipped"],
