@@ -271,6 +271,15 @@ def brute_force_fisher(tp, fp, fn, tn):
     return Fraction(sum(c for c in tally.values() if c <= observed), total)
 
 
+def exact_fisher_p(tp, fp, fn, tn):
+    """Two-sided Fisher p with every table's weight an exact integer (for large tables)."""
+    row1, row2, column1 = tp + fp, fn + tn, tp + fn
+    weights = [math.comb(row1, x) * math.comb(row2, column1 - x)
+               for x in range(max(0, column1 - row2), min(row1, column1) + 1)]
+    observed = math.comb(row1, tp) * math.comb(row2, column1 - tp)
+    return Fraction(sum(w for w in weights if w <= observed), sum(weights))
+
+
 def brute_force_mcnemar(b, c):
     """Exact McNemar p: sign sequences at least as unbalanced as the observed one."""
     n = b + c
@@ -340,12 +349,7 @@ class TestDeliveryStatistics(unittest.TestCase):
     def test_fisher_large_tables_log_space_agrees_with_exact_integers(self):
         # Above 1000 runs the sum runs in log space; compare with exact integers here.
         for table in [(600, 400, 500, 500), (520, 480, 500, 500)]:
-            tp, fp, fn, tn = table
-            row1, row2, column1 = tp + fp, fn + tn, tp + fn
-            weights = [math.comb(row1, x) * math.comb(row2, column1 - x)
-                       for x in range(max(0, column1 - row2), min(row1, column1) + 1)]
-            observed = math.comb(row1, tp) * math.comb(row2, column1 - tp)
-            want = Fraction(sum(w for w in weights if w <= observed), sum(weights))
+            want = exact_fisher_p(*table)
             self.assertLess(abs(self.d.fisher_exact(*table) - float(want)) / float(want), 1e-9)
 
     def test_fisher_large_tables_keep_tables_tied_in_probability(self):
@@ -353,12 +357,8 @@ class TestDeliveryStatistics(unittest.TestCase):
         # two log-space sums round differently; the tie must still count.
         table = (285, 315, 365, 335)
         tp, fp, fn, tn = table
-        row1, row2, column1 = tp + fp, fn + tn, tp + fn
-        self.assertEqual(2 * column1, sum(table))
-        weights = [math.comb(row1, x) * math.comb(row2, column1 - x)
-                   for x in range(max(0, column1 - row2), min(row1, column1) + 1)]
-        observed = math.comb(row1, tp) * math.comb(row2, column1 - tp)
-        want = Fraction(sum(w for w in weights if w <= observed), sum(weights))
+        self.assertEqual(2 * (tp + fn), sum(table))
+        want = exact_fisher_p(*table)
         self.assertLess(abs(self.d.fisher_exact(*table) - float(want)) / float(want), 1e-9)
 
     def test_mcnemar_against_sign_enumeration(self):
