@@ -210,6 +210,7 @@ FALSE_WORDS = frozenset({"0", "0.0", "false", "f", "no", "n", "fail", "failed",
                          "unresolved", "incomplete", "not", "not claimed",
                          "unclaimed", "not_claimed", "failure"})
 RUNS_TABLE_NAMES = ("runs.csv", "runs.tsv", "runs.jsonl", "runs.json")
+FOOTER_COMMAND_WIDTH = 76     # a longer footer command breaks into lines ending in a backslash
 
 
 def is_missing(value):
@@ -310,6 +311,25 @@ def cell_text(value):
     return str(value)
 
 
+def delimiter_hint(header, kind):
+    """What to do when a one-column header holds another delimiter; '' otherwise.
+
+    >>> delimiter_hint("run_id;claimed;verified", "csv")[:43]
+    'the file looks separated by semicolons, not'
+    >>> delimiter_hint("run_id", "csv")
+    ''
+    """
+    expected = "tabs" if kind == "tsv" else "commas"
+    for mark, word, advice in (
+            (";", "semicolons", "save it again comma-separated (a spreadsheet's 'CSV, "
+                                "comma delimited'; decimal commas become points)"),
+            ("\t", "tabs", "name it .tsv (or pipe it in as '-', which detects tabs)"),
+            (",", "commas", "name it .csv")):
+        if mark in header and word != expected:
+            return f"the file looks separated by {word}, not {expected}: {advice}"
+    return ""
+
+
 def parse_table_text(text, name, kind):
     """Parse `text` as kind 'csv', 'tsv', 'jsonl' or 'json' into a Table."""
     text = text.lstrip("\ufeff")
@@ -353,6 +373,9 @@ def parse_table_text(text, name, kind):
     try:
         header = next(reader)
         columns = [c.strip() for c in header]
+        if len(columns) == 1 and delimiter_hint(columns[0], kind):
+            raise InputError(f"{name} row 1: one column, {columns[0]!r}: "
+                             f"{delimiter_hint(columns[0], kind)}")
         if len(set(columns)) != len(columns) or "" in columns:
             dup = next(c for c in columns if columns.count(c) > 1 or c == "")
             raise InputError(f"{name} row 1: empty or repeated column name {dup!r}")
@@ -564,37 +587,169 @@ def script_sha256(path):
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def provenance(script_path, version, argv, seed, inputs):
-    """Everything a reader needs to rerun the audit and get the same numbers."""
-    name = os.path.basename(script_path)
+def relative_path(path):
+    """An absolute path made relative to the current folder; other paths as given.
+
+    >>> relative_path("-"), relative_path("runs/runs.csv")
+    ('-', 'runs/runs.csv')
+    >>> relative_path(os.path.join(os.getcwd(), "a", "b.csv")) == os.path.join("a", "b.csv")
+    True
+    """
+    if path == "-" or not os.path.isabs(path):
+        return path
+    try:
+        return os.path.relpath(path)
+    except ValueError:            # another drive on Windows: no relative form
+        return path
+
+
+def launcher_and_script(script_path):
+    """How this process was started: (launcher, the script's path as invoked).
+
+    The launcher is 'uv run' (uv sets UV in what it runs), 'pipx run' (the
+    interpreter lives under a pipx folder), or the interpreter's name as typed
+    (sys.orig_argv, Python 3.10+), else 'python3'. When the script was imported
+    and main() called, as the tests do, it is 'python3' and the script's path;
+    an absolute path is made relative to the current folder.
+    """
+    argv0 = sys.argv[0] if sys.argv else ""
+    if not argv0 or not os.path.isfile(argv0) or \
+            os.path.realpath(argv0) != os.path.realpath(script_path):
+        return "python3", relative_path(script_path)
+    if os.environ.get("UV"):
+        launcher = "uv run"
+    elif "pipx" in sys.prefix.replace("\\", "/").split("/"):
+        launcher = "pipx run"
+    else:
+        name = (getattr(sys, "orig_argv", None) or ["python3"])[0]
+        launcher = name if name.startswith("python") and os.sep not in name else "python3"
+    return launcher, relative_path(argv0)
+
+
+def rerun_argument(token, read):
+    """One argument with an absolute path made relative to the current folder, when it
+    names an input (in `read`, real paths) or a folder (a runs folder, a clone): alone,
+    as --option=PATH or as owner/name=PATH. Any other argument is kept as it is."""
+    prefix, value = "", token
+    if not os.path.isabs(token) and "=" in token:
+        head, _, tail = token.partition("=")
+        if head.startswith("--") or "/" in head:
+            prefix, value = head + "=", tail
+    if os.path.isabs(value) and (os.path.realpath(value) in read or os.path.isdir(value)):
+        return prefix + relative_path(value)
+    return token
+
+
+def rerun_arguments(argv, inputs, output_flags=()):
+    """(the arguments to rerun with, the outputs left out of them).
+
+    Input paths become relative to the current folder; output options (`output_flags`,
+    e.g. --svg FILE, also abbreviated or as --svg=FILE) are taken out, so a rerun on
+    another machine writes nothing and names no path of this one.
+
+    >>> rerun_arguments(["runs.csv", "--sv", "/tmp/x.svg", "--format=markdown"], Inputs(),
+    ...                 ("--svg",))
+    (['runs.csv', '--format=markdown'], ['--svg /tmp/x.svg'])
+    """
+    read = {os.path.realpath(path) for path, _ in inputs.files if path != "-"}
+    kept, outputs, index = [], [], 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            kept += [rerun_argument(t, read) for t in argv[index:]]
+            break
+        name, equals, value = token.partition("=")
+        flag = next((f for f in output_flags
+                     if name.startswith("--") and len(name) > 2 and f.startswith(name)), None)
+        if flag:
+            if not equals:
+                index += 1
+                value = argv[index] if index < len(argv) else ""
+            outputs.append(f"{flag} {shlex.quote(value)}")
+        else:
+            kept.append(rerun_argument(token, read))
+        index += 1
+    return kept, outputs
+
+
+def provenance(script_path, version, argv, seed, inputs, output_flags=()):
+    """Everything a reader needs to rerun the audit and get the same numbers.
+
+    `command` reruns this audit from the folder it ran in: the launcher and the
+    script's path as invoked, input paths relative to that folder, and the output
+    options named in `output_flags` left out (listed in `outputs`).
+    """
+    launcher, script = launcher_and_script(script_path)
+    arguments, outputs = rerun_arguments(list(argv), inputs, output_flags)
     return {
-        "script": name,
+        "script": os.path.basename(script_path),
+        "script_path": script,
+        "launcher": launcher,
         "version": version,
         "script_sha256": script_sha256(script_path),
         "python": platform.python_version(),
-        "command": " ".join(["python3", name] + [shlex.quote(a) for a in argv]),
+        "command": " ".join([launcher, shlex.quote(script)] +
+                            [shlex.quote(a) for a in arguments]),
+        "outputs": outputs,
         "seed": seed,
-        "inputs": [{"path": p, "sha256": h} for p, h in inputs.files],
+        "inputs": [{"path": p, "relative_path": relative_path(p), "sha256": h}
+                   for p, h in inputs.files],
     }
+
+
+def command_lines(command, width=FOOTER_COMMAND_WIDTH):
+    """A shell command as lines to paste: kept whole when it fits `width`, else
+    broken before each option, every line but the last ending in ' \\'.
+
+    >>> command_lines("python3 a.py runs.csv --boot 10")
+    ['python3 a.py runs.csv --boot 10']
+    >>> for line in command_lines("uv run a.py runs.csv --boot 10 --format 'mark down'", 30):
+    ...     print(line)
+    uv run a.py runs.csv \\
+        --boot 10 \\
+        --format 'mark down'
+    """
+    if len(command) <= width:
+        return [command]
+    words = shlex.split(command)
+    start = 3 if command.startswith(("uv run ", "pipx run ")) else 2
+    groups = [words[:start]]
+    for word in words[start:]:
+        if word.startswith("-") and word != "-":
+            groups.append([])
+        groups[-1].append(word)
+    lines = [" ".join(shlex.quote(word) for word in group) for group in groups]
+    return [("    " if i else "") + line + (" \\" if i < len(lines) - 1 else "")
+            for i, line in enumerate(lines)]
 
 
 def render_provenance(prov, style):
     """The footer printed under every text and Markdown report.
 
-    The script and every input are listed in sha256sum's format, so a reader can
-    check them with `sha256sum -c`; in Markdown the footer is a code block, so
-    the lines paste out unchanged.
+    The command reruns the audit from the folder it ran in; when long it is broken
+    into lines ending in '\\'. The script and every input are listed in sha256sum's
+    format with paths relative to that folder, so `sha256sum -c` checks them. In
+    Markdown the command and the hashes are two code blocks, each pasted as is.
     """
-    lines = [
-        f"{prov['script']} {prov['version']}, Python {prov['python']}",
-        f"command: {prov['command']}",
-        f"seed: {prov['seed'] if prov['seed'] is not None else 'none (no randomness)'}",
-        "sha256 of the script and its inputs:",
-        f"{prov['script_sha256']}  {prov['script']}",
-    ]
-    lines += [f"{f['sha256']}  {f['path']}" for f in prov["inputs"]]
+    seed = prov["seed"] if prov["seed"] is not None else "none (no randomness)"
+    command = command_lines(prov["command"])
+    outputs = prov.get("outputs") or []
+    hashes = [f"{prov['script_sha256']}  {prov.get('script_path', prov['script'])}"]
+    hashes += [f"{f['sha256']}  {f.get('relative_path', f['path'])}" for f in prov["inputs"]]
     if style == "markdown":
-        return "Provenance:\n\n```\n" + "\n".join(lines) + "\n```"
+        about = (f"# {prov['script']} {prov['version']}, Python {prov['python']}, seed "
+                 f"{seed}; rerun from the folder it ran in")
+        lines = [about] + command
+        if outputs:
+            lines.append(f"# left out, as outputs: {'; '.join(outputs)}")
+        return ("Provenance:\n\n```sh\n" + "\n".join(lines) + "\n```\n\n"
+                "SHA-256 of the script and its inputs (check with `sha256sum -c`):\n\n```\n"
+                + "\n".join(hashes) + "\n```")
+    lines = [f"{prov['script']} {prov['version']}, Python {prov['python']}",
+             "command: " + command[0]] + command[1:]
+    if outputs:
+        lines.append(f"outputs, left out of the command: {'; '.join(outputs)}")
+    lines += [f"seed: {seed}", "sha256 of the script and its inputs:"] + hashes
     return "-- provenance --\n" + "\n".join(lines)
 
 
@@ -1841,11 +1996,13 @@ def summary_lines(result):
                       f"not made: {base['name']!r} is not the tool-call count"))
     elif check.get("checked") and check.get("equal") is not None:
         if check["equal"]:
-            text = (f"recounted from {check['source']} ({plural(check['calls_counted'], 'call')}): "
+            text = (f"recounted from {relative_path(check['source'])} "
+                    f"({plural(check['calls_counted'], 'call')}): "
                     f"equal to {check['column']!r} on all {check['runs_compared']} runs")
         else:
             first = check["first_mismatch"]
-            text = (f"recounted from {check['source']}: differs on {check['mismatches']} of "
+            text = (f"recounted from {relative_path(check['source'])}: differs on "
+                    f"{check['mismatches']} of "
                     f"{check['runs_compared']} runs, first {first['run_id']} "
                     f"({count_text(first['table'])} vs {count_text(first['recomputed'])})")
         lines.append(("baseline check", text))
@@ -2245,7 +2402,8 @@ def _main(argv):
                    boot=args.boot, seed=args.seed, permute=args.permute,
                    baseline_name=data["baseline_name"])
     result["meta"] = data["meta"]
-    result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs)
+    result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs,
+                                      output_flags=("--svg",))
     if args.svg:
         write_atomic(args.svg, render_svg(result))
     if args.format == "json":

@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import random
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -196,7 +197,8 @@ class TestFamily(unittest.TestCase):
                     self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest, path)
             markdown = run(script, argv + ["--format", "markdown"])[1]
             self.assertTrue(markdown.rstrip().endswith("\n".join(lines[-1:]) + "\n```"))
-            self.assertIn(f"command: python3 {script} {EXAMPLE_RUNS}", out)
+            self.assertIn(f"command: python3 {os.path.relpath(os.path.join(HERE, script))} "
+                          f"{os.path.relpath(EXAMPLE_RUNS)}", out)
             self.assertIn("seed: 20260801", out)
 
     def test_a_failed_write_leaves_nothing_behind(self):
@@ -3095,6 +3097,144 @@ def load_tests(loader, tests, pattern):
     for script in SCRIPTS:
         tests.addTests(doctest.DocTestSuite(load(script)))
     return tests
+
+
+# === Paste-ready output: footers that rerun, Markdown and SVG that read where pasted ===
+def footer_command(out):
+    """The command in a report's provenance footer (text or Markdown), as words."""
+    if "```sh\n" in out:
+        block = out.split("```sh\n", 1)[1].split("\n```", 1)[0]
+        lines = [line for line in block.splitlines() if not line.startswith("#")]
+    else:
+        footer = out.split("-- provenance --\n", 1)[1].splitlines()
+        start = next(i for i, line in enumerate(footer) if line.startswith("command: "))
+        lines = [footer[start][len("command: "):]]
+        while lines[-1].endswith(" \\"):
+            lines.append(footer[start + len(lines)])
+    for line in lines[:-1]:
+        assert line.endswith(" \\"), line
+    return shlex.split(" ".join(line[:-2] if line.endswith(" \\") else line
+                                for line in lines))
+
+
+def report_body(out):
+    """A report without its provenance footer."""
+    return out.split("-- provenance --")[0].split("Provenance:\n")[0]
+
+
+class TestFooterReruns(unittest.TestCase):
+    """Run each script from a parent folder with relative paths (and absolute ones that
+    the footer must make relative), take the command from the footer, run it from the
+    same place: the same report comes out, and its footer names the same command."""
+
+    def rerun_case(self, script, argv, output_flag, output_name):
+        with TempDir() as folder:
+            copy = os.path.join(folder, "kit")
+            os.makedirs(copy)
+            shutil.copy(os.path.join(HERE, script), copy)
+            shutil.copytree(os.path.join(HERE, "examples"), os.path.join(copy, "examples"))
+            output = os.path.join(folder, "elsewhere", output_name)
+            os.makedirs(os.path.dirname(output))
+            argv = [a.replace("ABS/", folder + os.sep) for a in argv]
+
+            def launch(words):
+                done = subprocess.run(words, cwd=folder, capture_output=True, timeout=300)
+                self.assertEqual(done.returncode, 0, done.stderr.decode())
+                return done.stdout.decode("utf-8")
+            first = launch([sys.executable, os.path.join("kit", script)] + argv +
+                           [output_flag, output])
+            self.assertTrue(os.path.exists(output))
+            command = footer_command(first)
+            self.assertEqual(command[1], os.path.join("kit", script))
+            self.assertTrue(command[0].startswith("python"), command)
+            self.assertFalse([w for w in command if folder in w], command)
+            self.assertNotIn(output_flag, command)
+            self.assertIn(f"{output_flag} {output}", first)   # listed apart, as an output
+            second = launch([sys.executable] + command[1:])
+            self.assertEqual(report_body(second), report_body(first))
+            self.assertEqual(footer_command(second), command)
+            third = launch([sys.executable] + footer_command(second)[1:])
+            self.assertEqual(third, second)                   # a fixed point, byte for byte
+            hashes = second.rsplit("sha256 of the script and its inputs:\n", 1)[-1] \
+                if "-- provenance --" in second else \
+                second.rsplit("sha256sum -c`):\n\n```\n", 1)[1].split("\n```")[0]
+            checked = 0
+            for line in hashes.strip().splitlines():
+                digest, path = line.split("  ", 1)
+                self.assertFalse(os.path.isabs(path), path)
+                with open(os.path.join(folder, path), "rb") as handle:
+                    self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest, path)
+                checked += 1
+            self.assertGreaterEqual(checked, 2)
+
+    def test_delivery_audit_footer_reruns(self):
+        self.rerun_case("delivery_audit.py",
+                        ["ABS/kit/examples/runs", "--raters", "rater_a,rater_b,rater_c",
+                         "--cost", "cost_usd", "--boot", "200", "--format", "markdown"],
+                        "--svg", "figure.svg")
+
+    def test_auc_audit_footer_reruns(self):
+        self.rerun_case("auc_audit.py", ["ABS/kit/examples/runs", "--perms", "60", "--boot", "60"],
+                        "--svg", "null.svg")
+
+    def test_regrade_footer_reruns(self):
+        self.rerun_case("regrade.py",
+                        ["kit/examples/regrade/instances.jsonl",
+                         "kit/examples/regrade/predictions.jsonl",
+                         "--repo", "ABS/kit/examples/regrade/calc.bundle",
+                         "--format", "markdown"], "--out", "regraded")
+
+    def test_launcher_is_detected(self):
+        module = load("delivery_audit.py")
+        script = os.path.join(HERE, "delivery_audit.py")
+        saved_argv, saved_uv = sys.argv[:], os.environ.pop("UV", None)
+        try:
+            sys.argv[0] = "elsewhere.py"              # imported by the tests, not run
+            self.assertEqual(module.launcher_and_script(script),
+                             ("python3", os.path.relpath(script)))
+            sys.argv[0] = script                      # run as a script
+            os.environ["UV"] = "/usr/local/bin/uv"
+            self.assertEqual(module.launcher_and_script(script),
+                             ("uv run", os.path.relpath(script)))
+        finally:
+            sys.argv[:] = saved_argv
+            os.environ.pop("UV", None)
+            if saved_uv is not None:
+                os.environ["UV"] = saved_uv
+
+    def test_abbreviated_and_equals_outputs_are_left_out(self):
+        module = load("delivery_audit.py")
+        inputs = module.Inputs()
+        for argv in (["--demo", "--sv", "/x/f.svg"], ["--demo", "--svg=/x/f.svg"]):
+            self.assertEqual(module.rerun_arguments(argv, inputs, ("--svg",)),
+                             (["--demo"], ["--svg /x/f.svg"]))
+        # An --env value is not a path to rewrite, even when it is one.
+        self.assertEqual(module.rerun_arguments(["--env", f"P={HERE}"], inputs)[0],
+                         ["--env", f"P={HERE}"])
+
+
+class TestDelimiterHint(unittest.TestCase):
+    def test_semicolon_and_tab_files_named_csv_get_a_hint(self):
+        with TempDir() as folder:
+            for name, text, words in (
+                    ("semi.csv", "run_id;task_id;claimed;verified\nr1;t1;yes;1\n",
+                     "separated by semicolons, not commas"),
+                    ("tabs.csv", "run_id\ttask_id\tclaimed\tverified\nr1\tt1\tyes\t1\n",
+                     "separated by tabs, not commas: name it .tsv"),
+                    ("commas.tsv", "run_id,task_id,claimed,verified\nr1,t1,yes,1\n",
+                     "separated by commas, not tabs")):
+                path = write(folder, name, text)
+                for script in ("delivery_audit.py", "auc_audit.py"):
+                    status, out, err = run(script, [path])
+                    self.assertEqual(status, 2, (script, name))
+                    self.assertIn(words, err)
+                    self.assertIn(f"{name} row 1: one column", err)
+                    self.assertEqual(len(err.strip().splitlines()), 1)
+            # A one-column header with no other delimiter in it gets no such hint.
+            path = write(folder, "one.csv", "run_id\nr1\n")
+            status, _, err = run("delivery_audit.py", [path])
+            self.assertEqual(status, 2)
+            self.assertNotIn("looks separated", err)
 
 
 # === Runner ===
