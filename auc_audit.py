@@ -193,6 +193,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import sys
 import tempfile
@@ -521,8 +522,23 @@ def fmt_ci(ci, digits=3):
     return f"[{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
 
 
+def nonbreaking(text):
+    """Markdown that cannot wrap inside a value: an interval's space and the space
+    before a direction arrow become no-break spaces (U+00A0). Minus signs stay ASCII,
+    so a copied number still reads as a number in a spreadsheet or a script.
+
+    >>> nonbreaking("diff -0.206 [-0.368, -0.040], AUC 0.661 \u2193") == (
+    ...     "diff -0.206 [-0.368,\u00a0-0.040], AUC 0.661\u00a0\u2193")
+    True
+    """
+    text = re.sub(r"\[([^\[\],\s]+), ([^\[\],\s]+)\]", "[\\1,\u00a0\\2]", text)
+    return re.sub(r"(\d) ([\u2191\u2193])", "\\1\u00a0\\2", text)
+
+
 def looks_numeric(text):
-    """True for a number or an interval like [0.215, 0.448]: right-aligned in tables."""
+    """True for a number, a number with a direction arrow, or an interval like
+    [0.215, 0.448]: right-aligned in tables."""
+    text = text.rstrip("\u2191\u2193 \u00a0")
     parts = text.strip("[]").split(",") if text.startswith("[") else [text]
     try:
         [float(p) for p in parts]
@@ -563,6 +579,23 @@ def render_table(headers, rows, style):
                          for c, w, r in zip(row, widths, right)).rstrip()
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([aligned(headers), rule] + [aligned(row) for row in cells])
+
+
+def markdown_paragraphs(lines):
+    """Markdown lines with a blank line between two adjacent sentences, which GitHub
+    would otherwise run into one paragraph (or break apart in a comment).
+
+    >>> markdown_paragraphs(["One.", "Two.", "", "| a |", "- b", "- c"])
+    ['One.', '', 'Two.', '', '| a |', '- b', '- c']
+    """
+    def prose(line):
+        return bool(line.strip()) and not line.startswith(("|", "#", "- ", "* ", "```", "    "))
+    out = []
+    for line in lines:
+        if out and prose(line) and prose(out[-1]):
+            out.append("")
+        out.append(line)
+    return out
 
 
 def jsonable(value):
@@ -738,7 +771,7 @@ def render_provenance(prov, style):
     hashes += [f"{f['sha256']}  {f.get('relative_path', f['path'])}" for f in prov["inputs"]]
     if style == "markdown":
         about = (f"# {prov['script']} {prov['version']}, Python {prov['python']}, seed "
-                 f"{seed}; rerun from the folder it ran in")
+                 f"{seed}; run it from the same folder")
         lines = [about] + command
         if outputs:
             lines.append(f"# left out, as outputs: {'; '.join(outputs)}")
@@ -1964,16 +1997,27 @@ def fmt_p(p):
     return fmt(p)
 
 
-def auc_text(value, direction):
-    return "undefined" if value is None else f"{fmt(value)} {direction}"
+# The direction after an AUC: in Markdown an arrow, which cannot be read as a minus sign.
+DIRECTION_MARKS = {"text": {"+": "+", "-": "-"}, "markdown": {"+": "\u2191", "-": "\u2193"}}
+DIRECTION_LEGEND = {"text": "AUC direction: + higher means success, - lower means success",
+                    "markdown": "AUC direction: \u2191 a higher value means success, "
+                                "\u2193 a lower value means success"}
+
+
+def auc_text(value, direction, style="text"):
+    """An AUC with its direction: '0.661 -' in text, '0.661 \u2193' in Markdown."""
+    if value is None:
+        return "undefined"
+    return f"{fmt(value)} {DIRECTION_MARKS.get(style, DIRECTION_MARKS['text'])[direction]}"
 
 
 def signed(value):
     return "undefined" if value is None else ("+" if value > 0 else "") + fmt(value)
 
 
-def summary_lines(result):
+def summary_lines(result, style="text"):
     """(label, sentence) pairs for the report's header."""
+    up = DIRECTION_MARKS.get(style, DIRECTION_MARKS["text"])["+"]
     meta, base, null = result["meta"], result["baseline"], result["family_null"]
     lines = [("runs", f"{result['n_runs']} ({result['n_successes']} succeeded, "
                       f"{result['n_failures']} failed); outcome {meta['outcome']}")]
@@ -1988,7 +2032,7 @@ def summary_lines(result):
                                 f"AUCs count success/failure pairs within a stratum"))
     pooled = f", pooled {fmt(base['auc_pooled'])}" if meta["strata"] else ""
     lines.append(("baseline", f"{base['name']} ({meta['baseline_source']}): AUC "
-                              f"{auc_text(base['auc'], base['direction'])}{pooled}"))
+                              f"{auc_text(base['auc'], base['direction'], style)}{pooled}"))
     check = meta["baseline_check"]
     if not check:
         lines.append(("baseline check", "not made: no tool_calls.csv beside the runs table"
@@ -2011,8 +2055,9 @@ def summary_lines(result):
     elif result["n_tasks"] < 2:
         identity = "undefined (fewer than 2 tasks)"
     else:
-        identity = (f"AUC {auc_text(result['task_identity_auc'], '+')} from the other "
-                    f"runs' success rate in the same task, read in the fixed + direction "
+        identity = (f"AUC {auc_text(result['task_identity_auc'], '+', style)} from the "
+                    f"other runs' success rate in the same task, read in the fixed {up} "
+                    f"direction "
                     f"(a higher rate means success; the direction is not chosen)")
     lines.append(("task identity", identity))
     lines.append(("family", f"{plural(null['family_size'], 'feature')} tested, "
@@ -2107,23 +2152,27 @@ def feature_tables(result, style, names):
     stratified = bool(result["meta"]["strata"])
     first = []
     for f in result["features"]:
-        row = [names[f["name"]], str(f["n_defined"]), auc_text(f["auc"], f["direction"])]
+        row = [names[f["name"]], str(f["n_defined"]),
+               auc_text(f["auc"], f["direction"], style)]
         if stratified:
-            row.append(auc_text(f["auc_pooled"], f["direction_pooled"]))
+            row.append(auc_text(f["auc_pooled"], f["direction_pooled"], style))
         row += [fmt(f["baseline_auc_all_rows"]), fmt(f["baseline_auc_same_rows"]),
-                signed(f["delta_same_rows"]), fmt_ci(f["delta_ci"]) or "undefined",
-                fmt_p(f["delong_p"])]
+                signed(f["delta_same_rows"]), fmt_ci(f["delta_ci"]) or "undefined"]
         first.append(row)
     letters = {code: letter for code, letter, _ in FLAG_LETTERS}
-    second = [[names[f["name"]], fmt_p(f["adjusted_p"]), fmt(f["within_task_auc"]),
+    # DeLong's p is no gate: it sits with the other p in the second table, so the
+    # first one fits an issue comment (about 780 px) without wrapping a value.
+    second = [[names[f["name"]], fmt_p(f["adjusted_p"]), fmt_p(f["delong_p"]),
+               fmt(f["within_task_auc"]),
                str(f["within_task_pairs"]),
                " ".join(letters[c] for c in f["flags"]) or "-",
                f["verdict"].replace("fails ", "").split(":")[0]]
               for f in result["features"]]
     headers = ["feature", "rows", "AUC"] + (["pooled"] if stratified else []) + \
-        ["base all", "base same", "diff", "95% CI", "DeLong p"]
+        ["base all", "base same", "diff", "95% CI"]
     return (render_table(headers, first, style),
-            render_table(["feature", "adj p", "within-task", "pairs", "flags", "verdict"],
+            render_table(["feature", "adj p", "DeLong p", "within-task", "pairs", "flags",
+                          "verdict"],
                          second, style))
 
 
@@ -2167,38 +2216,47 @@ def render_report(result, style):
                                 (d["name"] for d in result["degenerate"])):
         names.setdefault(name, name)
     out = []
-    title = "auc_audit: does a measure beat counting tool calls, on the same rows, " \
-            "beyond chance?"
+    title = "auc_audit: process measures against counting tool calls"
     out.append(f"## {title}" if md else title)
     out.append("")
-    for label, text in summary_lines(result):
+    out.append("Does a measure beat counting tool calls, on the same rows, beyond chance?")
+    out.append("")
+    for label, text in summary_lines(result, style):
         out.append(f"- **{label}**: {text}" if md else wrap(f"{label:<15} {text}", indent=" " * 16))
     out.append("")
     heading = (lambda text: f"### {text}" if md else wrap(text))
+    # GitHub comments turn a line break into a break: Markdown prose stays one line.
+    paragraph = (lambda text: text) if md else wrap
     if result["features"]:
         gate1, gates23 = feature_tables(result, style, names)
         kind = "task" if result["clusters"] == "tasks" else "run"
         if boot["defined"]:
             interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
-                        f"{boot['resamples']} {boot['clusters']}-{kind} resamples")
+                        f"{boot['resamples']} resamples of the {plural(boot['clusters'], kind)}")
         else:
             interval = (f"CI of diff undefined: fewer than 2 clusters to resample "
                         f"({plural(boot['clusters'], kind)})")
-        out.append(heading(f"Gate 1, same rows: each feature on its defined rows; the "
-                           f"baseline on all rows and on those rows; {interval}"))
+        out.append(heading("Gate 1: the same rows"))
+        out.append("")
+        out.append(paragraph(f"Each feature on its defined rows, against the baseline on all "
+                             f"rows and on those same rows; {interval}."))
         out.append("")
         out.append(gate1)
         out.append("")
-        out.append(heading(f"Gates 2 and 3: family null ({plural(null['perms'], 'shuffle')} "
-                           f"{PERMUTE_WORDS[null['permute']]}, direction re-chosen each "
-                           f"time), within-task AUC, flags"))
+        direction = DIRECTION_LEGEND[style if md else "text"]
+        out.append(f"- {direction}" if md else direction)
+        out.append("")
+        out.append(heading("Gates 2 and 3: search width and tasks"))
+        out.append("")
+        out.append(paragraph(f"The family null ({plural(null['perms'], 'shuffle')} "
+                             f"{PERMUTE_WORDS[null['permute']]}, direction re-chosen each "
+                             f"time), DeLong's paired p (not a gate), the within-task AUC and "
+                             f"flags."))
         out.append("")
         out.append(gates23)
         legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
         out.append("")
         out.append(f"- flags: {legend}" if md else wrap(f"flags: {legend}", indent="  "))
-        direction = "AUC direction: + higher means success, - lower means success"
-        out.append(f"- {direction}" if md else direction)
         out.append("")
         rows = [["null median of the family maximum", fmt(null["median_max"])],
                 [f"share of shuffles whose maximum exceeds the baseline "
@@ -2242,6 +2300,8 @@ def render_report(result, style):
         out.append("")
         out.extend(f"- {n}" if md else wrap("- " + n, indent="  ") for n in notes)
     out.append("")
+    if md:
+        out = [nonbreaking(line) for line in out]
     out.append(render_provenance(result["provenance"], style))
     return "\n".join(out) + "\n"
 

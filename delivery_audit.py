@@ -134,6 +134,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import sys
 import tempfile
@@ -462,8 +463,23 @@ def fmt_ci(ci, digits=3):
     return f"[{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
 
 
+def nonbreaking(text):
+    """Markdown that cannot wrap inside a value: an interval's space and the space
+    before a direction arrow become no-break spaces (U+00A0). Minus signs stay ASCII,
+    so a copied number still reads as a number in a spreadsheet or a script.
+
+    >>> nonbreaking("diff -0.206 [-0.368, -0.040], AUC 0.661 \u2193") == (
+    ...     "diff -0.206 [-0.368,\u00a0-0.040], AUC 0.661\u00a0\u2193")
+    True
+    """
+    text = re.sub(r"\[([^\[\],\s]+), ([^\[\],\s]+)\]", "[\\1,\u00a0\\2]", text)
+    return re.sub(r"(\d) ([\u2191\u2193])", "\\1\u00a0\\2", text)
+
+
 def looks_numeric(text):
-    """True for a number or an interval like [0.215, 0.448]: right-aligned in tables."""
+    """True for a number, a number with a direction arrow, or an interval like
+    [0.215, 0.448]: right-aligned in tables."""
+    text = text.rstrip("\u2191\u2193 \u00a0")
     parts = text.strip("[]").split(",") if text.startswith("[") else [text]
     try:
         [float(p) for p in parts]
@@ -504,6 +520,23 @@ def render_table(headers, rows, style):
                          for c, w, r in zip(row, widths, right)).rstrip()
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([aligned(headers), rule] + [aligned(row) for row in cells])
+
+
+def markdown_paragraphs(lines):
+    """Markdown lines with a blank line between two adjacent sentences, which GitHub
+    would otherwise run into one paragraph (or break apart in a comment).
+
+    >>> markdown_paragraphs(["One.", "Two.", "", "| a |", "- b", "- c"])
+    ['One.', '', 'Two.', '', '| a |', '- b', '- c']
+    """
+    def prose(line):
+        return bool(line.strip()) and not line.startswith(("|", "#", "- ", "* ", "```", "    "))
+    out = []
+    for line in lines:
+        if out and prose(line) and prose(out[-1]):
+            out.append("")
+        out.append(line)
+    return out
 
 
 def jsonable(value):
@@ -679,7 +712,7 @@ def render_provenance(prov, style):
     hashes += [f"{f['sha256']}  {f.get('relative_path', f['path'])}" for f in prov["inputs"]]
     if style == "markdown":
         about = (f"# {prov['script']} {prov['version']}, Python {prov['python']}, seed "
-                 f"{seed}; rerun from the folder it ran in")
+                 f"{seed}; run it from the same folder")
         lines = [about] + command
         if outputs:
             lines.append(f"# left out, as outputs: {'; '.join(outputs)}")
@@ -1556,8 +1589,9 @@ def render(result, style, source):
         out.append("No message was equivocal: nothing changes.")
     elif changes:
         e = eq["counts"]
-        out.append(f"Claims {c['claims']} -> {e['tp'] + e['fp']}, false claims {c['fp']} -> "
-                   f"{e['fp']}. Figures that change at 3 decimals:")
+        to = "\u2192" if style == "markdown" else "->"
+        out.append(f"Claims {c['claims']} {to} {e['tp'] + e['fp']}, false claims {c['fp']} "
+                   f"{to} {e['fp']}. Figures that change at 3 decimals:")
         out.append("")
         out.append(render_table(["figure", "headline", "equivocal as claims"], changes, style))
     else:
@@ -1632,6 +1666,8 @@ def render(result, style, source):
     # Markdown joins consecutive lines into one paragraph; keep the sentences apart.
     out += (result["verdict"] if style == "text"
             else [line for sentence in result["verdict"] for line in (sentence, "")][:-1])
+    if style == "markdown":
+        out = [nonbreaking(line) for line in markdown_paragraphs(out)]
     out += ["", render_provenance(result["provenance"], style)]
     if style == "text":       # wrap prose; tables, headings and the footer stay as they are
         out = [line if "\n" in line or line.startswith((" ", "-", "=")) or "  " in line

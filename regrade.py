@@ -229,6 +229,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import sys
 import tempfile
@@ -557,8 +558,23 @@ def fmt_ci(ci, digits=3):
     return f"[{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
 
 
+def nonbreaking(text):
+    """Markdown that cannot wrap inside a value: an interval's space and the space
+    before a direction arrow become no-break spaces (U+00A0). Minus signs stay ASCII,
+    so a copied number still reads as a number in a spreadsheet or a script.
+
+    >>> nonbreaking("diff -0.206 [-0.368, -0.040], AUC 0.661 \u2193") == (
+    ...     "diff -0.206 [-0.368,\u00a0-0.040], AUC 0.661\u00a0\u2193")
+    True
+    """
+    text = re.sub(r"\[([^\[\],\s]+), ([^\[\],\s]+)\]", "[\\1,\u00a0\\2]", text)
+    return re.sub(r"(\d) ([\u2191\u2193])", "\\1\u00a0\\2", text)
+
+
 def looks_numeric(text):
-    """True for a number or an interval like [0.215, 0.448]: right-aligned in tables."""
+    """True for a number, a number with a direction arrow, or an interval like
+    [0.215, 0.448]: right-aligned in tables."""
+    text = text.rstrip("\u2191\u2193 \u00a0")
     parts = text.strip("[]").split(",") if text.startswith("[") else [text]
     try:
         [float(p) for p in parts]
@@ -599,6 +615,23 @@ def render_table(headers, rows, style):
                          for c, w, r in zip(row, widths, right)).rstrip()
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([aligned(headers), rule] + [aligned(row) for row in cells])
+
+
+def markdown_paragraphs(lines):
+    """Markdown lines with a blank line between two adjacent sentences, which GitHub
+    would otherwise run into one paragraph (or break apart in a comment).
+
+    >>> markdown_paragraphs(["One.", "Two.", "", "| a |", "- b", "- c"])
+    ['One.', '', 'Two.', '', '| a |', '- b', '- c']
+    """
+    def prose(line):
+        return bool(line.strip()) and not line.startswith(("|", "#", "- ", "* ", "```", "    "))
+    out = []
+    for line in lines:
+        if out and prose(line) and prose(out[-1]):
+            out.append("")
+        out.append(line)
+    return out
 
 
 def jsonable(value):
@@ -774,7 +807,7 @@ def render_provenance(prov, style):
     hashes += [f"{f['sha256']}  {f.get('relative_path', f['path'])}" for f in prov["inputs"]]
     if style == "markdown":
         about = (f"# {prov['script']} {prov['version']}, Python {prov['python']}, seed "
-                 f"{seed}; rerun from the folder it ran in")
+                 f"{seed}; run it from the same folder")
         lines = [about] + command
         if outputs:
             lines.append(f"# left out, as outputs: {'; '.join(outputs)}")
@@ -2642,6 +2675,9 @@ def swebench_summary(verdicts, instance_ids):
             "empty_patch_ids": sorted(empty), "submitted_ids": sorted(submitted),
             "resolved_ids": sorted(resolved), "unresolved_ids": sorted(completed - resolved),
             "error_ids": sorted(errors), "schema_version": 2,
+            "completed_means": "graded (SWE-bench's key): resolved or unresolved, neither an "
+                               "empty patch nor an error; verdicts.csv's completed means "
+                               "resolved",
             "ids_are": "run_id" if per_run else "instance_id"}
 
 
@@ -2703,6 +2739,8 @@ def wrapped(text, width=100):
 def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     """The closing report as text or Markdown; it reads the numbers, computes none."""
     lines = []
+    # GitHub comments turn a line break into a break: Markdown lines are not wrapped.
+    wrap = (lambda text: text) if style == "markdown" else wrapped
     heading = (f"regrade: {summary['runs']} run{'' if summary['runs'] == 1 else 's'}, "
                f"{summary['resolved']} resolved, {summary['grading_errors']} grading "
                f"error{'' if summary['grading_errors'] == 1 else 's'}")
@@ -2717,35 +2755,47 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     lines.append("")
     # Which patch method applied, and which runs touched tests, are listed
     # below the table, so it stays within 100 columns.
+    # In Markdown the seconds are a table of their own, so the runs table fits an
+    # issue comment (about 780 px) without wrapping an id.
+    apart = timings and style == "markdown"
     headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS"] + (
-        ["tests s", "all s"] if timings else [])
-    rows = []
+        ["tests s", "all s"] if timings and not apart else [])
+    rows, seconds = [], []
     for v in sorted(verdicts, key=lambda v: v["run_id"]):
         row = [v["run_id"], v["instance_id"], v["status"], v["resolution"],
                share(v["fail_to_pass"], bool(v["tests_status"])),
                share(v["pass_to_pass"], bool(v["tests_status"]))]
-        rows.append(row + ([fmt(v["test_s"], 2), fmt(v["duration_s"], 2)] if timings else []))
+        spent = [fmt(v["test_s"], 2), fmt(v["duration_s"], 2)] if timings else []
+        rows.append(row + ([] if apart else spent))
+        seconds.append([v["run_id"]] + spent)
     lines.append(render_table(headers, rows, style))
+    if apart:
+        lines += ["", render_table(["run", "tests s", "all s"], seconds, style)]
     reasons = [(v["run_id"], v["reason"]) for v in sorted(verdicts, key=lambda v: v["run_id"])
                if v["reason"]]
     if reasons:
         lines.append("")
-        lines.append("why not resolved:")
-        lines += [wrapped(f"- {run_id}: {reason}") for run_id, reason in reasons]
+        # In Markdown a heading keeps this list apart from the closing one.
+        lines += ["### Why not resolved", ""] if style == "markdown" else ["why not resolved:"]
+        lines += [wrap(f"- {run_id}: {reason}") for run_id, reason in reasons]
     lines.append("")
+    if style == "markdown":
+        lines += ["### Checks", ""]
     # In Markdown each closing line is a list item, so they do not run together.
     item = "- " if style == "markdown" else ""
-    lines.append(wrapped(f"{item}runs that touched tests (reset before grading): "
+    lines.append(wrap(f"{item}runs that touched tests (reset before grading): "
                          f"{', '.join(summary['touched_tests']) or 'none'}"))
-    lines.append(wrapped(f"{item}runs with flaky tests: {', '.join(summary['flaky']) or 'none'}"))
+    lines.append(wrap(f"{item}runs with flaky tests: {', '.join(summary['flaky']) or 'none'}"))
     fallbacks = [f"{v['run_id']} ({v['applied_with']})"
                  for v in sorted(verdicts, key=lambda v: v["run_id"])
                  if v["applied_with"] not in (None, "git apply", "empty")]
-    lines.append(wrapped(f"{item}diffs applied only by a fallback: "
+    lines.append(wrap(f"{item}diffs applied only by a fallback: "
                          f"{', '.join(fallbacks) or 'none'}"))
     if summary["from_log"]:
-        lines.append(wrapped(f"{item}results read from logs, not structured records: "
+        lines.append(wrap(f"{item}results read from logs, not structured records: "
                              f"{', '.join(summary['from_log'])}"))
+    lines.append(f"{item}'completed' in verdicts.csv means resolved; completed_instances "
+                 f"(SWE-bench's key) means graded")
     if timings and verdicts:
         lines.append(f"{item}time: {fmt(summary['seconds_total'], 2)} s in all, "
                      f"{fmt(summary['seconds_tests'], 2)} s in test commands; grader overhead "

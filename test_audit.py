@@ -603,7 +603,8 @@ class TestDeliveryReport(unittest.TestCase):
             body = out.split("-- provenance --")[0]
             self.assertEqual([l for l in body.splitlines() if len(l) > 100], [])
         self.assertTrue(outputs[0].startswith(
-            "Delivery audit: " + os.path.join(EXAMPLE_RUNS, "runs.csv") + "\n===="))
+            "Delivery audit: " + os.path.relpath(os.path.join(EXAMPLE_RUNS, "runs.csv")) +
+            "\n===="))
         self.assertIn("No bootstrap", outputs[2])
 
     def test_inconsistent_tables_are_refused(self):
@@ -1882,7 +1883,9 @@ class TestAucLayout(unittest.TestCase):
             line = next(l for l in out.splitlines() if "pooled" in l and "feature" in l)
             self.assertIn("pooled", line)
             row = next(l for l in out.splitlines() if l.lstrip("| ").startswith("noise"))
-            self.assertIn(f"{pooled:.3f} {direction}", row)
+            mark = {"+": "\u00a0\u2191", "-": "\u00a0\u2193"}[direction] \
+                if style == "markdown" else f" {direction}"
+            self.assertIn(f"{pooled:.3f}{mark}", row)
         status, out, err = audit_folder(files, ["--perms", "30", "--boot", "30"])
         self.assertFalse(any("pooled" in l and "feature" in l for l in out.splitlines()))
 
