@@ -786,6 +786,29 @@ def render_provenance(prov, style):
     return "-- provenance --\n" + "\n".join(lines)
 
 
+SVG_BACKGROUND = "#ffffff"     # figures carry their own background: they read on dark pages
+SVG_INK = "#1f2328"
+
+
+def svg_escape(text):
+    """Text made safe inside an SVG element.
+
+    >>> svg_escape("a < b & c")
+    'a &lt; b &amp; c'
+    """
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def svg_open(width, height, title):
+    """An SVG's opening: size, font, an explicit background and the figure's title as
+    <title>, so the figure reads the same on a light or a dark page."""
+    return [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13" '
+            f'fill="{SVG_INK}">',
+            f"<title>{svg_escape(title)}</title>",
+            f'<rect width="{width}" height="{height}" fill="{SVG_BACKGROUND}"/>']
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors that exit 2 through InputError."""
 
@@ -2319,80 +2342,194 @@ def wrap(text, width=100, indent=""):
     return "\n".join(lines)
 
 
-def svg_escape(text):
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+SVG_COLOURS = {"bars": "#9db4d3", "baseline": "#cf222e", "observed": "#1a7f37",
+               "feature": "#0969da", "interval": "#1f2328", "grid": "#d0d7de"}
+
+
+def svg_range(values, step=0.1, low=0.0, high=1.0):
+    """An axis range around `values`, widened to whole steps, within [low, high].
+
+    >>> svg_range([0.614, 0.775], low=0.5)
+    (0.6, 0.8)
+    >>> svg_range([-0.39, 0.303, 0.0], low=-1.0)
+    (-0.4, 0.4)
+    """
+    values = [v for v in values if v is not None] or [low, high]
+    start = max(low, math.floor(round(min(values) / step, 9)) * step)
+    end = min(high, math.ceil(round(max(values) / step, 9)) * step)
+    if end - start < step:
+        end = min(high, start + step)
+        start = end - step
+    return round(start, 9), round(end, 9)
+
+
+def svg_ticks(start, end):
+    """Tick values: the multiples of 0.1 between start and end, or of 0.2 on a range
+    wider than 0.6, so that the labels stay apart.
+
+    >>> svg_ticks(0.5, 0.8), svg_ticks(-0.7, 0.4)
+    ([0.5, 0.6, 0.7, 0.8], [-0.6, -0.4, -0.2, 0.0, 0.2, 0.4])
+    """
+    step = 0.2 if end - start > 0.6 + 1e-9 else 0.1
+    first, last = math.ceil(round(start / step, 9)), math.floor(round(end / step, 9))
+    return [round(step * k, 9) + 0.0 for k in range(first, last + 1)]
+
+
+def svg_mark_labels(marks, left, right):
+    """Place each mark's label on its own row above the plot: the leftmost mark's label
+    to the left of its line and the rightmost's to the right, so a label never crosses
+    the other mark's line; a label that would leave the panel flips side."""
+    placed = []
+    ordered = sorted((m for m in marks if m[0] is not None), key=lambda m: m[0])
+    for index, (x, colour, label) in enumerate(ordered):
+        size = SVG_CHAR_WIDTH * len(label)
+        leftward = index == 0 and len(ordered) > 1
+        if leftward and x - 4 - size < left:
+            leftward = False
+        if not leftward and x + 4 + size > right:
+            leftward = True
+        placed.append((x, colour, label, "end" if leftward else "start",
+                       x - 4 if leftward else x + 4, index))
+    return placed
+
+
+def svg_null_panel(result, top, left, width):
+    """Panel A: the family maximum on shuffled outcomes, with the baseline and the
+    observed maximum marked, their labels in a band above the bars."""
+    null, base = result["family_null"], result["baseline"]["auc"]
+    counts, edges = null["histogram"]["counts"], null["histogram"]["edges"]
+    used = [e for c, lo, hi in zip(counts, edges, edges[1:]) if c for e in (lo, hi)]
+    start, end = svg_range(used + [base, null["observed_max"]], low=0.5)
+    band, plot_h = 40, 140
+    bottom = top + 18 + band + plot_h
+    peak = max(counts) if counts and max(counts) else 1
+
+    def x(value):
+        return left + width * (value - start) / (end - start)
+    out = [f'<text x="{left}" y="{top + 10}" font-weight="bold">A. The family maximum AUC on '
+           f'{null["perms"]} shuffled outcomes</text>']
+    for count, low, high in zip(counts, edges, edges[1:]):
+        if count and low >= start - 1e-9 and high <= end + 1e-9:
+            bar = count / peak * plot_h
+            out.append(f'<rect x="{x(low):.2f}" y="{bottom - bar:.2f}" '
+                       f'width="{x(high) - x(low):.2f}" height="{bar:.2f}" '
+                       f'fill="{SVG_COLOURS["bars"]}"/>')
+    out.append(f'<line x1="{left}" y1="{bottom}" x2="{left + width}" y2="{bottom}" '
+               f'stroke="{SVG_COLOURS["interval"]}"/>')
+    for tick in svg_ticks(start, end):
+        out.append(f'<text x="{x(tick):.2f}" y="{bottom + 16}" text-anchor="middle">'
+                   f'{tick:.1f}</text>')
+    marks = [(None if base is None else x(base), SVG_COLOURS["baseline"],
+              f"baseline {fmt(base)}"),
+             (None if null["observed_max"] is None else x(null["observed_max"]),
+              SVG_COLOURS["observed"], f"observed max {fmt(null['observed_max'])}")]
+    for mx, colour, label, anchor, tx, row in svg_mark_labels(marks, left, left + width):
+        label_y = top + 18 + 14 + 18 * row
+        out.append(f'<line x1="{mx:.2f}" y1="{label_y - 10}" x2="{mx:.2f}" y2="{bottom}" '
+                   f'stroke="{colour}" stroke-width="2"/>')
+        out.append(f'<text x="{tx:.2f}" y="{label_y}" text-anchor="{anchor}" '
+                   f'fill="{colour}">{svg_escape(label)}</text>')
+    out.append(f'<text x="{left}" y="{bottom + 36}">null median {fmt(null["median_max"])}; '
+               f'share of shuffles above the baseline {fmt(null["p_clear_bar"])}; p of the '
+               f'observed maximum {fmt_p(null["p_observed_max"])}</text>')
+    return out, bottom + 36
+
+
+def svg_feature_panel(result, top, width):
+    """Panel B: per feature, its AUC against the baseline's on the same rows, and the
+    difference with its task-cluster bootstrap interval."""
+    features, boot = result["features"], result["bootstrap"]
+    kind = "task" if result["clusters"] == "tasks" else "run"
+    names_right, auc_left, auc_w, diff_left = 210, 240, 200, 500
+    diff_w = width - diff_left - 20
+    out = [f'<text x="10" y="{top + 10}" font-weight="bold">B. Each feature against the '
+           f'baseline on the feature\'s own rows</text>']
+    if not features:
+        out.append('<text x="10" y="{}">No feature could be tested: every candidate is '
+                   'degenerate.</text>'.format(top + 34))
+        return out, top + 34
+    legend_y = top + 32
+    out += [f'<circle cx="16" cy="{legend_y - 4}" r="5" fill="{SVG_COLOURS["feature"]}"/>',
+            f'<text x="26" y="{legend_y}">feature AUC</text>',
+            f'<circle cx="122" cy="{legend_y - 4}" r="5" fill="{SVG_BACKGROUND}" '
+            f'stroke="{SVG_COLOURS["baseline"]}" stroke-width="2"/>',
+            f'<text x="132" y="{legend_y}">baseline AUC, same rows</text>',
+            f'<line x1="310" y1="{legend_y - 4}" x2="340" y2="{legend_y - 4}" '
+            f'stroke="{SVG_COLOURS["interval"]}" stroke-width="2"/>',
+            f'<text x="346" y="{legend_y}">diff, 95% {kind} bootstrap interval '
+            f'({boot["resamples"]} resamples)</text>']
+    auc_range = svg_range([v for f in features for v in
+                           (f["auc"], f["baseline_auc_same_rows"])], low=0.0)
+    diff_range = svg_range([0.0] + [v for f in features for v in
+                                    [f["delta_same_rows"]] + list(f["delta_ci"] or [])],
+                           low=-1.0)
+    rows_top, row_h = top + 66, 22
+    rows_bottom = rows_top + row_h * len(features) - 8
+
+    def xa(value):
+        return auc_left + auc_w * (value - auc_range[0]) / (auc_range[1] - auc_range[0])
+
+    def xd(value):
+        return diff_left + diff_w * (value - diff_range[0]) / (diff_range[1] - diff_range[0])
+    out.append(f'<text x="{auc_left + auc_w / 2}" y="{rows_top - 14}" text-anchor="middle">'
+               f'AUC</text>')
+    out.append(f'<text x="{diff_left + diff_w / 2}" y="{rows_top - 14}" '
+               f'text-anchor="middle">diff = feature - baseline</text>')
+    for scale, ticks in ((xa, svg_ticks(*auc_range)), (xd, svg_ticks(*diff_range))):
+        for tick in ticks:
+            zero = scale is xd and tick == 0
+            out.append(f'<line x1="{scale(tick):.2f}" y1="{rows_top - 8}" '
+                       f'x2="{scale(tick):.2f}" y2="{rows_bottom}" '
+                       f'stroke="{SVG_COLOURS["interval" if zero else "grid"]}"/>')
+            out.append(f'<text x="{scale(tick):.2f}" y="{rows_bottom + 16}" '
+                       f'text-anchor="middle" font-size="11">{tick:.1f}</text>')
+    for index, f in enumerate(features):
+        y = rows_top + row_h * index + 4
+        out.append(f'<text x="{names_right}" y="{y + 4}" text-anchor="end">'
+                   f'{svg_escape(shorten(f["name"], SVG_NAME_LIMIT))} ({f["n_defined"]})</text>')
+        fx, bx = xa(f["auc"]), f["baseline_auc_same_rows"]
+        if bx is not None:
+            bx = xa(bx)
+            out.append(f'<line x1="{min(fx, bx):.2f}" y1="{y}" x2="{max(fx, bx):.2f}" '
+                       f'y2="{y}" stroke="#8c959f"/>')
+            out.append(f'<circle cx="{bx:.2f}" cy="{y}" r="5" fill="{SVG_BACKGROUND}" '
+                       f'stroke="{SVG_COLOURS["baseline"]}" stroke-width="2"/>')
+        out.append(f'<circle cx="{fx:.2f}" cy="{y}" r="5" fill="{SVG_COLOURS["feature"]}"/>')
+        if f["delta_ci"] and f["delta_ci"][0] is not None:
+            low, high = f["delta_ci"]
+            out.append(f'<line x1="{xd(low):.2f}" y1="{y}" x2="{xd(high):.2f}" y2="{y}" '
+                       f'stroke="{SVG_COLOURS["interval"]}" stroke-width="2"/>')
+        if f["delta_same_rows"] is not None:
+            out.append(f'<circle cx="{xd(f["delta_same_rows"]):.2f}" cy="{y}" r="4" '
+                       f'fill="{SVG_COLOURS["feature"]}"/>')
+    return out, rows_bottom + 16
 
 
 def render_svg(result):
-    """Two panels: the null of the family maximum, and each feature against the baseline
-    on the same rows. Every drawn value is one printed in the report."""
-    null, features = result["family_null"], result["features"]
-    width, height = 960, max(340, 110 + 22 * len(features))
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>']
-    # Left: histogram over [0.5, 1.0].
-    left, top, plot_w, plot_h = 50, 40, 380, 240
-    counts, edges = null["histogram"]["counts"], null["histogram"]["edges"]
-    peak = max(counts) if counts and max(counts) else 1
-
-    def x_of(value, origin=left, span=plot_w):
-        return origin + (value - 0.5) / 0.5 * span
-
-    out.append(f'<text x="{left}" y="22" font-weight="bold">Family maximum AUC on '
-               f'{null["perms"]} shuffled outcomes</text>')
-    for count, low, high in zip(counts, edges, edges[1:]):
-        if count:
-            bar = count / peak * plot_h
-            out.append(f'<rect x="{x_of(low):.2f}" y="{top + plot_h - bar:.2f}" '
-                       f'width="{x_of(high) - x_of(low):.2f}" height="{bar:.2f}" '
-                       f'fill="#9db4d3"/>')
-    out.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" '
-               f'y2="{top + plot_h}" stroke="black"/>')
-    for tick in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0):
-        out.append(f'<text x="{x_of(tick):.2f}" y="{top + plot_h + 16}" '
-                   f'text-anchor="middle">{tick:.1f}</text>')
-    marks = [(result["baseline"]["auc"], "#c0392b", f"baseline {fmt(result['baseline']['auc'])}"),
-             (null["observed_max"], "#1e8449", f"observed max {fmt(null['observed_max'])}")]
-    for index, (value, colour, label) in enumerate(marks):
-        if value is None:
-            continue
-        out.append(f'<line x1="{x_of(value):.2f}" y1="{top}" x2="{x_of(value):.2f}" '
-                   f'y2="{top + plot_h}" stroke="{colour}" stroke-width="2"/>')
-        # A label that would run past the panel's right edge goes left of its line.
-        if x_of(value) + 4 + SVG_CHAR_WIDTH * len(label) <= left + plot_w:
-            anchor, x = "start", x_of(value) + 4
-        else:
-            anchor, x = "end", x_of(value) - 4
-        out.append(f'<text x="{x:.2f}" y="{top + 14 + 16 * index}" text-anchor="{anchor}" '
-                   f'fill="{colour}">{svg_escape(label)}</text>')
-    out.append(f'<text x="{left}" y="{top + plot_h + 36}">null median '
-               f'{fmt(null["median_max"])}; share above the baseline '
-               f'{fmt(null["p_clear_bar"])}</text>')
-    # Right: each feature's AUC on its rows next to the baseline's on the same rows.
-    # Names are cut to SVG_NAME_LIMIT characters so that the longest label, right-
-    # aligned at the origin, still starts to the right of the histogram panel.
-    origin, span = 660, 280
-    out.append(f'<text x="{left + plot_w + 40}" y="22" font-weight="bold">AUC on the '
-               f'feature\'s rows: feature (filled) vs baseline (open)</text>')
-    for tick in (0.5, 0.75, 1.0):
-        x = x_of(tick, origin, span)
-        out.append(f'<line x1="{x:.2f}" y1="{top}" x2="{x:.2f}" '
-                   f'y2="{top + 22 * max(1, len(features))}" stroke="#dddddd"/>')
-        out.append(f'<text x="{x:.2f}" y="{top + 22 * max(1, len(features)) + 16}" '
-                   f'text-anchor="middle">{tick}</text>')
-    for index, feature in enumerate(features):
-        y = top + 11 + 22 * index
-        fx = x_of(feature["auc"], origin, span)
-        bx = x_of(feature["baseline_auc_same_rows"], origin, span)
-        out.append(f'<text x="{origin - 8}" y="{y + 4}" text-anchor="end">'
-                   f'{svg_escape(shorten(feature["name"], SVG_NAME_LIMIT))} '
-                   f'({feature["n_defined"]})</text>')
-        out.append(f'<line x1="{min(fx, bx):.2f}" y1="{y}" x2="{max(fx, bx):.2f}" y2="{y}" '
-                   f'stroke="#888888"/>')
-        out.append(f'<circle cx="{bx:.2f}" cy="{y}" r="5" fill="white" stroke="#c0392b" '
-                   f'stroke-width="2"/>')
-        out.append(f'<circle cx="{fx:.2f}" cy="{y}" r="5" fill="#1f4e79"/>')
+    """The null of the family maximum (A) and each feature against the baseline on the
+    same rows (B). Every drawn value, the title and the caption are numbers the report
+    prints."""
+    width = 760
+    title = (f"auc_audit: {plural(result['family_null']['family_size'], 'feature')} against "
+             f"{result['baseline']['name']} (AUC {fmt(result['baseline']['auc'])}), "
+             f"{result['n_runs']} runs")
+    panel_a, a_end = svg_null_panel(result, 40, 50, width - 100)
+    panel_b, b_end = svg_feature_panel(result, a_end + 30, width)
+    passing = result["verdict"]["passing"]
+    verdict = (f"Passes all three gates: "
+               f"{', '.join(shorten(name, SVG_NAME_LIMIT) for name in passing)}."
+               if passing else "No feature passes all three gates.")
+    if SVG_CHAR_WIDTH * len(verdict) > width - 20:
+        verdict = (f"Passes all three gates: {plural(len(passing), 'feature')}, named in "
+                   f"the report's verdict.")
+    caption = [verdict, "Every interval is a cluster bootstrap: an AUC difference has no "
+                        "exact one."] if result["features"] else []
+    out = svg_open(width, b_end + 20 + 18 * len(caption), title)
+    out.append(f'<text x="10" y="22" font-size="15" font-weight="bold">{svg_escape(title)}'
+               f'</text>')
+    out += panel_a + panel_b
+    out += [f'<text x="10" y="{b_end + 24 + 18 * index}">{svg_escape(line)}</text>'
+            for index, line in enumerate(caption)]
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -727,6 +727,29 @@ def render_provenance(prov, style):
     return "-- provenance --\n" + "\n".join(lines)
 
 
+SVG_BACKGROUND = "#ffffff"     # figures carry their own background: they read on dark pages
+SVG_INK = "#1f2328"
+
+
+def svg_escape(text):
+    """Text made safe inside an SVG element.
+
+    >>> svg_escape("a < b & c")
+    'a &lt; b &amp; c'
+    """
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def svg_open(width, height, title):
+    """An SVG's opening: size, font, an explicit background and the figure's title as
+    <title>, so the figure reads the same on a light or a dark page."""
+    return [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13" '
+            f'fill="{SVG_INK}">',
+            f"<title>{svg_escape(title)}</title>",
+            f'<rect width="{width}" height="{height}" fill="{SVG_BACKGROUND}"/>']
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors that exit 2 through InputError."""
 
@@ -1675,34 +1698,99 @@ def render(result, style, source):
     return "\n".join(out) + "\n"
 
 
+SVG_COLOURS = {"exact": SVG_INK, "bootstrap": "#0969da", "value": "#cf222e", "grid": "#d0d7de"}
+
+
+def svg_axis(values, step=0.25):
+    """The x-axis range: the drawn values and interval ends, widened to whole steps,
+    never beyond [-1, 1].
+
+    >>> svg_axis([0.043, 0.939, -0.147, 0.127])
+    (-0.25, 1.0)
+    >>> svg_axis([0.2, 0.7])
+    (0.0, 0.75)
+    """
+    low = max(-1.0, math.floor(min(values + [0.0]) / step) * step)
+    high = min(1.0, math.ceil(max(values) / step) * step)
+    return low, max(high, low + step)
+
+
+def svg_rows(result):
+    """(label, value, exact interval, bootstrap interval) for each drawn figure."""
+    rows = []
+    for name, label in FIGURE_ROWS:
+        if name == "inflation":
+            continue
+        figure = result[name]
+        exact = None if name == "kappa" else figure.get("ci")
+        boot = figure.get("ci" if name == "kappa" else "ci_cluster")
+        rows.append((label.split(" (")[0], figure["value"],
+                     exact if exact and exact[0] is not None else None,
+                     boot if boot and boot[0] is not None and boot[1] is not None else None))
+    return rows
+
+
 def render_svg(result):
-    """Each rate as a dot with its exact interval, drawn from the printed numbers."""
-    names = [(n, l) for n, l in FIGURE_ROWS if n not in ("inflation",)]
-    width, row_height, left, plot = 720, 34, 330, 340
-    height = 70 + row_height * len(names)
+    """Each rate as a dot with its exact and its bootstrap interval, drawn from the
+    numbers the report prints; the title and caption quote the same numbers."""
+    c, rows = result["counts"], svg_rows(result)
+    cluster = "task" if result["clusters"] == "tasks" else "run"
+    width, row_height, left, plot, top = 720, 30, 270, 420, 78
+    height = top + row_height * len(rows) + 92
+    drawn = [v for _, value, exact, boot in rows for v in
+             [value] + list(exact or []) + list(boot or []) if v is not None]
+    low, high = svg_axis(drawn)
 
     def x(value):
-        return left + plot * (value + 1) / 2 if value is not None else None
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'font-family="sans-serif" font-size="13">',
-             f'<text x="10" y="22" font-size="15">Claims vs verified outcome '
-             f'({result["n_runs"]} runs): value with 95% interval</text>']
-    for tick in (-1, -0.5, 0, 0.5, 1):
-        parts.append(f'<line x1="{x(tick):.1f}" y1="40" x2="{x(tick):.1f}" '
-                     f'y2="{height - 22}" stroke="#ccc"/>')
-        parts.append(f'<text x="{x(tick):.1f}" y="{height - 6}" text-anchor="middle">'
-                     f'{tick}</text>')
-    for row, (name, label) in enumerate(names):
-        y = 55 + row_height * row
-        figure = result[name]
-        parts.append(f'<text x="10" y="{y + 4}">{label}: {fmt(figure["value"])}</text>')
-        low, high = figure.get("ci") or (None, None)
-        if low is not None:
-            parts.append(f'<line x1="{x(low):.1f}" y1="{y}" x2="{x(high):.1f}" y2="{y}" '
-                         f'stroke="#333" stroke-width="2"/>')
-        if figure["value"] is not None:
-            parts.append(f'<circle cx="{x(figure["value"]):.1f}" cy="{y}" r="4" '
-                         f'fill="#c0392b"/>')
+        return left + plot * (value - low) / (high - low)
+    title = (f"Claims against verified outcomes: {plural(c['runs'], 'run')}, "
+             f"{plural(c['claims'], 'claim')}, {c['fp']} false")
+    parts = svg_open(width, height, title)
+    parts.append(f'<text x="10" y="24" font-size="15" font-weight="bold">{svg_escape(title)}'
+                 f'</text>')
+    legend_y = 48
+    parts += [f'<circle cx="16" cy="{legend_y - 4}" r="4" fill="{SVG_COLOURS["value"]}"/>',
+              f'<text x="26" y="{legend_y}">value</text>',
+              f'<line x1="80" y1="{legend_y - 4}" x2="110" y2="{legend_y - 4}" '
+              f'stroke="{SVG_COLOURS["exact"]}" stroke-width="2.5"/>',
+              f'<text x="116" y="{legend_y}">95% exact (Clopper-Pearson)</text>',
+              f'<line x1="320" y1="{legend_y - 4}" x2="350" y2="{legend_y - 4}" '
+              f'stroke="{SVG_COLOURS["bootstrap"]}" stroke-width="2.5" '
+              f'stroke-dasharray="5 3"/>',
+              f'<text x="356" y="{legend_y}">95% {cluster} bootstrap '
+              f'({result["boot"]} resamples)</text>' if result["boot"] else
+              f'<text x="356" y="{legend_y}">no bootstrap (--boot 0 or one cluster)</text>']
+    bottom = top + row_height * len(rows) - 8
+    tick = low
+    while tick <= high + 1e-9:
+        grid = SVG_INK if abs(tick) < 1e-9 and low < 0 else SVG_COLOURS["grid"]
+        parts.append(f'<line x1="{x(tick):.1f}" y1="{top - 12}" x2="{x(tick):.1f}" '
+                     f'y2="{bottom}" stroke="{grid}"/>')
+        parts.append(f'<text x="{x(tick):.1f}" y="{bottom + 16}" text-anchor="middle">'
+                     f'{fmt(tick, 2)}</text>')
+        tick += 0.25
+    for row, (label, value, exact, boot) in enumerate(rows):
+        y = top + row_height * row + 4
+        parts.append(f'<text x="10" y="{y + 4}">{svg_escape(label)}</text>')
+        parts.append(f'<text x="{left - 12}" y="{y + 4}" text-anchor="end">{fmt(value)}</text>')
+        if exact:
+            parts.append(f'<line x1="{x(exact[0]):.1f}" y1="{y - 4}" x2="{x(exact[1]):.1f}" '
+                         f'y2="{y - 4}" stroke="{SVG_COLOURS["exact"]}" stroke-width="2.5"/>')
+        if boot:
+            parts.append(f'<line x1="{x(boot[0]):.1f}" y1="{y + 4}" x2="{x(boot[1]):.1f}" '
+                         f'y2="{y + 4}" stroke="{SVG_COLOURS["bootstrap"]}" stroke-width="2.5" '
+                         f'stroke-dasharray="5 3"/>')
+        if value is not None:
+            parts.append(f'<circle cx="{x(value):.1f}" cy="{y}" r="4" '
+                         f'fill="{SVG_COLOURS["value"]}"/>')
+    inflation = result["inflation"]
+    caption = [f"Not drawn, on another scale: inflation 1/r {fmt(inflation['value'])} "
+               f"{fmt_ci(inflation.get('ci'))} (claims billed per verified delivery).",
+               f"Fisher exact p {fmt_p(result['fisher_p'])}. Claim AUC and kappa have only "
+               f"the bootstrap interval."]
+    for index, line in enumerate(caption):
+        parts.append(f'<text x="10" y="{bottom + 44 + 18 * index}" font-size="12">'
+                     f'{svg_escape(line)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

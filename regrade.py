@@ -106,7 +106,10 @@ Outputs with --out DIR:
     reports/RUN.json SWE-bench-style report {instance_id: {patch_is_None, ...}}
     swebench_summary.json  the official harness's run summary keys; every count is
                      in one unit, runs when ids_are is run_id (several runs share
-                     an instance), plus one per instance with no run
+                     an instance), plus one per instance with no run. Its
+                     completed_instances keeps SWE-bench's meaning, graded
+                     (resolved or unresolved; not empty, not an error), while
+                     verdicts.csv's completed means resolved
 Without --out nothing is written. The summary (--format text, markdown or
 json) goes to stdout; progress to stderr when it is a terminal (--progress
 forces it).
@@ -820,6 +823,29 @@ def render_provenance(prov, style):
         lines.append(f"outputs, left out of the command: {'; '.join(outputs)}")
     lines += [f"seed: {seed}", "sha256 of the script and its inputs:"] + hashes
     return "-- provenance --\n" + "\n".join(lines)
+
+
+SVG_BACKGROUND = "#ffffff"     # figures carry their own background: they read on dark pages
+SVG_INK = "#1f2328"
+
+
+def svg_escape(text):
+    """Text made safe inside an SVG element.
+
+    >>> svg_escape("a < b & c")
+    'a &lt; b &amp; c'
+    """
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def svg_open(width, height, title):
+    """An SVG's opening: size, font, an explicit background and the figure's title as
+    <title>, so the figure reads the same on a light or a dark page."""
+    return [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13" '
+            f'fill="{SVG_INK}">',
+            f"<title>{svg_escape(title)}</title>",
+            f'<rect width="{width}" height="{height}" fill="{SVG_BACKGROUND}"/>']
 
 
 class Parser(argparse.ArgumentParser):
