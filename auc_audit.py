@@ -2223,6 +2223,8 @@ def degenerate_table(degenerate, names, style):
                 if short != name:
                     reason = reason.replace(repr(name), repr(short))
         rows.append([names[item["name"]], reason])
+    if style == "markdown":       # reasons are sentences: a list reads better than a table
+        return "\n".join(f"- {name}: {reason}" for name, reason in rows)
     table = render_table(["column", "reason"], rows, style)
     if style == "markdown" or max(len(line) for line in table.splitlines()) <= TEXT_WIDTH:
         return table

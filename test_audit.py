@@ -3242,6 +3242,232 @@ class TestDelimiterHint(unittest.TestCase):
             self.assertNotIn("looks separated", err)
 
 
+MARKDOWN_ROW_LIMIT = 96      # characters in a table row padded to its columns: about 750 px
+HEADING_LIMIT = 60           # characters in a heading: one line at GitHub's heading sizes
+
+
+def markdown_tables(text):
+    """Each Markdown pipe table in `text` as rows of cell strings (the rule row left out)."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if not all(re.fullmatch(r"-+:?", c) for c in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def aligned_width(table):
+    """The width of a table's rows once every cell is padded to its column's widest."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def markdown_outputs():
+    """Every script's Markdown on the shipped examples, by a name for messages."""
+    regrade_example = [os.path.join(HERE, "examples", "regrade", name)
+                       for name in ("instances.jsonl", "predictions.jsonl")] + \
+        ["--repo", os.path.join(HERE, "examples", "regrade", "calc.bundle")]
+    cases = {
+        "delivery --demo": ("delivery_audit.py", ["--demo", "--boot", "200"]),
+        "delivery examples/runs": ("delivery_audit.py", [
+            EXAMPLE_RUNS, "--raters", "rater_a,rater_b,rater_c", "--cost", "cost_usd",
+            "--boot", "200"]),
+        "auc --demo": ("auc_audit.py", ["--demo", "--perms", "100", "--boot", "100"]),
+        "auc examples/runs": ("auc_audit.py", [EXAMPLE_RUNS, "--perms", "100",
+                                               "--boot", "100"]),
+        "auc --strata": ("auc_audit.py", [EXAMPLE_RUNS, "--strata", "condition",
+                                          "--perms", "100", "--boot", "100"]),
+        "regrade --timings": ("regrade.py", regrade_example + ["--timings"]),
+    }
+    outputs = {}
+    for name, (script, argv) in cases.items():
+        status, out, err = run(script, argv + ["--format", "markdown"])
+        assert status == 0, (name, err)
+        outputs[name] = out
+    return outputs
+
+
+class TestMarkdownReadsOnGitHub(unittest.TestCase):
+    """What can be checked without a browser; the rest was looked at in Chromium."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.outputs = markdown_outputs()
+
+    def test_tables_fit_an_issue_comment(self):
+        for name, out in self.outputs.items():
+            tables = markdown_tables(report_body(out))
+            self.assertTrue(tables, name)
+            for table in tables:
+                self.assertLessEqual(aligned_width(table), MARKDOWN_ROW_LIMIT,
+                                     (name, table[0]))
+
+    def test_headings_are_short(self):
+        for name, out in self.outputs.items():
+            headings = [l for l in out.splitlines() if l.startswith("#") and " " in l and
+                        not l.startswith("# ")]         # '# ...' is a comment in a code block
+            self.assertTrue(headings, name)
+            for line in headings:
+                self.assertLessEqual(len(line.lstrip("#").strip()), HEADING_LIMIT, (name, line))
+
+    def test_values_cannot_wrap_and_direction_is_an_arrow(self):
+        for name, out in self.outputs.items():
+            body = report_body(out)
+            self.assertNotRegex(body, r"\[-?[\d.]+, ", name)      # an interval's plain space
+            self.assertNotRegex(body, r"\d\.\d{3} [+-]( |,|$)", name)  # a bare direction sign
+            for line in body.splitlines():                         # prose is never hard-wrapped
+                self.assertFalse(line.startswith("  ") and not line.startswith("    "), line)
+        gate1 = markdown_tables(self.outputs["auc --strata"])[0]
+        self.assertEqual(gate1[0][:4], ["feature", "rows", "AUC", "pooled"])
+        for row in gate1[1:]:
+            self.assertRegex(row[2], "^[0-9.]+\u00a0[\u2191\u2193]$")
+            self.assertRegex(row[-1], "^\\[-?[0-9.]+,\u00a0-?[0-9.]+\\]$")
+
+    def test_lists_stay_separate(self):
+        for name, out in self.outputs.items():
+            lines = report_body(out).splitlines()
+            for before, blank, after in zip(lines, lines[1:], lines[2:]):
+                self.assertFalse(before.startswith("- ") and not blank and
+                                 after.startswith("- "), (name, before, after))
+            # Sentences do not run into one paragraph.
+            for before, after in zip(lines, lines[1:]):
+                if before and after and before[0].isupper() and after[0].isupper():
+                    self.assertFalse(before.endswith(".") and not before.startswith("|"),
+                                     (name, before, after))
+
+    def test_footer_command_is_a_code_block_broken_with_backslashes(self):
+        out = self.outputs["delivery examples/runs"]
+        block = out.split("```sh\n", 1)[1].split("\n```", 1)[0].splitlines()
+        command = [l for l in block if not l.startswith("#")]
+        self.assertGreater(len(command), 1)
+        self.assertTrue(all(l.endswith(" \\") for l in command[:-1]))
+        self.assertTrue(all(len(l) <= 88 for l in block), block)
+
+
+def svg_elements(drawing, tag):
+    """The attributes (and text) of every <tag ...> in an SVG, as dicts."""
+    found = []
+    for attributes, text in re.findall(rf"<{tag}\b([^>]*?)/?>(?:([^<]*)</{tag}>)?", drawing):
+        item = dict(re.findall(r'([\w-]+)="([^"]*)"', attributes))
+        item["text"] = text
+        found.append(item)
+    return found
+
+
+def draw(script, argv):
+    """(the JSON result, the SVG) of one run of a script on `argv`."""
+    with TempDir() as folder:
+        path = os.path.join(folder, "figure.svg")
+        status, out, err = run(script, argv + ["--svg", path, "--format", "json"])
+        assert status == 0, err
+        with open(path, encoding="utf-8") as handle:
+            return json.loads(out), handle.read()
+
+
+class TestSvgReadsOnAnyPage(unittest.TestCase):
+    def test_each_figure_has_its_own_background(self):
+        for script, argv in (("delivery_audit.py", ["--demo", "--boot", "100"]),
+                             ("auc_audit.py", ["--demo", "--perms", "50", "--boot", "50"])):
+            _, drawing = draw(script, argv)
+            svg = svg_elements(drawing, "svg")[0]
+            first = svg_elements(drawing, "rect")[0]
+            self.assertEqual((first["width"], first["height"]), (svg["width"], svg["height"]))
+            self.assertEqual(first["fill"].lower(), "#ffffff")
+            self.assertIn("<title>", drawing)
+
+    def test_delivery_draws_every_interval_and_names_its_kind(self):
+        result, drawing = draw("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "300"])
+        lines = svg_elements(drawing, "line")
+        dashed = [l for l in lines if "stroke-dasharray" in l]
+        solid = [l for l in lines if l.get("stroke-width") == "2.5" and l not in dashed]
+        drawn = ["delivery_rate", "false_completion_rate", "completion_rate", "sensitivity",
+                 "specificity", "claim_auc", "kappa"]
+        exact = [n for n in drawn if n != "kappa" and result[n].get("ci")
+                 and result[n]["ci"][0] is not None]
+        boot = [n for n in drawn if result[n].get("ci" if n == "kappa" else "ci_cluster")]
+        self.assertEqual(len(solid) - 1, len(exact))        # one of each is the legend's
+        self.assertEqual(len(dashed) - 1, len(boot))
+        self.assertEqual(len(boot), 7)                      # claim AUC and kappa included
+        texts = " ".join(t["text"] for t in svg_elements(drawing, "text"))
+        self.assertIn("95% exact (Clopper-Pearson)", texts)
+        self.assertIn("95% task bootstrap (300 resamples)", texts)
+        c = result["counts"]
+        self.assertIn(f"{c['runs']} runs, {c['claims']} claims, {c['fp']} false", texts)
+        self.assertIn(f"inflation 1/r {result['inflation']['value']:.3f}", texts)
+        # The axis spans the drawn numbers in steps of 0.25, not -1 to 1.
+        ends = [v for n in drawn for v in [result[n]["value"]] +
+                (result[n].get("ci") or []) + (result[n].get("ci_cluster") or [])
+                if v is not None]
+        low = math.floor(min(ends) / 0.25) * 0.25
+        ticks = [float(t["text"]) for t in svg_elements(drawing, "text")
+                 if re.fullmatch(r"-?\d\.\d\d", t["text"])]
+        self.assertEqual((min(ticks), max(ticks)), (low, 1.0))
+        self.assertGreater(low, -1)
+
+    def test_auc_mark_labels_never_touch_the_bars(self):
+        for argv in ([EXAMPLE_RUNS], ["--demo"]):
+            result, drawing = draw("auc_audit.py", argv + ["--perms", "300", "--boot", "50"])
+            bars = [tuple(float(r[k]) for k in ("x", "y", "width", "height"))
+                    for r in svg_elements(drawing, "rect")[1:]]
+            self.assertGreater(len(bars), 5)
+            labels = [t for t in svg_elements(drawing, "text")
+                      if re.match(r"(baseline|observed max) \d", t["text"])]
+            self.assertEqual(len(labels), 2)
+            boxes = []
+            for label in labels:
+                x, y, size = float(label["x"]), float(label["y"]), 7 * len(label["text"])
+                start = {"end": x - size}.get(label.get("text-anchor"), x)
+                boxes.append((start, y - 12, size, 15))
+            for bx, by, bw, bh in boxes:
+                for rx, ry, rw, rh in bars:
+                    self.assertFalse(bx < rx + rw and rx < bx + bw and by < ry + rh and
+                                     ry < by + bh, (labels, (rx, ry, rw, rh)))
+            (ax, ay, aw, ah), (cx, cy, cw, ch) = boxes
+            self.assertFalse(ax < cx + cw and cx < ax + aw and ay < cy + ch and cy < ay + ah)
+            marks = [float(l["x1"]) for l in svg_elements(drawing, "line")
+                     if l.get("stroke-width") == "2" and l["x1"] == l["x2"]]
+            for bx, by, bw, bh in boxes:       # a label crosses no mark's line
+                self.assertFalse(any(bx < m < bx + bw for m in marks), (boxes, marks))
+            texts = [t["text"] for t in svg_elements(drawing, "text")]
+            self.assertIn(f"baseline {result['baseline']['auc']:.3f}", texts)
+            self.assertIn(f"(AUC {result['baseline']['auc']:.3f}), {result['n_runs']} runs",
+                          texts[0])
+            passing = result["verdict"]["passing"]
+            self.assertIn(f"Passes all three gates: {', '.join(passing)}." if passing else
+                          "No feature passes all three gates.", texts)
+            self.assertTrue(any("cluster bootstrap" in t for t in texts))
+            diffs = [l for l in svg_elements(drawing, "line")
+                     if l.get("stroke") == "#1f2328" and l.get("stroke-width") == "2"
+                     and l["y1"] == l["y2"]]
+            with_interval = [f for f in result["features"] if f["delta_ci"]]
+            self.assertEqual(len(diffs) - 1, len(with_interval))   # one is the legend's
+
+
+class TestCompletedMeansOneThing(unittest.TestCase):
+    def test_summary_and_manual_say_completed_instances_means_graded(self):
+        regrade = load("regrade.py")
+        verdicts = [{"run_id": r, "instance_id": "i", "status": s, "diff_empty": False}
+                    for r, s in (("a", "resolved"), ("b", "unresolved"), ("c", "error"))]
+        summary = regrade.swebench_summary(verdicts, ["i"])
+        self.assertEqual(summary["completed_instances"], 2)      # graded: a and b
+        self.assertEqual(summary["resolved_instances"], 1)
+        self.assertIn("graded", summary["completed_means"])
+        self.assertIn("verdicts.csv's completed means resolved", summary["completed_means"])
+        doc = " ".join(regrade.__doc__.split())
+        self.assertIn("completed_instances keeps SWE-bench's meaning, graded", doc)
+        self.assertIn("verdicts.csv's completed means resolved", doc)
+        status, out, err = run("regrade.py", [
+            os.path.join(HERE, "examples", "regrade", "instances.jsonl"), "empty",
+            "--repo", os.path.join(HERE, "examples", "regrade", "calc.bundle")])
+        self.assertEqual(status, 0, err)
+        self.assertIn("'completed' in verdicts.csv means resolved; completed_instances "
+                      "(SWE-bench's key) means graded", out)
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
