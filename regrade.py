@@ -2781,9 +2781,9 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     lines.append("")
     # Which patch method applied, and which runs touched tests, are listed
     # below the table, so it stays within 100 columns.
-    # In Markdown the seconds are a table of their own, so the runs table fits an
-    # issue comment (about 780 px) without wrapping an id.
-    apart = timings and style == "markdown"
+    # The seconds are a table of their own, so the runs table fits 100 columns and
+    # an issue comment (about 780 px) without wrapping an id.
+    apart = timings
     headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS"] + (
         ["tests s", "all s"] if timings and not apart else [])
     rows, seconds = [], []

@@ -3468,6 +3468,18 @@ class TestCompletedMeansOneThing(unittest.TestCase):
                       "(SWE-bench's key) means graded", out)
 
 
+class TestTimingsFit100Columns(unittest.TestCase):
+    def test_regrade_timings_table_fits_100_columns(self):
+        status, out, err = run("regrade.py", [
+            os.path.join(HERE, "examples", "regrade", "instances.jsonl"),
+            os.path.join(HERE, "examples", "regrade", "predictions.jsonl"),
+            "--repo", os.path.join(HERE, "examples", "regrade", "calc.bundle"), "--timings"])
+        self.assertEqual(status, 0, err)
+        body = report_body(out)
+        self.assertEqual([l for l in body.splitlines() if len(l) > 100], [])
+        self.assertRegex(body, r"(?m)^run +tests s +all s$")
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
