@@ -1756,10 +1756,11 @@ def render_svg(result):
               f'<text x="116" y="{legend_y}">95% exact (Clopper-Pearson)</text>',
               f'<line x1="320" y1="{legend_y - 4}" x2="350" y2="{legend_y - 4}" '
               f'stroke="{SVG_COLOURS["bootstrap"]}" stroke-width="2.5" '
-              f'stroke-dasharray="5 3"/>',
+              f'stroke-dasharray="5 3"/>' if result["boot"] else "",
               f'<text x="356" y="{legend_y}">95% {cluster} bootstrap '
               f'({result["boot"]} resamples)</text>' if result["boot"] else
-              f'<text x="356" y="{legend_y}">no bootstrap (--boot 0 or one cluster)</text>']
+              f'<text x="320" y="{legend_y}">no bootstrap interval (--boot 0, or one '
+              f'cluster)</text>']
     bottom = top + row_height * len(rows) - 8
     tick = low
     while tick <= high + 1e-9:
@@ -1786,13 +1787,13 @@ def render_svg(result):
     inflation = result["inflation"]
     caption = [f"Not drawn, on another scale: inflation 1/r {fmt(inflation['value'])} "
                f"{fmt_ci(inflation.get('ci'))} (claims billed per verified delivery).",
-               f"Fisher exact p {fmt_p(result['fisher_p'])}. Claim AUC and kappa have only "
-               f"the bootstrap interval."]
+               f"Fisher exact p {fmt_p(result['fisher_p'])}. Claim AUC and kappa have no "
+               f"exact interval" + (", only the bootstrap one." if result["boot"] else ".")]
     for index, line in enumerate(caption):
         parts.append(f'<text x="10" y="{bottom + 44 + 18 * index}" font-size="12">'
                      f'{svg_escape(line)}</text>')
     parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+    return "\n".join(part for part in parts if part) + "\n"
 
 
 # === Main ===

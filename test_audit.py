@@ -1582,7 +1582,7 @@ class TestAucFewClusters(unittest.TestCase):
         self.assertIn("1 task (task_id)", out)
         self.assertIn("undefined (fewer than 2 tasks)", out)
         self.assertIn("fewer than 2 clusters to resample", out)
-        gate1 = out[out.index("DeLong p"):].splitlines()[2]
+        gate1 = out[out.index("base same"):].splitlines()[2]     # the gate-1 table
         self.assertIn("undefined", gate1)
 
     def test_fewer_than_ten_clusters_warns(self):
