@@ -91,9 +91,12 @@ verified, fn = not claimed, verified, tn = neither)
 Output
     --format text (default), markdown or json (full precision). Text and Markdown
     end with a provenance footer: script version and SHA-256 of its own bytes,
-    Python version, the exact command line, the seed, and the SHA-256 of every
-    input, so anyone can rerun it and get the same numbers. --svg FILE draws the
-    rates and their intervals from the same numbers the text prints.
+    Python version, the seed, a command that reruns the audit from the folder it
+    ran in (launcher and script path as invoked, input paths relative to that
+    folder, --svg left out and listed apart) and the SHA-256 of every input in
+    sha256sum's format, so anyone can rerun it and get the same bytes. --svg FILE
+    draws the rates with their exact and bootstrap intervals from the same
+    numbers the text prints, on a background of its own.
     Exit status: 0 the audit ran; 2 bad input or usage, with one line
     'error: ...' naming the file, row and column.
 """

@@ -112,7 +112,9 @@ Outputs with --out DIR:
                      verdicts.csv's completed means resolved
 Without --out nothing is written. The summary (--format text, markdown or
 json) goes to stdout; progress to stderr when it is a terminal (--progress
-forces it).
+forces it). Its provenance footer holds a command that reruns the grading from
+the same folder (input paths relative to it, --out left out and listed apart)
+and the SHA-256 of every input.
 
 To regrade the shipped example (offline, standard library only):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
