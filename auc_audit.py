@@ -523,15 +523,17 @@ def fmt_ci(ci, digits=3):
 
 
 def nonbreaking(text):
-    """Markdown that cannot wrap inside a value: an interval's space and the space
-    before a direction arrow become no-break spaces (U+00A0). Minus signs stay ASCII,
-    so a copied number still reads as a number in a spreadsheet or a script.
+    """Markdown that cannot wrap inside a value: an interval's space, the space
+    before a direction arrow and the space after 'p' or 'AUC' become no-break spaces
+    (U+00A0). Minus signs stay ASCII, so a copied number still reads as a number in
+    a spreadsheet or a script.
 
-    >>> nonbreaking("diff -0.206 [-0.368, -0.040], AUC 0.661 \u2193") == (
-    ...     "diff -0.206 [-0.368,\u00a0-0.040], AUC 0.661\u00a0\u2193")
+    >>> nonbreaking("diff -0.206 [-0.368, -0.040], AUC 0.661 \u2193, p <0.001") == (
+    ...     "diff -0.206 [-0.368,\u00a0-0.040], AUC\u00a00.661\u00a0\u2193, p\u00a0<0.001")
     True
     """
     text = re.sub(r"\[([^\[\],\s]+), ([^\[\],\s]+)\]", "[\\1,\u00a0\\2]", text)
+    text = re.sub(r"\b(p|AUC) (?=[<\d])", "\\1\u00a0", text)
     return re.sub(r"(\d) ([\u2191\u2193])", "\\1\u00a0\\2", text)
 
 
