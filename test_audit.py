@@ -3201,6 +3201,22 @@ class TestFooterReruns(unittest.TestCase):
             os.environ["UV"] = "/usr/local/bin/uv"
             self.assertEqual(module.launcher_and_script(script),
                              ("uv run", os.path.relpath(script)))
+            del os.environ["UV"]
+            saved_prefix, saved_orig = sys.prefix, getattr(sys, "orig_argv", None)
+            try:
+                sys.prefix = "/home/u/.local/share/pipx/venvs/x"
+                self.assertEqual(module.launcher_and_script(script)[0], "pipx run")
+                sys.prefix = "/usr"
+                sys.orig_argv = ["python3.11", script]
+                self.assertEqual(module.launcher_and_script(script)[0], "python3.11")
+                sys.orig_argv = ["/opt/py/bin/python3", script]   # a machine's path: not kept
+                self.assertEqual(module.launcher_and_script(script)[0], "python3")
+            finally:
+                sys.prefix = saved_prefix
+                if saved_orig is None:
+                    del sys.orig_argv
+                else:
+                    sys.orig_argv = saved_orig
         finally:
             sys.argv[:] = saved_argv
             os.environ.pop("UV", None)
