@@ -651,12 +651,12 @@ class TestDeliveryReport(unittest.TestCase):
                                                          "20"])
             self.assertEqual(status, 0, err)
             self.assertIn("Only 2 of 3 runs were verified", out)
-            self.assertIn("(left out, not counted as failures): test_patch_failed 1.", out)
+            self.assertIn("(left out, not counted as failures): test_patch_failed 1: r2.", out)
             write(folder, "partial.csv", "run_id,completed\nr1,true\n")
             status, _, err = run("delivery_audit.py",
                                  [runs, "--verdicts", os.path.join(folder, "partial.csv")])
             self.assertEqual(status, 2)
-            self.assertIn("no verdict for 2 run(s): r2, r3", err)
+            self.assertIn("no verdict for 2 runs: r2, r3", err)
             after = snapshot(folder)
             self.assertEqual({k: after[k] for k in before}, before)
 
@@ -1757,7 +1757,7 @@ class TestAucVerdictsWithoutOutcome(unittest.TestCase):
             status, out, err = run(AUC, argv)
             out = " ".join(out.split())
             self.assertIn("3 runs left out: no verdict", out)
-            self.assertIn("(test_patch_failed 2, timeout 1)", out)
+            self.assertIn("(test_patch_failed 2: r2, r7; timeout 1: r9)", out)
             # A run missing from the verdicts file entirely is still an error.
             write(folder, "verdicts.csv", "\n".join(verdicts.splitlines()[:-1]) + "\n")
             status, out, err = run(AUC, argv)
