@@ -1778,14 +1778,16 @@ def write_rating_sheet(inputs, table, args):
                                  f"sheet name")
     write_atomic(keyfile, key_text)
     write_atomic(args.rating_sheet, sheet_text)
-    return (f"Wrote {args.rating_sheet}: {plural(len(sheet), 'final message')} in a shuffled "
-            f"order (seed {args.seed}), columns {', '.join(SHEET_COLUMNS)}; no run id, model "
-            f"or outcome is on it.\n"
-            f"Wrote its key {keyfile} (sheet id -> run id): keep it away from the raters.\n"
-            f"Each rater fills the claim column of an own copy with claimed, not claimed or "
-            f"equivocal, blind to the outcome. Then:\n"
-            f"    python3 delivery_audit.py {args.runs} --ratings a.csv,b.csv,c.csv "
-            f"--rating-key {keyfile}\n")
+    lines = [f"Wrote {args.rating_sheet}: {plural(len(sheet), 'final message')} in a shuffled "
+             f"order (seed {args.seed}), columns {', '.join(SHEET_COLUMNS)}; no run id, model "
+             f"or outcome is on it.",
+             f"Wrote its key {keyfile} (sheet id -> run id): keep it away from the raters.",
+             "Each rater fills the claim column of a copy of the sheet with claimed, not "
+             "claimed or equivocal, blind to the outcome. Then:"]
+    command = (f"python3 delivery_audit.py {shlex.quote(args.runs)} --ratings a.csv,b.csv,c.csv "
+               f"--rating-key {shlex.quote(keyfile)}")
+    return ("\n".join(textwrap.fill(line, 100) for line in lines) + "\n    "
+            + command + "\n")
 
 
 def read_ratings(inputs, files, keyfile):
