@@ -42,6 +42,9 @@ with a run_id column matching the predictions you graded):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
         --repo examples/regrade/calc.bundle --out regraded
     python3 auc_audit.py my_runs.csv --verdicts regraded/verdicts.csv
+To take it from SWE-bench's, sb-cli's or OpenHands' own grading (synthetic examples):
+    python3 auc_audit.py examples/verdicts --features search_calls \
+        --verdicts examples/verdicts/swebench/example-org__agent-a.eval-1.json
 To see it work on a small embedded table:
     python3 auc_audit.py --demo
 
@@ -65,10 +68,17 @@ column on every run; with no such column the recomputed count is the baseline. A
 A run id in tool_calls.csv that the runs table lacks is an error (exit 2); an audited
 run with no rows there counts as zero calls, and the report says how many did. A
 baseline (given or recounted) that is constant over the audited runs is an error.
-With --verdicts the outcome is the verdicts file's outcome column (completed, as
-regrade.py writes it) joined on run id. A run missing from that file is an error; a
-run whose outcome cell is empty (regrade.py's mark of a grading error) is left out,
-and the report counts those by their status column.
+With --verdicts the outcome comes from a grader's output, recognised by content:
+regrade.py's verdicts.csv / verdicts.jsonl (or its --out folder), SWE-bench's run
+report <model>.<run_id>.json, a report.json or a logs/run_evaluation/<run_id>/
+folder of them, sb-cli's report, or OpenHands' output.swebench_eval.jsonl (each
+format's rules are in delivery_audit.py --help, "Verdicts"). It joins on run id
+where both sides have one, else on model (a model or model_name_or_path column)
+and instance id, else on instance id alone. A run with no verdict, several runs of
+one instance against verdicts keyed by instance, or a file that matches no run is
+an error naming the file. A grading error (an empty outcome cell, error_ids,
+infrastructure failures, ...) is no verdict: the run is left out, never read as a
+failure, and the report lists those runs by status.
 
 Definitions (what every printed number means):
   AUC           Mann-Whitney with midrank ties: the probability that a random

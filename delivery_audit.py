@@ -25,6 +25,14 @@ To take the verified column from regrade.py's verdicts (see regrade.py --out):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
         --repo examples/regrade/calc.bundle --out regraded
     python3 delivery_audit.py examples/regrade/runs.csv --verdicts regraded/verdicts.csv
+To take it from SWE-bench's, sb-cli's or OpenHands' own grading (synthetic examples):
+    python3 delivery_audit.py examples/verdicts \
+        --verdicts examples/verdicts/logs/run_evaluation/eval-1
+To have people rate the claims blind, then read their sheets back:
+    python3 delivery_audit.py examples/verdicts --rating-sheet examples/verdicts/ratings/sheet.csv
+    python3 delivery_audit.py examples/verdicts --verdicts examples/verdicts/regrade/verdicts.csv \
+        --ratings examples/verdicts/ratings/rater_a.csv,examples/verdicts/ratings/rater_b.csv,\
+examples/verdicts/ratings/rater_c.csv --rating-key examples/verdicts/ratings/sheet.key.csv
 To paste the result into a GitHub issue or forum post:
     python3 delivery_audit.py examples/runs --format markdown
 To get every number at full precision:
@@ -33,7 +41,8 @@ To get every number at full precision:
 Input
     One row per run. Columns are found by name (case-insensitive), or named
     with the options below:
-      run id     --run-id     run_id, id, run                 (needed for --verdicts, criteria)
+      run id     --run-id     run_id, id, run                 (joins verdicts, criteria)
+      model                   model, model_name_or_path       (optional; joins verdicts)
       task       --task       task_id, instance_id, task      (the bootstrap cluster)
       claim      --claim      claimed, claim
       verified   --verified   verified, completed, resolved, gt_completed
@@ -47,7 +56,44 @@ Input
     table shows every figure that changes if they count as claims. A blank
     verified cell means that run was not checked (see sampling mode).
     A runs folder may also hold criteria.csv (run_id, criterion, passed): one row
-    per graded acceptance criterion.
+    per graded acceptance criterion. The report says where the claim came from:
+    a column, rater columns, rating sheets, or, where the runs table carries it
+    (a 'format' column beside 'claimed', e.g. OpenHands task_completed), the
+    harness's own explicit claim. Nothing guesses a claim from the message.
+
+Verdicts (--verdicts FILE or FOLDER; also auc_audit.py's), recognised by content:
+    regrade.py verdicts.csv / verdicts.jsonl, or its --out folder: completed
+        true/false; an empty completed is a grading error, counted by status
+    SWE-bench run report <model>.<run_id>.json (and regrade.py's
+        swebench_summary.json): resolved_ids resolve; unresolved_ids and
+        empty_patch_ids fail (an empty patch delivered nothing); error_ids,
+        incomplete_ids, infra_failure_ids and ambiguous_failure_ids are unchecked
+    a report.json {instance_id: {resolved, patch_is_None, infra_failure, ...}},
+        or a folder of them (logs/run_evaluation/<run_id>/<model>/<instance_id>/):
+        resolved; infra_failure unchecked; patch_is_None or not resolved fail; an
+        instance folder with no report.json is unchecked, as SWE-bench counts it
+    sb-cli report: as the run report, and failed_ids and pending_ids unchecked
+    OpenHands output.swebench_eval.jsonl (test_result.report): resolved;
+        empty_generation and failed_apply_patch fail; error_eval and test_timeout
+        are unchecked
+    Unchecked runs are grading errors: never failures. They are left out (the
+    report lists them by status) and the audit runs in sampling mode.
+    The join: on run id where both sides have one; else on model and instance id
+    (the runs' model column against the verdicts' model: the log folder's name,
+    OpenHands' llm_config.model, the run report's file name; '/' reads as '__');
+    else on instance id alone. Several runs of one instance against verdicts keyed
+    by instance, a run with no verdict, a file that matches no run, or one where
+    every verdict is a grading error is an error naming the file.
+
+Rating sheets (the claim from people, blind to the outcome)
+    --rating-sheet sheet.csv writes one row per run in a shuffled order (seeded
+    by --seed): sheet_id, final_message (the runs table's final_message column)
+    and an empty claim column; no run id, model or outcome. Its key (sheet_id,
+    run_id) goes beside it as sheet.key.csv: keep it from the raters. Nothing is
+    audited. Each rater fills claim in a copy with claimed, not claimed or
+    equivocal; --ratings a.csv,b.csv,c.csv --rating-key sheet.key.csv reads the
+    copies back as rater columns (majority claim, unanimity, Fleiss' kappa, as
+    --raters). An empty or unknown claim is an error naming file, row and value.
 
 What it computes (2x2 table: tp = claimed and verified, fp = claimed, not
 verified, fn = not claimed, verified, tn = neither)
