@@ -840,6 +840,8 @@ def join_verdicts(source, runs, *, runs_table="the runs table"):
     go wrong is an InputError naming the verdict file.
     """
     name, records = source["name"], source["records"]
+    if not records:
+        raise InputError(f"{name}: it holds no verdicts")
     if all(r["run_id"] for r in records) and all(r["run_id"] for r in runs):
         key, run_key, record_key = "run id", (lambda r: r["run_id"]), (lambda v: v["run_id"])
     else:
@@ -850,6 +852,8 @@ def join_verdicts(source, runs, *, runs_table="the runs table"):
                       else v["instance_id"])
     by_key = {}
     for record in records:
+        if key != "run id" and not record["instance_id"]:
+            raise InputError(f"{record['where']}: no instance id to join on")
         first = by_key.setdefault(record_key(record), record)
         if first is not record:
             raise InputError(f"{record['where']}: a second verdict for {key} "
@@ -857,18 +861,27 @@ def join_verdicts(source, runs, *, runs_table="the runs table"):
                              f"{first['where']}); give one verdict per run"
                              + (", or a model column in the runs table" if key ==
                                 "instance id" and record["model"] else ""))
-    check_one_run_per_key(name, key, runs, run_key, by_key)
+    check_one_run_per_key(source, key, runs, run_key, by_key)
     joined = [by_key.get(run_key(run)) for run in runs]
+    if not any(joined):
+        raise InputError(f"{name}: no verdict in it matches any run (joined on {key}: the "
+                         f"file has e.g. {examples(by_key)}; the runs have e.g. "
+                         f"{examples(run_key(r) for r in runs)}); is it the verdict file "
+                         f"for these runs?")
     return joined_summary(source, runs, joined, key, len(by_key))
+
+
+def examples(keys, count=3):
+    return ", ".join(sorted({join_text(k, quote=False) for k in keys})[:count])
 
 
 def instance_join_key(source, runs, runs_table):
     """'model and instance id' or 'instance id': the key when run ids do not join."""
     name, records = source["name"], source["records"]
     if not any(r["instance_id"] for r in records):
-        raise InputError(f"{name}: its verdicts are keyed by run id, but {runs_table} has "
-                         f"no run id column (looked for {', '.join(VERDICT_RUN_ID_COLUMNS)}; name "
-                         f"it with --run-id)")
+        raise InputError(f"{name}: its verdicts are keyed by run id, but {runs_table} has no "
+                         f"run id column (looked for {', '.join(VERDICT_RUN_ID_COLUMNS)}; "
+                         f"name it with --run-id)")
     if not all(r["task"] for r in runs):
         raise InputError(f"{name}: its verdicts are keyed by instance id, but {runs_table} "
                          f"has no task column to join on (looked for "
@@ -889,12 +902,13 @@ def run_label(run):
     return run["run_id"] or run.get("label") or run["task"]
 
 
-def join_text(value):
-    return (f"model {value[0]!r} and instance {value[1]!r}" if isinstance(value, tuple)
-            else repr(value))
+def join_text(value, quote=True):
+    show = repr if quote else str
+    return (f"model {show(value[0])} and instance {show(value[1])}"
+            if isinstance(value, tuple) else show(value))
 
 
-def check_one_run_per_key(name, key, runs, run_key, by_key):
+def check_one_run_per_key(source, key, runs, run_key, by_key):
     """Several runs on one verdict key is an error that says how to resolve it."""
     runs_of = {}
     for run in runs:
@@ -903,23 +917,28 @@ def check_one_run_per_key(name, key, runs, run_key, by_key):
         if len(ids) > 1 and value in by_key:
             shown = ", ".join(sorted(ids)[:5]) + (", ..." if len(ids) > 5 else "")
             raise InputError(
-                f"{name}: its verdicts are keyed by {key}, but {len(ids)} runs ({shown}) are "
-                f"{join_text(value)}, so which verdict is whose cannot be told; grade each "
-                f"run (regrade.py writes a run_id per run into verdicts.csv)"
-                + (" or add a model column (model or model_name_or_path) to the runs table "
-                   "matching the verdicts' models" if key == "instance id" else ""))
+                f"{source['name']}: its verdicts are keyed by {key}, but {len(ids)} runs "
+                f"({shown}) are {join_text(value)}, so which verdict is whose cannot be "
+                f"told; grade each run (regrade.py writes a run_id per run into "
+                f"verdicts.csv){model_remedy(source, key, runs)}")
+
+
+def model_remedy(source, key, runs):
+    """The second way out of an instance-keyed join: name the models."""
+    if key != "instance id":
+        return ""
+    if not all(r["model"] for r in runs):
+        return (", or add a model column (model or model_name_or_path) to the runs table "
+                "matching the verdicts' models")
+    if source.get("model_hint"):
+        return (f"; its name matches none of the runs' models (SWE-bench names a run "
+                f"report <model>.<run_id>.json, with '/' as '__')")
+    return "; the verdicts name no model of their own"
 
 
 def joined_summary(source, runs, joined, key, n_keys):
     """The checks after a join, and what the report says about it."""
     name = source["name"]
-    if not any(joined):
-        shown = sorted({str(v["run_id"] if key == "run id" else v["instance_id"])
-                        for v in source["records"]})[:3]
-        ours = sorted({str(r["run_id"] if key == "run id" else r["task"]) for r in runs})[:3]
-        raise InputError(f"{name}: no verdict in it matches any run (joined on {key}: the "
-                         f"file has e.g. {', '.join(shown)}; the runs have e.g. "
-                         f"{', '.join(ours)}); is it the verdict file for these runs?")
     missing = sorted(run_label(r) for r, v in zip(runs, joined) if v is None)
     if missing:
         raise InputError(f"{name}: no verdict for {len(missing)} "
@@ -1912,11 +1931,13 @@ def render(result, style, source):
                 f"cluster")
                + (f"; {result['n_checked']} verified (sampling mode, see below)"
                   if "sampling" in result else "") + ".")
+    apart = [""] if style == "markdown" else []      # Markdown would join the lines
     if "claim_source" in result:
-        out.append(f"Claims: {result['claim_source']}.")
+        out += apart + [f"Claims: {result['claim_source']}."]
     if "verdict_source" in result:
         v = result["verdict_source"]
-        out.append(f"Verified outcomes: {v['format']} {v['file']}, joined on {v['joined_on']}.")
+        out += apart + [f"Verified outcomes: {v['format']} {v['file']}, joined on "
+                        f"{v['joined_on']}."]
     out += ["", sub("Claims against verified outcomes"), ""]
     out.append(render_table(
         ["", "verified", "not verified", "total"],

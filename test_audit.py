@@ -3264,6 +3264,17 @@ class TestVerdictJoinErrors(unittest.TestCase):
             "keyed by instance id", "2 runs (r1, r2)", "'inst-1'")
         self.assertIn("add a model column", err)
 
+    def test_a_run_report_whose_name_matches_no_model_says_so(self):
+        runs = csv_text(["run_id", "task_id", "model", "claimed", "tool_calls", "f"],
+                        [["r1", "inst-1", "org/a", "yes", 3, 1],
+                         ["r2", "inst-1", "org/b", "no", 5, 2],
+                         ["r3", "inst-2", "org/a", "no", 4, 3]])
+        report = json.dumps({"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"]})
+        self.check_refused({"runs.csv": runs, "org__c.eval.json": report},
+                           lambda p: [p["runs.csv"], "--verdicts", p["org__c.eval.json"]],
+                           "org__c.eval.json", "keyed by instance id",
+                           "matches none of the runs' models", "<model>.<run_id>.json")
+
     def test_every_verdict_a_grading_error_names_the_file_and_which(self):
         runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
         verdicts = csv_text(["run_id", "instance_id", "completed", "status"],
