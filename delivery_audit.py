@@ -1859,6 +1859,9 @@ def read_ratings(inputs, files, keyfile):
     """--ratings: {"files", "key", "labels": {run id: [label per sheet]}}."""
     if len(files) < 2:
         raise InputError("--ratings: give at least two filled sheets, e.g. a.csv,b.csv,c.csv")
+    twice = next((f for f in files if files.count(f) > 1), None)
+    if twice:
+        raise InputError(f"--ratings: {twice} is named twice; give each rater's sheet once")
     if not keyfile:
         raise InputError("--ratings needs the key written with the sheet: add --rating-key "
                          "FILE (--rating-sheet sheet.csv wrote it as sheet.key.csv)")
