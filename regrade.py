@@ -912,13 +912,14 @@ def join_verdicts(source, runs, *, runs_table="the runs table"):
     joined = [by_key.get(run_key(run)) for run in runs]
     if not any(joined):
         raise InputError(f"{name}: no verdict in it matches any run (joined on {key}: the "
-                         f"file has e.g. {examples(by_key)}; the runs have e.g. "
-                         f"{examples(run_key(r) for r in runs)}); is it the verdict file "
+                         f"file has e.g. {key_examples(by_key)}; the runs have e.g. "
+                         f"{key_examples(run_key(r) for r in runs)}); is it the verdict file "
                          f"for these runs?")
     return joined_summary(source, runs, joined, key, len(by_key))
 
 
-def examples(keys, count=3):
+def key_examples(keys, count=3):
+    """A few join keys, to show in an error."""
     return ", ".join(sorted({join_text(k, quote=False) for k in keys})[:count])
 
 
