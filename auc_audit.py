@@ -949,13 +949,19 @@ def model_remedy(source, key, runs):
     """The second way out of an instance-keyed join: name the models."""
     if key != "instance id":
         return ""
-    if not all(r["model"] for r in runs):
+    runs_named = all(r["model"] for r in runs)
+    if source.get("model_hint"):
+        return ("; a SWE-bench run report is read as the model in its file name "
+                "<model>.<run_id>.json ('/' as '__')" + (
+                    ", and that name matches none of the runs' models" if runs_named else
+                    ", so add a model column (model or model_name_or_path) to the runs table"))
+    if not any(r["model"] for r in source["records"]):
+        return ("; this file names no model, so audit one run per instance against it "
+                "(e.g. one model's runs)")
+    if not runs_named:
         return (", or add a model column (model or model_name_or_path) to the runs table "
                 "matching the verdicts' models")
-    if source.get("model_hint"):
-        return (f"; its name matches none of the runs' models (SWE-bench names a run "
-                f"report <model>.<run_id>.json, with '/' as '__')")
-    return "; the verdicts name no model of their own"
+    return ""
 
 
 def joined_summary(source, runs, joined, key, n_keys):

@@ -3262,6 +3262,13 @@ class TestVerdictJoinErrors(unittest.TestCase):
             {"runs.csv": runs, "sb.json": json.dumps(self.SB_CLI)},
             lambda p: [p["runs.csv"], "--verdicts", p["sb.json"]], "sb.json",
             "keyed by instance id", "2 runs (r1, r2)", "'inst-1'")
+        self.assertIn("this file names no model", err)       # sb-cli names none
+        openhands = json.dumps({"instance_id": "inst-1", "metadata": {
+            "llm_config": {"model": "org/a"}}, "test_result": {"report": {"resolved": True}}})
+        err = self.check_refused(
+            {"runs.csv": runs, "eval.jsonl": openhands + "\n"},
+            lambda p: [p["runs.csv"], "--verdicts", p["eval.jsonl"]], "eval.jsonl",
+            "keyed by instance id", "2 runs (r1, r2)")
         self.assertIn("add a model column", err)
 
     def test_a_run_report_whose_name_matches_no_model_says_so(self):
