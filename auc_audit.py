@@ -42,6 +42,9 @@ with a run_id column matching the predictions you graded):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
         --repo examples/regrade/calc.bundle --out regraded
     python3 auc_audit.py my_runs.csv --verdicts regraded/verdicts.csv
+To take it from SWE-bench's, sb-cli's or OpenHands' own grading (synthetic examples):
+    python3 auc_audit.py examples/verdicts --features search_calls \
+        --verdicts examples/verdicts/swebench/example-org__agent-a.eval-1.json
 To see it work on a small embedded table:
     python3 auc_audit.py --demo
 
@@ -65,10 +68,17 @@ column on every run; with no such column the recomputed count is the baseline. A
 A run id in tool_calls.csv that the runs table lacks is an error (exit 2); an audited
 run with no rows there counts as zero calls, and the report says how many did. A
 baseline (given or recounted) that is constant over the audited runs is an error.
-With --verdicts the outcome is the verdicts file's outcome column (completed, as
-regrade.py writes it) joined on run id. A run missing from that file is an error; a
-run whose outcome cell is empty (regrade.py's mark of a grading error) is left out,
-and the report counts those by their status column.
+With --verdicts the outcome comes from a grader's output, recognised by content:
+regrade.py's verdicts.csv / verdicts.jsonl (or its --out folder), SWE-bench's run
+report <model>.<run_id>.json, a report.json or a logs/run_evaluation/<run_id>/
+folder of them, sb-cli's report, or OpenHands' output.swebench_eval.jsonl (each
+format's rules are in delivery_audit.py --help, "Verdicts"). It joins on run id
+where both sides have one, else on model (a model or model_name_or_path column)
+and instance id, else on instance id alone. A run with no verdict, several runs of
+one instance against verdicts keyed by instance, or a file that matches no run is
+an error naming the file. A grading error (an empty outcome cell, error_ids,
+infrastructure failures, ...) is no verdict: the run is left out, never read as a
+failure, and the report lists those runs by status.
 
 Definitions (what every printed number means):
   AUC           Mann-Whitney with midrank ties: the probability that a random
@@ -809,6 +819,392 @@ def svg_open(width, height, title):
             f'fill="{SVG_INK}">',
             f"<title>{svg_escape(title)}</title>",
             f'<rect width="{width}" height="{height}" fill="{SVG_BACKGROUND}"/>']
+# ---- verdicts (grader output) ----
+# A verdict file is recognised by what it holds, never by its name. Every reader
+# returns a source {"name", "format", "records"}; each record is one graded run or
+# instance: {"run_id", "model", "instance_id" (None where the grader gives none),
+# "verified": True, False, or None for a grading error (unchecked, never failed),
+# "status", "where"}. join_verdicts() then pairs records with runs.
+VERDICT_OUTCOME_COLUMNS = ("completed", "verified", "resolved", "gt_completed", "outcome")
+VERDICT_MODEL_COLUMNS = ("model", "model_name_or_path")
+VERDICT_RUN_ID_COLUMNS = ("run_id", "id", "run")
+VERDICT_INSTANCE_COLUMNS = ("instance_id", "task_id", "task")
+VERDICT_FORMATS = ("regrade.py's verdicts.csv or verdicts.jsonl, SWE-bench's run report "
+                   "<model>.<run_id>.json, a report.json or logs/run_evaluation/<run_id>/ "
+                   "folder, sb-cli's report, OpenHands' output.swebench_eval.jsonl")
+
+
+def verdict_record(verified, status, where, *, run_id=None, model=None, instance_id=None):
+    """One verdict; blank ids become None."""
+    return {"run_id": run_id or None, "model": model or None,
+            "instance_id": instance_id or None, "verified": verified, "status": status,
+            "where": where}
+
+
+def read_verdicts(inputs, path, outcome=None):
+    """Read a verdict file or folder of any format above, recognised by its content.
+
+    `outcome` names the outcome column of a verdicts table (auc_audit's --outcome).
+    """
+    if path != "-" and os.path.isdir(path):
+        for name in ("verdicts.jsonl", "verdicts.csv"):     # regrade.py --out DIR
+            if os.path.isfile(os.path.join(path, name)):
+                return read_verdicts(inputs, os.path.join(path, name), outcome)
+        return swebench_log_folder(inputs, path)
+    if path != "-" and not os.path.exists(path):
+        raise InputError(f"{path}: no such file or folder (given to --verdicts)")
+    text = inputs.read_text(path)
+    name = "stdin" if path == "-" else path
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    source = verdicts_from_json(data, name) if isinstance(data, dict) else None
+    if source is None and openhands_eval_lines(text):
+        source = openhands_eval(text, name)
+    if source is None:
+        source = verdict_table(parse_table_text(text, name, table_kind(path, text)), outcome)
+    return source
+
+
+def verdicts_from_json(data, name):
+    """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json."""
+    if isinstance(data.get("resolved_ids"), list):
+        return swebench_run_report(data, name)
+    if data and all(isinstance(v, dict) and "resolved" in v for v in data.values()):
+        return {"name": name, "format": "SWE-bench report.json",
+                "records": instance_reports(data, name)}
+    return None
+
+
+# --- verdicts: SWE-bench run report (and regrade.py's swebench_summary.json) ---
+# (list, verified, status); a later list overrides an earlier one, so v5's
+# infrastructure failures (kept inside unresolved_ids / error_ids) end unchecked.
+RUN_REPORT_LISTS = (
+    ("incomplete_ids", None, "incomplete"), ("pending_ids", None, "pending"),
+    ("failed_ids", None, "evaluation failed"), ("error_ids", None, "error"),
+    ("empty_patch_ids", False, "empty_patch"), ("unresolved_ids", False, "unresolved"),
+    ("resolved_ids", True, "resolved"), ("infra_failure_ids", None, "infra_failure"),
+    ("ambiguous_failure_ids", None, "ambiguous_failure"))
+SB_CLI_KEYS = ("failed_ids", "pending_ids", "failed_instances", "pending_instances")
+
+
+def swebench_run_report(data, name):
+    """Records from a final run report: one per id in its outcome lists.
+
+    SWE-bench names the file <model>.<run_id>.json; join_verdicts reads the model
+    from that name (model_hint) where it matches a model in the runs table.
+    """
+    if "ids_are" in data:
+        form = "regrade.py swebench_summary.json"
+    elif any(key in data for key in SB_CLI_KEYS):
+        form = "sb-cli report"
+    else:
+        form = "SWE-bench run report"
+    by_run = data.get("ids_are") == "run_id"
+    reasons = data.get("failure_reasons") if isinstance(data.get("failure_reasons"), dict) else {}
+    found = {}
+    for key, verified, status in RUN_REPORT_LISTS:
+        ids = data.get(key) or []
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise InputError(f"{name}: {key!r} should be a list of ids")
+        for item in ids:
+            reason = f" ({reasons[item]})" if item in reasons and verified is None else ""
+            found[item] = verdict_record(verified, status + reason, f"{name}: {key}",
+                                         **({"run_id": item} if by_run else {"instance_id": item}))
+    return {"name": name, "format": form, "records": [found[i] for i in sorted(found)],
+            "model_hint": None if form == "sb-cli report" else os.path.basename(name)}
+
+
+# --- verdicts: SWE-bench report.json (one file, or a logs/run_evaluation/ folder) ---
+def instance_reports(data, where, model=None):
+    """Records from one report.json: {instance_id: {resolved, patch_is_None, ...}}."""
+    records = []
+    for instance_id, report in sorted(data.items()):
+        if not isinstance(report, dict) or not isinstance(report.get("resolved"), bool):
+            raise InputError(f"{where}: instance {instance_id!r} has no true/false 'resolved'")
+        if report["resolved"]:
+            verified, status = True, "resolved"
+        elif report.get("infra_failure") is True:
+            reason = report.get("infra_failure_reason")
+            verified, status = None, "infra_failure" + (f" ({reason})" if reason else "")
+        elif report.get("patch_is_None") is True:
+            verified, status = False, "empty_patch"
+        else:
+            verified, status = False, "unresolved"
+        records.append(verdict_record(verified, status, where, model=model,
+                                      instance_id=instance_id))
+    return records
+
+
+def swebench_log_folder(inputs, root):
+    """Every <model>/<instance_id>/report.json below `root`; an instance folder with a
+    run_instance.log but no report.json is a grading error, as SWE-bench counts it."""
+    records = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders.sort()
+        parts = os.path.relpath(folder, root).split(os.sep)
+        model = parts[-2] if len(parts) >= 2 else None
+        where = os.path.join(folder, "report.json")
+        instance = os.path.basename(os.path.abspath(folder))
+        if "report.json" in files:
+            text = inputs.read_text(where).strip()
+            if not text:
+                records.append(verdict_record(None, "error (empty report.json)", where,
+                                              model=model, instance_id=instance))
+                continue
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                raise InputError(f"{where}: not valid JSON ({exc})") from None
+            if not isinstance(data, dict):
+                raise InputError(f"{where}: expected {{instance_id: {{resolved: ...}}}}")
+            records += instance_reports(data, where, model)
+        elif "run_instance.log" in files:
+            records.append(verdict_record(None, "error (no report.json)", folder,
+                                          model=model, instance_id=instance))
+    if not records:
+        raise InputError(f"{root}: no report.json below this folder (expected "
+                         f"<model>/<instance_id>/report.json, as in "
+                         f"logs/run_evaluation/<run_id>/)")
+    return {"name": root, "format": "SWE-bench logs/run_evaluation folder",
+            "records": records}
+
+
+# --- verdicts: OpenHands output.swebench_eval.jsonl ---
+def openhands_report(record):
+    """The eval report of one OpenHands line (test_result.report, or report), or None."""
+    test_result = record.get("test_result")
+    report = test_result.get("report") if isinstance(test_result, dict) else None
+    report = record.get("report") if report is None else report
+    return report if isinstance(report, dict) and "resolved" in report else None
+
+
+def openhands_eval_lines(text):
+    """True when the first line is an OpenHands eval record."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and "instance_id" in record and bool(openhands_report(record))
+
+
+def openhands_eval(text, name):
+    """Records from output.swebench_eval.jsonl: resolved, empty_generation and
+    failed_apply_patch are the agent's; error_eval and test_timeout the grader's."""
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{name} line {number}"
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{where}: not valid JSON ({exc})") from None
+        report = openhands_report(record) if isinstance(record, dict) else None
+        if report is None or not isinstance(record.get("instance_id"), str):
+            raise InputError(f"{where}: expected instance_id and test_result.report.resolved")
+        if report.get("resolved") is True:
+            verified, status = True, "resolved"
+        elif report.get("empty_generation"):
+            verified, status = False, "empty_patch"
+        elif report.get("failed_apply_patch"):
+            verified, status = False, "patch_failed"
+        elif report.get("error_eval") or report.get("test_timeout"):
+            verified = None
+            status = "error_eval" if report.get("error_eval") else "test_timeout"
+        else:
+            verified, status = False, "unresolved"
+        metadata = record.get("metadata")
+        llm = metadata.get("llm_config") if isinstance(metadata, dict) else None
+        model = llm.get("model") if isinstance(llm, dict) else None
+        records.append(verdict_record(verified, status, where, model=model,
+                                      instance_id=record["instance_id"]))
+    return {"name": name, "format": "OpenHands output.swebench_eval.jsonl",
+            "records": records}
+
+
+# --- verdicts: regrade.py verdicts.csv / verdicts.jsonl (and any verdicts table) ---
+def verdict_table(table, outcome=None):
+    """Records from a table with a run id or instance id and an outcome column; an
+    empty outcome is regrade.py's mark of a grading error, counted by its status."""
+    run_col = table.column(None, candidates=VERDICT_RUN_ID_COLUMNS, required=False)
+    instance_col = table.column(None, candidates=VERDICT_INSTANCE_COLUMNS, required=False)
+    outcome_col = (table.column(outcome, flag="--outcome") if outcome else
+                   table.column(None, candidates=VERDICT_OUTCOME_COLUMNS, required=False))
+    if outcome_col is None or not (run_col or instance_col):
+        raise InputError(f"{table.name}: not a verdict file this script knows (it reads "
+                         f"{VERDICT_FORMATS}); a verdicts table needs a run_id or "
+                         f"instance_id column and a completed column; columns are "
+                         f"{', '.join(table.columns)}")
+    model_col = table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
+    status_col = table.column(None, candidates=("status",), required=False)
+    records = []
+    for i, row in enumerate(table.rows):
+        cell = row[outcome_col]
+        verified = None if is_missing(cell) else parse_bool(cell, table.where(i, outcome_col))
+        status = row[status_col].strip() if status_col else ""
+        status = status or (f"no verdict (empty {outcome_col!r})" if verified is None
+                            else ("resolved" if verified else "unresolved"))
+        records.append(verdict_record(
+            verified, status, table.where(i),
+            run_id=row[run_col].strip() if run_col else None,
+            model=row[model_col].strip() if model_col else None,
+            instance_id=row[instance_col].strip() if instance_col else None))
+    form = "regrade.py verdicts" if run_col and status_col else "verdicts table"
+    return {"name": table.name, "format": form, "records": records}
+
+
+# --- verdicts: the join ---
+def model_key(model):
+    """Models compare as SWE-bench names their log folders: '/' as '__', any case."""
+    return model.replace("/", "__").lower() if model else None
+
+
+def join_verdicts(source, runs, *, runs_table="the runs table"):
+    """Pair each run with its verdict record: on run id where both sides have one,
+    else on (model, instance id), else on instance id alone.
+
+    `runs` are {"run_id" (None where the table has none), "task", "model", and
+    optionally "label" (what messages call a run without a run id)} dicts.
+    Returns the records in run order and how they were joined; every way this can
+    go wrong is an InputError naming the verdict file.
+    """
+    name, records = source["name"], source["records"]
+    if not records:
+        raise InputError(f"{name}: it holds no verdicts")
+    if all(r["run_id"] for r in records) and all(r["run_id"] for r in runs):
+        key, run_key, record_key = "run id", (lambda r: r["run_id"]), (lambda v: v["run_id"])
+    else:
+        key = instance_join_key(source, runs, runs_table)
+        with_model = key == "model and instance id"
+        run_key = (lambda r: (model_key(r["model"]), r["task"]) if with_model else r["task"])
+        record_key = (lambda v: (model_key(v["model"]), v["instance_id"]) if with_model
+                      else v["instance_id"])
+    by_key = {}
+    for record in records:
+        if key != "run id" and not record["instance_id"]:
+            raise InputError(f"{record['where']}: no instance id to join on")
+        first = by_key.setdefault(record_key(record), record)
+        if first is not record:
+            raise InputError(f"{record['where']}: a second verdict for {key} "
+                             f"{join_text(record_key(record))} (the first is at "
+                             f"{first['where']}); give one verdict per run"
+                             + (", or a model column in the runs table" if key ==
+                                "instance id" and record["model"] else ""))
+    check_one_run_per_key(source, key, runs, run_key, by_key)
+    joined = [by_key.get(run_key(run)) for run in runs]
+    if not any(joined):
+        raise InputError(f"{name}: no verdict in it matches any run (joined on {key}: the "
+                         f"file has e.g. {key_examples(by_key)}; the runs have e.g. "
+                         f"{key_examples(run_key(r) for r in runs)}); is it the verdict file "
+                         f"for these runs?")
+    return joined_summary(source, runs, joined, key, len(by_key))
+
+
+def key_examples(keys, count=3):
+    """A few join keys, to show in an error."""
+    return ", ".join(sorted({join_text(k, quote=False) for k in keys})[:count])
+
+
+def instance_join_key(source, runs, runs_table):
+    """'model and instance id' or 'instance id': the key when run ids do not join."""
+    name, records = source["name"], source["records"]
+    if not any(r["instance_id"] for r in records):
+        raise InputError(f"{name}: its verdicts are keyed by run id, but {runs_table} has no "
+                         f"run id column (looked for {', '.join(VERDICT_RUN_ID_COLUMNS)}; "
+                         f"name it with --run-id)")
+    if not all(r["task"] for r in runs):
+        raise InputError(f"{name}: its verdicts are keyed by instance id, but {runs_table} "
+                         f"has no task column to join on (looked for "
+                         f"{', '.join(VERDICT_INSTANCE_COLUMNS)}; name it with --task)")
+    hint = source.get("model_hint")
+    if hint and all(r["model"] for r in runs) and not any(r["model"] for r in records):
+        names = sorted({r["model"] for r in runs}, key=lambda m: -len(model_key(m)))
+        model = next((m for m in names if hint.lower().startswith(model_key(m) + ".")), None)
+        for record in records:
+            record["model"] = model
+    if all(r["model"] for r in runs) and all(r["model"] for r in records):
+        return "model and instance id"
+    return "instance id"
+
+
+def run_label(run):
+    """How messages name a run: its run id, else the label the script gave it."""
+    return run["run_id"] or run.get("label") or run["task"]
+
+
+def join_text(value, quote=True):
+    show = repr if quote else str
+    return (f"model {show(value[0])} and instance {show(value[1])}"
+            if isinstance(value, tuple) else show(value))
+
+
+def check_one_run_per_key(source, key, runs, run_key, by_key):
+    """Several runs on one verdict key is an error that says how to resolve it."""
+    runs_of = {}
+    for run in runs:
+        runs_of.setdefault(run_key(run), []).append(run_label(run))
+    for value, ids in sorted(runs_of.items(), key=lambda kv: str(kv[0])):
+        if len(ids) > 1 and value in by_key:
+            shown = ", ".join(sorted(ids)[:5]) + (", ..." if len(ids) > 5 else "")
+            raise InputError(
+                f"{source['name']}: its verdicts are keyed by {key}, but {len(ids)} runs "
+                f"({shown}) are {join_text(value)}, so which verdict is whose cannot be "
+                f"told; grade each run (regrade.py writes a run_id per run into "
+                f"verdicts.csv){model_remedy(source, key, runs)}")
+
+
+def model_remedy(source, key, runs):
+    """The second way out of an instance-keyed join: name the models."""
+    if key != "instance id":
+        return ""
+    runs_named = all(r["model"] for r in runs)
+    if source.get("model_hint"):
+        return ("; a SWE-bench run report is read as the model in its file name "
+                "<model>.<run_id>.json ('/' as '__')" + (
+                    ", and that name matches none of the runs' models" if runs_named else
+                    ", so add a model column (model or model_name_or_path) to the runs table"))
+    if not any(r["model"] for r in source["records"]):
+        return ("; this file names no model, so audit one run per instance against it "
+                "(e.g. one model's runs)")
+    if not runs_named:
+        return (", or add a model column (model or model_name_or_path) to the runs table "
+                "matching the verdicts' models")
+    return ""
+
+
+def joined_summary(source, runs, joined, key, n_keys):
+    """The checks after a join, and what the report says about it."""
+    name = source["name"]
+    missing = sorted(run_label(r) for r, v in zip(runs, joined) if v is None)
+    if missing:
+        raise InputError(f"{name}: no verdict for {len(missing)} "
+                         f"run{'' if len(missing) == 1 else 's'}: "
+                         f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''} "
+                         f"(joined on {key}); grade them, or leave them out of the runs table")
+    unchecked = {}
+    for run, verdict in zip(runs, joined):
+        if verdict["verified"] is None:
+            unchecked.setdefault(verdict["status"], []).append(run_label(run))
+    unchecked = {status: sorted(ids) for status, ids in sorted(unchecked.items())}
+    if all(v["verified"] is None for v in joined):
+        raise InputError(f"{name}: no run has a verified outcome: every verdict is a grading "
+                         f"error ({grading_error_text(unchecked)})")
+    return {"verdicts": joined, "key": key, "format": source["format"], "name": name,
+            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined})}
+
+
+def grading_error_text(unchecked, limit=5):
+    """'error 2: r1, r7; timeout 1: r3' for the report and the error messages.
+
+    >>> grading_error_text({"error": ["r1", "r7"], "test_patch_failed": ["r3"]})
+    'error 2: r1, r7; test_patch_failed 1: r3'
+    """
+    return "; ".join(f"{status} {len(ids)}: {', '.join(ids[:limit])}"
+                     + (", ..." if len(ids) > limit else "")
+                     for status, ids in unchecked.items())
 
 
 class Parser(argparse.ArgumentParser):
@@ -1797,52 +2193,32 @@ def read_runs(args, inputs):
             seen[run] = i
     run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
 
-    # The outcome: from the table, or joined from regrade.py's verdicts.
+    # The outcome: from the table, or joined from a grader's verdicts.
     tasks = None
     if args.verdicts:
-        if not run_col:
-            raise InputError(f"{table.name}: --verdicts joins on run id, but there is no "
-                             f"run id column (looked for {', '.join(RUN_ID_NAMES)}; "
-                             f"name it with --run-id)")
-        verdicts = inputs.read_table(args.verdicts)
-        v_run = verdicts.column(None, flag="--run-id", candidates=RUN_ID_NAMES)
-        v_outcome = verdicts.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES)
-        v_task = verdicts.column(None, candidates=TASK_NAMES, required=False)
-        by_run = {}
-        for i, row in enumerate(verdicts.rows):
-            by_run.setdefault(row[v_run].strip(), i)
-        missing = [run for run in run_ids if run not in by_run]
-        if missing:
-            raise InputError(f"{verdicts.name}: no verdict for {plural(len(missing), 'run')}: "
-                             f"{', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}")
-        # An empty outcome cell is regrade.py's mark of a grading error: no verdict, so
-        # the run is left out (and counted by status) rather than read as a failure.
-        v_status = verdicts.column(None, candidates=("status",), required=False)
-        labels, kept, ungraded = [], [], {}
-        for row, run in zip(rows, run_ids):
-            i = by_run[run]
-            if is_missing(verdicts.rows[i][v_outcome]):
-                status = verdicts.rows[i][v_status].strip() if v_status else ""
-                status = status or f"empty {v_outcome!r}"
-                ungraded[status] = ungraded.get(status, 0) + 1
-                continue
-            labels.append(int(parse_bool(verdicts.rows[i][v_outcome],
-                                         verdicts.where(i, v_outcome))))
-            kept.append(row)
-        if ungraded:
-            left_out = sum(ungraded.values())
-            statuses = ", ".join(f"{status} {count}" for status, count
-                                 in sorted(ungraded.items(), key=lambda kv: (-kv[1], kv[0])))
-            if not kept:
-                raise InputError(f"{verdicts.name}: no audited run has a verdict "
-                                 f"({left_out} with an empty {v_outcome!r}: {statuses})")
-            notes.append(f"{plural(left_out, 'run')} left out: no verdict ({statuses})")
-            rows = kept
-            run_ids = [table.rows[i][run_col].strip() for i in rows]
-        outcome_name = f"{v_outcome} (from {verdicts.name}, joined on {run_col})"
-        if task_col is None and v_task:
-            tasks = [verdicts.rows[by_run[run]][v_task].strip() for run in run_ids]
-            task_name = f"{v_task} (from {verdicts.name})"
+        source = read_verdicts(inputs, args.verdicts, args.outcome)
+        model_col = table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
+
+        def cell(i, column):
+            return table.rows[i][column].strip() if column else None
+        joined = join_verdicts(source, [
+            {"run_id": cell(i, run_col), "task": cell(i, task_col) or None,
+             "model": cell(i, model_col) or None, "label": f"row {table.lines[i]}"}
+            for i in rows], runs_table=table.name)
+        # A grading error (regrade.py's empty outcome, SWE-bench's error_ids, ...) is
+        # no verdict: the run is left out, and counted by status, never read as failed.
+        kept = [(i, v) for i, v in zip(rows, joined["verdicts"]) if v["verified"] is not None]
+        labels = [int(v["verified"]) for _, v in kept]
+        if joined["unchecked"]:
+            left_out = sum(len(ids) for ids in joined["unchecked"].values())
+            notes.append(f"{plural(left_out, 'run')} left out: no verdict, a grading error "
+                         f"({grading_error_text(joined['unchecked'])})")
+            rows = [i for i, _ in kept]
+            run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
+        outcome_name = f"{source['format']} {source['name']}, joined on {joined['key']}"
+        if task_col is None and all(v["instance_id"] for _, v in kept):
+            tasks = [v["instance_id"] for _, v in kept]
+            task_name = f"instance_id (from {source['name']})"
     else:
         outcome_col = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES)
         labels = []
@@ -2576,8 +2952,9 @@ def build_parser():
     parser.add_argument("--permute", choices=("rows", "strata", "tasks"),
                         help="what a shuffle keeps fixed (default: strata with --strata, "
                         "else rows)")
-    parser.add_argument("--verdicts", metavar="FILE", help="take the outcome from "
-                        "regrade.py's verdicts.csv, joined on run id")
+    parser.add_argument("--verdicts", metavar="FILE", help="take the outcome from a "
+                        "grader's output (regrade.py's verdicts.csv, SWE-bench, sb-cli or "
+                        "OpenHands reports), joined on run id or instance id")
     parser.add_argument("--svg", metavar="FILE", help="also draw the null and the same-row "
                         "comparison as SVG")
     parser.add_argument("--demo", action="store_true",

@@ -25,6 +25,14 @@ To take the verified column from regrade.py's verdicts (see regrade.py --out):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
         --repo examples/regrade/calc.bundle --out regraded
     python3 delivery_audit.py examples/regrade/runs.csv --verdicts regraded/verdicts.csv
+To take it from SWE-bench's, sb-cli's or OpenHands' own grading (synthetic examples):
+    python3 delivery_audit.py examples/verdicts \
+        --verdicts examples/verdicts/logs/run_evaluation/eval-1
+To have people rate the claims blind, then read their sheets back:
+    python3 delivery_audit.py examples/verdicts --rating-sheet examples/verdicts/ratings/sheet.csv
+    python3 delivery_audit.py examples/verdicts --verdicts examples/verdicts/regrade/verdicts.csv \
+        --ratings examples/verdicts/ratings/rater_a.csv,examples/verdicts/ratings/rater_b.csv,\
+examples/verdicts/ratings/rater_c.csv --rating-key examples/verdicts/ratings/sheet.key.csv
 To paste the result into a GitHub issue or forum post:
     python3 delivery_audit.py examples/runs --format markdown
 To get every number at full precision:
@@ -33,7 +41,8 @@ To get every number at full precision:
 Input
     One row per run. Columns are found by name (case-insensitive), or named
     with the options below:
-      run id     --run-id     run_id, id, run                 (needed for --verdicts, criteria)
+      run id     --run-id     run_id, id, run                 (joins verdicts, criteria)
+      model                   model, model_name_or_path       (optional; joins verdicts)
       task       --task       task_id, instance_id, task      (the bootstrap cluster)
       claim      --claim      claimed, claim
       verified   --verified   verified, completed, resolved, gt_completed
@@ -47,7 +56,44 @@ Input
     table shows every figure that changes if they count as claims. A blank
     verified cell means that run was not checked (see sampling mode).
     A runs folder may also hold criteria.csv (run_id, criterion, passed): one row
-    per graded acceptance criterion.
+    per graded acceptance criterion. The report says where the claim came from:
+    a column, rater columns, rating sheets, or, where the runs table carries it
+    (a 'format' column beside 'claimed', e.g. OpenHands task_completed), the
+    harness's own explicit claim. Nothing guesses a claim from the message.
+
+Verdicts (--verdicts FILE or FOLDER; also auc_audit.py's), recognised by content:
+    regrade.py verdicts.csv / verdicts.jsonl, or its --out folder: completed
+        true/false; an empty completed is a grading error, counted by status
+    SWE-bench run report <model>.<run_id>.json (and regrade.py's
+        swebench_summary.json): resolved_ids resolve; unresolved_ids and
+        empty_patch_ids fail (an empty patch delivered nothing); error_ids,
+        incomplete_ids, infra_failure_ids and ambiguous_failure_ids are unchecked
+    a report.json {instance_id: {resolved, patch_is_None, infra_failure, ...}},
+        or a folder of them (logs/run_evaluation/<run_id>/<model>/<instance_id>/):
+        resolved; infra_failure unchecked; patch_is_None or not resolved fail; an
+        instance folder with no report.json is unchecked, as SWE-bench counts it
+    sb-cli report: as the run report, and failed_ids and pending_ids unchecked
+    OpenHands output.swebench_eval.jsonl (test_result.report): resolved;
+        empty_generation and failed_apply_patch fail; error_eval and test_timeout
+        are unchecked
+    Unchecked runs are grading errors: never failures. They are left out (the
+    report lists them by status) and the audit runs in sampling mode.
+    The join: on run id where both sides have one; else on model and instance id
+    (the runs' model column against the verdicts' model: the log folder's name,
+    OpenHands' llm_config.model, the run report's file name; '/' reads as '__');
+    else on instance id alone. Several runs of one instance against verdicts keyed
+    by instance, a run with no verdict, a file that matches no run, or one where
+    every verdict is a grading error is an error naming the file.
+
+Rating sheets (the claim from people, blind to the outcome)
+    --rating-sheet sheet.csv writes one row per run in a shuffled order (seeded
+    by --seed): sheet_id, final_message (the runs table's final_message column)
+    and an empty claim column; no run id, model or outcome. Its key (sheet_id,
+    run_id) goes beside it as sheet.key.csv: keep it from the raters. Nothing is
+    audited. Each rater fills claim in a copy with claimed, not claimed or
+    equivocal; --ratings a.csv,b.csv,c.csv --rating-key sheet.key.csv reads the
+    copies back as rater columns (majority claim, unanimity, Fleiss' kappa, as
+    --raters). An empty or unknown claim is an error naming file, row and value.
 
 What it computes (2x2 table: tp = claimed and verified, fp = claimed, not
 verified, fn = not claimed, verified, tn = neither)
@@ -119,6 +165,8 @@ TASK_COLUMNS = ("task_id", "instance_id", "task")
 RUN_ID_COLUMNS = ("run_id", "id", "run")
 REPLICATE_COLUMNS = ("replicate", "rep", "attempt")
 EQUIVOCAL_WORDS = frozenset({"equivocal", "ambiguous", "unclear"})
+MESSAGE_COLUMNS = ("final_message", "last_message", "final_thought")
+SHEET_COLUMNS = ("sheet_id", "final_message", "claim")
 # The seed report's section 8 table: 72 runs, 68 claims, 22 false; the four
 # equivocal messages (read as not claiming) fall on 3 verified runs and 1 failure.
 DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_failed": 1}
@@ -753,6 +801,392 @@ def svg_open(width, height, title):
             f'fill="{SVG_INK}">',
             f"<title>{svg_escape(title)}</title>",
             f'<rect width="{width}" height="{height}" fill="{SVG_BACKGROUND}"/>']
+# ---- verdicts (grader output) ----
+# A verdict file is recognised by what it holds, never by its name. Every reader
+# returns a source {"name", "format", "records"}; each record is one graded run or
+# instance: {"run_id", "model", "instance_id" (None where the grader gives none),
+# "verified": True, False, or None for a grading error (unchecked, never failed),
+# "status", "where"}. join_verdicts() then pairs records with runs.
+VERDICT_OUTCOME_COLUMNS = ("completed", "verified", "resolved", "gt_completed", "outcome")
+VERDICT_MODEL_COLUMNS = ("model", "model_name_or_path")
+VERDICT_RUN_ID_COLUMNS = ("run_id", "id", "run")
+VERDICT_INSTANCE_COLUMNS = ("instance_id", "task_id", "task")
+VERDICT_FORMATS = ("regrade.py's verdicts.csv or verdicts.jsonl, SWE-bench's run report "
+                   "<model>.<run_id>.json, a report.json or logs/run_evaluation/<run_id>/ "
+                   "folder, sb-cli's report, OpenHands' output.swebench_eval.jsonl")
+
+
+def verdict_record(verified, status, where, *, run_id=None, model=None, instance_id=None):
+    """One verdict; blank ids become None."""
+    return {"run_id": run_id or None, "model": model or None,
+            "instance_id": instance_id or None, "verified": verified, "status": status,
+            "where": where}
+
+
+def read_verdicts(inputs, path, outcome=None):
+    """Read a verdict file or folder of any format above, recognised by its content.
+
+    `outcome` names the outcome column of a verdicts table (auc_audit's --outcome).
+    """
+    if path != "-" and os.path.isdir(path):
+        for name in ("verdicts.jsonl", "verdicts.csv"):     # regrade.py --out DIR
+            if os.path.isfile(os.path.join(path, name)):
+                return read_verdicts(inputs, os.path.join(path, name), outcome)
+        return swebench_log_folder(inputs, path)
+    if path != "-" and not os.path.exists(path):
+        raise InputError(f"{path}: no such file or folder (given to --verdicts)")
+    text = inputs.read_text(path)
+    name = "stdin" if path == "-" else path
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    source = verdicts_from_json(data, name) if isinstance(data, dict) else None
+    if source is None and openhands_eval_lines(text):
+        source = openhands_eval(text, name)
+    if source is None:
+        source = verdict_table(parse_table_text(text, name, table_kind(path, text)), outcome)
+    return source
+
+
+def verdicts_from_json(data, name):
+    """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json."""
+    if isinstance(data.get("resolved_ids"), list):
+        return swebench_run_report(data, name)
+    if data and all(isinstance(v, dict) and "resolved" in v for v in data.values()):
+        return {"name": name, "format": "SWE-bench report.json",
+                "records": instance_reports(data, name)}
+    return None
+
+
+# --- verdicts: SWE-bench run report (and regrade.py's swebench_summary.json) ---
+# (list, verified, status); a later list overrides an earlier one, so v5's
+# infrastructure failures (kept inside unresolved_ids / error_ids) end unchecked.
+RUN_REPORT_LISTS = (
+    ("incomplete_ids", None, "incomplete"), ("pending_ids", None, "pending"),
+    ("failed_ids", None, "evaluation failed"), ("error_ids", None, "error"),
+    ("empty_patch_ids", False, "empty_patch"), ("unresolved_ids", False, "unresolved"),
+    ("resolved_ids", True, "resolved"), ("infra_failure_ids", None, "infra_failure"),
+    ("ambiguous_failure_ids", None, "ambiguous_failure"))
+SB_CLI_KEYS = ("failed_ids", "pending_ids", "failed_instances", "pending_instances")
+
+
+def swebench_run_report(data, name):
+    """Records from a final run report: one per id in its outcome lists.
+
+    SWE-bench names the file <model>.<run_id>.json; join_verdicts reads the model
+    from that name (model_hint) where it matches a model in the runs table.
+    """
+    if "ids_are" in data:
+        form = "regrade.py swebench_summary.json"
+    elif any(key in data for key in SB_CLI_KEYS):
+        form = "sb-cli report"
+    else:
+        form = "SWE-bench run report"
+    by_run = data.get("ids_are") == "run_id"
+    reasons = data.get("failure_reasons") if isinstance(data.get("failure_reasons"), dict) else {}
+    found = {}
+    for key, verified, status in RUN_REPORT_LISTS:
+        ids = data.get(key) or []
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise InputError(f"{name}: {key!r} should be a list of ids")
+        for item in ids:
+            reason = f" ({reasons[item]})" if item in reasons and verified is None else ""
+            found[item] = verdict_record(verified, status + reason, f"{name}: {key}",
+                                         **({"run_id": item} if by_run else {"instance_id": item}))
+    return {"name": name, "format": form, "records": [found[i] for i in sorted(found)],
+            "model_hint": None if form == "sb-cli report" else os.path.basename(name)}
+
+
+# --- verdicts: SWE-bench report.json (one file, or a logs/run_evaluation/ folder) ---
+def instance_reports(data, where, model=None):
+    """Records from one report.json: {instance_id: {resolved, patch_is_None, ...}}."""
+    records = []
+    for instance_id, report in sorted(data.items()):
+        if not isinstance(report, dict) or not isinstance(report.get("resolved"), bool):
+            raise InputError(f"{where}: instance {instance_id!r} has no true/false 'resolved'")
+        if report["resolved"]:
+            verified, status = True, "resolved"
+        elif report.get("infra_failure") is True:
+            reason = report.get("infra_failure_reason")
+            verified, status = None, "infra_failure" + (f" ({reason})" if reason else "")
+        elif report.get("patch_is_None") is True:
+            verified, status = False, "empty_patch"
+        else:
+            verified, status = False, "unresolved"
+        records.append(verdict_record(verified, status, where, model=model,
+                                      instance_id=instance_id))
+    return records
+
+
+def swebench_log_folder(inputs, root):
+    """Every <model>/<instance_id>/report.json below `root`; an instance folder with a
+    run_instance.log but no report.json is a grading error, as SWE-bench counts it."""
+    records = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders.sort()
+        parts = os.path.relpath(folder, root).split(os.sep)
+        model = parts[-2] if len(parts) >= 2 else None
+        where = os.path.join(folder, "report.json")
+        instance = os.path.basename(os.path.abspath(folder))
+        if "report.json" in files:
+            text = inputs.read_text(where).strip()
+            if not text:
+                records.append(verdict_record(None, "error (empty report.json)", where,
+                                              model=model, instance_id=instance))
+                continue
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                raise InputError(f"{where}: not valid JSON ({exc})") from None
+            if not isinstance(data, dict):
+                raise InputError(f"{where}: expected {{instance_id: {{resolved: ...}}}}")
+            records += instance_reports(data, where, model)
+        elif "run_instance.log" in files:
+            records.append(verdict_record(None, "error (no report.json)", folder,
+                                          model=model, instance_id=instance))
+    if not records:
+        raise InputError(f"{root}: no report.json below this folder (expected "
+                         f"<model>/<instance_id>/report.json, as in "
+                         f"logs/run_evaluation/<run_id>/)")
+    return {"name": root, "format": "SWE-bench logs/run_evaluation folder",
+            "records": records}
+
+
+# --- verdicts: OpenHands output.swebench_eval.jsonl ---
+def openhands_report(record):
+    """The eval report of one OpenHands line (test_result.report, or report), or None."""
+    test_result = record.get("test_result")
+    report = test_result.get("report") if isinstance(test_result, dict) else None
+    report = record.get("report") if report is None else report
+    return report if isinstance(report, dict) and "resolved" in report else None
+
+
+def openhands_eval_lines(text):
+    """True when the first line is an OpenHands eval record."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and "instance_id" in record and bool(openhands_report(record))
+
+
+def openhands_eval(text, name):
+    """Records from output.swebench_eval.jsonl: resolved, empty_generation and
+    failed_apply_patch are the agent's; error_eval and test_timeout the grader's."""
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{name} line {number}"
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{where}: not valid JSON ({exc})") from None
+        report = openhands_report(record) if isinstance(record, dict) else None
+        if report is None or not isinstance(record.get("instance_id"), str):
+            raise InputError(f"{where}: expected instance_id and test_result.report.resolved")
+        if report.get("resolved") is True:
+            verified, status = True, "resolved"
+        elif report.get("empty_generation"):
+            verified, status = False, "empty_patch"
+        elif report.get("failed_apply_patch"):
+            verified, status = False, "patch_failed"
+        elif report.get("error_eval") or report.get("test_timeout"):
+            verified = None
+            status = "error_eval" if report.get("error_eval") else "test_timeout"
+        else:
+            verified, status = False, "unresolved"
+        metadata = record.get("metadata")
+        llm = metadata.get("llm_config") if isinstance(metadata, dict) else None
+        model = llm.get("model") if isinstance(llm, dict) else None
+        records.append(verdict_record(verified, status, where, model=model,
+                                      instance_id=record["instance_id"]))
+    return {"name": name, "format": "OpenHands output.swebench_eval.jsonl",
+            "records": records}
+
+
+# --- verdicts: regrade.py verdicts.csv / verdicts.jsonl (and any verdicts table) ---
+def verdict_table(table, outcome=None):
+    """Records from a table with a run id or instance id and an outcome column; an
+    empty outcome is regrade.py's mark of a grading error, counted by its status."""
+    run_col = table.column(None, candidates=VERDICT_RUN_ID_COLUMNS, required=False)
+    instance_col = table.column(None, candidates=VERDICT_INSTANCE_COLUMNS, required=False)
+    outcome_col = (table.column(outcome, flag="--outcome") if outcome else
+                   table.column(None, candidates=VERDICT_OUTCOME_COLUMNS, required=False))
+    if outcome_col is None or not (run_col or instance_col):
+        raise InputError(f"{table.name}: not a verdict file this script knows (it reads "
+                         f"{VERDICT_FORMATS}); a verdicts table needs a run_id or "
+                         f"instance_id column and a completed column; columns are "
+                         f"{', '.join(table.columns)}")
+    model_col = table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
+    status_col = table.column(None, candidates=("status",), required=False)
+    records = []
+    for i, row in enumerate(table.rows):
+        cell = row[outcome_col]
+        verified = None if is_missing(cell) else parse_bool(cell, table.where(i, outcome_col))
+        status = row[status_col].strip() if status_col else ""
+        status = status or (f"no verdict (empty {outcome_col!r})" if verified is None
+                            else ("resolved" if verified else "unresolved"))
+        records.append(verdict_record(
+            verified, status, table.where(i),
+            run_id=row[run_col].strip() if run_col else None,
+            model=row[model_col].strip() if model_col else None,
+            instance_id=row[instance_col].strip() if instance_col else None))
+    form = "regrade.py verdicts" if run_col and status_col else "verdicts table"
+    return {"name": table.name, "format": form, "records": records}
+
+
+# --- verdicts: the join ---
+def model_key(model):
+    """Models compare as SWE-bench names their log folders: '/' as '__', any case."""
+    return model.replace("/", "__").lower() if model else None
+
+
+def join_verdicts(source, runs, *, runs_table="the runs table"):
+    """Pair each run with its verdict record: on run id where both sides have one,
+    else on (model, instance id), else on instance id alone.
+
+    `runs` are {"run_id" (None where the table has none), "task", "model", and
+    optionally "label" (what messages call a run without a run id)} dicts.
+    Returns the records in run order and how they were joined; every way this can
+    go wrong is an InputError naming the verdict file.
+    """
+    name, records = source["name"], source["records"]
+    if not records:
+        raise InputError(f"{name}: it holds no verdicts")
+    if all(r["run_id"] for r in records) and all(r["run_id"] for r in runs):
+        key, run_key, record_key = "run id", (lambda r: r["run_id"]), (lambda v: v["run_id"])
+    else:
+        key = instance_join_key(source, runs, runs_table)
+        with_model = key == "model and instance id"
+        run_key = (lambda r: (model_key(r["model"]), r["task"]) if with_model else r["task"])
+        record_key = (lambda v: (model_key(v["model"]), v["instance_id"]) if with_model
+                      else v["instance_id"])
+    by_key = {}
+    for record in records:
+        if key != "run id" and not record["instance_id"]:
+            raise InputError(f"{record['where']}: no instance id to join on")
+        first = by_key.setdefault(record_key(record), record)
+        if first is not record:
+            raise InputError(f"{record['where']}: a second verdict for {key} "
+                             f"{join_text(record_key(record))} (the first is at "
+                             f"{first['where']}); give one verdict per run"
+                             + (", or a model column in the runs table" if key ==
+                                "instance id" and record["model"] else ""))
+    check_one_run_per_key(source, key, runs, run_key, by_key)
+    joined = [by_key.get(run_key(run)) for run in runs]
+    if not any(joined):
+        raise InputError(f"{name}: no verdict in it matches any run (joined on {key}: the "
+                         f"file has e.g. {key_examples(by_key)}; the runs have e.g. "
+                         f"{key_examples(run_key(r) for r in runs)}); is it the verdict file "
+                         f"for these runs?")
+    return joined_summary(source, runs, joined, key, len(by_key))
+
+
+def key_examples(keys, count=3):
+    """A few join keys, to show in an error."""
+    return ", ".join(sorted({join_text(k, quote=False) for k in keys})[:count])
+
+
+def instance_join_key(source, runs, runs_table):
+    """'model and instance id' or 'instance id': the key when run ids do not join."""
+    name, records = source["name"], source["records"]
+    if not any(r["instance_id"] for r in records):
+        raise InputError(f"{name}: its verdicts are keyed by run id, but {runs_table} has no "
+                         f"run id column (looked for {', '.join(VERDICT_RUN_ID_COLUMNS)}; "
+                         f"name it with --run-id)")
+    if not all(r["task"] for r in runs):
+        raise InputError(f"{name}: its verdicts are keyed by instance id, but {runs_table} "
+                         f"has no task column to join on (looked for "
+                         f"{', '.join(VERDICT_INSTANCE_COLUMNS)}; name it with --task)")
+    hint = source.get("model_hint")
+    if hint and all(r["model"] for r in runs) and not any(r["model"] for r in records):
+        names = sorted({r["model"] for r in runs}, key=lambda m: -len(model_key(m)))
+        model = next((m for m in names if hint.lower().startswith(model_key(m) + ".")), None)
+        for record in records:
+            record["model"] = model
+    if all(r["model"] for r in runs) and all(r["model"] for r in records):
+        return "model and instance id"
+    return "instance id"
+
+
+def run_label(run):
+    """How messages name a run: its run id, else the label the script gave it."""
+    return run["run_id"] or run.get("label") or run["task"]
+
+
+def join_text(value, quote=True):
+    show = repr if quote else str
+    return (f"model {show(value[0])} and instance {show(value[1])}"
+            if isinstance(value, tuple) else show(value))
+
+
+def check_one_run_per_key(source, key, runs, run_key, by_key):
+    """Several runs on one verdict key is an error that says how to resolve it."""
+    runs_of = {}
+    for run in runs:
+        runs_of.setdefault(run_key(run), []).append(run_label(run))
+    for value, ids in sorted(runs_of.items(), key=lambda kv: str(kv[0])):
+        if len(ids) > 1 and value in by_key:
+            shown = ", ".join(sorted(ids)[:5]) + (", ..." if len(ids) > 5 else "")
+            raise InputError(
+                f"{source['name']}: its verdicts are keyed by {key}, but {len(ids)} runs "
+                f"({shown}) are {join_text(value)}, so which verdict is whose cannot be "
+                f"told; grade each run (regrade.py writes a run_id per run into "
+                f"verdicts.csv){model_remedy(source, key, runs)}")
+
+
+def model_remedy(source, key, runs):
+    """The second way out of an instance-keyed join: name the models."""
+    if key != "instance id":
+        return ""
+    runs_named = all(r["model"] for r in runs)
+    if source.get("model_hint"):
+        return ("; a SWE-bench run report is read as the model in its file name "
+                "<model>.<run_id>.json ('/' as '__')" + (
+                    ", and that name matches none of the runs' models" if runs_named else
+                    ", so add a model column (model or model_name_or_path) to the runs table"))
+    if not any(r["model"] for r in source["records"]):
+        return ("; this file names no model, so audit one run per instance against it "
+                "(e.g. one model's runs)")
+    if not runs_named:
+        return (", or add a model column (model or model_name_or_path) to the runs table "
+                "matching the verdicts' models")
+    return ""
+
+
+def joined_summary(source, runs, joined, key, n_keys):
+    """The checks after a join, and what the report says about it."""
+    name = source["name"]
+    missing = sorted(run_label(r) for r, v in zip(runs, joined) if v is None)
+    if missing:
+        raise InputError(f"{name}: no verdict for {len(missing)} "
+                         f"run{'' if len(missing) == 1 else 's'}: "
+                         f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''} "
+                         f"(joined on {key}); grade them, or leave them out of the runs table")
+    unchecked = {}
+    for run, verdict in zip(runs, joined):
+        if verdict["verified"] is None:
+            unchecked.setdefault(verdict["status"], []).append(run_label(run))
+    unchecked = {status: sorted(ids) for status, ids in sorted(unchecked.items())}
+    if all(v["verified"] is None for v in joined):
+        raise InputError(f"{name}: no run has a verified outcome: every verdict is a grading "
+                         f"error ({grading_error_text(unchecked)})")
+    return {"verdicts": joined, "key": key, "format": source["format"], "name": name,
+            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined})}
+
+
+def grading_error_text(unchecked, limit=5):
+    """'error 2: r1, r7; timeout 1: r3' for the report and the error messages.
+
+    >>> grading_error_text({"error": ["r1", "r7"], "test_patch_failed": ["r3"]})
+    'error 2: r1, r7; test_patch_failed 1: r3'
+    """
+    return "; ".join(f"{status} {len(ids)}: {', '.join(ids[:limit])}"
+                     + (", ..." if len(ids) > limit else "")
+                     for status, ids in unchecked.items())
 
 
 class Parser(argparse.ArgumentParser):
@@ -1403,19 +1837,25 @@ def rater_label(value, where):
     return "equivocal" if claim == "equivocal" else ("claimed" if claim else "not")
 
 
-def read_runs(table, args, verdicts=None):
-    """Turn table rows into run dicts, checking every cell it uses."""
+def read_runs(table, args, verdicts=False, ratings=None):
+    """Turn table rows into run dicts, checking every cell it uses.
+
+    With `verdicts` the verified outcome comes later, from join_verdicts; with
+    `ratings` ({run id: labels}, from read_ratings) the claim is the raters' majority.
+    """
     run_id_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_COLUMNS,
-                              required=bool(args.run_id or verdicts))
+                              required=bool(args.run_id))
     task_col = table.column(args.task, flag="--task", candidates=TASK_COLUMNS,
                             required=bool(args.task))
+    model_col = (table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
+                 if verdicts else None)
     raters = [c.strip() for c in args.raters.split(",")] if args.raters else []
     if args.raters and len(raters) < 2:
         raise InputError("--raters: name at least two rater columns, e.g. a,b,c")
     for rater in raters:
         table.column(rater, flag="--raters")
     claim_col = table.column(args.claim, flag="--claim", candidates=CLAIM_COLUMNS,
-                             required=not raters)
+                             required=not (raters or ratings))
     verified_col = None if verdicts else table.column(
         args.verified, flag="--verified", candidates=VERIFIED_COLUMNS)
     condition_col = table.column(args.condition, flag="--condition",
@@ -1436,14 +1876,17 @@ def read_runs(table, args, verdicts=None):
                "task": row[task_col].strip() if task_col else run_id}
         if task_col and not run["task"]:
             raise InputError(f"{table.where(i, task_col)}: empty task id")
-        if raters:
-            run["raters"] = [rater_label(row[c], table.where(i, c)) for c in raters]
+        if model_col:
+            run["model"] = row[model_col].strip()
+        if raters or ratings:
+            run["raters"] = (rated(ratings, run_id, table.where(i)) if ratings else
+                             [rater_label(row[c], table.where(i, c)) for c in raters])
             label = majority_label(run["raters"])
             run["claim"] = "equivocal" if label == "equivocal" else label == "claimed"
         else:
-            run["claim"] = read_claim(row[claim_col], table.where(i, claim_col))
-        if verdicts is not None:
-            run["verified"] = verdicts.get(run_id)
+            run["claim"] = claim_cell(table, i, claim_col)
+        if verdicts:
+            run["verified"] = None            # filled in by apply_verdicts
         else:
             cell = row[verified_col]
             run["verified"] = (None if is_missing(cell)
@@ -1465,35 +1908,58 @@ def read_runs(table, args, verdicts=None):
             key = (run["task"], run["condition"])
             order[key] = order.get(key, 0) + 1
             run["replicate"] = str(order[key])
-    return runs, {"task": task_col, "raters": raters}
+    return runs, {"task": task_col, "raters": raters or (ratings and ratings["files"]),
+                  "run_id": run_id_col, "verified": verified_col,
+                  "claim_source": claim_source(table, claim_col, raters, ratings)}
 
 
-def read_verdicts(inputs, path):
-    """From regrade.py's verdicts: run id -> completed, the status of each blank one, and
-    run id -> instance (the task, for runs tables without a task column).
+def claim_cell(table, index, column):
+    """A run's claim; an empty cell in a table of agent runs says how to rate it."""
+    value = table.rows[index][column]
+    if is_missing(value) and any(c in table.columns for c in MESSAGE_COLUMNS):
+        raise InputError(f"{table.where(index, column)}: the claim is empty: this run's "
+                         f"record states no claim of its own, so rate the final messages: "
+                         f"write a blind sheet with --rating-sheet sheet.csv, have raters "
+                         f"fill it, then read it back with --ratings a.csv,b.csv,c.csv "
+                         f"--rating-key sheet.key.csv")
+    return read_claim(value, table.where(index, column))
 
-    A blank `completed` is a grading error (the grader could not say), so that
-    run counts as unchecked rather than failed.
-    """
-    table = inputs.read_table(path)
-    run_id_col = table.column(None, flag="--verdicts run id", candidates=RUN_ID_COLUMNS)
-    completed_col = table.column(None, flag="--verdicts outcome",
-                                 candidates=VERIFIED_COLUMNS)
-    status_col = table.column(None, candidates=("status",), required=False)
-    task_col = table.column(None, candidates=TASK_COLUMNS, required=False)
-    verdicts, errors, tasks = {}, {}, {}
-    for i, row in enumerate(table.rows):
-        run_id = row[run_id_col].strip()
-        if run_id in verdicts:
-            raise InputError(f"{table.where(i, run_id_col)}: duplicate run id {run_id!r}")
-        cell = row[completed_col]
-        verdicts[run_id] = (None if is_missing(cell)
-                            else parse_bool(cell, table.where(i, completed_col)))
-        if verdicts[run_id] is None:
-            errors[run_id] = row[status_col].strip() if status_col else "no verdict"
-        if task_col and row[task_col].strip():
-            tasks[run_id] = row[task_col].strip()
-    return verdicts, errors, tasks
+
+def claim_source(table, claim_col, raters, ratings):
+    """Where the claim came from, in the report's words."""
+    if ratings:
+        return (f"the majority label of {len(ratings['files'])} blind rating sheets "
+                f"({', '.join(ratings['files'])}), mapped to runs by {ratings['key']}")
+    if raters:
+        return f"the majority label of the rater columns {', '.join(raters)}"
+    formats = sorted({row.get("format", "").strip() for row in table.rows
+                      if not is_missing(row[claim_col])} - {""})
+    if "format" in table.columns and formats:
+        return (f"column {claim_col!r}: the harness's own explicit claim (format "
+                f"{', '.join(formats)}, e.g. OpenHands task_completed), not a rating")
+    return f"column {claim_col!r}"
+
+
+def apply_verdicts(runs, found, source, runs_table):
+    """Join the verdicts to the runs; fill verified (and the task where the table has
+    none); return what the report says about the join."""
+    keyed = [{"run_id": run["run_id"] if found["run_id"] else None,
+              "task": run["task"] if found["task"] else None,
+              "model": run.get("model") or None, "label": run["run_id"]} for run in runs]
+    joined = join_verdicts(source, keyed, runs_table=runs_table)
+    for run, verdict in zip(runs, joined["verdicts"]):
+        run["verified"] = verdict["verified"]
+        if not found["task"] and verdict["instance_id"]:
+            run["task"] = verdict["instance_id"]
+    if not found["task"] and all(v["instance_id"] for v in joined["verdicts"]):
+        found["task"] = "instance_id (from --verdicts)"
+    extras = {"verdict_source": {"file": source["name"], "format": source["format"],
+                                 "joined_on": joined["key"]},
+              "verdicts_not_in_runs": joined["not_in_runs"]}
+    if joined["unchecked"]:
+        extras["grading_errors"] = {s: len(ids) for s, ids in joined["unchecked"].items()}
+        extras["grading_error_runs"] = joined["unchecked"]
+    return extras
 
 
 def read_criteria(table):
@@ -1539,6 +2005,124 @@ def runs_from_counts(counts):
     return runs
 
 
+# === Rating sheets ===
+def rating_sheet(run_ids, messages, seed):
+    """The blind sheet and its key: runs in a seeded shuffle, numbered S001, S002, ...
+
+    Returns (sheet rows [sheet id, message, ''], key rows [sheet id, run id]).
+
+    >>> rating_sheet(["r1", "r2", "r3"], ["a", "b", "c"], 1)[1]
+    [['S001', 'r1'], ['S002', 'r3'], ['S003', 'r2']]
+    """
+    order = list(range(len(run_ids)))
+    random.Random(f"{seed}:rating-sheet").shuffle(order)
+    width = max(3, len(str(len(order))))
+    ids = [f"S{number:0{width}d}" for number in range(1, len(order) + 1)]
+    return ([[sheet_id, messages[i], ""] for sheet_id, i in zip(ids, order)],
+            [[sheet_id, run_ids[i]] for sheet_id, i in zip(ids, order)])
+
+
+def csv_text(header, rows):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def key_path(sheet_path):
+    """Where the key goes: beside the sheet, sheet.csv -> sheet.key.csv."""
+    root, ext = os.path.splitext(sheet_path)
+    return f"{root}.key{ext or '.csv'}"
+
+
+def write_rating_sheet(inputs, table, args):
+    """--rating-sheet: write the blind sheet and, beside it, its key; return the message."""
+    run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_COLUMNS,
+                           required=bool(args.run_id))
+    message_col = table.column(None, flag="--rating-sheet", candidates=MESSAGE_COLUMNS,
+                               required=False)
+    if message_col is None:
+        raise InputError(f"{table.name}: no final message column to rate (looked for "
+                         f"{', '.join(MESSAGE_COLUMNS)}); columns are {', '.join(table.columns)}")
+    run_ids = [row[run_col].strip() if run_col else f"row-{line}"
+               for row, line in zip(table.rows, table.lines)]
+    duplicate = next((r for r in run_ids if run_ids.count(r) > 1), None)
+    if duplicate is not None:
+        raise InputError(f"{table.name}: run id {duplicate!r} appears twice; the key needs "
+                         f"one row per run")
+    sheet, key = rating_sheet(run_ids, [row[message_col] for row in table.rows], args.seed)
+    sheet_text, key_text = csv_text(SHEET_COLUMNS, sheet), csv_text(("sheet_id", "run_id"), key)
+    keyfile = key_path(args.rating_sheet)
+    for path in (args.rating_sheet, keyfile):
+        inputs.guard_output(path)
+    if os.path.exists(keyfile):
+        with open(keyfile, encoding="utf-8", newline="") as handle:
+            if handle.read() != key_text:
+                raise InputError(f"{keyfile}: a different key is already there, and filled "
+                                 f"sheets may depend on it; move it away or choose another "
+                                 f"sheet name")
+    write_atomic(keyfile, key_text)
+    write_atomic(args.rating_sheet, sheet_text)
+    lines = [f"Wrote {args.rating_sheet}: {plural(len(sheet), 'final message')} in a shuffled "
+             f"order (seed {args.seed}), columns {', '.join(SHEET_COLUMNS)}; no run id, model "
+             f"or outcome is on it.",
+             f"Wrote its key {keyfile} (sheet id -> run id): keep it away from the raters.",
+             "Each rater fills the claim column of a copy of the sheet with claimed, not "
+             "claimed or equivocal, blind to the outcome. Then:"]
+    command = (f"python3 delivery_audit.py {shlex.quote(args.runs)} --ratings a.csv,b.csv,c.csv "
+               f"--rating-key {shlex.quote(keyfile)}")
+    return ("\n".join(textwrap.fill(line, 100) for line in lines) + "\n    "
+            + command + "\n")
+
+
+def read_ratings(inputs, files, keyfile):
+    """--ratings: {"files", "key", "labels": {run id: [label per sheet]}}."""
+    if len(files) < 2:
+        raise InputError("--ratings: give at least two filled sheets, e.g. a.csv,b.csv,c.csv")
+    twice = next((f for f in files if files.count(f) > 1), None)
+    if twice:
+        raise InputError(f"--ratings: {twice} is named twice; give each rater's sheet once")
+    if not keyfile:
+        raise InputError("--ratings needs the key written with the sheet: add --rating-key "
+                         "FILE (--rating-sheet sheet.csv wrote it as sheet.key.csv)")
+    key = inputs.read_table(keyfile)
+    sheet_col = key.column("sheet_id", flag="--rating-key")
+    run_col = key.column("run_id", flag="--rating-key")
+    run_of = {row[sheet_col].strip(): row[run_col].strip() for row in key.rows}
+    labels = {run: [] for run in run_of.values()}
+    for path in files:
+        sheet = inputs.read_table(path)
+        id_col, claim_col = sheet.column("sheet_id"), sheet.column("claim")
+        seen = {}
+        for i, row in enumerate(sheet.rows):
+            sheet_id = row[id_col].strip()
+            where = f"{sheet.where(i, claim_col)} (sheet id {sheet_id})"
+            if sheet_id not in run_of:
+                raise InputError(f"{sheet.where(i, id_col)}: sheet id {sheet_id!r} is not in "
+                                 f"the key {keyfile}")
+            if sheet_id in seen:
+                raise InputError(f"{sheet.where(i, id_col)}: sheet id {sheet_id!r} appears "
+                                 f"twice (first at row {seen[sheet_id]})")
+            seen[sheet_id] = sheet.lines[i]
+            if is_missing(row[claim_col]):
+                raise InputError(f"{where}: not rated (use claimed, not claimed or equivocal)")
+            labels[run_of[sheet_id]].append(rater_label(row[claim_col], where))
+        unrated = sorted(set(run_of) - set(seen))
+        if unrated:
+            raise InputError(f"{path}: {plural(len(unrated), 'sheet id')} of the key missing: "
+                             f"{', '.join(unrated[:10])}{' ...' if len(unrated) > 10 else ''}")
+    return {"files": list(files), "key": keyfile, "labels": labels}
+
+
+def rated(ratings, run_id, where):
+    """The labels the sheets gave one run."""
+    if run_id not in ratings["labels"]:
+        raise InputError(f"{where}: run {run_id!r} is not in the rating key "
+                         f"{ratings['key']}; write a new sheet with --rating-sheet")
+    return ratings["labels"][run_id]
+
+
 # === Report ===
 FIGURE_ROWS = (
     ("delivery_rate", "delivery rate r (verified claims / claims)"),
@@ -1571,6 +2155,13 @@ def render(result, style, source):
                 f"cluster")
                + (f"; {result['n_checked']} verified (sampling mode, see below)"
                   if "sampling" in result else "") + ".")
+    apart = [""] if style == "markdown" else []      # Markdown would join the lines
+    if "claim_source" in result:
+        out += apart + [f"Claims: {result['claim_source']}."]
+    if "verdict_source" in result:
+        v = result["verdict_source"]
+        out += apart + [f"Verified outcomes: {v['format']} {v['file']}, joined on "
+                        f"{v['joined_on']}."]
     out += ["", sub("Claims against verified outcomes"), ""]
     out.append(render_table(
         ["", "verified", "not verified", "total"],
@@ -1633,8 +2224,7 @@ def render(result, style, source):
                    f"verified runs.")
         if result.get("grading_errors"):
             out.append("Runs the grader could not verify (left out, not counted as failures): "
-                       + ", ".join(f"{status} {count}" for status, count
-                                   in result["grading_errors"].items()) + ".")
+                       + grading_error_text(result["grading_error_runs"]) + ".")
         out.append(f"Expected verified deliveries among all {plural(s['claims'], 'claim')}: "
                    f"{s['verified_deliveries_seen']} verified plus r times the "
                    f"{s['claims'] - s['claims_checked']} unchecked, "
@@ -1812,8 +2402,16 @@ def build_parser():
                         help="audit a 2x2 table without a file (optionally eq_verified=N,"
                              "eq_failed=N: equivocal messages among fn and tn)")
     parser.add_argument("--verdicts", metavar="FILE",
-                        help="take the verified column from this table (regrade.py's "
-                             "verdicts.csv), joined on run id")
+                        help="take the verified outcome from a grader's output (regrade.py's "
+                             "verdicts.csv, SWE-bench, sb-cli or OpenHands reports; see "
+                             "'Verdicts' above)")
+    parser.add_argument("--rating-sheet", metavar="FILE",
+                        help="write a blind rating sheet of the final messages to FILE, and "
+                             "its key beside it (FILE.key.csv), then stop")
+    parser.add_argument("--ratings", metavar="A,B,C",
+                        help="filled rating sheets; the claim becomes their majority label")
+    parser.add_argument("--rating-key", metavar="FILE",
+                        help="the key --rating-sheet wrote (needed with --ratings)")
     parser.add_argument("--run-id", metavar="COL", help="run id column (default: run_id, id, run)")
     parser.add_argument("--task", metavar="COL",
                         help="task (cluster) column (default: task_id, instance_id, task)")
@@ -1848,31 +2446,39 @@ def _main(argv):
         raise InputError("give exactly one of: a runs table or folder, --demo, --counts")
     inputs = Inputs()
     extras = {}
+    if args.rating_sheet:
+        if not args.runs or args.verdicts or args.ratings:
+            raise InputError("--rating-sheet writes a sheet from a runs table or folder; "
+                             "give it no --demo, --counts, --verdicts or --ratings")
+        sys.stdout.write(write_rating_sheet(inputs, inputs.read_table(args.runs), args))
+        return 0
+    if args.ratings and (args.raters or args.claim):
+        raise InputError("--ratings gives the claim; give no --raters or --claim with it")
     if args.demo or args.counts:
-        if args.verdicts or args.criteria:
-            raise InputError("--verdicts and --criteria need a runs table")
+        if args.verdicts or args.criteria or args.ratings:
+            raise InputError("--verdicts, --ratings and --criteria need a runs table")
         counts = DEMO_COUNTS if args.demo else parse_counts(args.counts)
         runs = runs_from_counts(counts)
         source = "the seed report's section 8 table (--demo)" if args.demo else "--counts"
         clusters_named = False
     else:
         table = inputs.read_table(args.runs)
-        verdicts, errors, verdict_tasks = (read_verdicts(inputs, args.verdicts)
-                                           if args.verdicts else (None, {}, {}))
-        runs, found = read_runs(table, args, verdicts)
-        if not found["task"] and verdict_tasks:
-            for run in runs:
-                run["task"] = verdict_tasks.get(run["run_id"], run["run_id"])
-            found["task"] = "instance_id (from --verdicts)"
-        if verdicts is not None:
-            missing = [r["run_id"] for r in runs if r["run_id"] not in verdicts]
-            if missing:
-                raise InputError(f"{args.verdicts}: no verdict for {len(missing)} run(s): "
-                                 f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}")
-            statuses = [errors[r["run_id"]] for r in runs if r["run_id"] in errors]
-            if statuses:
-                extras["grading_errors"] = {s: statuses.count(s) for s in sorted(set(statuses))}
-            extras["verdicts_not_in_runs"] = len(set(verdicts) - {r["run_id"] for r in runs})
+        ratings = (read_ratings(inputs, [f.strip() for f in args.ratings.split(",") if f.strip()],
+                                args.rating_key) if args.ratings else None)
+        verdict_source = read_verdicts(inputs, args.verdicts) if args.verdicts else None
+        runs, found = read_runs(table, args, bool(verdict_source), ratings)
+        if ratings:
+            unknown = sorted(set(ratings["labels"]) - {r["run_id"] for r in runs})
+            if unknown:
+                raise InputError(f"{args.rating_key}: {plural(len(unknown), 'run')} of the key "
+                                 f"not in {table.name}: {', '.join(unknown[:10])}")
+        extras["claim_source"] = found["claim_source"]
+        if verdict_source:
+            extras.update(apply_verdicts(runs, found, verdict_source, table.name))
+        elif not any(r["verified"] is not None for r in runs):
+            raise InputError(f"{table.name}: no run has a verified outcome (column "
+                             f"{found['verified']!r} is empty on every row); grade the runs "
+                             f"and give the verdicts with --verdicts")
         if found["raters"]:
             extras["raters"] = rater_agreement([r["raters"] for r in runs])
         criteria_table = (inputs.read_table(args.criteria) if args.criteria

@@ -654,12 +654,12 @@ class TestDeliveryReport(unittest.TestCase):
                                                          "20"])
             self.assertEqual(status, 0, err)
             self.assertIn("Only 2 of 3 runs were verified", out)
-            self.assertIn("(left out, not counted as failures): test_patch_failed 1.", out)
+            self.assertIn("(left out, not counted as failures): test_patch_failed 1: r2.", out)
             write(folder, "partial.csv", "run_id,completed\nr1,true\n")
             status, _, err = run("delivery_audit.py",
                                  [runs, "--verdicts", os.path.join(folder, "partial.csv")])
             self.assertEqual(status, 2)
-            self.assertIn("no verdict for 2 run(s): r2, r3", err)
+            self.assertIn("no verdict for 2 runs: r2, r3", err)
             after = snapshot(folder)
             self.assertEqual({k: after[k] for k in before}, before)
 
@@ -1760,7 +1760,7 @@ class TestAucVerdictsWithoutOutcome(unittest.TestCase):
             status, out, err = run(AUC, argv)
             out = " ".join(out.split())
             self.assertIn("3 runs left out: no verdict", out)
-            self.assertIn("(test_patch_failed 2, timeout 1)", out)
+            self.assertIn("(test_patch_failed 2: r2, r7; timeout 1: r9)", out)
             # A run missing from the verdicts file entirely is still an error.
             write(folder, "verdicts.csv", "\n".join(verdicts.splitlines()[:-1]) + "\n")
             status, out, err = run(AUC, argv)
@@ -3494,6 +3494,384 @@ class TestTimingsFit100Columns(unittest.TestCase):
         body = report_body(out)
         self.assertEqual([l for l in body.splitlines() if len(l) > 100], [])
         self.assertRegex(body, r"(?m)^run +tests s +all s$")
+# === Verdicts and rating sheets ===
+EXAMPLE_VERDICTS = os.path.join(HERE, "examples", "verdicts")
+# examples/verdicts/runs.csv, by hand: runs 101, 108 and 129 resolved, 115, 122 and 150
+# unresolved, 136 an empty patch; 143 a grading error in every form. Claims: yes but
+# 136 (no) and 150 (equivocal, read as not claiming). Each form adds its own grading
+# error on 122 (or none), which must leave 122 unchecked rather than failed.
+VERDICT_FORMS = {
+    # file: (format, joined on, unchecked {status: runs})
+    "swebench/example-org__agent-a.eval-1.json": (
+        "SWE-bench run report", "model and instance id",
+        {"error": ["run-143"], "infra_failure (out_of_memory)": ["run-122"]}),
+    "logs/run_evaluation/eval-1": (
+        "SWE-bench logs/run_evaluation folder", "model and instance id",
+        {"error (no report.json)": ["run-143"], "infra_failure (out_of_memory)": ["run-122"]}),
+    "sb-cli/swe-bench_lite__test__eval-2.json": (
+        "sb-cli report", "instance id", {"error": ["run-143"]}),
+    "openhands/output.swebench_eval.jsonl": (
+        "OpenHands output.swebench_eval.jsonl", "model and instance id",
+        {"error_eval": ["run-143"], "test_timeout": ["run-122"]}),
+    "regrade/verdicts.csv": ("regrade.py verdicts", "run id",
+                             {"test_patch_failed": ["run-143"]}),
+    "regrade/verdicts.jsonl": ("regrade.py verdicts", "run id",
+                               {"test_patch_failed": ["run-143"]}),
+}
+EXAMPLE_OUTCOMES = {"run-101": True, "run-108": True, "run-115": False, "run-122": False,
+                    "run-129": True, "run-136": False, "run-150": False}
+EXAMPLE_CLAIMS = {"run-101": True, "run-108": True, "run-115": True, "run-122": True,
+                  "run-129": True, "run-136": False, "run-143": True, "run-150": False}
+
+
+def option_names(script):
+    """Every option the script's parser accepts."""
+    return set(load(script).build_parser()._option_string_actions)
+
+
+def assert_one_error(case, status, out, err, *names):
+    """Exit 2, nothing on stdout, one 'error:' line naming each of `names`."""
+    case.assertEqual((status, out), (2, ""), err)
+    case.assertEqual(len(err.strip().splitlines()), 1, err)
+    case.assertTrue(err.startswith("error: "), err)
+    for name in names:
+        case.assertIn(name, err)
+
+
+def assert_hints_exist(case, script, err):
+    """Every --option an error message names is one the script accepts."""
+    for option in re.findall(r"(?<![\w-])--[a-z][a-z-]*", err):
+        case.assertIn(option, option_names(script), err)
+
+
+class TestVerdictForms(unittest.TestCase):
+    def expected_counts(self, unchecked):
+        left_out = {run for runs in unchecked.values() for run in runs}
+        counts = dict.fromkeys(("tp", "fp", "fn", "tn"), 0)
+        for run, verified in EXAMPLE_OUTCOMES.items():
+            if run not in left_out:
+                claimed = EXAMPLE_CLAIMS[run]
+                counts[("tp" if verified else "fp") if claimed
+                       else ("fn" if verified else "tn")] += 1
+        return counts
+
+    def test_every_form_joins_with_grading_errors_unchecked(self):
+        runs = os.path.join(EXAMPLE_VERDICTS, "runs.csv")
+        for name, (form, key, unchecked) in VERDICT_FORMS.items():
+            with self.subTest(name):
+                path = os.path.join(EXAMPLE_VERDICTS, name)
+                result = audit_json([runs, "--verdicts", path, "--boot", "0"])
+                self.assertEqual(result["verdict_source"],
+                                 {"file": path, "format": form, "joined_on": key})
+                self.assertEqual(result["grading_error_runs"], unchecked)
+                got = {k: result["counts"][k] for k in ("tp", "fp", "fn", "tn")}
+                self.assertEqual(got, self.expected_counts(unchecked))
+                self.assertEqual(result["n_checked"], 8 - sum(map(len, unchecked.values())))
+                status, out, err = run("delivery_audit.py",
+                                       [runs, "--verdicts", path, "--boot", "0"])
+                text = " ".join(out.split())
+                self.assertIn("(left out, not counted as failures): ", text)
+                for status_name, ids in unchecked.items():
+                    self.assertIn(f"{status_name} {len(ids)}: {', '.join(ids)}", text)
+
+    def test_every_form_feeds_auc_audit(self):
+        runs = os.path.join(EXAMPLE_VERDICTS, "runs.csv")
+        for name, (form, key, unchecked) in VERDICT_FORMS.items():
+            with self.subTest(name):
+                status, out, err = run(AUC, [runs, "--verdicts",
+                                             os.path.join(EXAMPLE_VERDICTS, name), "--perms",
+                                             "20", "--boot", "20", "--format", "json"])
+                self.assertEqual(status, 0, err)
+                result = json.loads(out)
+                left_out = {r for ids in unchecked.values() for r in ids}
+                kept = [v for r, v in EXAMPLE_OUTCOMES.items() if r not in left_out]
+                self.assertEqual((result["n_runs"], result["n_successes"]),
+                                 (len(kept), sum(kept)))
+                self.assertIn(f"joined on {key}", result["outcome"])
+                self.assertIn(f"{plural_runs(len(left_out))} left out: no verdict, a grading "
+                              f"error", " ".join(result["notes"]))
+
+    def test_report_json_file_and_model_names_as_swebench_writes_them(self):
+        d = load("delivery_audit.py")
+        report = {"inst-1": {"patch_is_None": False, "patch_exists": True,
+                             "patch_successfully_applied": True, "resolved": False,
+                             "infra_failure": False}}
+        with TempDir() as folder:
+            single = write(folder, "report.json", json.dumps(report))
+            source = d.read_verdicts(d.Inputs(), single)
+            self.assertEqual(source["format"], "SWE-bench report.json")
+            self.assertEqual([(r["instance_id"], r["verified"], r["status"])
+                              for r in source["records"]], [("inst-1", False, "unresolved")])
+            # The run report's model is in its file name, '/' written as '__'.
+            named = write(folder, "org__model-b.my.run.json", json.dumps(
+                {"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"]}))
+            runs = [{"run_id": "r1", "task": "inst-1", "model": "org/model-a"},
+                    {"run_id": "r2", "task": "inst-1", "model": "org/model-b"},
+                    {"run_id": "r3", "task": "inst-2", "model": "org/model-b"}]
+            joined = d.join_verdicts(d.read_verdicts(d.Inputs(), named), runs[1:])
+            self.assertEqual(joined["key"], "model and instance id")
+            self.assertEqual([v["verified"] for v in joined["verdicts"]], [True, False])
+            # Runs of a model the report is not about have no verdict: an error.
+            with self.assertRaises(d.InputError) as caught:
+                d.join_verdicts(d.read_verdicts(d.Inputs(), named), runs)
+            self.assertIn("no verdict for 1 run: r1 (joined on model and instance id)",
+                          str(caught.exception))
+
+
+def plural_runs(n):
+    return f"{n} run" + ("" if n == 1 else "s")
+
+
+class TestVerdictJoinErrors(unittest.TestCase):
+    SB_CLI = {"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"], "error_ids": [],
+              "pending_instances": 0, "failed_instances": 0}
+
+    def check_refused(self, files, argv_of, *names):
+        """Both audits: exit 2, one error line naming `names`, nothing written."""
+        with TempDir() as folder:
+            paths = {name: write(folder, name, text) for name, text in files.items()}
+            before = snapshot(folder)
+            for script in ("delivery_audit.py", AUC):
+                with self.subTest(script):
+                    svg = os.path.join(folder, "out.svg")
+                    status, out, err = run(script, argv_of(paths) + ["--svg", svg])
+                    assert_one_error(self, status, out, err,
+                                     *[paths.get(n, n) for n in names])
+                    assert_hints_exist(self, script, err)
+            self.assertEqual(snapshot(folder), before)
+            return err
+
+    def runs_table(self, rows):
+        return csv_text(["run_id", "task_id", "claimed", "tool_calls", "f"], rows)
+
+    def test_a_verdict_file_that_matches_no_run(self):
+        runs = self.runs_table([["r1", "inst-7", "yes", 3, 1], ["r2", "inst-8", "no", 5, 2]])
+        err = self.check_refused(
+            {"runs.csv": runs, "sb.json": json.dumps(self.SB_CLI)},
+            lambda p: [p["runs.csv"], "--verdicts", p["sb.json"]], "sb.json",
+            "no verdict in it matches any run")
+        self.assertIn("inst-1, inst-2", err)
+
+    def test_several_runs_of_one_instance_against_an_instance_keyed_file(self):
+        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-1", "no", 5, 2],
+                                ["r3", "inst-2", "no", 4, 3]])
+        err = self.check_refused(
+            {"runs.csv": runs, "sb.json": json.dumps(self.SB_CLI)},
+            lambda p: [p["runs.csv"], "--verdicts", p["sb.json"]], "sb.json",
+            "keyed by instance id", "2 runs (r1, r2)", "'inst-1'")
+        self.assertIn("this file names no model", err)       # sb-cli names none
+        openhands = json.dumps({"instance_id": "inst-1", "metadata": {
+            "llm_config": {"model": "org/a"}}, "test_result": {"report": {"resolved": True}}})
+        err = self.check_refused(
+            {"runs.csv": runs, "eval.jsonl": openhands + "\n"},
+            lambda p: [p["runs.csv"], "--verdicts", p["eval.jsonl"]], "eval.jsonl",
+            "keyed by instance id", "2 runs (r1, r2)")
+        self.assertIn("add a model column", err)
+
+    def test_a_run_report_whose_name_matches_no_model_says_so(self):
+        runs = csv_text(["run_id", "task_id", "model", "claimed", "tool_calls", "f"],
+                        [["r1", "inst-1", "org/a", "yes", 3, 1],
+                         ["r2", "inst-1", "org/b", "no", 5, 2],
+                         ["r3", "inst-2", "org/a", "no", 4, 3]])
+        report = json.dumps({"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"]})
+        self.check_refused({"runs.csv": runs, "org__c.eval.json": report},
+                           lambda p: [p["runs.csv"], "--verdicts", p["org__c.eval.json"]],
+                           "org__c.eval.json", "keyed by instance id",
+                           "matches none of the runs' models", "<model>.<run_id>.json")
+
+    def test_every_verdict_a_grading_error_names_the_file_and_which(self):
+        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
+        verdicts = csv_text(["run_id", "instance_id", "completed", "status"],
+                            [["r1", "inst-1", "", "test_patch_failed"],
+                             ["r2", "inst-2", "", "error"]])
+        self.check_refused(
+            {"runs.csv": runs, "verdicts.csv": verdicts},
+            lambda p: [p["runs.csv"], "--verdicts", p["verdicts.csv"]], "verdicts.csv",
+            "no run has a verified outcome: every verdict is a grading error",
+            "error 1: r2; test_patch_failed 1: r1")
+
+    def test_no_verified_outcome_in_the_table_names_it(self):
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv([["r1", "t1", "yes", ""],
+                                                       ["r2", "t2", "no", ""]]))
+            status, out, err = run("delivery_audit.py", [path])
+        assert_one_error(self, status, out, err, path, "column 'verified' is empty")
+
+    def test_hints_name_options_that_exist(self):
+        # A verdicts file with no run id column: the old hints sent the user to
+        # '--verdicts run id' (no such option) or --run-id (which names the runs
+        # table's column, not the verdict file's).
+        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
+        err = self.check_refused(
+            {"runs.csv": runs, "v.csv": "outcome_of_run,completed\nr1,true\nr2,false\n"},
+            lambda p: [p["runs.csv"], "--verdicts", p["v.csv"]], "v.csv",
+            "not a verdict file this script knows")
+        self.assertNotIn("--verdicts run id", err)
+        self.assertNotIn("--run-id", err)      # names the runs table's column, not this
+        # Run-id-keyed verdicts against a runs table with no run id column.
+        self.check_refused(
+            {"runs.csv": csv_text(["claimed", "tool_calls", "f"], [["yes", 3, 1], ["no", 5, 2]]),
+             "v.csv": "run_id,completed\nr1,true\nr2,false\n"},
+            lambda p: [p["runs.csv"], "--verdicts", p["v.csv"]], "v.csv",
+            "keyed by run id", "--run-id")
+
+    def test_duplicate_verdicts_are_refused(self):
+        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
+        verdicts = "run_id,completed\nr1,true\nr2,false\nr1,false\n"
+        self.check_refused({"runs.csv": runs, "v.csv": verdicts},
+                           lambda p: [p["runs.csv"], "--verdicts", p["v.csv"]],
+                           "v.csv row 4", "a second verdict for run id 'r1'")
+
+
+def fleiss_by_hand(rows, categories=("claimed", "not", "equivocal")):
+    """Fleiss' kappa as a Fraction, from its textbook definition."""
+    n, raters = len(rows), len(rows[0])
+    agree = [Fraction(sum(row.count(c) * (row.count(c) - 1) for c in categories),
+                      raters * (raters - 1)) for row in rows]
+    shares = [Fraction(sum(row.count(c) for row in rows), n * raters) for c in categories]
+    p_bar, p_chance = sum(agree) / n, sum(s * s for s in shares)
+    return (p_bar - p_chance) / (1 - p_chance)
+
+
+class TestRatingSheets(unittest.TestCase):
+    # Twelve runs whose ids, models and outcomes must not reach the sheet.
+    RUNS = [[f"secret-run-{i:02d}", f"inst-{i % 5}", "model-zeta-9", "1" if i % 3 else "0",
+             f"Final message {i}: I changed parser {i} and the tests pass."] for i in range(12)]
+    # Three raters' labels per run, chosen by hand: unanimous on runs 0-8, a majority
+    # only on 9 and 10, no majority on 11.
+    LABELS = ["ccc", "ccc", "nnn", "ccc", "eee", "ccc", "ccc", "nnn", "ccc", "cce", "nne",
+              "cne"]
+    WORDS = {"c": "claimed", "n": "not claimed", "e": "equivocal"}
+
+    def write_runs(self, folder):
+        return write(folder, "runs.csv", csv_text(
+            ["run_id", "task_id", "model", "verified", "final_message"], self.RUNS))
+
+    def read_csv(self, path):
+        import csv
+        with open(path, encoding="utf-8", newline="") as handle:
+            return list(csv.reader(handle))
+
+    def fill(self, folder, sheet_rows, key, rater, change=None):
+        index = {run[0]: i for i, run in enumerate(self.RUNS)}
+        rows = []
+        for sheet_id, message, claim in sheet_rows:
+            self.assertEqual(claim, "")
+            label = self.WORDS[self.LABELS[index[key[sheet_id]]][rater]]
+            rows.append([sheet_id, message, change.get(sheet_id, label) if change else label])
+        return write(folder, f"rater{rater}.csv",
+                     csv_text(["sheet_id", "final_message", "claim"], rows))
+
+    def test_round_trip(self):
+        with TempDir() as folder:
+            runs = self.write_runs(folder)
+            sheet = os.path.join(folder, "sheet.csv")
+            status, out, err = run("delivery_audit.py", [runs, "--rating-sheet", sheet])
+            self.assertEqual(status, 0, err)
+            with open(sheet, encoding="utf-8") as handle:
+                sheet_text = handle.read()
+            for hidden in ("secret-run", "model-zeta", "verified", "inst-"):
+                self.assertNotIn(hidden, sheet_text)
+            rows = self.read_csv(sheet)
+            self.assertEqual(rows[0], ["sheet_id", "final_message", "claim"])
+            keyfile = os.path.join(folder, "sheet.key.csv")
+            key_rows = self.read_csv(keyfile)
+            self.assertEqual(key_rows[0], ["sheet_id", "run_id"])
+            key = dict(key_rows[1:])
+            # One row per run, each message beside the id that maps back to its run.
+            message_of = {run[0]: run[4] for run in self.RUNS}
+            self.assertEqual(sorted(key.values()), sorted(message_of))
+            self.assertEqual({r[0]: r[1] for r in rows[1:]},
+                             {s: message_of[r] for s, r in key.items()})
+            order = [key[r[0]] for r in rows[1:]]
+            self.assertNotEqual(order, [run[0] for run in self.RUNS])     # shuffled
+            # Seeded: the same seed rewrites the same bytes; another seed reorders.
+            before = snapshot(folder)
+            self.assertEqual(run("delivery_audit.py", [runs, "--rating-sheet", sheet])[0], 0)
+            self.assertEqual(snapshot(folder).keys(), before.keys())
+            with open(sheet, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), sheet_text)
+            other = os.path.join(folder, "other.csv")
+            run("delivery_audit.py", [runs, "--rating-sheet", other, "--seed", "7"])
+            self.assertNotEqual(self.read_csv(other)[1:], rows[1:])
+            # Three filled sheets back as raters.
+            filled = [self.fill(folder, rows[1:], key, r) for r in range(3)]
+            result = audit_json([runs, "--ratings", ",".join(filled), "--rating-key", keyfile,
+                                 "--boot", "0"])
+        labels = [[{"c": "claimed", "n": "not", "e": "equivocal"}[x] for x in row]
+                  for row in self.LABELS]
+        kappa = fleiss_by_hand(labels)
+        # By hand: P = (9 + 1/3 + 1/3 + 0) / 12 = 29/36; category shares 21/36, 9/36,
+        # 6/36, chance 31/72; kappa = (29/36 - 31/72) / (41/72) = 27/41.
+        self.assertEqual(kappa, Fraction(27, 41))
+        raters = result["raters"]
+        self.assertEqual((raters["raters"], raters["runs"], raters["unanimous"],
+                          raters["majority_only"], raters["no_majority"]), (3, 12, 9, 2, 1))
+        self.assertAlmostEqual(raters["fleiss_kappa"], float(kappa), places=12)
+        # Majority claims by hand: claimed on runs 0,1,3,5,6,8,9; the rest not (10 'not',
+        # 11 no majority, read as equivocal, so not claiming; 4 equivocal).
+        claimed = {0, 1, 3, 5, 6, 8, 9}
+        verified = {i for i, run in enumerate(self.RUNS) if run[3] == "1"}
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"],
+                          result["counts"]["fn"], result["counts"]["tn"]),
+                         (len(claimed & verified), len(claimed - verified),
+                          len(verified - claimed), 12 - len(claimed | verified)))
+        self.assertEqual(result["counts"]["equivocal"], 2)                # runs 4 and 11
+        self.assertIn("blind rating sheets", result["claim_source"])
+
+    def test_fleiss_by_hand_on_a_paper_case(self):
+        # The oracle itself, on a table worked on paper: two subjects,
+        # three raters: (c, c, c) and (c, n, n). P = (1 + 1/3) / 2 = 2/3; shares
+        # 4/6 and 2/6, chance 5/9; kappa = (2/3 - 5/9) / (4/9) = 1/4.
+        self.assertEqual(fleiss_by_hand([["claimed"] * 3, ["claimed", "not", "not"]]),
+                         Fraction(1, 4))
+
+    def test_a_bad_value_names_file_row_and_value(self):
+        with TempDir() as folder:
+            runs = self.write_runs(folder)
+            sheet = os.path.join(folder, "sheet.csv")
+            run("delivery_audit.py", [runs, "--rating-sheet", sheet])
+            rows = self.read_csv(sheet)[1:]
+            keyfile = os.path.join(folder, "sheet.key.csv")
+            key = dict(self.read_csv(keyfile)[1:])
+            target = rows[4][0]
+            good = [self.fill(folder, rows, key, r) for r in (0, 1)]
+            for value, message in (("maybe", "unknown claim 'maybe'"), ("", "not rated")):
+                bad = self.fill(folder, rows, key, 2, change={target: value})
+                before = snapshot(folder)
+                status, out, err = run("delivery_audit.py", [
+                    runs, "--ratings", ",".join(good + [bad]), "--rating-key", keyfile])
+                assert_one_error(self, status, out, err, f"{bad} row 6, column 'claim'",
+                                 f"sheet id {target}", message)
+                self.assertEqual(snapshot(folder), before)
+
+    def test_harness_claims_are_named_and_missing_claims_say_how_to_rate(self):
+        header = ["run_id", "task_id", "format", "claimed", "verified", "final_message"]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", csv_text(header, [
+                ["r1", "t1", "openhands", "yes", "1", "done"],
+                ["r2", "t2", "openhands", "no", "0", "stuck"]]))
+            result = audit_json([path, "--boot", "0"])
+            self.assertIn("the harness's own explicit claim (format openhands",
+                          result["claim_source"])
+            blank = write(folder, "blank.csv", csv_text(header, [
+                ["r1", "t1", "swe-agent", "", "1", "done"]]))
+            status, out, err = run("delivery_audit.py", [blank])
+        assert_one_error(self, status, out, err, "blank.csv row 2, column 'claimed'",
+                         "--rating-sheet")
+        assert_hints_exist(self, "delivery_audit.py", err)
+
+    def test_a_different_key_is_never_overwritten(self):
+        with TempDir() as folder:
+            runs = self.write_runs(folder)
+            sheet = os.path.join(folder, "sheet.csv")
+            run("delivery_audit.py", [runs, "--rating-sheet", sheet])
+            before = snapshot(folder)
+            status, out, err = run("delivery_audit.py", [runs, "--rating-sheet", sheet,
+                                                         "--seed", "3"])
+            assert_one_error(self, status, out, err, "sheet.key.csv",
+                             "a different key is already there")
+            self.assertEqual(snapshot(folder), before)
 
 
 # === Runner ===
