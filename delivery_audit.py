@@ -656,14 +656,17 @@ def launcher_and_script(script_path):
 def rerun_argument(token, read):
     """One argument with an absolute path made relative to the current folder, when it
     names an input (in `read`, real paths) or a folder (a runs folder, a clone): alone,
-    as --option=PATH or as owner/name=PATH. Any other argument is kept as it is."""
+    in a comma-separated list of them, as --option=PATH or as owner/name=PATH. Any
+    other argument is kept as it is."""
     prefix, value = "", token
     if not os.path.isabs(token) and "=" in token:
         head, _, tail = token.partition("=")
         if head.startswith("--") or "/" in head:
             prefix, value = head + "=", tail
-    if os.path.isabs(value) and (os.path.realpath(value) in read or os.path.isdir(value)):
-        return prefix + relative_path(value)
+    parts = value.split(",")          # a list of inputs, such as --ratings a.csv,b.csv
+    if all(os.path.isabs(part) and (os.path.realpath(part) in read or os.path.isdir(part))
+           for part in parts):
+        return prefix + ",".join(relative_path(part) for part in parts)
     return token
 
 

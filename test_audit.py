@@ -3229,6 +3229,12 @@ class TestFooterReruns(unittest.TestCase):
         for argv in (["--demo", "--sv", "/x/f.svg"], ["--demo", "--svg=/x/f.svg"]):
             self.assertEqual(module.rerun_arguments(argv, inputs, ("--svg",)),
                              (["--demo"], ["--svg /x/f.svg"]))
+        # A comma-separated list of inputs (--ratings a.csv,b.csv) is made relative too.
+        inputs.files += [(os.path.join(HERE, "README.md"), ""), (os.path.join(HERE, "LICENSE"), "")]
+        self.assertEqual(module.rerun_arguments(
+            ["--ratings", os.path.join(HERE, "README.md") + "," + os.path.join(HERE, "LICENSE")],
+            inputs)[0], ["--ratings", os.path.relpath(os.path.join(HERE, "README.md")) + "," +
+                         os.path.relpath(os.path.join(HERE, "LICENSE"))])
         # An --env value is not a path to rewrite, even when it is one.
         self.assertEqual(module.rerun_arguments(["--env", f"P={HERE}"], inputs)[0],
                          ["--env", f"P={HERE}"])
