@@ -3304,6 +3304,10 @@ def markdown_outputs():
         "auc --strata": ("auc_audit.py", [EXAMPLE_RUNS, "--strata", "condition",
                                           "--perms", "100", "--boot", "100"]),
         "regrade --timings": ("regrade.py", regrade_example + ["--timings"]),
+        "delivery --verdicts": ("delivery_audit.py", [
+            os.path.join(HERE, "examples", "verdicts"), "--verdicts",
+            os.path.join(HERE, "examples", "verdicts", "logs", "run_evaluation", "eval-1"),
+            "--boot", "200"]),
     }
     outputs = {}
     for name, (script, argv) in cases.items():
