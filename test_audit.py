@@ -3097,6 +3097,331 @@ def load_tests(loader, tests, pattern):
     return tests
 
 
+# === Agent output (harness folders) ===
+AGENTS = os.path.join(HERE, "examples", "agents")
+REGRADE_EXAMPLE = os.path.join(HERE, "examples", "regrade")
+AGENT_FORMATS = ("swe-agent", "mini-swe-agent", "openhands", "claude-code", "codex")
+# Worked out by hand from the story in examples/agents/make_agents.py (times in
+# seconds from the task message; each call's own turn k uses 100 k + 110 tokens):
+#   model-a  read@10+2 search@15+1 edit@20+1 test@30+5, ends 40:
+#            orient 20 - 0 = 20, impl (20 + 1) - 20 = 1, verify 40 - 21 = 19;
+#            turns 0..4 (4 = the final message): 110 + 210 | 310 | 410 + 510
+#   model-b  read@5+1 test@10+4 edit@20+2 test@30+3 edit@40+2, ends 50:
+#            20, 42 - 20 = 22, 50 - 42 = 8; 110 + 210 | 310 + 410 + 510 | 610;
+#            its only tests ran before its last edit
+#   model-c  read, search, bash: never edits, every phase measure undefined
+#   model-d  read@5+1 edit@10+1 edit@20+1 test@25+5 read@35+1, ends 45:
+#            10, 21 - 10 = 11, 45 - 21 = 24; 110 | 210 + 310 | 410 + 510 + 610
+TIMED = {"model-a": ("20", "1", "19", "320", "310", "920", "1"),
+         "model-b": ("20", "22", "8", "320", "1230", "610", "0"),
+         "model-c": ("", "", "", "", "", "", ""),
+         "model-d": ("10", "11", "24", "110", "520", "1530", "1")}
+# SWE-agent records only each step's execution_time (no timestamps, no per-turn
+# tokens), and ends with a submit step of 0.5 s:
+#   a: read 0-2, search 2-3, edit 3-4, test 4-9, submit 9-9.5 -> 3, 1, 5.5
+#   b: read 0-1, test 1-5, edit 5-7, test 7-10, edit 10-12, submit -12.5 -> 5, 7, 0.5
+#   d: read 0-1, edit 1-2, edit 2-3, test 3-8, read 8-9, submit -9.5 -> 1, 2, 6.5
+SWE_AGENT = {"model-a": ("3", "1", "5.5", "", "", "", "1"),
+             "model-b": ("5", "7", "0.5", "", "", "", "0"),
+             "model-c": ("", "", "", "", "", "", ""),
+             "model-d": ("1", "2", "6.5", "", "", "", "1")}
+PHASE_COLUMNS = ("orient_seconds", "impl_seconds", "verify_seconds", "orient_tokens",
+                 "impl_tokens", "verify_tokens", "ran_tests_after_last_edit")
+# (read, edit, search, bash, test, other) calls per model; SWE-agent adds a submit
+# (other) call to each run, mini-swe-agent's calls are the four stories exactly.
+CALLS = {"model-a": (1, 1, 1, 0, 1, 0), "model-b": (1, 2, 0, 0, 2, 0),
+         "model-c": (1, 0, 1, 1, 0, 0), "model-d": (2, 2, 0, 0, 1, 0)}
+CLAUDE_SESSIONS = {"synthetic-0a": "model-a", "synthetic-0b": "model-b",
+                   "synthetic-0c": "model-c", "synthetic-0d": "model-d"}
+
+
+def derived_rows(fmt, task_map=None):
+    module = load("delivery_audit.py")
+    inputs = module.Inputs()
+    inputs.task_map = task_map
+    derived = module.agent_output(inputs, os.path.join(AGENTS, fmt))
+    return {row["run_id"]: row for row in derived["runs"].rows}, derived
+
+
+def story_of(run_id):
+    return CLAUDE_SESSIONS.get(run_id) or run_id.split("@")[1]
+
+
+class TestAgentOutputMeasures(unittest.TestCase):
+    def check_format(self, fmt, phases):
+        rows, derived = derived_rows(fmt)
+        self.assertEqual(len(rows), 4)
+        for run_id, row in rows.items():
+            story = story_of(run_id)
+            with self.subTest(fmt=fmt, run=run_id):
+                self.assertEqual(row["task_id"], "example__calc-1")
+                self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), phases[story])
+                counts = list(CALLS[story])
+                if fmt == "swe-agent":
+                    counts[5] += 1
+                self.assertEqual(tuple(int(row[f"{c}_calls"]) for c in
+                                       ("read", "edit", "search", "bash", "test", "other")),
+                                 tuple(counts))
+                self.assertEqual(int(row["tool_calls"]), sum(counts))
+        return rows, derived
+
+    def test_swe_agent_durations_only(self):
+        rows, derived = self.check_format("swe-agent", SWE_AGENT)
+        row = rows["example__calc-1@model-a"]
+        self.assertEqual((row["cost_usd"], row["tokens_total"], row["claimed"]),
+                         ("0.5", "1100", "yes"))       # claimed: from runs.csv beside it
+        self.assertEqual(len(derived["predictions"]), 4)
+
+    def test_timestamped_formats(self):
+        for fmt in ("mini-swe-agent", "openhands", "codex"):
+            rows, _ = self.check_format(fmt, TIMED)
+            # tokens_total = every turn: a 110+210+310+410+510 = 1550
+            self.assertEqual(rows[next(r for r in rows if story_of(r) == "model-a")]
+                             ["tokens_total"], "1550")
+            self.assertEqual(rows[next(r for r in rows if story_of(r) == "model-a")]
+                             ["turns"], "5")
+
+    def test_claude_code_dedupes_repeated_message_entries(self):
+        # Each call's message is written as two entries (text, then tool_use) with
+        # one id and one usage: 5 turns and 1550 tokens, not 9 turns and 2650.
+        # model-d is a stream-json log: no timestamps, so no phase seconds.
+        timed = dict(TIMED, **{"model-d": ("", "", "", "110", "520", "1530", "1")})
+        rows, _ = self.check_format("claude-code", timed)
+        self.assertEqual((rows["synthetic-0a"]["turns"], rows["synthetic-0a"]["tokens_total"]),
+                         ("5", "1550"))
+        self.assertEqual(rows["synthetic-0d"]["cost_usd"], "0.75")   # the result line's
+
+    def test_codex_counts_a_repeated_token_report_once(self):
+        rows, _ = derived_rows("codex")
+        self.assertEqual(rows["synthetic-0b"]["tokens_total"], "2160")  # 110 + ... + 610
+
+    def test_openhands_claims_are_the_harness_own(self):
+        rows, _ = derived_rows("openhands")
+        self.assertEqual([rows[r]["claimed"] for r in sorted(rows)],
+                         ["yes", "yes", "no", "equivocal"])
+
+    def test_run_ids_and_models(self):
+        rows, _ = derived_rows("mini-swe-agent")
+        self.assertEqual(sorted(rows), [f"example__calc-1@model-{m}" for m in "abcd"])
+        rows, _ = derived_rows("codex")
+        self.assertEqual(sorted(rows), sorted(CLAUDE_SESSIONS))
+        self.assertEqual({r["model"] for r in rows.values()}, {"gpt-synthetic"})
+
+    def test_command_rules(self):
+        category = load("delivery_audit.py").command_category
+        cases = {"tox -e py39": "test", "python3 -m unittest -v": "test",
+                 "./tests/runtests.py basic": "test", "cd /r && pytest -x": "test",
+                 "perl -pi -e 's/a/b/' x.py": "edit", "git apply fix.diff": "edit",
+                 "echo x >> notes/todo.txt": "edit", "python x.py > /dev/null": "bash",
+                 "rg clamp": "search", "cd src; find . -name '*.py'": "search",
+                 "head -n 5 a.py": "read", "sed -n 1,5p a.py": "read",
+                 "python -c 'import x; x.find(1)'": "bash", "pip install -e .": "bash"}
+        for command, expected in cases.items():
+            self.assertEqual(category(command), expected, command)
+
+    def test_make_agents_rebuilds_the_committed_samples(self):
+        with TempDir() as folder:
+            shutil.copytree(AGENTS, os.path.join(folder, "agents"))
+            shutil.copytree(REGRADE_EXAMPLE, os.path.join(folder, "regrade"))
+            before = {}
+            for root, _, files in os.walk(os.path.join(folder, "agents")):
+                for name in files:
+                    with open(os.path.join(root, name), "rb") as handle:
+                        before[os.path.join(root, name)] = handle.read()
+            subprocess.run([sys.executable, os.path.join(folder, "agents", "make_agents.py")],
+                           check=True, capture_output=True, timeout=60)
+            for path, data in before.items():
+                with open(path, "rb") as handle:
+                    self.assertEqual(handle.read(), data, path)
+
+
+def copy_sample(fmt, folder, drop=()):
+    target = os.path.join(folder, fmt)
+    shutil.copytree(os.path.join(AGENTS, fmt), target)
+    for name in drop:
+        os.remove(os.path.join(target, name))
+    return target
+
+
+class TestAgentOutputErrors(unittest.TestCase):
+    def assert_refused(self, argv, *needles):
+        with TempDir() as out:
+            target = os.path.join(out, "derived")
+            status, stdout, stderr = run("delivery_audit.py",
+                                         argv + ["--write-runs", target])
+            self.assertEqual(status, 2, stderr)
+            self.assertEqual(len(stderr.splitlines()), 1, stderr)
+            self.assertTrue(stderr.startswith("error: "), stderr)
+            for needle in needles:
+                self.assertIn(needle, stderr)
+            self.assertEqual(stdout, "")
+            self.assertFalse(os.path.exists(target))
+
+    def edit_json(self, path, change):
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        change(data)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+
+    def test_trajectory_missing_a_field(self):
+        with TempDir() as folder:
+            root = copy_sample("swe-agent", folder)
+            traj = os.path.join(root, "model-b", "example__calc-1", "example__calc-1.traj")
+            self.edit_json(traj, lambda d: d.pop("info"))
+            self.assert_refused([root], traj + ": no field 'info'")
+            root = copy_sample("mini-swe-agent", folder)
+            traj = os.path.join(root, "model-a", "example__calc-1", "example__calc-1.traj.json")
+            self.edit_json(traj, lambda d: d["messages"][3].pop("role"))
+            self.assert_refused([root], traj + ", messages[3]: no field 'role'")
+
+    def test_truncated_jsonl_line(self):
+        with TempDir() as folder:
+            root = copy_sample("openhands", folder)
+            path = os.path.join(root, "model-c", "output.jsonl")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            write(root, "model-c/output.jsonl", text[:len(text) // 2])
+            self.assert_refused([root], path + " line 1: not valid JSON")
+            root = copy_sample("claude-code", folder)
+            path = os.path.join(root, "synthetic-0b.jsonl")
+            with open(path, encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+            write(root, "synthetic-0b.jsonl", "\n".join(lines[:-1] + [lines[-1][:30]]) + "\n")
+            self.assert_refused([root], f"{path} line {len(lines)}: not valid JSON")
+
+    def test_transcript_with_no_task_mapping(self):
+        for fmt in ("claude-code", "codex"):
+            with TempDir() as folder:
+                root = copy_sample(fmt, folder, drop=("runs.csv",))
+                self.assert_refused([root], "no task for", "--task-map", "synthetic-0a")
+
+    def test_task_map_names_the_tasks(self):
+        with TempDir() as folder:
+            root = copy_sample("claude-code", folder, drop=("runs.csv",))
+            task_map = write(folder, "tasks.csv", "session_id,task_id\n" + "".join(
+                f"{s},example__calc-1\n" for s in CLAUDE_SESSIONS))
+            rows, _ = derived_rows(os.path.relpath(root, AGENTS), task_map)
+            self.assertEqual({r["task_id"] for r in rows.values()}, {"example__calc-1"})
+            self.assertEqual({r["claimed"] for r in rows.values()}, {""})   # never guessed
+
+    def test_side_table_that_disagrees(self):
+        with TempDir() as folder:
+            root = copy_sample("openhands", folder)
+            write(root, "runs.csv", "run_id,claimed\nexample__calc-1@model-c,yes\n")
+            self.assert_refused([root], "runs.csv row 2, column 'claimed'", "disagrees")
+
+    def test_regrade_refuses_transcripts_without_diffs(self):
+        status, _, stderr = run("regrade.py", [
+            os.path.join(REGRADE_EXAMPLE, "instances.jsonl"), os.path.join(AGENTS, "codex"),
+            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle")])
+        self.assertEqual(status, 2)
+        self.assertIn("carries no diff", stderr)
+
+
+def without_provenance(text, *names):
+    data = json.loads(text)
+    data.pop("provenance", None)
+    text = json.dumps(data, sort_keys=True)
+    for name in names:
+        text = text.replace(json.dumps(name)[1:-1], "RUNS")
+    return text
+
+
+class TestAgentOutputPipeline(unittest.TestCase):
+    def regrade(self, fmt, out):
+        status, _, stderr = run("regrade.py", [
+            os.path.join(REGRADE_EXAMPLE, "instances.jsonl"), os.path.join(AGENTS, fmt),
+            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out])
+        self.assertEqual(status, 0, stderr)
+        with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+            return handle.read()
+
+    def test_trajectories_regrade_and_both_audits(self):
+        expected = ("run_id,instance_id,completed,status\n"
+                    "example__calc-1@model-a,example__calc-1,true,resolved\n"
+                    "example__calc-1@model-b,example__calc-1,false,unresolved\n"
+                    "example__calc-1@model-c,example__calc-1,false,unresolved\n"
+                    "example__calc-1@model-d,example__calc-1,true,resolved\n")
+        with TempDir() as out:
+            for fmt in ("swe-agent", "mini-swe-agent", "openhands"):
+                folder = os.path.join(AGENTS, fmt)
+                verdicts = os.path.join(out, fmt, "verdicts.csv")
+                self.assertEqual(self.regrade(fmt, os.path.join(out, fmt)), expected, fmt)
+                status, text, stderr = run("delivery_audit.py", [
+                    folder, "--verdicts", verdicts, "--boot", "0", "--format", "json"])
+                self.assertEqual(status, 0, stderr)
+                # claims yes, yes, no, equivocal against verified a, d: tp 1 (a),
+                # fp 1 (b), and c, d not claiming
+                self.assertEqual([json.loads(text)["counts"][k] for k in ("tp", "fp", "fn", "tn")],
+                                 [1, 1, 1, 1])
+                status, _, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
+                                                         "--perms", "50", "--boot", "50"])
+                self.assertEqual(status, 0, stderr)
+        for fmt in ("claude-code", "codex"):
+            folder = os.path.join(AGENTS, fmt)
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                status, _, stderr = run(script, [folder, "--verdicts",
+                                                 os.path.join(folder, "verdicts.csv"),
+                                                 "--boot", "50"])
+                self.assertEqual(status, 0, (fmt, script, stderr))
+
+    def test_predictions_keyed_by_instance_get_the_same_run_id(self):
+        with TempDir() as out:
+            status, _, stderr = run("regrade.py", [
+                os.path.join(REGRADE_EXAMPLE, "instances.jsonl"),
+                os.path.join(AGENTS, "swe-agent", "model-b", "preds.json"),
+                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out])
+            self.assertEqual(status, 0, stderr)
+            with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+                self.assertIn("example__calc-1@model-b,", handle.read())
+
+    def test_auc_family_is_the_derived_measures(self):
+        module = load("auc_audit.py")
+        with TempDir() as out:
+            verdicts = write(out, "v.csv", "run_id,completed\n" + "".join(
+                f"{s},{'true' if s[-1] in 'ad' else 'false'}\n" for s in CLAUDE_SESSIONS))
+            status, text, stderr = run("auc_audit.py", [os.path.join(AGENTS, "codex"),
+                                                        "--verdicts", verdicts, "--perms", "20",
+                                                        "--boot", "20", "--format", "json"])
+        self.assertEqual(status, 0, stderr)
+        data = json.loads(text)
+        names = [f["name"] for f in data["features"]] + [d["name"] for d in data["degenerate"]]
+        self.assertEqual(sorted(names), sorted(module.PROCESS_MEASURES))
+        self.assertEqual(data["baseline"]["name"], "tool_calls")
+
+    def test_write_runs_then_audit_the_flat_tables_to_the_same_figures(self):
+        with TempDir() as out:
+            for fmt in AGENT_FORMATS:
+                folder = os.path.join(AGENTS, fmt)
+                flat = os.path.join(out, fmt)
+                verdicts = write(out, f"{fmt}.csv", "run_id,completed\n" + "".join(
+                    f"{r},{'true' if story_of(r) in ('model-a', 'model-d') else 'false'}\n"
+                    for r in derived_rows(fmt)[0]))
+                for script, extra in (("delivery_audit.py", ["--boot", "50"]),
+                                      ("auc_audit.py", ["--perms", "50", "--boot", "50"])):
+                    argv = ["--verdicts", verdicts, "--format", "json"] + extra
+                    first = run(script, [folder, "--write-runs", flat] + argv)
+                    second = run(script, [flat] + argv)
+                    self.assertEqual(first[0], 0, first[2])
+                    names = (folder + " (tool calls)", os.path.join(flat, "tool_calls.csv"),
+                             os.path.join(flat, "runs.csv"), folder)
+                    self.assertEqual(without_provenance(first[1], *names),
+                                     without_provenance(second[1], *names), (fmt, script))
+                written = {}
+                for name in os.listdir(flat):
+                    with open(os.path.join(flat, name), "rb") as handle:
+                        written[name] = handle.read()
+                again = os.path.join(out, fmt + "-again")
+                run("delivery_audit.py", [folder, "--verdicts", verdicts, "--boot", "0",
+                                          "--write-runs", again])
+                for name, data in written.items():
+                    with open(os.path.join(again, name), "rb") as handle:
+                        self.assertEqual(handle.read(), data, (fmt, name))
+                self.assertEqual("predictions.jsonl" in written,
+                                 fmt in ("swe-agent", "mini-swe-agent", "openhands"))
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
