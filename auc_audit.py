@@ -1366,7 +1366,7 @@ def derive_tables(inputs, path):
                     "model_name_or_path": run["model"], "model_patch": run["diff"]}
                    for run in runs if "diff" in run]
     return {"runs": Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
-                          list(range(1, len(rows) + 1))),
+                          [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)]),
             "tool_calls": Table(f"{path} (tool calls)", list(TOOL_CALL_COLUMNS),
                                 calls, list(range(1, len(calls) + 1))) if calls else None,
             "predictions": predictions, "formats": sorted({r["format"] for r in runs})}
