@@ -911,8 +911,6 @@ def read_swe_agent(inputs, path):
         seconds = None if seconds is None else instant_us(seconds, where)
         if action:
             add_call(run, *swe_agent_call(action), start=run["end"], seconds=seconds, turn=i)
-        if seconds is None:
-            run["start"] = None              # durations only: one missing, no phase seconds
         run["end"] = None if None in (run["end"], seconds) else run["end"] + seconds
         run["final_message"] = step.get("thought") or step.get("response") or \
             run["final_message"]

@@ -3305,6 +3305,25 @@ class TestAgentOutputErrors(unittest.TestCase):
             self.assertEqual({r["task_id"] for r in rows.values()}, {"example__calc-1"})
             self.assertEqual({r["claimed"] for r in rows.values()}, {""})   # never guessed
 
+    def test_swe_agent_step_without_a_duration(self):
+        # One step's execution_time missing: the phase seconds are unknown, not zero.
+        with TempDir() as folder:
+            root = copy_sample("swe-agent", folder)
+            traj = os.path.join(root, "model-a", "example__calc-1", "example__calc-1.traj")
+            self.edit_json(traj, lambda d: d["trajectory"][0].pop("execution_time"))
+            rows, _ = derived_rows(os.path.relpath(root, AGENTS))
+            row = rows["example__calc-1@model-a"]
+            self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), ("",) * 6 + ("1",))
+            self.assertEqual(rows["example__calc-1@model-b"]["orient_seconds"], "5")
+
+    def test_write_runs_needs_agent_output(self):
+        with TempDir() as folder:
+            status, _, stderr = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0",
+                                                          "--write-runs", folder + "/x"])
+            self.assertEqual(status, 2)
+            self.assertIn("is not agent output", stderr)
+            self.assertFalse(os.path.exists(folder + "/x"))
+
     def test_side_table_that_disagrees(self):
         with TempDir() as folder:
             root = copy_sample("openhands", folder)
