@@ -761,7 +761,10 @@ def instant_us(value, where):
     if not match:
         raise InputError(f"{where}: expected an ISO 8601 timestamp, got {value!r}")
     year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    days = datetime.date(year, month, day).toordinal() - EPOCH_ORDINAL
+    try:
+        days = datetime.date(year, month, day).toordinal() - EPOCH_ORDINAL
+    except ValueError:
+        raise InputError(f"{where}: no such date in {value!r}") from None
     offset = 0
     if match.group(8) and match.group(8) != "Z":
         zone = match.group(8).replace(":", "")
@@ -788,9 +791,9 @@ def get_field(record, path, where, types=None, required=True):
             raise InputError(f"{where}: no field {path!r}")
         return None
     if types and not isinstance(value, types):
-        raise InputError(f"{where}, field {path!r}: expected "
-                         f"{'a list' if types is list else 'an object' if types is dict else 'text'}"
-                         f", got {type(value).__name__}")
+        wanted = {list: "a list", dict: "an object", str: "text"}.get(types, "a number")
+        raise InputError(f"{where}, field {path!r}: expected {wanted}, "
+                         f"got {type(value).__name__}")
     return value
 
 
@@ -856,6 +859,14 @@ def total(*values):
     return None if not values or any(v is None for v in values) else sum(values)
 
 
+def count_tokens(run, tokens_in, tokens_out):
+    """Add one model turn's tokens; an unknown part makes the run's totals unknown."""
+    first = not run["turn_tokens"]
+    run["turn_tokens"].append(total(tokens_in, tokens_out))
+    run["tokens_in"] = tokens_in if first else total(run["tokens_in"], tokens_in)
+    run["tokens_out"] = tokens_out if first else total(run["tokens_out"], tokens_out)
+
+
 # --- agent output: SWE-agent ---
 # <out>/<iid>/<iid>.traj: trajectory[] {action, thought, response, execution_time} and
 # info {submission, exit_status, model_stats}; <iid>.pred and <out>/preds.json name the model.
@@ -898,7 +909,8 @@ def read_swe_agent(inputs, path):
     stats = info.get("model_stats") or {}
     run = new_run("swe-agent", path, task_id=instance_id,
                   model=model_from_preds(inputs, path, instance_id),
-                  exit_status=info.get("exit_status"), diff=info.get("submission"),
+                  exit_status=info.get("exit_status"),
+                  diff=get_field(info, "submission", f"{path}, info", str, required=False),
                   cost_usd=stats.get("instance_cost"), tokens_in=stats.get("tokens_sent"),
                   tokens_out=stats.get("tokens_received"), turns=stats.get("api_calls"),
                   start=0, end=0)
@@ -921,6 +933,9 @@ def read_swe_agent(inputs, path):
 # --- agent output: mini-swe-agent ---
 # <out>/<iid>/<iid>.traj.json: messages[] whose extra holds actions[].command and the
 # epoch timestamp; info {submission, exit_status, model_stats, config.model.model_name}.
+MINI_BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)\n```", re.S)
+
+
 def read_mini_swe_agent(inputs, path):
     data = read_json_record(inputs, path)
     messages = get_field(data, "messages", path, list)
@@ -931,7 +946,8 @@ def read_mini_swe_agent(inputs, path):
     model = (model_from_preds(inputs, path, instance_id) or
              get_field(info, "config.model.model_name", path, required=False))
     run = new_run("mini-swe-agent", path, task_id=str(instance_id), model=model,
-                  exit_status=info.get("exit_status"), diff=info.get("submission"),
+                  exit_status=info.get("exit_status"),
+                  diff=get_field(info, "submission", f"{path}, info", str, required=False),
                   cost_usd=get_field(info, "model_stats.instance_cost", path, required=False),
                   turn_tokens=[])
     pending = []
@@ -953,20 +969,16 @@ def read_mini_swe_agent(inputs, path):
         usage = get_field(extra, "response.usage", where, dict, required=False) or {}
         count_tokens(run, usage.get("prompt_tokens"), usage.get("completion_tokens"))
         run["final_message"] = text_of(message.get("content"))
-        for action in extra.get("actions") or []:
+        actions = extra.get("actions")
+        if actions is None:                  # format 1: the one bash block in the text
+            actions = [{"command": c} for c in MINI_BASH_BLOCK.findall(text_of(
+                message.get("content")))]
+        for action in actions if isinstance(actions, list) else []:
             command = action.get("command", "") if isinstance(action, dict) else ""
             pending.append(add_call(run, "bash", command_category(command), start=micro,
                                     stamp=stamp, turn=len(run["turn_tokens"]) - 1))
     run["turns"] = len(run["turn_tokens"])
     return [run]
-
-
-def count_tokens(run, tokens_in, tokens_out):
-    """Add one model turn's tokens; an unknown part makes the run's totals unknown."""
-    first = not run["turn_tokens"]
-    run["turn_tokens"].append(total(tokens_in, tokens_out))
-    run["tokens_in"] = tokens_in if first else total(run["tokens_in"], tokens_in)
-    run["tokens_out"] = tokens_out if first else total(run["tokens_out"], tokens_out)
 
 
 # --- agent output: OpenHands ---
@@ -997,7 +1009,8 @@ def read_openhands(inputs, path):
                       model=get_field(record, "metadata.llm_config.model", where,
                                       required=False),
                       exit_status="error" if record.get("error") else None,
-                      diff=get_field(record, "test_result.git_patch", where, required=False),
+                      diff=get_field(record, "test_result.git_patch", where, str,
+                                     required=False),
                       cost_usd=metrics.get("accumulated_cost"),
                       tokens_in=get_field(metrics, "accumulated_token_usage.prompt_tokens",
                                           where, required=False),

@@ -3207,6 +3207,25 @@ class TestAgentOutputMeasures(unittest.TestCase):
         self.assertEqual(sorted(rows), sorted(CLAUDE_SESSIONS))
         self.assertEqual({r["model"] for r in rows.values()}, {"gpt-synthetic"})
 
+    def test_mini_swe_agent_format_1_commands_from_the_text(self):
+        # Format 1 messages carry no extra: the command is the reply's one bash block,
+        # and with no timestamps or usage the phase seconds and tokens are unknown.
+        blocks = ["grep -rn clamp calc", "sed -i 's/low$/high/' calc/ops.py", "pytest -q"]
+        messages = [{"role": "user", "content": "fix it"}] + [
+            m for block in blocks for m in (
+                {"role": "assistant", "content": f"Next.\n```bash\n{block}\n```"},
+                {"role": "user", "content": "<returncode>0</returncode>"})]
+        with TempDir() as folder:
+            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(
+                {"info": {"exit_status": "Submitted", "submission": ""},
+                 "messages": messages}))
+            rows, _ = derived_rows(folder)
+        row = rows["x__y-1"]
+        self.assertEqual([row[f"{c}_calls"] for c in ("search", "edit", "test", "bash")],
+                         ["1", "1", "1", "0"])
+        self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), ("",) * 6 + ("1",))
+        self.assertEqual((row["turns"], row["tokens_total"]), ("3", ""))
+
     def test_command_rules(self):
         category = load("delivery_audit.py").command_category
         cases = {"tox -e py39": "test", "python3 -m unittest -v": "test",

@@ -139,7 +139,7 @@ def mini_swe_agent(diff, problem):
                          "extra": {"actions": [], "timestamp": START + end,
                                    "response": {"usage": {"prompt_tokens": prompt,
                                                           "completion_tokens": completion}}}})
-        messages.append({"role": "exit", "content": diff[model],
+        messages.append({"role": "user", "content": "",
                          "extra": {"exit_status": "Submitted", "submission": diff[model]}})
         info = {"exit_status": "Submitted", "submission": diff[model],
                 "model_stats": {"instance_cost": COST[model], "api_calls": turn + 1},
