@@ -693,8 +693,9 @@ Reading harness folders (agent output as the runs input; all three scripts)
                       or preds.json; diff info.submission; seconds are the steps'
                       execution_time only (no timestamps); no per-turn tokens
       mini-swe-agent  <iid>/<iid>.traj.json (messages[] with extra.actions and
-                      extra.timestamp, info); diff info.submission
-      OpenHands       output.jsonl (instance_id, history[], metrics); diff
+                      extra.timestamp, info; format 1: the reply's bash block);
+                      diff info.submission
+      OpenHands       output.jsonl (instance_id, V0 history[] events, metrics); diff
                       test_result.git_patch; claim from the finish action's
                       task_completed: true yes, false no, partial equivocal
       Claude Code     session transcripts (*.jsonl with sessionId) and
@@ -1061,6 +1062,9 @@ def openhands_events(run, history, where):
         place = f"{where}, history[{i}]"
         if not isinstance(event, dict):
             raise InputError(f"{place}: expected an object")
+        if "kind" in event and "action" not in event and "observation" not in event:
+            raise InputError(f"{place}: an OpenHands V1 (SDK) event, kind {event['kind']!r}; "
+                             f"only V0 events (action / observation) are read")
         micro = instant_us(get_field(event, "timestamp", place), f"{place}, field 'timestamp'")
         widen_span(run, micro)
         if "observation" in event and event.get("cause") in calls:
@@ -1305,7 +1309,10 @@ def side_table(inputs, path):
     for name in RUNS_TABLE_NAMES if folder else ():
         if os.path.isfile(os.path.join(folder, name)):
             table = inputs.read_table(os.path.join(folder, name))
-            key = table.column(None, flag="run id", candidates=("run_id", "session_id", "id"))
+            key = table.column(None, candidates=("run_id", "session_id", "id"), required=False)
+            if key is None:
+                raise InputError(f"{table.name}: beside agent output it is joined on run id, "
+                                 f"but has no run_id column")
             return table, key
     return None, None
 

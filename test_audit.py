@@ -3343,6 +3343,13 @@ class TestAgentOutputErrors(unittest.TestCase):
             self.assertIn("is not agent output", stderr)
             self.assertFalse(os.path.exists(folder + "/x"))
 
+    def test_openhands_v1_events_are_named_not_misread(self):
+        with TempDir() as folder:
+            path = write(folder, "output.jsonl", json.dumps(
+                {"instance_id": "x__y-1", "history": [
+                    {"kind": "ActionEvent", "timestamp": "2026-01-05T12:00:00"}]}) + "\n")
+            self.assert_refused([folder], path + " line 1, history[0]", "V1")
+
     def test_side_table_that_disagrees(self):
         with TempDir() as folder:
             root = copy_sample("openhands", folder)
