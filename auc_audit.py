@@ -889,16 +889,21 @@ def swe_agent_call(action):
 
 
 def model_from_preds(inputs, traj_path, instance_id):
-    """model_name_or_path from <iid>.pred beside the trajectory, else <out>/preds.json."""
+    """model_name_or_path from <iid>.pred beside the trajectory, else from preds.json
+    (or an older SWE-agent's all_preds.jsonl) in its folder or the one above."""
     folder = os.path.dirname(traj_path)
     pred = os.path.join(folder, instance_id + ".pred")
     for path in (pred, os.path.join(os.path.dirname(folder), "preds.json"),
-                 os.path.join(folder, "preds.json")):
-        if os.path.isfile(path):
+                 os.path.join(folder, "preds.json"), os.path.join(folder, "all_preds.jsonl")):
+        if not os.path.isfile(path):
+            continue
+        if path.endswith(".jsonl"):
+            data = {str(r.get("instance_id")): r for _, r in read_jsonl_records(inputs, path)}
+        else:
             data = read_json_record(inputs, path)
-            entry = data if path == pred else data.get(instance_id)
-            if isinstance(entry, dict) and entry.get("model_name_or_path"):
-                return str(entry["model_name_or_path"])
+        entry = data if path == pred else data.get(instance_id)
+        if isinstance(entry, dict) and entry.get("model_name_or_path"):
+            return str(entry["model_name_or_path"])
     return None
 
 
