@@ -3226,6 +3226,16 @@ class TestAgentOutputMeasures(unittest.TestCase):
         self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), ("",) * 6 + ("1",))
         self.assertEqual((row["turns"], row["tokens_total"]), ("3", ""))
 
+    def test_swe_agent_older_flat_layout_with_all_preds(self):
+        with TempDir() as folder:
+            shutil.copy(os.path.join(AGENTS, "swe-agent", "model-a", "example__calc-1",
+                                     "example__calc-1.traj"), folder)
+            write(folder, "all_preds.jsonl", json.dumps(
+                {"instance_id": "example__calc-1", "model_name_or_path": "gpt4__old",
+                 "model_patch": ""}) + "\n")
+            rows, _ = derived_rows(folder)
+        self.assertEqual(sorted(rows), ["example__calc-1@gpt4__old"])
+
     def test_command_rules(self):
         category = load("delivery_audit.py").command_category
         cases = {"tox -e py39": "test", "python3 -m unittest -v": "test",
