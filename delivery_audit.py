@@ -930,8 +930,9 @@ def read_mini_swe_agent(inputs, path):
 # output.jsonl, one object per instance: instance_id, test_result.git_patch, metadata
 # .llm_config.model, metrics, history[] {id, timestamp, source, action|observation, args,
 # tool_call_metadata}; the finish action's final_thought and task_completed.
-OPENHANDS_NOT_CALLS = frozenset({"message", "finish", "system", "recall", "condensation",
-                                 "change_agent_state", "null", "reject", "pause"})
+OPENHANDS_NOT_TURNS = frozenset({"system", "recall", "condensation", "change_agent_state",
+                                 "null", "pause"})   # bookkeeping, not the model's doing
+OPENHANDS_NOT_CALLS = frozenset({"message", "finish", "reject"})
 OPENHANDS_CATEGORIES = {"read": "read", "write": "edit", "edit": "edit"}
 OPENHANDS_CLAIMS = {"true": "yes", "false": "no", "partial": "equivocal"}
 
@@ -980,7 +981,7 @@ def openhands_events(run, history, where):
         if "observation" in event and event.get("cause") in calls:
             call = calls.pop(event["cause"])
             call["seconds"] = micro - call["start"]
-        if event.get("source") != "agent" or "action" not in event:
+        if event.get("source") != "agent" or event.get("action", "null") in OPENHANDS_NOT_TURNS:
             continue
         action, args = event["action"], event.get("args") or {}
         response = get_field(event, "tool_call_metadata.model_response", place,

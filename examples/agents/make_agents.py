@@ -155,7 +155,9 @@ def mini_swe_agent(diff, problem):
 
 
 def openhands_history(model, calls, end, problem):
-    history = [{"id": 0, "timestamp": iso(0, ""), "source": "user", "action": "message",
+    history = [{"id": 0, "timestamp": iso(0, ""), "source": "agent", "action": "system",
+                "args": {"content": "You are OpenHands (synthetic)."}, "message": ""},
+               {"id": 1, "timestamp": iso(0, ""), "source": "user", "action": "message",
                 "args": {"content": problem}, "message": problem}]
     for turn, (kind, start, seconds) in enumerate(calls):
         action, args, function = {
