@@ -611,7 +611,8 @@ Reading harness folders (agent output as the runs input; all three scripts)
     Claude Code and Codex name no task: give --task-map FILE (session_id or file
     -> task_id), or a runs.csv in the folder. A runs.csv in the folder is joined
     on run id: it fills cells the harness left blank (task_id, claimed, model)
-    and adds its other columns (e.g. raters); a cell that disagrees is an error.
+    and adds its other columns (e.g. raters); a cell that disagrees, or a row
+    that matches no run, is an error.
     No claim is ever guessed: blank unless the harness or that table states one.
     Run id: instance@model (the instance alone with no model; the session id for
     Claude Code and Codex), then #2, #3 in path order, as regrade.py names runs.
@@ -1309,6 +1310,12 @@ def derive_tables(inputs, path):
         rows_by_id = {row[key].strip(): i for i, row in enumerate(table.rows)}
         for run in runs:
             fill_from_side(run, table, key, rows_by_id)
+        unmatched = sorted(set(rows_by_id) - {run["run_id"] for run in runs}, key=rows_by_id.get)
+        if unmatched:
+            raise InputError(f"{table.where(rows_by_id[unmatched[0]], key)}: run id "
+                             f"{unmatched[0]!r} matches no run in the agent output beside it "
+                             f"(their ids are instance@model or the session id, e.g. "
+                             f"{runs[0]['run_id']!r})")
     if getattr(inputs, "task_map", None):
         map_tasks(inputs, runs, inputs.task_map)
     for run in runs:

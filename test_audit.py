@@ -3360,6 +3360,13 @@ class TestAgentOutputErrors(unittest.TestCase):
                     {"kind": "ActionEvent", "timestamp": "2026-01-05T12:00:00"}]}) + "\n")
             self.assert_refused([folder], path + " line 1, history[0]", "V1")
 
+    def test_side_table_row_that_matches_no_run(self):
+        with TempDir() as folder:
+            root = copy_sample("codex", folder)
+            with open(os.path.join(root, "runs.csv"), "a", encoding="utf-8") as handle:
+                handle.write("synthetic-0z,example__calc-1,yes\n")
+            self.assert_refused([root], "runs.csv row 6, column 'run_id'", "synthetic-0z")
+
     def test_side_table_that_disagrees(self):
         with TempDir() as folder:
             root = copy_sample("openhands", folder)
