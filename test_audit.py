@@ -3273,11 +3273,13 @@ def copy_sample(fmt, folder, drop=()):
 
 
 class TestAgentOutputErrors(unittest.TestCase):
-    def assert_refused(self, argv, *needles):
+    def assert_refused(self, argv, *needles, script="delivery_audit.py"):
+        if script == "regrade.py":
+            argv = [os.path.join(REGRADE_EXAMPLE, "instances.jsonl")] + argv + [
+                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle")]
         with TempDir() as out:
             target = os.path.join(out, "derived")
-            status, stdout, stderr = run("delivery_audit.py",
-                                         argv + ["--write-runs", target])
+            status, stdout, stderr = run(script, argv + ["--write-runs", target])
             self.assertEqual(status, 2, stderr)
             self.assertEqual(len(stderr.splitlines()), 1, stderr)
             self.assertTrue(stderr.startswith("error: "), stderr)
@@ -3311,7 +3313,8 @@ class TestAgentOutputErrors(unittest.TestCase):
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
             write(root, "model-c/output.jsonl", text[:len(text) // 2])
-            self.assert_refused([root], path + " line 1: not valid JSON")
+            for script in SCRIPTS:
+                self.assert_refused([root], path + " line 1: not valid JSON", script=script)
             root = copy_sample("claude-code", folder)
             path = os.path.join(root, "synthetic-0b.jsonl")
             with open(path, encoding="utf-8") as handle:
@@ -3323,7 +3326,9 @@ class TestAgentOutputErrors(unittest.TestCase):
         for fmt in ("claude-code", "codex"):
             with TempDir() as folder:
                 root = copy_sample(fmt, folder, drop=("runs.csv",))
-                self.assert_refused([root], "no task for", "--task-map", "synthetic-0a")
+                for script in SCRIPTS:
+                    self.assert_refused([root], "no task for", "--task-map", "synthetic-0a",
+                                        script=script)
 
     def test_task_map_names_the_tasks(self):
         with TempDir() as folder:
