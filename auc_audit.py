@@ -1208,7 +1208,8 @@ def read_codex(inputs, path):
 
 # --- agent output: detection, run ids, measures, tables ---
 def sniff_format(path):
-    """The format a file holds, by its content (first line or top-level keys), or None."""
+    """The format a file holds, by its content (top-level keys, or one of its first
+    SNIFF_LINES lines: a transcript may open with housekeeping entries), or None."""
     lower = path.lower()
     if lower.endswith(".swebench_eval.jsonl"):
         return None                          # the grader's copy of output.jsonl
@@ -1216,30 +1217,39 @@ def sniff_format(path):
         return "swe-agent" if lower.endswith(".traj") else "mini-swe-agent"
     try:
         with open(path, "rb") as handle:
-            head = handle.read() if lower.endswith(".json") else handle.readline()
-        first = json.loads(head.decode("utf-8-sig"))
-    except OSError:
+            if lower.endswith(".json"):
+                first = json.loads(handle.read().decode("utf-8-sig"))
+                keys = set(first) if isinstance(first, dict) else set()
+                return None if "info" not in keys else "swe-agent" if "trajectory" in keys \
+                    else "mini-swe-agent" if "messages" in keys else None
+            lines = [handle.readline() for _ in range(SNIFF_LINES)]
+    except (OSError, ValueError):
         return None
-    except (ValueError, TypeError):          # a truncated first line: the reader says where
-        text = head.decode("utf-8", "replace")
+    return next((fmt for fmt in map(sniff_line, lines) if fmt), None)
+
+
+def sniff_line(line):
+    """The format one JSONL line belongs to, or None."""
+    try:
+        record = json.loads(line.decode("utf-8-sig"))
+    except ValueError:                       # a truncated line: the reader says where
+        text = line.decode("utf-8", "replace")
         return next((fmt for fmt, keys in SNIFF_KEYS if all(k in text for k in keys)), None)
-    if lower.endswith(".json") and isinstance(first, dict) and "info" in first:
-        return "swe-agent" if "trajectory" in first else \
-            "mini-swe-agent" if "messages" in first else None
-    if not isinstance(first, dict):
+    if not isinstance(record, dict):
         return None
-    if "history" in first and "instance_id" in first:
-        return "openhands" if not get_field(first, "test_result.report", "", required=False) \
-            else None
-    if first.get("type") in ("session_meta", "response_item", "event_msg", "turn_context") \
-            and "payload" in first:
+    if "history" in record and "instance_id" in record:
+        report = get_field(record, "test_result.report", "", required=False)
+        return None if report else "openhands"
+    if record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context") \
+            and "payload" in record:
         return "codex"
-    if first.get("type") in ("user", "assistant", "system", "summary", "result") and \
-            ({"sessionId", "session_id", "uuid", "leafUuid"} & set(first)):
+    if "sessionId" in record or (record.get("type") in ("system", "result") and
+                                 "session_id" in record):
         return "claude-code"
     return None
 
 
+SNIFF_LINES = 20
 SNIFF_KEYS = (("claude-code", ('"sessionId"',)), ("codex", ('"payload"', '"type"')),
               ("openhands", ('"history"',)))
 AGENT_READERS = {"swe-agent": read_swe_agent, "mini-swe-agent": read_mini_swe_agent,

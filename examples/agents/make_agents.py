@@ -228,6 +228,9 @@ def claude_code(model, calls, end, problem, stream):
 
     def add(second, kind, message):
         entries.append(claude_entry(session, len(entries), second, kind, message, stream))
+    if not stream:                           # transcripts may open with housekeeping
+        entries.append({"type": "file-history-snapshot", "messageId": f"msg-{session}-0",
+                        "snapshot": {}, "isSnapshotUpdate": False})
     if stream:
         entries.append({"type": "system", "subtype": "init", "session_id": session,
                         "model": "claude-synthetic", "tools": sorted({t for t, _ in
