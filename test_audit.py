@@ -3386,6 +3386,27 @@ class TestAgentOutputErrors(unittest.TestCase):
         self.assertIn("carries no diff", stderr)
 
 
+def bench_agent_output():
+    """Derive the tables from an OpenHands output.jsonl of 300 runs x 100 events."""
+    module = load("delivery_audit.py")
+    with open(os.path.join(AGENTS, "openhands", "model-b", "output.jsonl"),
+              encoding="utf-8") as handle:
+        record = json.loads(handle.read())
+    events = record["history"][2:-1] * 10
+    history = record["history"][:2] + events + record["history"][-1:]
+    with TempDir() as folder:
+        with open(os.path.join(folder, "output.jsonl"), "w", encoding="utf-8") as out:
+            for k in range(300):
+                out.write(json.dumps(dict(record, instance_id=f"x__y-{k}", history=[
+                    dict(e, id=j, cause=j - 1 if "observation" in e else None)
+                    for j, e in enumerate(history)])) + "\n")
+        started = time.perf_counter()
+        derived = module.agent_output(module.Inputs(), folder)
+        seconds = time.perf_counter() - started
+    print(f"agent output: {len(derived['runs'].rows)} OpenHands runs, "
+          f"{len(derived['tool_calls'].rows)} tool calls derived in {seconds:.2f} s")
+
+
 def without_provenance(text, *names):
     data = json.loads(text)
     data.pop("provenance", None)
