@@ -3420,7 +3420,8 @@ class TestAgentOutputPipeline(unittest.TestCase):
     def regrade(self, fmt, out):
         status, _, stderr = run("regrade.py", [
             os.path.join(REGRADE_EXAMPLE, "instances.jsonl"), os.path.join(AGENTS, fmt),
-            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out])
+            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out,
+            "--write-runs", os.path.join(out, "flat")])
         self.assertEqual(status, 0, stderr)
         with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
             return handle.read()
@@ -3446,6 +3447,13 @@ class TestAgentOutputPipeline(unittest.TestCase):
                 status, _, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
                                                          "--perms", "50", "--boot", "50"])
                 self.assertEqual(status, 0, stderr)
+                # regrade.py --write-runs writes what the audits derive, byte for byte
+                run("delivery_audit.py", [folder, "--verdicts", verdicts, "--boot", "0",
+                                          "--write-runs", os.path.join(out, fmt, "audit")])
+                for name in ("runs.csv", "tool_calls.csv", "predictions.jsonl"):
+                    with open(os.path.join(out, fmt, "flat", name), "rb") as one, \
+                            open(os.path.join(out, fmt, "audit", name), "rb") as other:
+                        self.assertEqual(one.read(), other.read(), (fmt, name))
         for fmt in ("claude-code", "codex"):
             folder = os.path.join(AGENTS, fmt)
             for script in ("delivery_audit.py", "auc_audit.py"):
