@@ -1146,6 +1146,7 @@ def read_claude_code(inputs, path):
 
 
 def claude_assistant(run, message, turns, calls, micro, stamp, where):
+    """One assistant entry: a new turn per message id, and its tool_use blocks once each."""
     key = message.get("id") or where
     if key not in turns:                     # repeated entries of one message count once
         turns[key] = len(run["turn_tokens"])
@@ -1158,8 +1159,8 @@ def claude_assistant(run, message, turns, calls, micro, stamp, where):
     text = text_of(message.get("content"))
     if text.strip():
         run["final_message"] = text
+    seen = run.setdefault("seen", set())
     for block in message.get("content") or []:
-        seen = run.setdefault("seen", set())
         if isinstance(block, dict) and block.get("type") == "tool_use" and \
                 block.get("id") not in seen:
             name = str(get_field(block, "name", where))
