@@ -776,7 +776,11 @@ def instant_us(value, where):
 
 
 def seconds_text(micro):
-    """Microseconds as seconds without float noise: 1500000 -> '1.5'."""
+    """Microseconds as seconds without float noise; None as a blank cell.
+
+    >>> seconds_text(1500000), seconds_text(20000000), seconds_text(-250), seconds_text(None)
+    ('1.5', '20', '-0.00025', '')
+    """
     if micro is None:
         return ""
     text = f"{abs(micro) // 1000000}.{abs(micro) % 1000000:06d}".rstrip("0").rstrip(".")
@@ -800,6 +804,7 @@ def get_field(record, path, where, types=None, required=True):
 
 
 def read_json_record(inputs, path):
+    """A JSON file holding one object."""
     try:
         data = json.loads(inputs.read_text(path))
     except ValueError as exc:
@@ -825,6 +830,7 @@ def read_jsonl_records(inputs, path):
 
 
 def new_run(fmt, where, **fields):
+    """A run record with every field a reader may leave unknown (None)."""
     run = {"format": fmt, "where": where, "task_id": None, "model": None, "session": None,
            "exit_status": None, "claimed": None, "final_message": None, "cost_usd": None,
            "tokens_in": None, "tokens_out": None, "turns": None, "calls": [],
@@ -834,6 +840,7 @@ def new_run(fmt, where, **fields):
 
 
 def add_call(run, tool, category, start=None, seconds=None, stamp="", turn=0):
+    """Append one tool call (start and seconds in microseconds) and return it."""
     call = {"tool": tool, "category": category, "start": start, "seconds": seconds,
             "timestamp": "" if stamp is None else str(stamp), "turn": turn}
     run["calls"].append(call)
@@ -841,6 +848,7 @@ def add_call(run, tool, category, start=None, seconds=None, stamp="", turn=0):
 
 
 def widen_span(run, micro):
+    """Stretch the run's first and last timestamps to cover `micro`."""
     if micro is not None:
         run["start"] = micro if run["start"] is None else min(run["start"], micro)
         run["end"] = micro if run["end"] is None else max(run["end"], micro)
@@ -857,7 +865,11 @@ def text_of(content):
 
 
 def total(*values):
-    """The sum, or None when any part is unknown (or there is none)."""
+    """The sum, or None when any part is unknown (or there is none).
+
+    >>> total(1, 2), total(1, None), total()
+    (3, None, None)
+    """
     return None if not values or any(v is None for v in values) else sum(values)
 
 
@@ -880,7 +892,11 @@ EDITOR_COMMANDS = {"view": "read", "create": "edit", "str_replace": "edit", "ins
 
 
 def swe_agent_call(action):
-    """(tool, category) of one SWE-agent action."""
+    """(tool, category) of one SWE-agent action.
+
+    >>> swe_agent_call("str_replace_editor view /r/a.py"), swe_agent_call("pytest -x")
+    (('str_replace_editor', 'read'), ('bash', 'test'))
+    """
     words = action.split()
     if words[0] in ("str_replace_editor", "edit_anthropic"):
         return words[0], EDITOR_COMMANDS.get(words[1] if len(words) > 1 else "", "other")
@@ -909,6 +925,7 @@ def model_from_preds(inputs, traj_path, instance_id):
 
 
 def read_swe_agent(inputs, path):
+    """One run from a SWE-agent .traj (durations only: the clock is their sum)."""
     data = read_json_record(inputs, path)
     steps = get_field(data, "trajectory", path, list)
     info = get_field(data, "info", path, dict)
@@ -944,6 +961,7 @@ MINI_BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)\n```"
 
 
 def read_mini_swe_agent(inputs, path):
+    """One run from a mini-swe-agent .traj.json; a call lasts until the next message."""
     data = read_json_record(inputs, path)
     messages = get_field(data, "messages", path, list)
     info = get_field(data, "info", path, dict)
@@ -1000,6 +1018,7 @@ OPENHANDS_CLAIMS = {"true": "yes", "false": "no", "partial": "equivocal"}
 
 
 def openhands_call(action, args):
+    """The category of an OpenHands action."""
     if action == "edit" and args.get("command") == "view":
         return "read"
     if action in ("run", "run_ipython"):
@@ -1008,6 +1027,7 @@ def openhands_call(action, args):
 
 
 def read_openhands(inputs, path):
+    """One run per line of an OpenHands output.jsonl."""
     runs = []
     for number, record in read_jsonl_records(inputs, path):
         where = f"{path} line {number}"
@@ -1030,6 +1050,7 @@ def read_openhands(inputs, path):
 
 
 def openhands_events(run, history, where):
+    """Calls, turns and the finish action from an OpenHands (V0) event history."""
     calls, last_response = {}, object()
     for i, event in enumerate(history):
         place = f"{where}, history[{i}]"
@@ -1079,6 +1100,7 @@ CLAUDE_TOOLS = {"Read": "read", "NotebookRead": "read", "LS": "read", "Edit": "e
 
 
 def read_claude_code(inputs, path):
+    """One run from a Claude Code transcript or stream-json log (none for a subagent's)."""
     records = read_jsonl_records(inputs, path)
     if all(r.get("isSidechain") for _, r in records if r.get("type") in ("user", "assistant")):
         return []                            # a subagent's own file: part of its session
@@ -1167,6 +1189,7 @@ def codex_call(payload, where):
 
 
 def read_codex(inputs, path):
+    """One run from a Codex CLI rollout; a call's turn is the next token_count's."""
     run = new_run("codex", path, turn_tokens=[])
     calls, last_total = {}, None
     for number, line in read_jsonl_records(inputs, path):
@@ -1423,6 +1446,7 @@ def agent_output(inputs, path):
 
 
 def csv_text(columns, rows):
+    """Rows of text cells as CSV with LF line ends."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
