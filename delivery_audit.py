@@ -597,15 +597,18 @@ Reading harness folders (agent output as the runs input; all three scripts)
       SWE-agent       <iid>/<iid>.traj (trajectory[], info); model from <iid>.pred
                       or preds.json; diff info.submission; seconds are the steps'
                       execution_time only (no timestamps); no per-turn tokens
-      mini-swe-agent  <iid>/<iid>.traj.json (messages[] with extra.actions and
-                      extra.timestamp, info; format 1: the reply's bash block);
-                      diff info.submission
-      OpenHands       output.jsonl (instance_id, V0 history[] events, metrics); diff
+      mini-swe-agent  <iid>/<iid>.traj.json (messages[] with extra.actions,
+                      extra.timestamp and extra.response.usage, info; format 1:
+                      the reply's bash block); diff info.submission
+      OpenHands       output.jsonl (instance_id, V0 history[] events, metrics;
+                      V1 SDK events are refused, not misread); diff
                       test_result.git_patch; claim from the finish action's
                       task_completed: true yes, false no, partial equivocal
       Claude Code     session transcripts (*.jsonl with sessionId) and
                       `claude -p --output-format stream-json` logs; assistant
-                      entries repeating one message id count once; no diff
+                      entries repeating one message id count once; input tokens
+                      include cache reads and writes; a subagent's own file
+                      (every entry a sidechain) is skipped; no diff
       Codex CLI       rollout JSONL (session_meta, response_item, event_msg);
                       a repeated token_count with the same total counts once
     Claude Code and Codex name no task: give --task-map FILE (session_id or file
@@ -633,7 +636,8 @@ Reading harness folders (agent output as the runs input; all three scripts)
       grep; read = cat, head, tail, less, more, nl, ls, tree, wc, sed -n (these
       as a command word); anything else bash.
     Process measures (blank = undefined):
-      tool_calls, <category>_calls  calls per category; turns = model responses
+      tool_calls, <category>_calls  calls per category; turns = model responses;
+          a call lasts from its own timestamp to its result's
       orient/impl/verify_seconds  run start to the first edit's start / to the
           last edit's end (start + its duration) / to the run's last timestamp
       orient/impl/verify_tokens  tokens of the model turns before the first
