@@ -20,8 +20,11 @@ Basic usage:
                model_name_or_path, run_id; several runs may share an instance),
                a runs folder (one subfolder per run holding a diff file, *.diff or
                *.patch, and a small JSON naming instance_id or task_id and
-               optionally base_commit and run_id), or a built-in set:
-               gold (each instance's own patch) or empty (no change at all).
+               optionally base_commit and run_id), agent output with diffs
+               (a SWE-agent, mini-swe-agent or OpenHands folder: see "Reading
+               harness folders" at the end of --help; run ids as the audits
+               derive them), or a built-in set: gold (each instance's own
+               patch) or empty (no change at all).
     --repo     a local clone or a git bundle file, or owner/name=PATH repeated
                for several repositories. Nothing in it is ever changed.
 
@@ -480,7 +483,10 @@ class Inputs:
             raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
     def read_table(self, path):
-        """Read a CSV/TSV/JSONL/JSON table, '-' for stdin, or a runs folder."""
+        """Read a CSV/TSV/JSONL/JSON table, '-' for stdin, a runs folder, or agent output."""
+        derived = agent_output(self, path) if path != "-" else None
+        if derived is not None:
+            return derived["runs"]
         if path != "-" and os.path.isdir(path):
             for candidate in RUNS_TABLE_NAMES:
                 full = os.path.join(path, candidate)
@@ -501,6 +507,9 @@ class Inputs:
         """
         if path == "-":
             return None
+        derived = agent_output(self, path)
+        if derived is not None:
+            return derived["tool_calls"] if name == "tool_calls.csv" else None
         if os.path.isdir(path):
             folder = path
         elif os.path.basename(path) in RUNS_TABLE_NAMES:
@@ -1275,6 +1284,838 @@ def run_main(body, argv):
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+
+# ---- agent output (harness folders) ----
+# A runs input may be what an agent harness wrote (see "Reading harness folders"
+# in the manual). Each format's section turns one record into a run dict; the
+# common part below derives the flat tables. Times are integer microseconds.
+import datetime
+import re
+
+HARNESS_MANUAL = """
+Reading harness folders (agent output as the runs input; all three scripts)
+    RUNS may be the folder (or one file) an agent harness wrote. Files are
+    recognised by content, in sorted path order, anywhere under the folder:
+      SWE-agent       <iid>/<iid>.traj (trajectory[], info); model from <iid>.pred
+                      or preds.json; diff info.submission; seconds are the steps'
+                      execution_time only (no timestamps); no per-turn tokens
+      mini-swe-agent  <iid>/<iid>.traj.json (messages[] with extra.actions,
+                      extra.timestamp and extra.response.usage, info; format 1:
+                      the reply's bash block); diff info.submission
+      OpenHands       output.jsonl (instance_id, V0 history[] events, metrics;
+                      V1 SDK events are refused, not misread); diff
+                      test_result.git_patch; claim from the finish action's
+                      task_completed: true yes, false no, partial equivocal
+      Claude Code     session transcripts (*.jsonl with sessionId) and
+                      `claude -p --output-format stream-json` logs; assistant
+                      entries repeating one message id count once; input tokens
+                      include cache reads and writes; a subagent's own file
+                      (every entry a sidechain) is skipped; no diff
+      Codex CLI       rollout JSONL (session_meta, response_item, event_msg);
+                      a repeated token_count with the same total counts once
+    Claude Code and Codex name no task: give --task-map FILE (session_id or file
+    -> task_id), or a runs.csv in the folder. A runs.csv in the folder is joined
+    on run id: it fills cells the harness left blank (task_id, claimed, model)
+    and adds its other columns (e.g. raters); a cell that disagrees, or a row
+    that matches no run, is an error.
+    No claim is ever guessed: blank unless the harness or that table states one.
+    Run id: instance@model (the instance alone with no model; the session id for
+    Claude Code and Codex), then #2, #3 in path order, as regrade.py names runs.
+    Tool categories (first match wins):
+      edit    SWE-agent str_replace_editor create/str_replace/insert/undo_edit,
+              edit, create, insert; OpenHands edit (but view), write; Claude Edit,
+              MultiEdit, Write, NotebookEdit; Codex apply_patch
+      read    str_replace_editor view, open, goto, scroll_*; OpenHands read;
+              Claude Read, NotebookRead, LS
+      search  search_dir, search_file, find_file; Claude Glob, Grep
+      other   any other named tool (submit, think, browse, Task, TodoWrite, ...)
+      shell commands (SWE-agent's plain commands, mini-swe-agent, OpenHands run and
+      run_ipython, Claude Bash, Codex shell) by COMMAND_RULES: test = pytest,
+      py.test, tox, nox, -m pytest, -m unittest, runtests.py, manage.py test,
+      go/cargo/npm/yarn/make test; edit = sed -i, perl -i, patch, apply_patch,
+      tee, git apply, or a > / >> redirection into a path with a . or /
+      (not /dev/); search = grep, egrep, rg, ag, ack, find, fd, locate, git
+      grep; read = cat, head, tail, less, more, nl, ls, tree, wc, sed -n (these
+      as a command word); anything else bash.
+    Process measures (blank = undefined):
+      tool_calls, <category>_calls  calls per category; turns = model responses;
+          a call lasts from its own timestamp to its result's
+      orient/impl/verify_seconds  run start to the first edit's start / to the
+          last edit's end (start + its duration) / to the run's last timestamp
+      orient/impl/verify_tokens  tokens of the model turns before the first
+          edit's turn / from it to the last edit's turn / after it (needs every
+          turn's usage)
+      ran_tests_after_last_edit  1 if a test call follows the last edit, else 0
+      All of these phase measures are undefined where the run never edited.
+      tokens_total = tokens_in + tokens_out; cost_usd as the harness reports it.
+    --write-runs DIR writes runs.csv, tool_calls.csv and predictions.jsonl
+    (run_id, instance_id, model_name_or_path, model_patch): auditing DIR gives
+    the same figures as auditing the folder.
+"""
+RUN_COLUMNS = ("run_id", "task_id", "model", "format", "exit_status", "claimed",
+               "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
+               "turns", "tool_calls", "read_calls", "edit_calls", "search_calls",
+               "bash_calls", "test_calls", "other_calls", "orient_seconds", "impl_seconds",
+               "verify_seconds", "orient_tokens", "impl_tokens", "verify_tokens",
+               "ran_tests_after_last_edit")
+TOOL_CALL_COLUMNS = ("run_id", "seq", "tool", "category", "timestamp", "seconds")
+CATEGORIES = ("read", "edit", "search", "bash", "test", "other")
+TASK_COLUMNS_ANY = ("task_id", "instance_id", "task")
+# auc_audit.py's default family on a derived runs table (tool_calls is the baseline).
+PROCESS_MEASURES = ("read_calls", "edit_calls", "search_calls", "bash_calls", "test_calls",
+                    "other_calls", "orient_seconds", "impl_seconds", "verify_seconds",
+                    "orient_tokens", "impl_tokens", "verify_tokens",
+                    "ran_tests_after_last_edit", "turns", "tokens_total", "cost_usd")
+_AT = r"(?:^|[;&|(]\s*|\b(?:sudo|then|do|xargs|time)\s+)"      # a command word starts here
+COMMAND_RULES = (  # first match wins; the manual lists them
+    ("test", re.compile(r"\b(?:py\.?test|tox|nox)\b|-m\s+(?:pytest|unittest)\b|"
+                        r"\bruntests\.py\b|\bmanage\.py\s+test\b|"
+                        r"\b(?:go|cargo|npm|yarn|make)\s+test\b")),
+    ("edit", re.compile(r"\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-\w*i|" + _AT +
+                        r"(?:apply_patch|patch|tee|git\s+apply)\b|"
+                        r"(?:^|[^\d&>])>>?\s*['\"]?(?!/dev/)[\w.~/-]*[./][\w.~/-]*")),
+    ("search", re.compile(_AT + r"(?:grep|egrep|rg|ag|ack|find|fd|locate|git\s+grep)\b")),
+    ("read", re.compile(_AT + r"(?:cat|head|tail|less|more|nl|ls|tree|wc|sed\s+-n)\b")),
+)
+EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+_INSTANT = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?"
+                      r"(Z|[+-]\d\d:?\d\d)?$")
+
+
+def command_category(command):
+    """The category of a shell command, by COMMAND_RULES (else 'bash').
+
+    >>> [command_category(c) for c in ("cd /r && python -m pytest -x", "sed -i 's/a/b/' f.py",
+    ...  "cat > calc/ops.py <<'EOF'", "grep -rn clamp .", "cat calc/ops.py", "git diff",
+    ...  "python -c 'print(1 > 0)'", "ls 2>&1 >/dev/null")]
+    ['test', 'edit', 'edit', 'search', 'read', 'bash', 'bash', 'read']
+    """
+    for category, rule in COMMAND_RULES:
+        if rule.search(command or ""):
+            return category
+    return "bash"
+
+
+def instant_us(value, where):
+    """An ISO 8601 time (naive = UTC) or epoch seconds, as integer microseconds.
+
+    >>> instant_us("1970-01-01T00:00:01.5Z", "x"), instant_us(2.25, "x")
+    (1500000, 2250000)
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(value * 1000000)
+    match = _INSTANT.match(str(value).strip())
+    if not match:
+        raise InputError(f"{where}: expected an ISO 8601 timestamp, got {value!r}")
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    try:
+        days = datetime.date(year, month, day).toordinal() - EPOCH_ORDINAL
+    except ValueError:
+        raise InputError(f"{where}: no such date in {value!r}") from None
+    offset = 0
+    if match.group(8) and match.group(8) != "Z":
+        zone = match.group(8).replace(":", "")
+        offset = (1 if zone[0] == "+" else -1) * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
+    micro = int((match.group(7) or "0")[:6].ljust(6, "0"))
+    return ((days * 86400 + hour * 3600 + minute * 60 + second - offset) * 1000000 + micro)
+
+
+def seconds_text(micro):
+    """Microseconds as seconds without float noise; None as a blank cell.
+
+    >>> seconds_text(1500000), seconds_text(20000000), seconds_text(-250), seconds_text(None)
+    ('1.5', '20', '-0.00025', '')
+    """
+    if micro is None:
+        return ""
+    text = f"{abs(micro) // 1000000}.{abs(micro) % 1000000:06d}".rstrip("0").rstrip(".")
+    return ("-" if micro < 0 else "") + text
+
+
+def get_field(record, path, where, types=None, required=True):
+    """record['a']['b'] for path 'a.b'; an error naming the field when it is required."""
+    value = record
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    if value is None:
+        if required:
+            raise InputError(f"{where}: no field {path!r}")
+        return None
+    if types and not isinstance(value, types):
+        wanted = {list: "a list", dict: "an object", str: "text"}.get(types, "a number")
+        raise InputError(f"{where}, field {path!r}: expected {wanted}, "
+                         f"got {type(value).__name__}")
+    return value
+
+
+def read_json_record(inputs, path):
+    """A JSON file holding one object."""
+    try:
+        data = json.loads(inputs.read_text(path))
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    return data
+
+
+def read_jsonl_records(inputs, path):
+    """[(line number, object)] of a JSONL file; a truncated line is an error."""
+    records = []
+    for number, line in enumerate(inputs.read_text(path).splitlines(), 1):
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
+            if not isinstance(record, dict):
+                raise InputError(f"{path} line {number}: expected a JSON object")
+            records.append((number, record))
+    return records
+
+
+def new_run(fmt, where, **fields):
+    """A run record with every field a reader may leave unknown (None)."""
+    run = {"format": fmt, "where": where, "task_id": None, "model": None, "session": None,
+           "exit_status": None, "claimed": None, "final_message": None, "cost_usd": None,
+           "tokens_in": None, "tokens_out": None, "turns": None, "calls": [],
+           "turn_tokens": None, "start": None, "end": None}
+    run.update(fields)
+    return run
+
+
+def add_call(run, tool, category, start=None, seconds=None, stamp="", turn=0):
+    """Append one tool call (start and seconds in microseconds) and return it."""
+    call = {"tool": tool, "category": category, "start": start, "seconds": seconds,
+            "timestamp": "" if stamp is None else str(stamp), "turn": turn}
+    run["calls"].append(call)
+    return call
+
+
+def widen_span(run, micro):
+    """Stretch the run's first and last timestamps to cover `micro`."""
+    if micro is not None:
+        run["start"] = micro if run["start"] is None else min(run["start"], micro)
+        run["end"] = micro if run["end"] is None else max(run["end"], micro)
+
+
+def text_of(content):
+    """The text of a message's content: a string, or the text of its blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content
+                         if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def total(*values):
+    """The sum, or None when any part is unknown (or there is none).
+
+    >>> total(1, 2), total(1, None), total()
+    (3, None, None)
+    """
+    return None if not values or any(v is None for v in values) else sum(values)
+
+
+def count_tokens(run, tokens_in, tokens_out):
+    """Add one model turn's tokens; an unknown part makes the run's totals unknown."""
+    first = not run["turn_tokens"]
+    run["turn_tokens"].append(total(tokens_in, tokens_out))
+    run["tokens_in"] = tokens_in if first else total(run["tokens_in"], tokens_in)
+    run["tokens_out"] = tokens_out if first else total(run["tokens_out"], tokens_out)
+
+
+# --- agent output: SWE-agent ---
+# <out>/<iid>/<iid>.traj: trajectory[] {action, thought, response, execution_time} and
+# info {submission, exit_status, model_stats}; <iid>.pred and <out>/preds.json name the model.
+SWE_AGENT_TOOLS = {"open": "read", "goto": "read", "scroll_up": "read", "scroll_down": "read",
+                   "create": "edit", "edit": "edit", "insert": "edit", "search_dir": "search",
+                   "search_file": "search", "find_file": "search", "submit": "other"}
+EDITOR_COMMANDS = {"view": "read", "create": "edit", "str_replace": "edit", "insert": "edit",
+                   "undo_edit": "edit"}
+
+
+def swe_agent_call(action):
+    """(tool, category) of one SWE-agent action.
+
+    >>> swe_agent_call("str_replace_editor view /r/a.py"), swe_agent_call("pytest -x")
+    (('str_replace_editor', 'read'), ('bash', 'test'))
+    """
+    words = action.split()
+    if words[0] in ("str_replace_editor", "edit_anthropic"):
+        return words[0], EDITOR_COMMANDS.get(words[1] if len(words) > 1 else "", "other")
+    if words[0] in SWE_AGENT_TOOLS:
+        return words[0], SWE_AGENT_TOOLS[words[0]]
+    return "bash", command_category(action)
+
+
+def model_from_preds(inputs, traj_path, instance_id):
+    """model_name_or_path from <iid>.pred beside the trajectory, else from preds.json
+    (or an older SWE-agent's all_preds.jsonl) in its folder or the one above."""
+    folder = os.path.dirname(traj_path)
+    pred = os.path.join(folder, instance_id + ".pred")
+    for path in (pred, os.path.join(os.path.dirname(folder), "preds.json"),
+                 os.path.join(folder, "preds.json"), os.path.join(folder, "all_preds.jsonl")):
+        if not os.path.isfile(path):
+            continue
+        if path.endswith(".jsonl"):
+            data = {str(r.get("instance_id")): r for _, r in read_jsonl_records(inputs, path)}
+        else:
+            data = read_json_record(inputs, path)
+        entry = data if path == pred else data.get(instance_id)
+        if isinstance(entry, dict) and entry.get("model_name_or_path"):
+            return str(entry["model_name_or_path"])
+    return None
+
+
+def read_swe_agent(inputs, path):
+    """One run from a SWE-agent .traj (durations only: the clock is their sum)."""
+    data = read_json_record(inputs, path)
+    steps = get_field(data, "trajectory", path, list)
+    info = get_field(data, "info", path, dict)
+    instance_id = os.path.basename(path).rsplit(".", 1)[0]
+    stats = info.get("model_stats") or {}
+    run = new_run("swe-agent", path, task_id=instance_id,
+                  model=model_from_preds(inputs, path, instance_id),
+                  exit_status=info.get("exit_status"),
+                  diff=get_field(info, "submission", f"{path}, info", str, required=False),
+                  cost_usd=stats.get("instance_cost"), tokens_in=stats.get("tokens_sent"),
+                  tokens_out=stats.get("tokens_received"), turns=stats.get("api_calls"),
+                  start=0, end=0)
+    for i, step in enumerate(steps):
+        where = f"{path}, trajectory[{i}]"
+        if not isinstance(step, dict):
+            raise InputError(f"{where}: expected an object")
+        action = get_field(step, "action", where, str).strip()
+        seconds = step.get("execution_time")
+        seconds = None if seconds is None else instant_us(seconds, where)
+        if action:
+            add_call(run, *swe_agent_call(action), start=run["end"], seconds=seconds, turn=i)
+        run["end"] = None if None in (run["end"], seconds) else run["end"] + seconds
+        run["final_message"] = step.get("thought") or step.get("response") or \
+            run["final_message"]
+    run["turns"] = len(steps) if run["turns"] is None else run["turns"]
+    return [run]
+
+
+# --- agent output: mini-swe-agent ---
+# <out>/<iid>/<iid>.traj.json: messages[] whose extra holds actions[].command and the
+# epoch timestamp; info {submission, exit_status, model_stats, config.model.model_name}.
+MINI_BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)\n```", re.S)
+
+
+def read_mini_swe_agent(inputs, path):
+    """One run from a mini-swe-agent .traj.json; a call lasts until the next message."""
+    data = read_json_record(inputs, path)
+    messages = get_field(data, "messages", path, list)
+    info = get_field(data, "info", path, dict)
+    name = os.path.basename(path)
+    instance_id = data.get("instance_id") or name[:-len(".traj.json" if
+                                                        name.endswith(".traj.json") else ".json")]
+    model = (model_from_preds(inputs, path, instance_id) or
+             get_field(info, "config.model.model_name", path, required=False))
+    run = new_run("mini-swe-agent", path, task_id=str(instance_id), model=model,
+                  exit_status=info.get("exit_status"),
+                  diff=get_field(info, "submission", f"{path}, info", str, required=False),
+                  cost_usd=get_field(info, "model_stats.instance_cost", path, required=False),
+                  turn_tokens=[])
+    pending = []
+    for i, message in enumerate(messages):
+        where = f"{path}, messages[{i}]"
+        if not isinstance(message, dict):
+            raise InputError(f"{where}: expected an object")
+        role = get_field(message, "role", where, str)
+        extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
+        stamp = extra.get("timestamp")
+        micro = None if stamp is None else instant_us(stamp, f"{where}, field 'extra.timestamp'")
+        widen_span(run, micro)
+        for call in pending:                  # the observation answers the last actions
+            call["seconds"] = None if micro is None or call["start"] is None else \
+                micro - call["start"]
+        pending = []
+        if role != "assistant":
+            continue
+        usage = get_field(extra, "response.usage", where, dict, required=False) or {}
+        count_tokens(run, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+        run["final_message"] = text_of(message.get("content"))
+        actions = extra.get("actions")
+        if actions is None:                  # format 1: the one bash block in the text
+            actions = [{"command": c} for c in MINI_BASH_BLOCK.findall(text_of(
+                message.get("content")))]
+        for action in actions if isinstance(actions, list) else []:
+            command = action.get("command", "") if isinstance(action, dict) else ""
+            pending.append(add_call(run, "bash", command_category(command), start=micro,
+                                    stamp=stamp, turn=len(run["turn_tokens"]) - 1))
+    run["turns"] = len(run["turn_tokens"])
+    return [run]
+
+
+# --- agent output: OpenHands ---
+# output.jsonl, one object per instance: instance_id, test_result.git_patch, metadata
+# .llm_config.model, metrics, history[] {id, timestamp, source, action|observation, args,
+# tool_call_metadata}; the finish action's final_thought and task_completed.
+OPENHANDS_NOT_TURNS = frozenset({"system", "recall", "condensation", "change_agent_state",
+                                 "null", "pause"})   # bookkeeping, not the model's doing
+OPENHANDS_NOT_CALLS = frozenset({"message", "finish", "reject"})
+OPENHANDS_CATEGORIES = {"read": "read", "write": "edit", "edit": "edit"}
+OPENHANDS_CLAIMS = {"true": "yes", "false": "no", "partial": "equivocal"}
+
+
+def openhands_call(action, args):
+    """The category of an OpenHands action."""
+    if action == "edit" and args.get("command") == "view":
+        return "read"
+    if action in ("run", "run_ipython"):
+        return command_category(args.get("command") or args.get("code") or "")
+    return OPENHANDS_CATEGORIES.get(action, "other")
+
+
+def read_openhands(inputs, path):
+    """One run per line of an OpenHands output.jsonl."""
+    runs = []
+    for number, record in read_jsonl_records(inputs, path):
+        where = f"{path} line {number}"
+        history = get_field(record, "history", where, list)
+        metrics = record.get("metrics") or {}
+        run = new_run("openhands", where, task_id=str(get_field(record, "instance_id", where)),
+                      model=get_field(record, "metadata.llm_config.model", where,
+                                      required=False),
+                      exit_status="error" if record.get("error") else None,
+                      diff=get_field(record, "test_result.git_patch", where, str,
+                                     required=False),
+                      cost_usd=metrics.get("accumulated_cost"),
+                      tokens_in=get_field(metrics, "accumulated_token_usage.prompt_tokens",
+                                          where, required=False),
+                      tokens_out=get_field(metrics, "accumulated_token_usage.completion_tokens",
+                                           where, required=False), turn_tokens=[])
+        openhands_events(run, history, where)
+        runs.append(run)
+    return runs
+
+
+def openhands_events(run, history, where):
+    """Calls, turns and the finish action from an OpenHands (V0) event history."""
+    calls, last_response = {}, object()
+    for i, event in enumerate(history):
+        place = f"{where}, history[{i}]"
+        if not isinstance(event, dict):
+            raise InputError(f"{place}: expected an object")
+        if "kind" in event and "action" not in event and "observation" not in event:
+            raise InputError(f"{place}: an OpenHands V1 (SDK) event, kind {event['kind']!r}; "
+                             f"only V0 events (action / observation) are read")
+        micro = instant_us(get_field(event, "timestamp", place), f"{place}, field 'timestamp'")
+        widen_span(run, micro)
+        if "observation" in event and event.get("cause") in calls:
+            call = calls.pop(event["cause"])
+            call["seconds"] = micro - call["start"]
+        if event.get("source") != "agent" or event.get("action", "null") in OPENHANDS_NOT_TURNS:
+            continue
+        action, args = event["action"], event.get("args") or {}
+        response = get_field(event, "tool_call_metadata.model_response", place,
+                             required=False) or {}
+        if response.get("id") is None or response.get("id") != last_response:
+            usage = response.get("usage") or {}
+            run["turn_tokens"].append(total(usage.get("prompt_tokens"),
+                                            usage.get("completion_tokens")))
+        last_response = response.get("id")
+        if action == "finish":
+            run["final_message"] = args.get("final_thought") or args.get("thought")
+            run["exit_status"] = run["exit_status"] or "finished"
+            completed = str(args.get("task_completed") or "").lower()
+            run["claimed"] = OPENHANDS_CLAIMS.get(completed)
+        elif action == "message":
+            run["final_message"] = args.get("content")
+        elif action not in OPENHANDS_NOT_CALLS:
+            tool = get_field(event, "tool_call_metadata.function_name", place,
+                             required=False) or action
+            calls[event.get("id")] = add_call(run, tool, openhands_call(action, args),
+                                              start=micro, stamp=event["timestamp"],
+                                              turn=len(run["turn_tokens"]) - 1)
+    run["turns"] = len(run["turn_tokens"])
+
+
+# --- agent output: Claude Code ---
+# ~/.claude/projects/*/<session>.jsonl entries {type, uuid, sessionId, timestamp, message
+# {id, model, content[], usage}}, tool_use {id, name, input} answered by tool_result
+# {tool_use_id}; or `claude -p --output-format stream-json` lines ending in a result line.
+CLAUDE_TOOLS = {"Read": "read", "NotebookRead": "read", "LS": "read", "Edit": "edit",
+                "MultiEdit": "edit", "Write": "edit", "NotebookEdit": "edit",
+                "Glob": "search", "Grep": "search"}
+
+
+def read_claude_code(inputs, path):
+    """One run from a Claude Code transcript or stream-json log (none for a subagent's)."""
+    records = read_jsonl_records(inputs, path)
+    if all(r.get("isSidechain") for _, r in records if r.get("type") in ("user", "assistant")):
+        return []                            # a subagent's own file: part of its session
+    run = new_run("claude-code", path, turn_tokens=[])
+    turns, calls = {}, {}
+    for number, entry in records:
+        where = f"{path} line {number}"
+        run["session"] = run["session"] or entry.get("sessionId") or entry.get("session_id")
+        micro = None
+        if entry.get("timestamp") is not None:
+            micro = instant_us(entry["timestamp"], f"{where}, field 'timestamp'")
+        widen_span(run, micro)
+        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        if entry.get("type") == "assistant":
+            claude_assistant(run, message, turns, calls, micro, entry.get("timestamp"), where)
+        elif entry.get("type") == "user" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                call = calls.pop(block.get("tool_use_id"), None) if isinstance(block, dict) \
+                    else None
+                if call and micro is not None and call["start"] is not None:
+                    call["seconds"] = micro - call["start"]
+        elif entry.get("type") == "result":
+            run.update(final_message=entry.get("result"), exit_status=entry.get("subtype"),
+                       cost_usd=entry.get("total_cost_usd"))
+        elif entry.get("type") == "system" and entry.get("model"):
+            run["model"] = run["model"] or entry["model"]
+    if not run["session"]:
+        raise InputError(f"{path}: no field 'sessionId' in any entry")
+    run["turns"] = len(run["turn_tokens"])
+    return [run]
+
+
+def claude_assistant(run, message, turns, calls, micro, stamp, where):
+    """One assistant entry: a new turn per message id, and its tool_use blocks once each."""
+    key = message.get("id") or where
+    if key not in turns:                     # repeated entries of one message count once
+        turns[key] = len(run["turn_tokens"])
+        usage = message.get("usage") or {}
+        count_tokens(run, total(usage.get("input_tokens"),
+                                usage.get("cache_creation_input_tokens", 0),
+                                usage.get("cache_read_input_tokens", 0)),
+                     usage.get("output_tokens"))
+        run["model"] = run["model"] or message.get("model")
+    text = text_of(message.get("content"))
+    if text.strip():
+        run["final_message"] = text
+    seen = run.setdefault("seen", set())
+    for block in message.get("content") or []:
+        if isinstance(block, dict) and block.get("type") == "tool_use" and \
+                block.get("id") not in seen:
+            name = str(get_field(block, "name", where))
+            given = block.get("input") if isinstance(block.get("input"), dict) else {}
+            category = command_category(str(given.get("command", ""))) if name == "Bash" \
+                else CLAUDE_TOOLS.get(name, "other")
+            seen.add(block.get("id"))
+            calls[block.get("id")] = add_call(run, name, category, start=micro, stamp=stamp,
+                                              turn=turns[key])
+
+
+# --- agent output: Codex CLI ---
+# rollout-*.jsonl lines {timestamp, type, payload}: session_meta {id}, turn_context {model},
+# response_item function_call {name, arguments, call_id} / function_call_output, event_msg
+# token_count {info.last_token_usage, info.total_token_usage} and task_complete.
+CODEX_SHELLS = frozenset({"shell", "container.exec", "exec_command", "shell_command",
+                          "local_shell"})
+
+
+def codex_call(payload, where):
+    """(tool, category) of a Codex function_call, custom_tool_call or local_shell_call."""
+    name = payload.get("name") or "local_shell"
+    if name == "apply_patch":
+        return name, "edit"
+    if name not in CODEX_SHELLS:
+        return name, "other"
+    arguments = payload.get("arguments") or payload.get("action") or {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            raise InputError(f"{where}, field 'payload.arguments': not valid JSON") from None
+    command = arguments.get("command") or arguments.get("cmd") or ""
+    if isinstance(command, list):
+        shell = len(command) == 3 and command[1] in ("-lc", "-c")
+        command = command[2] if shell else " ".join(shlex.quote(str(c)) for c in command)
+    return name, command_category(str(command))
+
+
+def read_codex(inputs, path):
+    """One run from a Codex CLI rollout; a call's turn is the next token_count's."""
+    run = new_run("codex", path, turn_tokens=[])
+    calls, last_total = {}, None
+    for number, line in read_jsonl_records(inputs, path):
+        where = f"{path} line {number}"
+        payload = get_field(line, "payload", where, dict)
+        micro = instant_us(get_field(line, "timestamp", where), f"{where}, field 'timestamp'")
+        widen_span(run, micro)
+        kind, item = line.get("type"), payload.get("type")
+        if kind == "session_meta":
+            run["session"] = payload.get("id")
+        elif kind == "turn_context":
+            run["model"] = run["model"] or payload.get("model")
+        elif item in ("function_call", "custom_tool_call", "local_shell_call"):
+            calls[payload.get("call_id")] = add_call(run, *codex_call(payload, where),
+                                                     start=micro, stamp=line["timestamp"],
+                                                     turn=len(run["turn_tokens"]))
+        elif item in ("function_call_output", "custom_tool_call_output") and \
+                payload.get("call_id") in calls:
+            call = calls.pop(payload["call_id"])
+            call["seconds"] = micro - call["start"]
+        elif item == "message" and payload.get("role") == "assistant":
+            run["final_message"] = text_of(payload.get("content")) or run["final_message"]
+        elif item == "token_count" and isinstance(payload.get("info"), dict):
+            info = payload["info"]
+            if info.get("total_token_usage") == last_total:
+                continue                     # a repeated report of the same usage
+            last_total = info.get("total_token_usage")
+            last = info.get("last_token_usage") or {}
+            run["turn_tokens"].append(total(last.get("input_tokens"), last.get("output_tokens")))
+            run["tokens_in"] = (last_total or {}).get("input_tokens")
+            run["tokens_out"] = (last_total or {}).get("output_tokens")
+        elif item == "task_complete":
+            run["exit_status"] = "task_complete"
+            run["final_message"] = payload.get("last_agent_message") or run["final_message"]
+    if not run["session"]:
+        raise InputError(f"{path}: no session_meta line with a payload 'id'")
+    run["turns"] = len(run["turn_tokens"]) or None
+    return [run]
+
+
+# --- agent output: detection, run ids, measures, tables ---
+def sniff_format(path):
+    """The format a file holds, by its content (top-level keys, or one of its first
+    SNIFF_LINES lines: a transcript may open with housekeeping entries), or None."""
+    lower = path.lower()
+    if lower.endswith(".swebench_eval.jsonl"):
+        return None                          # the grader's copy of output.jsonl
+    if lower.endswith((".traj", ".traj.json")):
+        return "swe-agent" if lower.endswith(".traj") else "mini-swe-agent"
+    try:
+        with open(path, "rb") as handle:
+            if lower.endswith(".json"):
+                first = json.loads(handle.read().decode("utf-8-sig"))
+                keys = set(first) if isinstance(first, dict) else set()
+                return None if "info" not in keys else "swe-agent" if "trajectory" in keys \
+                    else "mini-swe-agent" if "messages" in keys else None
+            lines = [handle.readline() for _ in range(SNIFF_LINES)]
+    except (OSError, ValueError):
+        return None
+    return next((fmt for fmt in map(sniff_line, lines) if fmt), None)
+
+
+def sniff_line(line):
+    """The format one JSONL line belongs to, or None."""
+    try:
+        record = json.loads(line.decode("utf-8-sig"))
+    except ValueError:                       # a truncated line: the reader says where
+        text = line.decode("utf-8", "replace")
+        return next((fmt for fmt, keys in SNIFF_KEYS if all(k in text for k in keys)), None)
+    if not isinstance(record, dict):
+        return None
+    if "history" in record and "instance_id" in record:
+        report = get_field(record, "test_result.report", "", required=False)
+        return None if report else "openhands"
+    if record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context") \
+            and "payload" in record:
+        return "codex"
+    if "sessionId" in record or (record.get("type") in ("system", "result") and
+                                 "session_id" in record):
+        return "claude-code"
+    return None
+
+
+SNIFF_LINES = 20
+SNIFF_KEYS = (("claude-code", ('"sessionId"',)), ("codex", ('"payload"', '"type"')),
+              ("openhands", ('"history"',)))
+AGENT_READERS = {"swe-agent": read_swe_agent, "mini-swe-agent": read_mini_swe_agent,
+                 "openhands": read_openhands, "claude-code": read_claude_code,
+                 "codex": read_codex}
+
+
+def agent_files(path):
+    """[(format, file)] under a folder (or the file itself), in sorted path order."""
+    if os.path.isfile(path):
+        fmt = sniff_format(path)
+        return [(fmt, path)] if fmt else []
+    found = []
+    for folder, subfolders, files in os.walk(path):
+        subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
+        for name in sorted(files):
+            if name.endswith((".traj", ".traj.json", ".jsonl")) and not name.startswith("."):
+                fmt = sniff_format(os.path.join(folder, name))
+                if fmt:
+                    found.append((fmt, os.path.join(folder, name)))
+    return found
+
+
+def assign_run_ids(runs):
+    """instance@model (instance alone without a model; the session id without an
+    instance), then #2, #3 in path order: regrade.py names predictions the same way."""
+    seen = {}
+    for run in runs:
+        if run["format"] in ("claude-code", "codex"):
+            base = str(run["session"])
+        else:
+            base = run["task_id"] + (f"@{run['model']}" if run["model"] else "")
+        seen[base] = seen.get(base, 0) + 1
+        run["run_id"] = base if seen[base] == 1 else f"{base}#{seen[base]}"
+
+
+def side_table(inputs, path):
+    """A runs table beside the agent files (a folder's runs.csv), joined on run id."""
+    folder = path if os.path.isdir(path) else None
+    for name in RUNS_TABLE_NAMES if folder else ():
+        if os.path.isfile(os.path.join(folder, name)):
+            table = inputs.read_table(os.path.join(folder, name))
+            key = table.column(None, candidates=("run_id", "session_id", "id"), required=False)
+            if key is None:
+                raise InputError(f"{table.name}: beside agent output it is joined on run id, "
+                                 f"but has no run_id column")
+            return table, key
+    return None, None
+
+
+def fill_from_side(run, table, key, rows_by_id):
+    """Fill what the harness left blank from the runs table beside it; add its other
+    columns (e.g. raters); a cell that disagrees with the harness is an error."""
+    index = rows_by_id.get(run["run_id"])
+    for column in table.columns if index is not None else ():
+        name = {"task": "task_id", "instance_id": "task_id"}.get(column.lower(), column)
+        cell = table.rows[index][column].strip()
+        if column == key or (name in RUN_COLUMNS and name not in run):
+            continue                         # the key, or a measure derived from the record
+        if name not in run:
+            run.setdefault("extra", {})[column] = cell
+        elif not is_missing(cell) and not is_missing(cell_text(run[name])) and \
+                cell_text(run[name]) != cell:
+            raise InputError(f"{table.where(index, column)}: {cell!r} disagrees with "
+                             f"{run['where']} ({cell_text(run[name])!r})")
+        elif not is_missing(cell):
+            run[name] = cell
+
+
+def map_tasks(inputs, runs, task_map):
+    """Tasks for transcripts from --task-map (session id or file name -> task id)."""
+    table = inputs.read_table(task_map)
+    key = table.column(None, flag="--task-map key",
+                       candidates=("session_id", "run_id", "session", "file", "path"))
+    task = table.column(None, flag="--task-map task", candidates=TASK_COLUMNS_ANY)
+    mapping = {row[key].strip(): row[task].strip() for row in table.rows}
+    for run in runs:
+        if not run["task_id"]:
+            for name in (run["run_id"], run["where"], os.path.basename(run["where"])):
+                run["task_id"] = run["task_id"] or mapping.get(name)
+
+
+def phase_measures(run):
+    """orient / impl / verify seconds and tokens around the first and last file edit."""
+    calls = run["calls"]
+    edits = [i for i, call in enumerate(calls) if call["category"] == "edit"]
+    out = dict.fromkeys(("orient_seconds", "impl_seconds", "verify_seconds", "orient_tokens",
+                         "impl_tokens", "verify_tokens", "ran_tests_after_last_edit"))
+    if not edits:
+        return out                           # never edited: undefined, not zero
+    first, last = calls[edits[0]], calls[edits[-1]]
+    out["ran_tests_after_last_edit"] = int(any(c["category"] == "test"
+                                               for c in calls[edits[-1] + 1:]))
+    if None not in (run["start"], run["end"], first["start"], last["start"]):
+        edit_end = last["start"] + (last["seconds"] or 0)
+        out.update(orient_seconds=seconds_text(first["start"] - run["start"]),
+                   impl_seconds=seconds_text(edit_end - first["start"]),
+                   verify_seconds=seconds_text(run["end"] - edit_end))
+    tokens = run["turn_tokens"]
+    if tokens and None not in tokens and last["turn"] < len(tokens):
+        out.update(orient_tokens=sum(tokens[:first["turn"]]),
+                   impl_tokens=sum(tokens[first["turn"]:last["turn"] + 1]),
+                   verify_tokens=sum(tokens[last["turn"] + 1:]))
+    return out
+
+
+def run_row(run):
+    """One runs-table row (RUN_COLUMNS, as text; blank = undefined)."""
+    counts = {c: sum(call["category"] == c for call in run["calls"]) for c in CATEGORIES}
+    row = {key: run.get(key) for key in RUN_COLUMNS}
+    row.update({f"{c}_calls": n for c, n in counts.items()}, tool_calls=len(run["calls"]),
+               tokens_total=total(run["tokens_in"], run["tokens_out"]), **phase_measures(run))
+    row = {key: cell_text(value) for key, value in row.items()}
+    row.update(run.get("extra", {}))
+    return row
+
+
+def derive_tables(inputs, path):
+    """The runs, tool-call and predictions tables an agent folder or file holds, or None."""
+    found = agent_files(path) if path != "-" and os.path.exists(path) else []
+    if not found:
+        return None
+    runs = [run for fmt, file in found for run in AGENT_READERS[fmt](inputs, file)]
+    if not runs:
+        raise InputError(f"{path}: agent transcripts, but only subagent (sidechain) files")
+    assign_run_ids(runs)
+    table, key = side_table(inputs, path)
+    if table is not None:
+        rows_by_id = {row[key].strip(): i for i, row in enumerate(table.rows)}
+        for run in runs:
+            fill_from_side(run, table, key, rows_by_id)
+        unmatched = sorted(set(rows_by_id) - {run["run_id"] for run in runs}, key=rows_by_id.get)
+        if unmatched:
+            raise InputError(f"{table.where(rows_by_id[unmatched[0]], key)}: run id "
+                             f"{unmatched[0]!r} matches no run in the agent output beside it "
+                             f"(their ids are instance@model or the session id, e.g. "
+                             f"{runs[0]['run_id']!r})")
+    if getattr(inputs, "task_map", None):
+        map_tasks(inputs, runs, inputs.task_map)
+    for run in runs:
+        if not run["task_id"]:
+            raise InputError(f"{run['where']}: no task for {run['format']} session "
+                             f"{run['run_id']!r} (the transcript names none); give --task-map "
+                             f"FILE (columns session_id,task_id) or a runs.csv (run_id,task_id) "
+                             f"in {path if os.path.isdir(path) else 'the folder'}")
+    runs.sort(key=lambda r: r["run_id"])
+    rows = [run_row(run) for run in runs]
+    extra = [c for row in rows for c in row if c not in RUN_COLUMNS]
+    columns = list(RUN_COLUMNS) + sorted(set(extra), key=extra.index)
+    calls = [{"run_id": run["run_id"], "seq": str(seq), "tool": call["tool"],
+              "category": call["category"], "timestamp": call["timestamp"],
+              "seconds": seconds_text(call["seconds"])}
+             for run in runs for seq, call in enumerate(run["calls"], 1)]
+    predictions = [{"run_id": run["run_id"], "instance_id": run["task_id"],
+                    "model_name_or_path": run["model"], "model_patch": run["diff"]}
+                   for run in runs if "diff" in run]
+    return {"runs": Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
+                          [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)]),
+            "tool_calls": Table(f"{path} (tool calls)", list(TOOL_CALL_COLUMNS),
+                                calls, list(range(1, len(calls) + 1))) if calls else None,
+            "predictions": predictions, "formats": sorted({r["format"] for r in runs})}
+
+
+def agent_output(inputs, path):
+    """derive_tables(), read once per path."""
+    cache = inputs.__dict__.setdefault("agent_cache", {})
+    if path not in cache:
+        cache[path] = derive_tables(inputs, path)
+    return cache[path]
+
+
+def csv_text(columns, rows):
+    """Rows of text cells as CSV with LF line ends."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([row.get(c, "") for c in columns] for row in rows)
+    return out.getvalue()
+
+
+def write_runs(inputs, path, folder):
+    """--write-runs DIR: the derived runs.csv, tool_calls.csv and predictions.jsonl."""
+    derived = agent_output(inputs, path) if path else None
+    if derived is None:
+        raise InputError(f"--write-runs: {path or 'the input'} is not agent output "
+                         f"(a harness folder or transcript), so nothing was derived to write")
+    os.makedirs(folder, exist_ok=True)
+    outputs = {"runs.csv": csv_text(derived["runs"].columns, derived["runs"].rows)}
+    if derived["tool_calls"] is not None:
+        outputs["tool_calls.csv"] = csv_text(TOOL_CALL_COLUMNS, derived["tool_calls"].rows)
+    if derived["predictions"]:
+        outputs["predictions.jsonl"] = "".join(json.dumps(p, ensure_ascii=False) + "\n"
+                                               for p in derived["predictions"])
+    for name in outputs:
+        inputs.guard_output(os.path.join(folder, name))
+    for name, text in outputs.items():
+        write_atomic(os.path.join(folder, name), text)
 # --- end shared helpers ---
 
 
@@ -2828,6 +3669,18 @@ def load_runs_folder(path, inputs):
     return runs
 
 
+def load_agent_runs(spec, inputs):
+    """Runs from agent output: the diffs and run ids the audits derive from it too."""
+    derived = agent_output(inputs, spec)
+    if not derived["predictions"]:
+        raise InputError(f"{spec}: {', '.join(derived['formats'])} output carries no diff "
+                         f"(the transcripts record tool calls, not the change); give regrade.py "
+                         f"a predictions file with model_patch instead")
+    return [{"instance_id": p["instance_id"], "run_id": p["run_id"], "diff": p["model_patch"],
+             "model": p["model_name_or_path"], "base_commit": None,
+             "where": f"{spec} (run {p['run_id']})"} for p in derived["predictions"]]
+
+
 def load_runs(spec, instances, instances_path, inputs):
     """The runs to grade: a predictions file, a runs folder, or the built-in gold / empty."""
     if spec in ("gold", "empty"):
@@ -2840,6 +3693,8 @@ def load_runs(spec, instances, instances_path, inputs):
             runs.append({"instance_id": instance_id, "run_id": f"{instance_id}@{spec}",
                          "diff": patch, "model": spec, "base_commit": None,
                          "where": f"{instances_path} ({spec})"})
+    elif agent_output(inputs, spec) is not None:
+        runs = load_agent_runs(spec, inputs)
     elif os.path.isdir(spec):
         runs = load_runs_folder(spec, inputs)
     elif os.path.isfile(spec):
@@ -3253,7 +4108,7 @@ class Progress:
 
 # === Main ===
 def build_parser():
-    parser = Parser(__doc__, prog="regrade.py")
+    parser = Parser(__doc__ + HARNESS_MANUAL, prog="regrade.py")
     parser.add_argument("instances", nargs="?", help="instances file (JSON or JSONL)")
     parser.add_argument("runs", nargs="?",
                         help="predictions file, runs folder, 'gold' or 'empty'")
@@ -3296,6 +4151,10 @@ def build_parser():
     parser.add_argument("--summarize", nargs="+", metavar="VERDICTS",
                         help="only summarise verdicts.jsonl files (e.g. shards'); with --out, "
                         "write the merged verdicts.jsonl, verdicts.csv and summary there")
+    parser.add_argument("--task-map", metavar="FILE", help="session id or file -> task id "
+                        "(columns session_id,task_id) for transcripts that name no task")
+    parser.add_argument("--write-runs", metavar="DIR", help="write the runs.csv, tool_calls.csv "
+                        "and predictions.jsonl derived from agent output to DIR")
     add_common_options(parser, __version__, __file__)
     return parser
 
@@ -3308,7 +4167,8 @@ def output(args, inputs, verdicts, instance_ids, argv, skipped=0, stored=None):
         write_atomic(os.path.join(args.out, "verdicts.csv"), verdicts_csv(stored))
         write_atomic(os.path.join(args.out, "swebench_summary.json"),
                      to_json(swebench_summary(stored, instance_ids)))
-    prov = provenance(__file__, __version__, argv, None, inputs, output_flags=("--out",))
+    prov = provenance(__file__, __version__, argv, None, inputs,
+                      output_flags=("--out", "--write-runs"))
     if args.format == "json":
         sys.stdout.write(to_json({"summary": summary,
                                   "swebench_summary": swebench_summary(verdicts, instance_ids),
@@ -3359,6 +4219,7 @@ def _main(argv):
     if not args.repo:
         raise InputError("--repo is required: a clone or a git bundle of the repository")
     inputs = Inputs()
+    inputs.task_map = args.task_map
     instances = load_instances(args.instances, inputs)
     runs = load_runs(args.runs, instances, args.instances, inputs)
     if args.instance:
@@ -3384,6 +4245,8 @@ def _main(argv):
                        and not (instances[r["instance_id"]]["test_cmd"] or args.test_cmd)
                        for r in runs if r["instance_id"] in instances)
     settings["python"] = check_python(args.python, needs_pytest)
+    if args.write_runs:
+        write_runs(inputs, args.runs, args.write_runs)
     fallback, named = parse_repo_options(args.repo)
     scratch = tempfile.mkdtemp(prefix="regrade-session-")
     settings["scratch"] = scratch

@@ -144,6 +144,20 @@ class TestFamily(unittest.TestCase):
                 self.fail(f"the helper block in {script} differs from {CANONICAL} at block "
                           f"line {line + 1}; run 'python3 test_audit.py --sync'")
 
+    def test_no_top_level_name_defined_twice(self):
+        # A script's own function named like a shared helper silently replaces the
+        # helper for every caller in that file (a csv_text did exactly that once).
+        import ast
+        for script in SCRIPTS:
+            with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                tree = ast.parse(handle.read())
+            seen = {}
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    self.assertNotIn(node.name, seen, f"{script}: {node.name} defined at "
+                                     f"lines {seen.get(node.name)} and {node.lineno}")
+                    seen[node.name] = node.lineno
+
     def test_no_imports_between_scripts(self):
         for script in SCRIPTS:
             with open(os.path.join(HERE, script), encoding="utf-8") as handle:
@@ -3882,6 +3896,425 @@ class TestRatingSheets(unittest.TestCase):
             assert_one_error(self, status, out, err, "sheet.key.csv",
                              "a different key is already there")
             self.assertEqual(snapshot(folder), before)
+# === Agent output (harness folders) ===
+AGENTS = os.path.join(HERE, "examples", "agents")
+REGRADE_EXAMPLE = os.path.join(HERE, "examples", "regrade")
+AGENT_FORMATS = ("swe-agent", "mini-swe-agent", "openhands", "claude-code", "codex")
+# Worked out by hand from the story in examples/agents/make_agents.py (times in
+# seconds from the task message; each call's own turn k uses 100 k + 110 tokens):
+#   model-a  read@10+2 search@15+1 edit@20+1 test@30+5, ends 40:
+#            orient 20 - 0 = 20, impl (20 + 1) - 20 = 1, verify 40 - 21 = 19;
+#            turns 0..4 (4 = the final message): 110 + 210 | 310 | 410 + 510
+#   model-b  read@5+1 test@10+4 edit@20+2 test@30+3 edit@40+2, ends 50:
+#            20, 42 - 20 = 22, 50 - 42 = 8; 110 + 210 | 310 + 410 + 510 | 610;
+#            its only tests ran before its last edit
+#   model-c  read, search, bash: never edits, every phase measure undefined
+#   model-d  read@5+1 edit@10+1 edit@20+1 test@25+5 read@35+1, ends 45:
+#            10, 21 - 10 = 11, 45 - 21 = 24; 110 | 210 + 310 | 410 + 510 + 610
+TIMED = {"model-a": ("20", "1", "19", "320", "310", "920", "1"),
+         "model-b": ("20", "22", "8", "320", "1230", "610", "0"),
+         "model-c": ("", "", "", "", "", "", ""),
+         "model-d": ("10", "11", "24", "110", "520", "1530", "1")}
+# SWE-agent records only each step's execution_time (no timestamps, no per-turn
+# tokens), and ends with a submit step of 0.5 s:
+#   a: read 0-2, search 2-3, edit 3-4, test 4-9, submit 9-9.5 -> 3, 1, 5.5
+#   b: read 0-1, test 1-5, edit 5-7, test 7-10, edit 10-12, submit -12.5 -> 5, 7, 0.5
+#   d: read 0-1, edit 1-2, edit 2-3, test 3-8, read 8-9, submit -9.5 -> 1, 2, 6.5
+SWE_AGENT = {"model-a": ("3", "1", "5.5", "", "", "", "1"),
+             "model-b": ("5", "7", "0.5", "", "", "", "0"),
+             "model-c": ("", "", "", "", "", "", ""),
+             "model-d": ("1", "2", "6.5", "", "", "", "1")}
+PHASE_COLUMNS = ("orient_seconds", "impl_seconds", "verify_seconds", "orient_tokens",
+                 "impl_tokens", "verify_tokens", "ran_tests_after_last_edit")
+# (read, edit, search, bash, test, other) calls per model; SWE-agent adds a submit
+# (other) call to each run, mini-swe-agent's calls are the four stories exactly.
+CALLS = {"model-a": (1, 1, 1, 0, 1, 0), "model-b": (1, 2, 0, 0, 2, 0),
+         "model-c": (1, 0, 1, 1, 0, 0), "model-d": (2, 2, 0, 0, 1, 0)}
+CLAUDE_SESSIONS = {"synthetic-0a": "model-a", "synthetic-0b": "model-b",
+                   "synthetic-0c": "model-c", "synthetic-0d": "model-d"}
+
+
+def derived_rows(fmt, task_map=None):
+    module = load("delivery_audit.py")
+    inputs = module.Inputs()
+    inputs.task_map = task_map
+    derived = module.agent_output(inputs, os.path.join(AGENTS, fmt))
+    return {row["run_id"]: row for row in derived["runs"].rows}, derived
+
+
+def story_of(run_id):
+    return CLAUDE_SESSIONS.get(run_id) or run_id.split("@")[1]
+
+
+class TestAgentOutputMeasures(unittest.TestCase):
+    def check_format(self, fmt, phases):
+        rows, derived = derived_rows(fmt)
+        self.assertEqual(len(rows), 4)
+        for run_id, row in rows.items():
+            story = story_of(run_id)
+            with self.subTest(fmt=fmt, run=run_id):
+                self.assertEqual(row["task_id"], "example__calc-1")
+                self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), phases[story])
+                counts = list(CALLS[story])
+                if fmt == "swe-agent":
+                    counts[5] += 1
+                self.assertEqual(tuple(int(row[f"{c}_calls"]) for c in
+                                       ("read", "edit", "search", "bash", "test", "other")),
+                                 tuple(counts))
+                self.assertEqual(int(row["tool_calls"]), sum(counts))
+        return rows, derived
+
+    def test_swe_agent_durations_only(self):
+        rows, derived = self.check_format("swe-agent", SWE_AGENT)
+        row = rows["example__calc-1@model-a"]
+        self.assertEqual((row["cost_usd"], row["tokens_total"], row["claimed"]),
+                         ("0.5", "1100", "yes"))       # claimed: from runs.csv beside it
+        self.assertEqual(len(derived["predictions"]), 4)
+
+    def test_timestamped_formats(self):
+        for fmt in ("mini-swe-agent", "openhands", "codex"):
+            rows, _ = self.check_format(fmt, TIMED)
+            # tokens_total = every turn: a 110+210+310+410+510 = 1550
+            self.assertEqual(rows[next(r for r in rows if story_of(r) == "model-a")]
+                             ["tokens_total"], "1550")
+            self.assertEqual(rows[next(r for r in rows if story_of(r) == "model-a")]
+                             ["turns"], "5")
+
+    def test_claude_code_dedupes_repeated_message_entries(self):
+        # Each call's message is written as two entries (text, then tool_use) with
+        # one id and one usage: 5 turns and 1550 tokens, not 9 turns and 2650.
+        # model-d is a stream-json log: no timestamps, so no phase seconds.
+        timed = dict(TIMED, **{"model-d": ("", "", "", "110", "520", "1530", "1")})
+        rows, _ = self.check_format("claude-code", timed)
+        self.assertEqual((rows["synthetic-0a"]["turns"], rows["synthetic-0a"]["tokens_total"]),
+                         ("5", "1550"))
+        self.assertEqual(rows["synthetic-0d"]["cost_usd"], "0.75")   # the result line's
+
+    def test_codex_counts_a_repeated_token_report_once(self):
+        rows, _ = derived_rows("codex")
+        self.assertEqual(rows["synthetic-0b"]["tokens_total"], "2160")  # 110 + ... + 610
+
+    def test_openhands_claims_are_the_harness_own(self):
+        rows, _ = derived_rows("openhands")
+        self.assertEqual([rows[r]["claimed"] for r in sorted(rows)],
+                         ["yes", "yes", "no", "equivocal"])
+
+    def test_run_ids_and_models(self):
+        rows, _ = derived_rows("mini-swe-agent")
+        self.assertEqual(sorted(rows), [f"example__calc-1@model-{m}" for m in "abcd"])
+        rows, _ = derived_rows("codex")
+        self.assertEqual(sorted(rows), sorted(CLAUDE_SESSIONS))
+        self.assertEqual({r["model"] for r in rows.values()}, {"gpt-synthetic"})
+
+    def test_mini_swe_agent_format_1_commands_from_the_text(self):
+        # Format 1 messages carry no extra: the command is the reply's one bash block,
+        # and with no timestamps or usage the phase seconds and tokens are unknown.
+        blocks = ["grep -rn clamp calc", "sed -i 's/low$/high/' calc/ops.py", "pytest -q"]
+        messages = [{"role": "user", "content": "fix it"}] + [
+            m for block in blocks for m in (
+                {"role": "assistant", "content": f"Next.\n```bash\n{block}\n```"},
+                {"role": "user", "content": "<returncode>0</returncode>"})]
+        with TempDir() as folder:
+            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(
+                {"info": {"exit_status": "Submitted", "submission": ""},
+                 "messages": messages}))
+            rows, _ = derived_rows(folder)
+        row = rows["x__y-1"]
+        self.assertEqual([row[f"{c}_calls"] for c in ("search", "edit", "test", "bash")],
+                         ["1", "1", "1", "0"])
+        self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), ("",) * 6 + ("1",))
+        self.assertEqual((row["turns"], row["tokens_total"]), ("3", ""))
+
+    def test_swe_agent_older_flat_layout_with_all_preds(self):
+        with TempDir() as folder:
+            shutil.copy(os.path.join(AGENTS, "swe-agent", "model-a", "example__calc-1",
+                                     "example__calc-1.traj"), folder)
+            write(folder, "all_preds.jsonl", json.dumps(
+                {"instance_id": "example__calc-1", "model_name_or_path": "gpt4__old",
+                 "model_patch": ""}) + "\n")
+            rows, _ = derived_rows(folder)
+        self.assertEqual(sorted(rows), ["example__calc-1@gpt4__old"])
+
+    def test_command_rules(self):
+        category = load("delivery_audit.py").command_category
+        cases = {"tox -e py39": "test", "python3 -m unittest -v": "test",
+                 "./tests/runtests.py basic": "test", "cd /r && pytest -x": "test",
+                 "perl -pi -e 's/a/b/' x.py": "edit", "git apply fix.diff": "edit",
+                 "echo x >> notes/todo.txt": "edit", "python x.py > /dev/null": "bash",
+                 "rg clamp": "search", "cd src; find . -name '*.py'": "search",
+                 "head -n 5 a.py": "read", "sed -n 1,5p a.py": "read",
+                 "python -c 'import x; x.find(1)'": "bash", "pip install -e .": "bash"}
+        for command, expected in cases.items():
+            self.assertEqual(category(command), expected, command)
+
+    def test_make_agents_rebuilds_the_committed_samples(self):
+        with TempDir() as folder:
+            shutil.copytree(AGENTS, os.path.join(folder, "agents"))
+            shutil.copytree(REGRADE_EXAMPLE, os.path.join(folder, "regrade"))
+            before = {}
+            for root, _, files in os.walk(os.path.join(folder, "agents")):
+                for name in files:
+                    with open(os.path.join(root, name), "rb") as handle:
+                        before[os.path.join(root, name)] = handle.read()
+            subprocess.run([sys.executable, os.path.join(folder, "agents", "make_agents.py")],
+                           check=True, capture_output=True, timeout=60)
+            for path, data in before.items():
+                with open(path, "rb") as handle:
+                    self.assertEqual(handle.read(), data, path)
+
+
+def copy_sample(fmt, folder, drop=()):
+    target = os.path.join(folder, fmt)
+    shutil.copytree(os.path.join(AGENTS, fmt), target)
+    for name in drop:
+        os.remove(os.path.join(target, name))
+    return target
+
+
+class TestAgentOutputErrors(unittest.TestCase):
+    def assert_refused(self, argv, *needles, script="delivery_audit.py"):
+        if script == "regrade.py":
+            argv = [os.path.join(REGRADE_EXAMPLE, "instances.jsonl")] + argv + [
+                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle")]
+        with TempDir() as out:
+            target = os.path.join(out, "derived")
+            status, stdout, stderr = run(script, argv + ["--write-runs", target])
+            self.assertEqual(status, 2, stderr)
+            self.assertEqual(len(stderr.splitlines()), 1, stderr)
+            self.assertTrue(stderr.startswith("error: "), stderr)
+            for needle in needles:
+                self.assertIn(needle, stderr)
+            self.assertEqual(stdout, "")
+            self.assertFalse(os.path.exists(target))
+
+    def edit_json(self, path, change):
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        change(data)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+
+    def test_trajectory_missing_a_field(self):
+        with TempDir() as folder:
+            root = copy_sample("swe-agent", folder)
+            traj = os.path.join(root, "model-b", "example__calc-1", "example__calc-1.traj")
+            self.edit_json(traj, lambda d: d.pop("info"))
+            self.assert_refused([root], traj + ": no field 'info'")
+            root = copy_sample("mini-swe-agent", folder)
+            traj = os.path.join(root, "model-a", "example__calc-1", "example__calc-1.traj.json")
+            self.edit_json(traj, lambda d: d["messages"][3].pop("role"))
+            self.assert_refused([root], traj + ", messages[3]: no field 'role'")
+
+    def test_truncated_jsonl_line(self):
+        with TempDir() as folder:
+            root = copy_sample("openhands", folder)
+            path = os.path.join(root, "model-c", "output.jsonl")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            write(root, "model-c/output.jsonl", text[:len(text) // 2])
+            for script in SCRIPTS:
+                self.assert_refused([root], path + " line 1: not valid JSON", script=script)
+            root = copy_sample("claude-code", folder)
+            path = os.path.join(root, "synthetic-0b.jsonl")
+            with open(path, encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+            write(root, "synthetic-0b.jsonl", "\n".join(lines[:-1] + [lines[-1][:30]]) + "\n")
+            self.assert_refused([root], f"{path} line {len(lines)}: not valid JSON")
+
+    def test_transcript_with_no_task_mapping(self):
+        for fmt in ("claude-code", "codex"):
+            with TempDir() as folder:
+                root = copy_sample(fmt, folder, drop=("runs.csv",))
+                for script in SCRIPTS:
+                    self.assert_refused([root], "no task for", "--task-map", "synthetic-0a",
+                                        script=script)
+
+    def test_task_map_names_the_tasks(self):
+        with TempDir() as folder:
+            root = copy_sample("claude-code", folder, drop=("runs.csv",))
+            task_map = write(folder, "tasks.csv", "session_id,task_id\n" + "".join(
+                f"{s},example__calc-1\n" for s in CLAUDE_SESSIONS))
+            rows, _ = derived_rows(os.path.relpath(root, AGENTS), task_map)
+            self.assertEqual({r["task_id"] for r in rows.values()}, {"example__calc-1"})
+            self.assertEqual({r["claimed"] for r in rows.values()}, {""})   # never guessed
+
+    def test_swe_agent_step_without_a_duration(self):
+        # One step's execution_time missing: the phase seconds are unknown, not zero.
+        with TempDir() as folder:
+            root = copy_sample("swe-agent", folder)
+            traj = os.path.join(root, "model-a", "example__calc-1", "example__calc-1.traj")
+            self.edit_json(traj, lambda d: d["trajectory"][0].pop("execution_time"))
+            rows, _ = derived_rows(os.path.relpath(root, AGENTS))
+            row = rows["example__calc-1@model-a"]
+            self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), ("",) * 6 + ("1",))
+            self.assertEqual(rows["example__calc-1@model-b"]["orient_seconds"], "5")
+
+    def test_write_runs_needs_agent_output(self):
+        with TempDir() as folder:
+            status, _, stderr = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0",
+                                                          "--write-runs", folder + "/x"])
+            self.assertEqual(status, 2)
+            self.assertIn("is not agent output", stderr)
+            self.assertFalse(os.path.exists(folder + "/x"))
+
+    def test_openhands_v1_events_are_named_not_misread(self):
+        with TempDir() as folder:
+            path = write(folder, "output.jsonl", json.dumps(
+                {"instance_id": "x__y-1", "history": [
+                    {"kind": "ActionEvent", "timestamp": "2026-01-05T12:00:00"}]}) + "\n")
+            self.assert_refused([folder], path + " line 1, history[0]", "V1")
+
+    def test_side_table_row_that_matches_no_run(self):
+        with TempDir() as folder:
+            root = copy_sample("codex", folder)
+            with open(os.path.join(root, "runs.csv"), "a", encoding="utf-8") as handle:
+                handle.write("synthetic-0z,example__calc-1,yes\n")
+            self.assert_refused([root], "runs.csv row 6, column 'run_id'", "synthetic-0z")
+
+    def test_side_table_that_disagrees(self):
+        with TempDir() as folder:
+            root = copy_sample("openhands", folder)
+            write(root, "runs.csv", "run_id,claimed\nexample__calc-1@model-c,yes\n")
+            self.assert_refused([root], "runs.csv row 2, column 'claimed'", "disagrees")
+
+    def test_regrade_refuses_transcripts_without_diffs(self):
+        status, _, stderr = run("regrade.py", [
+            os.path.join(REGRADE_EXAMPLE, "instances.jsonl"), os.path.join(AGENTS, "codex"),
+            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle")])
+        self.assertEqual(status, 2)
+        self.assertIn("carries no diff", stderr)
+
+
+def bench_agent_output():
+    """Derive the tables from an OpenHands output.jsonl of 300 runs x 100 events."""
+    module = load("delivery_audit.py")
+    with open(os.path.join(AGENTS, "openhands", "model-b", "output.jsonl"),
+              encoding="utf-8") as handle:
+        record = json.loads(handle.read())
+    events = record["history"][2:-1] * 10
+    history = record["history"][:2] + events + record["history"][-1:]
+    with TempDir() as folder:
+        with open(os.path.join(folder, "output.jsonl"), "w", encoding="utf-8") as out:
+            for k in range(300):
+                out.write(json.dumps(dict(record, instance_id=f"x__y-{k}", history=[
+                    dict(e, id=j, cause=j - 1 if "observation" in e else None)
+                    for j, e in enumerate(history)])) + "\n")
+        started = time.perf_counter()
+        derived = module.agent_output(module.Inputs(), folder)
+        seconds = time.perf_counter() - started
+    print(f"agent output: {len(derived['runs'].rows)} OpenHands runs, "
+          f"{len(derived['tool_calls'].rows)} tool calls derived in {seconds:.2f} s")
+
+
+def without_provenance(text, *names):
+    data = json.loads(text)
+    data.pop("provenance", None)
+    text = json.dumps(data, sort_keys=True)
+    for name in names:
+        text = text.replace(json.dumps(name)[1:-1], "RUNS")
+    return text
+
+
+class TestAgentOutputPipeline(unittest.TestCase):
+    def regrade(self, fmt, out):
+        status, _, stderr = run("regrade.py", [
+            os.path.join(REGRADE_EXAMPLE, "instances.jsonl"), os.path.join(AGENTS, fmt),
+            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out,
+            "--write-runs", os.path.join(out, "flat")])
+        self.assertEqual(status, 0, stderr)
+        with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+            return handle.read()
+
+    def test_trajectories_regrade_and_both_audits(self):
+        expected = ("run_id,instance_id,completed,status\n"
+                    "example__calc-1@model-a,example__calc-1,true,resolved\n"
+                    "example__calc-1@model-b,example__calc-1,false,unresolved\n"
+                    "example__calc-1@model-c,example__calc-1,false,unresolved\n"
+                    "example__calc-1@model-d,example__calc-1,true,resolved\n")
+        with TempDir() as out:
+            for fmt in ("swe-agent", "mini-swe-agent", "openhands"):
+                folder = os.path.join(AGENTS, fmt)
+                verdicts = os.path.join(out, fmt, "verdicts.csv")
+                self.assertEqual(self.regrade(fmt, os.path.join(out, fmt)), expected, fmt)
+                status, text, stderr = run("delivery_audit.py", [
+                    folder, "--verdicts", verdicts, "--boot", "0", "--format", "json"])
+                self.assertEqual(status, 0, stderr)
+                # claims yes, yes, no, equivocal against verified a, d: tp 1 (a),
+                # fp 1 (b), and c, d not claiming
+                self.assertEqual([json.loads(text)["counts"][k] for k in ("tp", "fp", "fn", "tn")],
+                                 [1, 1, 1, 1])
+                status, _, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
+                                                         "--perms", "50", "--boot", "50"])
+                self.assertEqual(status, 0, stderr)
+                # regrade.py --write-runs writes what the audits derive, byte for byte
+                run("delivery_audit.py", [folder, "--verdicts", verdicts, "--boot", "0",
+                                          "--write-runs", os.path.join(out, fmt, "audit")])
+                for name in ("runs.csv", "tool_calls.csv", "predictions.jsonl"):
+                    with open(os.path.join(out, fmt, "flat", name), "rb") as one, \
+                            open(os.path.join(out, fmt, "audit", name), "rb") as other:
+                        self.assertEqual(one.read(), other.read(), (fmt, name))
+        for fmt in ("claude-code", "codex"):
+            folder = os.path.join(AGENTS, fmt)
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                status, _, stderr = run(script, [folder, "--verdicts",
+                                                 os.path.join(folder, "verdicts.csv"),
+                                                 "--boot", "50"])
+                self.assertEqual(status, 0, (fmt, script, stderr))
+
+    def test_predictions_keyed_by_instance_get_the_same_run_id(self):
+        with TempDir() as out:
+            status, _, stderr = run("regrade.py", [
+                os.path.join(REGRADE_EXAMPLE, "instances.jsonl"),
+                os.path.join(AGENTS, "swe-agent", "model-b", "preds.json"),
+                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out])
+            self.assertEqual(status, 0, stderr)
+            with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+                self.assertIn("example__calc-1@model-b,", handle.read())
+
+    def test_auc_family_is_the_derived_measures(self):
+        module = load("auc_audit.py")
+        with TempDir() as out:
+            verdicts = write(out, "v.csv", "run_id,completed\n" + "".join(
+                f"{s},{'true' if s[-1] in 'ad' else 'false'}\n" for s in CLAUDE_SESSIONS))
+            status, text, stderr = run("auc_audit.py", [os.path.join(AGENTS, "codex"),
+                                                        "--verdicts", verdicts, "--perms", "20",
+                                                        "--boot", "20", "--format", "json"])
+        self.assertEqual(status, 0, stderr)
+        data = json.loads(text)
+        names = [f["name"] for f in data["features"]] + [d["name"] for d in data["degenerate"]]
+        self.assertEqual(sorted(names), sorted(module.PROCESS_MEASURES))
+        self.assertEqual(data["baseline"]["name"], "tool_calls")
+
+    def test_write_runs_then_audit_the_flat_tables_to_the_same_figures(self):
+        with TempDir() as out:
+            for fmt in AGENT_FORMATS:
+                folder = os.path.join(AGENTS, fmt)
+                flat = os.path.join(out, fmt)
+                verdicts = write(out, f"{fmt}.csv", "run_id,completed\n" + "".join(
+                    f"{r},{'true' if story_of(r) in ('model-a', 'model-d') else 'false'}\n"
+                    for r in derived_rows(fmt)[0]))
+                for script, extra in (("delivery_audit.py", ["--boot", "50"]),
+                                      ("auc_audit.py", ["--perms", "50", "--boot", "50"])):
+                    argv = ["--verdicts", verdicts, "--format", "json"] + extra
+                    first = run(script, [folder, "--write-runs", flat] + argv)
+                    second = run(script, [flat] + argv)
+                    self.assertEqual(first[0], 0, first[2])
+                    names = (folder + " (tool calls)", os.path.join(flat, "tool_calls.csv"),
+                             os.path.join(flat, "runs.csv"), folder)
+                    self.assertEqual(without_provenance(first[1], *names),
+                                     without_provenance(second[1], *names), (fmt, script))
+                written = {}
+                for name in os.listdir(flat):
+                    with open(os.path.join(flat, name), "rb") as handle:
+                        written[name] = handle.read()
+                again = os.path.join(out, fmt + "-again")
+                run("delivery_audit.py", [folder, "--verdicts", verdicts, "--boot", "0",
+                                          "--write-runs", again])
+                for name, data in written.items():
+                    with open(os.path.join(again, name), "rb") as handle:
+                        self.assertEqual(handle.read(), data, (fmt, name))
+                self.assertEqual("predictions.jsonl" in written,
+                                 fmt in ("swe-agent", "mini-swe-agent", "openhands"))
 
 
 # === Runner ===
