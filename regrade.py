@@ -733,11 +733,11 @@ def rerun_arguments(argv, inputs, output_flags=()):
 
     Input paths become relative to the current folder; output options (`output_flags`,
     e.g. --svg FILE, also abbreviated or as --svg=FILE) are taken out, so a rerun on
-    another machine writes nothing and names no path of this one.
+    another machine writes nothing; an absolute output path shows only its file name.
 
     >>> rerun_arguments(["runs.csv", "--sv", "/tmp/x.svg", "--format=markdown"], Inputs(),
     ...                 ("--svg",))
-    (['runs.csv', '--format=markdown'], ['--svg /tmp/x.svg'])
+    (['runs.csv', '--format=markdown'], ['--svg \u2026/x.svg'])
     """
     read = {os.path.realpath(path) for path, _ in inputs.files if path != "-"}
     kept, outputs, index = [], [], 0
@@ -753,7 +753,10 @@ def rerun_arguments(argv, inputs, output_flags=()):
             if not equals:
                 index += 1
                 value = argv[index] if index < len(argv) else ""
-            outputs.append(f"{flag} {shlex.quote(value)}")
+            # An absolute output path is a path of this machine: only its name is shown.
+            shown = ("\u2026/" + shlex.quote(os.path.basename(value)) if os.path.isabs(value)
+                     else shlex.quote(value))
+            outputs.append(f"{flag} {shown}")
         else:
             kept.append(rerun_argument(token, read))
         index += 1

@@ -3168,7 +3168,7 @@ class TestFooterReruns(unittest.TestCase):
             self.assertTrue(command[0].startswith("python"), command)
             self.assertFalse([w for w in command if folder in w], command)
             self.assertNotIn(output_flag, command)
-            self.assertIn(f"{output_flag} {output}", first)   # listed apart, as an output
+            self.assertIn(f"{output_flag} \u2026/{output_name}", first)   # listed apart, as an output
             second = launch([sys.executable] + command[1:])
             self.assertEqual(report_body(second), report_body(first))
             self.assertEqual(footer_command(second), command)
@@ -3242,7 +3242,7 @@ class TestFooterReruns(unittest.TestCase):
         inputs = module.Inputs()
         for argv in (["--demo", "--sv", "/x/f.svg"], ["--demo", "--svg=/x/f.svg"]):
             self.assertEqual(module.rerun_arguments(argv, inputs, ("--svg",)),
-                             (["--demo"], ["--svg /x/f.svg"]))
+                             (["--demo"], ["--svg \u2026/f.svg"]))
         # A comma-separated list of inputs (--ratings a.csv,b.csv) is made relative too.
         inputs.files += [(os.path.join(HERE, "README.md"), ""), (os.path.join(HERE, "LICENSE"), "")]
         self.assertEqual(module.rerun_arguments(
