@@ -3168,7 +3168,7 @@ class TestFooterReruns(unittest.TestCase):
             self.assertTrue(command[0].startswith("python"), command)
             self.assertFalse([w for w in command if folder in w], command)
             self.assertNotIn(output_flag, command)
-            self.assertIn(f"{output_flag} \u2026/{output_name}", first)   # listed apart, as an output
+            self.assertIn(f"{output_flag} \u2026/{output_name}", first)   # listed apart
             second = launch([sys.executable] + command[1:])
             self.assertEqual(report_body(second), report_body(first))
             self.assertEqual(footer_command(second), command)
