@@ -559,9 +559,13 @@ def nonbreaking(text):
 
 
 def looks_numeric(text):
-    """True for a number, a number with a direction arrow, or an interval like
-    [0.215, 0.448]: right-aligned in tables."""
-    text = text.rstrip("\u2191\u2193 \u00a0")
+    """True for a number, a number with a direction arrow, a p like <0.001, or an
+    interval like [0.215, 0.448]: right-aligned in tables.
+
+    >>> [looks_numeric(t) for t in ("0.5", "<0.001", "0.661 \u2193", "[0.2, 0.4]", "gate 1")]
+    [True, True, True, True, False]
+    """
+    text = text.rstrip("\u2191\u2193 \u00a0").lstrip("<")
     parts = text.strip("[]").split(",") if text.startswith("[") else [text]
     try:
         [float(p) for p in parts]
@@ -3420,6 +3424,8 @@ def feature_tables(result, style, names):
                fmt(f["within_task_auc"]),
                str(f["within_task_pairs"]),
                " ".join(letters[c] for c in f["flags"]) or "-",
+               # 'passes' or the first gate failed, as 'gate 2': short, so it never wraps
+               "passes" if f["name"] in result["verdict"]["passing"] else
                f["verdict"].replace("fails ", "").split(":")[0]]
               for f in result["features"]]
     headers = ["feature", "rows", "AUC"] + (["pooled"] if stratified else []) + \

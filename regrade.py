@@ -588,9 +588,13 @@ def nonbreaking(text):
 
 
 def looks_numeric(text):
-    """True for a number, a number with a direction arrow, or an interval like
-    [0.215, 0.448]: right-aligned in tables."""
-    text = text.rstrip("\u2191\u2193 \u00a0")
+    """True for a number, a number with a direction arrow, a p like <0.001, or an
+    interval like [0.215, 0.448]: right-aligned in tables.
+
+    >>> [looks_numeric(t) for t in ("0.5", "<0.001", "0.661 \u2193", "[0.2, 0.4]", "gate 1")]
+    [True, True, True, True, False]
+    """
+    text = text.rstrip("\u2191\u2193 \u00a0").lstrip("<")
     parts = text.strip("[]").split(",") if text.startswith("[") else [text]
     try:
         [float(p) for p in parts]
