@@ -89,7 +89,9 @@ verified, fn = not claimed, verified, tn = neither)
     successes) print 'undefined' with the reason.
 
 Output
-    --format text (default), markdown or json (full precision). Text and Markdown
+    --format text (default), markdown or json (full precision; an infinite value,
+    such as the inflation where no claim was verified, is the string "inf", and
+    null always means undefined). Text and Markdown
     end with a provenance footer: script version and SHA-256 of its own bytes,
     Python version, the exact command line, the seed, and the SHA-256 of every
     input, so anyone can rerun it and get the same numbers. --svg FILE draws the
@@ -484,8 +486,16 @@ def render_table(headers, rows, style):
 
 
 def jsonable(value):
-    """Make `value` strict JSON: NaN and infinities become null, tuples lists."""
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+    """Make `value` strict JSON: an infinity becomes the string "inf" or "-inf" (a
+    value, kept losslessly), NaN becomes null (null always means undefined), tuples
+    become lists.
+
+    >>> jsonable({"inflation": [1.5, float("inf")], "low": -math.inf, "x": math.nan})
+    {'inflation': [1.5, 'inf'], 'low': '-inf', 'x': None}
+    """
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
@@ -971,10 +981,21 @@ def sampling_projection(runs, checked, delivery_rate):
         "claims_checked": checked_claims,
         "verified_deliveries_seen": seen,
         "expected_verified_deliveries": {"value": expected[0], "ci": expected[1:]},
-        "inflation": {"value": claims / expected[0] if expected[0] else None,
-                      "ci": [claims / expected[2] if expected[2] else None,
-                             claims / expected[1] if expected[1] else None]},
+        "inflation": {"value": claims_per_delivery(claims, expected[0]),
+                      "ci": [claims_per_delivery(claims, expected[2]),
+                             claims_per_delivery(claims, expected[1])]},
     }
+
+
+def claims_per_delivery(claims, deliveries):
+    """Claims billed per (expected) verified delivery: infinite where none is expected.
+
+    >>> claims_per_delivery(8, 2.0), claims_per_delivery(8, 0.0), claims_per_delivery(0, 0.0)
+    (4.0, inf, None)
+    """
+    if deliveries is None or claims == 0:
+        return None
+    return math.inf if deliveries == 0 else claims / deliveries
 
 
 def condition_tables(checked):

@@ -584,7 +584,7 @@ class TestDeliveryReport(unittest.TestCase):
         result = audit_json(["--counts", "tp=1,fp=9,fn=1,tn=5", "--boot", "2000"])
         r, inflation = result["delivery_rate"], result["inflation"]
         self.assertEqual(r["ci_cluster"][0], 0.0)
-        self.assertIsNone(inflation["ci_cluster"][1])      # infinite: JSON has no inf
+        self.assertEqual(inflation["ci_cluster"][1], "inf")   # infinite, written as "inf"
         self.assertAlmostEqual(inflation["ci_cluster"][0], 1 / r["ci_cluster"][1])
         self.assertAlmostEqual(inflation["ci"][0], 1 / r["ci"][1])
         status, out, _ = run("delivery_audit.py", ["--counts", "tp=1,fp=9,fn=1,tn=5"])
@@ -3095,6 +3095,47 @@ def load_tests(loader, tests, pattern):
     for script in SCRIPTS:
         tests.addTests(doctest.DocTestSuite(load(script)))
     return tests
+
+
+# === delivery_audit.py: what the data can say ===
+# Issue 11, items 8-12: verdict cases, degenerate intervals, infinity, pairing and the
+# stratified exact test, the three-level claim AUC. Every oracle here is computed
+# independently of the script: enumeration, exact fractions, pair counting.
+def delivery_csv(rows, header):
+    return header + "\n" + "\n".join(",".join(str(c) for c in row) for row in rows) + "\n"
+
+
+class TestDeliveryInfinity(unittest.TestCase):
+    def test_json_writes_infinity_as_a_string_and_keeps_null_for_undefined(self):
+        # r = 0 on the claims: inflation 1/r is infinite, a value, not missing.
+        result = audit_json(["--counts", "tp=0,fp=5,fn=2,tn=3", "--boot", "0"])
+        self.assertEqual(result["inflation"]["value"], "inf")
+        self.assertEqual(result["inflation"]["ci"][1], "inf")
+        # No claim at all: r is undefined, so 1/r is undefined (null), not infinite.
+        result = audit_json(["--counts", "tp=0,fp=0,fn=2,tn=3", "--boot", "0"])
+        self.assertIsNone(result["inflation"]["value"])
+        d = load("delivery_audit.py")
+        text = d.to_json({"a": math.inf, "b": -math.inf, "c": math.nan, "d": None})
+        self.assertEqual(json.loads(text), {"a": "inf", "b": "-inf", "c": None, "d": None})
+
+    def test_sampling_mode_prints_inf_where_r_is_zero(self):
+        # Three checked claims, all false; five claims unchecked. r = 0, r's exact
+        # interval [0, 0.708]: expected deliveries 0 [0, 3.54], so the inflation is
+        # inf with the interval [8 / 3.54, inf]. It used to print [2.261, undefined].
+        rows = [["r1", "t1", "yes", "0"], ["r2", "t2", "yes", "0"], ["r3", "t3", "yes", "0"],
+                ["r4", "t4", "no", "1"]] + [[f"r{i}", f"t{i}", "yes", ""] for i in range(5, 10)]
+        low, high = brute_force_clopper_pearson(0, 3)
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", delivery_csv(rows, "run_id,task_id,claimed,verified"))
+            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
+            result = audit_json([path, "--boot", "0"])
+        self.assertEqual(status, 0, err)
+        flat = " ".join(out.split())
+        self.assertIn(f"inflation inf [{8 / (5 * high):.3f}, inf]", flat)
+        self.assertNotIn("undefined]", flat)
+        self.assertEqual(result["sampling"]["inflation"]["value"], "inf")
+        self.assertEqual(result["sampling"]["inflation"]["ci"][1], "inf")
+        self.assertAlmostEqual(result["sampling"]["inflation"]["ci"][0], 8 / (5 * high))
 
 
 # === Runner ===
