@@ -75,18 +75,34 @@ verified, fn = not claimed, verified, tn = neither)
                              from the checked claims and projected onto all claims
     cost                     with --cost: total, per run, per claim, per verified
                              delivery, and what was spent on false claims
-    verdict                  the claim "carries information" only when Fisher's p
-                             < 0.05 and kappa's cluster interval (where there is
-                             one) lies on the same side of 0; below 0, it points
-                             the wrong way; otherwise it carries no usable
-                             information. Fewer than 10 clusters earns a warning.
+    verdict                  one of three cases, read off Fisher's p and kappa's
+                             cluster interval:
+                             - the claim carries information: Fisher's p < 0.05
+                               and the interval (where there is a usable one)
+                               lies on kappa's side of 0; below 0 it points the
+                               wrong way;
+                             - the data exclude any useful agreement: the
+                               interval's upper end lies below 0.2, where Landis
+                               and Koch's (1977) "slight" agreement ends;
+                             - too few runs to tell: neither. An interval
+                               narrower than 0.2 always tells (it lies above 0 or
+                               below 0.2); the verdict gives today's width and the
+                               runs that would shrink it to 0.2 at the 1/sqrt(n)
+                               rate, and says when no table with these margins
+                               could reach Fisher p < 0.05 at all.
+                             A claim that never varies carries nothing by
+                             construction, and says so.
     The cluster bootstrap resamples whole tasks with replacement (--boot times,
     default 20,000; the report used 200,000) because runs of one task agree with
     each other; intervals are the 2.5th and 97.5th percentiles (linear
     interpolation between order statistics); resamples where a figure is
     undefined are skipped and counted. With no task column each run is its own
-    cluster, and the report says so. Figures that need both classes (e.g. only
-    successes) print 'undefined' with the reason.
+    cluster, and the report says so. An interval is withheld, with a note saying
+    why, where it would be no interval: fewer than 10 clusters (too few distinct
+    resamples), or zero width (all resamples, or 95% of them, give one value,
+    as when every claim was verified). The verdict never leans on a withheld
+    interval. Figures that need both classes (e.g. only successes) print
+    'undefined' with the reason.
 
 Output
     --format text (default), markdown or json (full precision; an infinite value,
@@ -111,7 +127,9 @@ DEFAULT_SEED = 20260801
 DEFAULT_BOOT = 20000
 CONFIDENCE = 0.95
 BOOT_CHUNK = 1000          # resamples per independently seeded chunk
-FEW_CLUSTERS = 10          # fewer clusters than this: bootstrap intervals are rough
+FEW_CLUSTERS = 10          # fewer clusters than this: bootstrap intervals are withheld
+SIGNIFICANCE = 0.05        # Fisher's p below this: the claim and the outcome are not independent
+USEFUL_AGREEMENT = 0.2     # Landis & Koch (1977): a kappa below 0.2 is at best "slight"
 CLAIM_COLUMNS = ("claimed", "claim")
 VERIFIED_COLUMNS = ("verified", "completed", "resolved", "gt_completed")
 TASK_COLUMNS = ("task_id", "instance_id", "task")
@@ -839,12 +857,38 @@ def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE, jobs=1)
         for name in RATE_NAMES:
             values = [draw[name] for chunk in chunks for draw in chunk[variant]]
             defined = sorted(v for v in values if v is not None)
+            ci = ([percentile(defined, alpha / 2), percentile(defined, 1 - alpha / 2)]
+                  if defined else [None, None])
             intervals[variant][name] = {
-                "ci": ([percentile(defined, alpha / 2), percentile(defined, 1 - alpha / 2)]
-                       if defined else [None, None]),
-                "skipped": len(values) - len(defined),
+                "ci": ci, "skipped": len(values) - len(defined),
+                "degenerate": degenerate_interval(defined, ci, len(cluster_counts)),
             }
     return intervals
+
+
+def degenerate_interval(defined, ci, clusters):
+    """Why a bootstrap interval is no interval at all, or None when it is usable.
+
+    Too few clusters give too few distinct resamples to show the uncertainty;
+    a zero-width interval (every resample, or 95% of them, giving one value)
+    shows none.
+
+    >>> degenerate_interval([1.0] * 50, [1.0, 1.0], 12)
+    'all 50 resamples give 1.000'
+    >>> degenerate_interval([0.5] + [1.0] * 99, [1.0, 1.0], 12)
+    'at least 95% of the resamples give 1.000'
+    >>> degenerate_interval([0.2, 0.5, 0.8], [0.2, 0.8], 4)
+    'only 4 clusters to resample (fewer than 10)'
+    >>> degenerate_interval([0.2, 0.5, 0.8], [0.2, 0.8], 12) is None
+    True
+    """
+    if clusters < FEW_CLUSTERS:
+        return f"only {clusters} clusters to resample (fewer than {FEW_CLUSTERS})"
+    if not defined or ci[0] != ci[1]:
+        return None
+    if defined[0] == defined[-1]:
+        return f"all {len(defined)} resamples give {fmt(ci[0])}"
+    return f"at least 95% of the resamples give {fmt(ci[0])}"
 
 
 def parallel_chunks(packed, seed, sizes, jobs):
@@ -885,12 +929,22 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
             target[key] = interval["ci"]
             if interval["skipped"]:
                 target["cluster_resamples_skipped"] = interval["skipped"]
+            if interval["degenerate"]:
+                # Kept for the record, never printed or leaned on as an interval.
+                target[key] = [None, None]
+                target["cluster_interval_withheld"] = {"reason": interval["degenerate"],
+                                                       "percentiles": interval["ci"]}
     r = figures["delivery_rate"]
     figures["inflation"] = {"value": inverse(r["value"]),
                             "ci": [inverse(r["ci"][1]), inverse(r["ci"][0])]}
     if "ci_cluster" in r:
         figures["inflation"]["ci_cluster"] = [inverse(r["ci_cluster"][1]),
                                               inverse(r["ci_cluster"][0])]
+    if "cluster_interval_withheld" in r:
+        withheld = r["cluster_interval_withheld"]
+        low, high = withheld["percentiles"]
+        figures["inflation"]["cluster_interval_withheld"] = {
+            "reason": withheld["reason"], "percentiles": [inverse(high), inverse(low)]}
     if r["value"] is None:
         figures["inflation"]["undefined"] = r["undefined"]
     return figures
@@ -955,6 +1009,7 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
         result.update(mcnemar_pairs(checked))
     if any(r.get("cost") is not None for r in runs):
         result["cost"] = cost_figures(runs)
+    result["verdict_case"] = claim_verdict(result)
     result["verdict"] = verdict_sentences(result)
     return result
 
@@ -1126,36 +1181,77 @@ def criteria_summary(rows, run_ids):
             "runs_where_varying_criteria_agree": sum(1 for v in per_run.values() if len(v) == 1)}
 
 
-def verdict_sentences(result):
-    """The closing verdict in plain words, read off the computed figures.
+def smallest_fisher_p(tp, fp, fn, tn):
+    """The smallest two-sided Fisher p any table with these margins could reach.
 
-    The claim is called informative only when Fisher's exact test rejects
-    independence (p < 0.05) and kappa's cluster interval, where there is one,
-    excludes 0 on the same side.
+    The hypergeometric law is unimodal, so its least likely table, the one with
+    the smallest p, is one of the two extreme tables.
+
+    >>> round(smallest_fisher_p(3, 0, 0, 3), 6), round(smallest_fisher_p(2, 1, 1, 2), 6)
+    (0.1, 0.1)
     """
-    sentences = []
-    kappa, auc, fisher_p = result["kappa"], result["claim_auc"]["value"], result["fisher_p"]
-    low, high = kappa["ci"]
-    if kappa["value"] is None:
-        sentences.append(f"Cohen's kappa is undefined ({kappa.get('undefined')}), so what "
-                         "the claim says about success cannot be measured here.")
+    row1, row2, column1 = tp + fp, fn + tn, tp + fn
+    ends = {max(0, column1 - row2), min(row1, column1)}
+    return min(fisher_exact(x, row1 - x, column1 - x, row2 - column1 + x) for x in ends)
+
+
+def claim_verdict(result):
+    """Which of the verdict's cases the data support, with the figures that decide it.
+
+    - "informative": Fisher's p < SIGNIFICANCE and kappa's cluster interval, where
+      there is a usable one, lies on kappa's side of 0; `direction` says which way.
+    - "no_useful_agreement": kappa's interval lies wholly below USEFUL_AGREEMENT.
+    - "too_few_runs": neither; an interval narrower than USEFUL_AGREEMENT always
+      tells (it lies above 0 or below the bound), and `runs_needed` scales the
+      runs by the squared ratio of the widths (intervals shrink as 1/sqrt(n)).
+    - "claim_constant": every run claimed, or none did: no information by construction.
+    - "undefined": kappa is undefined (one outcome class).
+    A withheld (degenerate) bootstrap interval counts as no interval.
+    """
+    kappa, fisher_p, c = result["kappa"], result["fisher_p"], result["counts"]
+    value, (low, high) = kappa["value"], kappa["ci"]
+    case = {"significance": SIGNIFICANCE, "useful_agreement": USEFUL_AGREEMENT,
+            "kappa_interval": None if low is None else [low, high]}
+    if value is None:
+        return {**case, "case": "undefined"}
+    if c["claims"] in (0, c["runs"]):
+        return {**case, "case": "claim_constant"}
+    if low is None:
+        case["no_interval"] = (kappa.get("cluster_interval_withheld", {}).get("reason")
+                               or ("no bootstrap was run" if not result["boot"]
+                                   else "no resample defined it"))
+    direction = "right" if value > 0 else "wrong" if value < 0 else None
+    excludes_zero = low is None or (low > 0 if value > 0 else high < 0)
+    if fisher_p < SIGNIFICANCE and direction and excludes_zero:
+        return {**case, "case": "informative", "direction": direction,
+                "at_best_slight": high is not None and high < USEFUL_AGREEMENT}
+    if high is not None and high < USEFUL_AGREEMENT:
+        return {**case, "case": "no_useful_agreement"}
+    case.update(case="too_few_runs", width_needed=USEFUL_AGREEMENT,
+                smallest_fisher_p=smallest_fisher_p(c["tp"], c["fp"], c["fn"], c["tn"]))
+    if low is not None:
+        width = high - low
+        case.update(width=width, runs_needed=math.ceil(c["runs"] * (width / USEFUL_AGREEMENT) ** 2))
+    return case
+
+
+def verdict_sentences(result):
+    """The closing verdict in plain words, read off claim_verdict's case and the figures."""
+    case, kappa = result["verdict_case"], result["kappa"]
+    if case["case"] == "undefined":
+        sentences = [f"Cohen's kappa is undefined ({kappa.get('undefined')}), so what the "
+                     "claim says about success cannot be measured here."]
+    elif case["case"] == "claim_constant":
+        sentences = [f"The claim never varies ({'every' if result['counts']['claims'] else 'no'}"
+                     f" run claims completion), so it carries no information about success "
+                     f"by construction (kappa {fmt(kappa['value'])})."]
     else:
-        interval = (f"kappa {fmt(kappa['value'])} {fmt_ci(kappa['ci'])}" if low is not None
-                    else f"kappa {fmt(kappa['value'])} (no cluster interval)")
-        above = fisher_p < 0.05 and kappa["value"] > 0 and (low is None or low > 0)
-        below = fisher_p < 0.05 and kappa["value"] < 0 and (high is None or high < 0)
-        evidence = f"{interval}, Fisher p {fmt_p(fisher_p)}, claim AUC {fmt(auc)}"
-        if above:
-            sentences.append(f"The claim carries information about success ({evidence}).")
-        elif below:
-            sentences.append(f"The claim carries information in the wrong direction: claims "
-                             f"are more common on runs that failed ({evidence}).")
-        else:
-            sentences.append(f"The claim carries no usable information about success "
-                             f"({evidence}; AUC 0.5 is chance).")
-    if result["n_clusters"] < FEW_CLUSTERS:
-        sentences.append(f"Only {plural(result['n_clusters'], 'cluster')}: bootstrap intervals "
-                         "are rough or absent; lean on the exact intervals.")
+        sentences = claim_sentences(result, case)
+    if result["n_clusters"] < FEW_CLUSTERS and case.get("kappa_interval") is None \
+            and "no_interval" not in case:
+        sentences.append(f"Only {plural(result['n_clusters'], 'cluster')}: no bootstrap "
+                         "interval is shown; the verdict rests on Fisher's p and the exact "
+                         "intervals.")
     c = result["counts"]
     checked = "Among the verified runs, paying" if "sampling" in result else "Paying"
     if c["claims"] and c["tp"]:
@@ -1168,6 +1264,42 @@ def verdict_sentences(result):
     elif c["claims"]:
         sentences.append(f"None of the {plural(c['claims'], 'claim')} was verified: paying "
                          "per claim pays entirely for completions that did not happen.")
+    return sentences
+
+
+def claim_sentences(result, case):
+    """The verdict's first sentences: what the claim says about success, by case."""
+    kappa, bound = result["kappa"], fmt(case["useful_agreement"], 1)
+    interval = (f"kappa {fmt(kappa['value'])} {fmt_ci(case['kappa_interval'])}"
+                if case["kappa_interval"] else
+                f"kappa {fmt(kappa['value'])}, no usable interval: {case['no_interval']}")
+    evidence = (f"{interval}; Fisher p {fmt_p(result['fisher_p'])}, "
+                f"claim AUC {fmt(result['claim_auc']['value'])}")
+    if case["case"] == "informative" and case["direction"] == "right":
+        slight = (f" It is at best slight agreement: the interval lies below {bound}."
+                  if case["at_best_slight"] else "")
+        return [f"The claim carries information about success ({evidence}).{slight}"]
+    if case["case"] == "informative":
+        return [f"The claim carries information in the wrong direction: claims are more "
+                f"common on runs that failed ({evidence})."]
+    if case["case"] == "no_useful_agreement":
+        return [f"The claim carries no usable information about success: the data exclude "
+                f"any useful agreement, since kappa's interval lies wholly below {bound}, "
+                f"where Landis and Koch's 'slight' agreement ends ({evidence}; AUC 0.5 is "
+                f"chance)."]
+    sentences = [f"Too few runs to tell whether the claim carries information about "
+                 f"success ({evidence}): neither a real association nor its absence is "
+                 f"shown."]
+    if case["smallest_fisher_p"] >= case["significance"]:
+        sentences.append(f"With these margins no table could reach Fisher p < "
+                         f"{case['significance']} (the smallest attainable is "
+                         f"{fmt_p(case['smallest_fisher_p'])}).")
+    need = (f"A kappa interval narrower than {bound} always tells (it lies above 0 or "
+            f"below {bound})")
+    if "width" in case:
+        need += (f"; this one is {fmt(case['width'])} wide, and intervals shrink as "
+                 f"1/sqrt(runs), so roughly {case['runs_needed']:,} runs would be needed")
+    sentences.append(need + ".")
     return sentences
 
 
@@ -1409,6 +1541,7 @@ def render(result, style, source):
                for name, label in FIGURE_ROWS if result[name].get("cluster_resamples_skipped")]
     if skipped:
         out.append(f"Resamples skipped where a figure was undefined: {', '.join(skipped)}.")
+    out += withheld_notes(result, cluster_name)
     eq = result["equivocal_as_claims"]
     out += ["", sub(f"If the equivocal messages ({c['equivocal']}) counted as claims"), ""]
     changes = []
@@ -1503,6 +1636,19 @@ def render(result, style, source):
         out = [line if "\n" in line or line.startswith((" ", "-", "=")) or "  " in line
                else textwrap.fill(line, 100, break_on_hyphens=False) for line in out]
     return "\n".join(out) + "\n"
+
+
+def withheld_notes(result, cluster_name):
+    """One line per reason a bootstrap interval was withheld, naming its figures."""
+    reasons = {}
+    for name, label in FIGURE_ROWS:
+        withheld = result[name].get("cluster_interval_withheld")
+        if withheld:
+            reasons.setdefault(withheld["reason"], []).append(label.split(" (")[0])
+    return [f"No {cluster_name} bootstrap interval for {', '.join(names)}: {reason}, so "
+            f"the bootstrap cannot show the uncertainty there; lean on the exact intervals and "
+            f"Fisher's p."
+            for reason, names in sorted(reasons.items())]
 
 
 def render_svg(result):

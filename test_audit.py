@@ -571,8 +571,8 @@ class TestDeliveryReport(unittest.TestCase):
             status, out, _ = run("delivery_audit.py", [path])
         self.assertEqual(result["kappa"]["ci"], [None, None])
         self.assertEqual(result["boot"], 0)
-        self.assertIn("The claim carries no usable information", out)
-        self.assertIn("Only 1 cluster", out)
+        self.assertIn("Too few runs to tell", out)
+        self.assertIn("no bootstrap was run", " ".join(out.split()))
 
     def test_verdict_reads_a_negative_kappa_as_the_wrong_direction(self):
         status, out, _ = run("delivery_audit.py", ["--counts", "tp=5,fp=40,fn=40,tn=5",
@@ -3136,6 +3136,142 @@ class TestDeliveryInfinity(unittest.TestCase):
         self.assertEqual(result["sampling"]["inflation"]["value"], "inf")
         self.assertEqual(result["sampling"]["inflation"]["ci"][1], "inf")
         self.assertAlmostEqual(result["sampling"]["inflation"]["ci"][0], 8 / (5 * high))
+
+
+def verdict_text(argv):
+    """The Verdict section of a text report, on one line."""
+    status, out, err = run("delivery_audit.py", argv)
+    if status != 0:
+        raise AssertionError(f"exit {status}: {err}")
+    return " ".join(out.split("\nVerdict\n")[1].split("-- provenance --")[0].split())
+
+
+def clustered_runs(tasks, per_task, seed):
+    """Runs in `tasks` tasks; claim and outcome independent coin flips (kappa near 0)."""
+    rng = random.Random(seed)
+    return [[f"r{t}-{i}", f"t{t}", rng.choice(["yes", "no"]), rng.choice(["1", "0"])]
+            for t in range(tasks) for i in range(per_task)]
+
+
+class TestDeliveryVerdictCases(unittest.TestCase):
+    """Item 8: informative (with direction), no useful agreement, too few runs to tell."""
+
+    def test_perfect_agreement_on_six_runs_is_too_few_to_tell(self):
+        # It used to say "the claim carries no usable information (kappa 1.000 ...)".
+        text = verdict_text(["--counts", "tp=3,fp=0,fn=0,tn=3", "--boot", "2000"])
+        self.assertNotIn("no usable information", text)
+        self.assertIn("Too few runs to tell", text)
+        # Both extreme tables with margins 3/3, 3/3 have Fisher p 1/20 + 1/20 = 0.1.
+        self.assertEqual(brute_force_fisher(3, 0, 0, 3), Fraction(1, 10))
+        self.assertEqual(brute_force_fisher(0, 3, 3, 0), Fraction(1, 10))
+        self.assertIn("no table could reach Fisher p < 0.05 (the smallest attainable is 0.100)",
+                      text)
+        self.assertIn("A kappa interval narrower than 0.2 always tells", text)
+
+    def test_too_few_runs_gives_the_width_and_the_runs_needed(self):
+        rows = [[f"r{i}", f"t{i}", "yes" if i % 3 else "no", "1" if i % 2 else "0"]
+                for i in range(27)]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "2000"])
+            text = verdict_text([path, "--boot", "2000"])
+        case = result["verdict_case"]
+        self.assertEqual(case["case"], "too_few_runs")
+        low, high = result["kappa"]["ci"]
+        self.assertTrue(low < 0 < 0.2 < high, (low, high))
+        self.assertAlmostEqual(case["width"], high - low, delta=1e-15)
+        self.assertEqual(case["runs_needed"], math.ceil(27 * ((high - low) / 0.2) ** 2))
+        self.assertIn(f"this one is {high - low:.3f} wide", text)
+        self.assertIn(f"roughly {case['runs_needed']:,} runs would be needed", text)
+
+    def test_the_report_lands_on_no_useful_agreement(self):
+        # The report's kappa -0.023 [-0.161, 0.182]: the upper end lies below 0.2.
+        for argv in (["--demo"], [EXAMPLE_RUNS]):
+            result = audit_json(argv + ["--boot", "4000"])
+            self.assertEqual(result["verdict_case"]["case"], "no_useful_agreement", argv)
+            self.assertLess(result["kappa"]["ci"][1], 0.2)
+            self.assertGreater(result["kappa"]["ci"][1], 0)
+            text = verdict_text(argv + ["--boot", "4000"])
+            self.assertIn("the data exclude any useful agreement", text)
+            self.assertIn("kappa -0.023 [", text)
+        d = load("delivery_audit.py")
+        fake = {"kappa": {"value": -0.023, "ci": [-0.161, 0.182]}, "fisher_p": 1.0,
+                "boot": 200000, "counts": {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "claims": 68,
+                                           "runs": 72}}
+        self.assertEqual(d.claim_verdict(fake)["case"], "no_useful_agreement")
+        # The bound is strict: an interval reaching 0.2 no longer excludes it.
+        fake["kappa"]["ci"] = [-0.161, 0.2]
+        self.assertEqual(d.claim_verdict(fake)["case"], "too_few_runs")
+
+    def test_information_in_either_direction(self):
+        result = audit_json(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "2000"])
+        self.assertLess(exact_fisher_p(400, 300, 300, 360), 0.05)
+        self.assertEqual((result["verdict_case"]["case"], result["verdict_case"]["direction"]),
+                         ("informative", "right"))
+        self.assertGreater(result["kappa"]["ci"][0], 0)
+        text = verdict_text(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "2000"])
+        self.assertIn("The claim carries information about success", text)
+        self.assertIn("at best slight agreement", text)      # its interval ends below 0.2
+        text = verdict_text(["--counts", "tp=5,fp=40,fn=40,tn=5", "--boot", "2000"])
+        self.assertIn("carries information in the wrong direction", text)
+
+    def test_fisher_alone_decides_where_the_interval_is_withheld(self):
+        # 30 + 30 runs in perfect agreement: every resample gives kappa 1, so there is
+        # no interval; Fisher's p (exactly 2 / C(60, 30)) carries the verdict alone.
+        self.assertEqual(exact_fisher_p(30, 0, 0, 30), Fraction(2, math.comb(60, 30)))
+        result = audit_json(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
+        self.assertEqual(result["verdict_case"]["case"], "informative")
+        self.assertEqual(result["kappa"]["ci"], [None, None])
+        text = verdict_text(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
+        self.assertIn("no usable interval: all 2000 resamples give 1.000", text)
+
+    def test_a_constant_claim_carries_nothing_by_construction(self):
+        text = verdict_text(["--counts", "tp=20,fp=20,fn=0,tn=0", "--boot", "500"])
+        self.assertIn("The claim never varies (every run claims completion)", text)
+
+
+class TestDeliveryDegenerateIntervals(unittest.TestCase):
+    """Item 9: no zero-width or few-cluster bootstrap interval is printed or leaned on."""
+
+    def test_zero_width_intervals_become_a_note(self):
+        status, out, _ = run("delivery_audit.py", ["--counts", "tp=30,fp=0,fn=0,tn=30",
+                                                   "--boot", "2000"])
+        self.assertNotIn("[1.000, 1.000]", out)
+        self.assertNotIn("[0.000, 0.000]", out)
+        flat = " ".join(out.split())
+        self.assertIn("No run bootstrap interval for false-completion rate 1 - r: all 2000 "
+                      "resamples give 0.000", flat)
+        result = audit_json(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
+        r = result["delivery_rate"]
+        self.assertEqual(r["ci_cluster"], [None, None])
+        self.assertEqual(r["cluster_interval_withheld"]["percentiles"], [1.0, 1.0])
+        self.assertEqual(result["inflation"]["ci_cluster"], [None, None])
+        # The completion rate does vary across resamples: its interval stays.
+        low, high = result["completion_rate"]["ci_cluster"]
+        self.assertLess(low, 0.5)
+        self.assertGreater(high, 0.5)
+
+    def test_perfect_agreement_on_six_runs_prints_no_cluster_interval(self):
+        status, out, _ = run("delivery_audit.py", ["--counts", "tp=3,fp=0,fn=0,tn=3"])
+        self.assertNotIn("[1.000, 1.000]", out)
+        self.assertIn("[0.292, 1.000]", out)                 # the exact interval stays
+        self.assertIn("only 6 clusters to resample (fewer than 10)", " ".join(out.split()))
+
+    def test_few_clusters_never_carry_the_verdict(self):
+        # 4 tasks of 60 runs: a 4-cluster bootstrap gives a narrow kappa interval
+        # below 0.2, but 4 clusters cannot show the uncertainty between tasks.
+        rows = clustered_runs(4, 60, seed=3)
+        d = load("delivery_audit.py")
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "2000"])
+            status, out, _ = run("delivery_audit.py", [path, "--boot", "2000"])
+        withheld = result["kappa"]["cluster_interval_withheld"]
+        self.assertLess(withheld["percentiles"][1], 0.2)     # it would have "excluded" 0.2
+        self.assertEqual(result["kappa"]["ci"], [None, None])
+        self.assertEqual(result["verdict_case"]["case"], "too_few_runs")
+        self.assertIn("Too few runs to tell", out)
+        self.assertNotIn(d.fmt_ci(withheld["percentiles"]), out)
 
 
 # === Runner ===
