@@ -38,7 +38,8 @@ Input
       claim      --claim      claimed, claim
       verified   --verified   verified, completed, resolved, gt_completed
       condition  --condition  condition                       (optional)
-      replicate  --replicate  replicate, rep, attempt         (optional; pairs runs)
+      replicate  --replicate  replicate, rep, attempt, pair,  (optional; pairs runs
+                              pair_id                         for McNemar)
       cost       --cost COL                                   (optional)
       raters     --raters a,b,c                               (optional)
     Claims read yes/no, true/false, 1/0, claimed/not; 'equivocal', 'ambiguous'
@@ -63,9 +64,23 @@ verified, fn = not claimed, verified, tn = neither)
     Cohen's kappa            claim vs verified; task-cluster bootstrap interval
     Fisher's exact p         two-sided, summing tables no more likely than the
                              observed one (relative tolerance 1e-7)
-    McNemar                  with a condition column: runs of the same task and
-                             replicate pair across two conditions; b and c are
-                             the discordant pairs; exact two-sided binomial p
+    stratified exact test    with a condition column, for each two conditions:
+                             the exact conditional test of no condition effect in
+                             the 2x2 tables (condition x verified) of each task,
+                             as R's mantelhaen.test(exact = TRUE): given every
+                             task's margins, S = runs verified in the first
+                             condition is a sum of hypergeometric counts; p sums
+                             the values of S no more likely than the observed
+                             one (relative tolerance 1e-7, R's rule). It needs no
+                             pairing and no run order. Tasks run in only one
+                             condition cannot count, and are counted.
+    McNemar                  only with a replicate or pair column: runs of the
+                             same task and replicate pair across two conditions;
+                             b and c are the discordant pairs; exact two-sided
+                             binomial p. The line says what paired the runs and
+                             how many were left unpaired. Without such a column
+                             McNemar is skipped and the report says so: pairing
+                             runs by their order would let their numbering move p.
     raters                   with --raters: the claim is the majority label (no
                              majority reads as equivocal); unanimity; Fleiss' kappa
     criteria                 criteria that never vary, and runs whose varying
@@ -104,6 +119,19 @@ verified, fn = not claimed, verified, tn = neither)
     interval. Figures that need both classes (e.g. only successes) print
     'undefined' with the reason.
 
+What each test assumes
+    Clopper-Pearson and Fisher treat runs as independent draws; runs of one task
+    agree with each other, so beside them stand the task-cluster intervals, which
+    assume only that tasks are independent and that there are enough of them
+    (10 or more). Fisher conditions on both margins of the 2x2 table. The
+    stratified exact test assumes that, with no condition effect, a task's
+    verified runs are equally likely to be any of its runs (runs exchangeable
+    within a task, tasks independent); it is most sensitive to an effect in the
+    same direction in every task (a common odds ratio). McNemar assumes the pairs
+    are real (the same task and replicate, e.g. the same seed) and independent of
+    each other. kappa's bound of 0.2 is a convention (Landis and Koch 1977), not
+    a law: the verdict names it.
+
 Output
     --format text (default), markdown or json (full precision; an infinite value,
     such as the inflation where no claim was verified, is the string "inf", and
@@ -134,7 +162,9 @@ CLAIM_COLUMNS = ("claimed", "claim")
 VERIFIED_COLUMNS = ("verified", "completed", "resolved", "gt_completed")
 TASK_COLUMNS = ("task_id", "instance_id", "task")
 RUN_ID_COLUMNS = ("run_id", "id", "run")
-REPLICATE_COLUMNS = ("replicate", "rep", "attempt")
+REPLICATE_COLUMNS = ("replicate", "rep", "attempt", "pair", "pair_id")
+EXACT_STRATIFIED_RUNS = 5000   # above this, the stratified test convolves floats, not integers
+R_TIE_TOLERANCE = Fraction(1, 10 ** 7)   # R's relErr: tables this close in probability tie
 EQUIVOCAL_WORDS = frozenset({"equivocal", "ambiguous", "unclear"})
 # The seed report's section 8 table: 72 runs, 68 claims, 22 false; the four
 # equivocal messages (read as not claiming) fall on 3 verified runs and 1 failure.
@@ -957,10 +987,13 @@ def inverse(rate):
     return math.inf if rate == 0 else 1 / rate
 
 
-def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jobs=1):
+def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jobs=1,
+          pair_column=None):
     """Audit runs: dicts with task, claim (True/False/'equivocal'), verified (True/False/None).
 
     Optional keys: condition, replicate, cost, raters (list of labels), run_id.
+    `pair_column` names the replicate or pair column the replicates came from;
+    without one there are no real pairs, and McNemar is skipped.
     Returns plain data; the renderers only read it.
     """
     checked = [r for r in runs if r["verified"] is not None]
@@ -1006,7 +1039,12 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
         result["sampling"] = sampling_projection(runs, checked, result["delivery_rate"])
     if any(r.get("condition") is not None for r in runs):
         result["conditions"] = condition_tables(checked)
-        result.update(mcnemar_pairs(checked))
+        result.update(stratified_condition_tests(checked))
+        if pair_column:
+            result.update(mcnemar_pairs(checked, pair_column))
+        else:
+            result["mcnemar_skipped"] = ("no replicate or pair column, so no run has a real "
+                                         "partner in the other condition")
     if any(r.get("cost") is not None for r in runs):
         result["cost"] = cost_figures(runs)
     result["verdict_case"] = claim_verdict(result)
@@ -1069,11 +1107,17 @@ def condition_tables(checked):
     return tables
 
 
-def mcnemar_pairs(checked):
-    """Pair runs of the same task and replicate across each two conditions."""
+def mcnemar_pairs(checked, pair_column):
+    """Pair runs of the same task and replicate across each two conditions.
+
+    A run with a blank replicate cell, or whose task and replicate have no run
+    in the other condition, is left unpaired and counted.
+    """
     conditions = sorted({r["condition"] for r in checked}, key=str)
     by_key, first_run = {}, {}
     for run in checked:
+        if not run.get("replicate"):
+            continue
         key = (run["condition"], run["task"], run["replicate"])
         if key in by_key:
             raise InputError(f"runs {first_run[key]} and {run['run_id']} are both replicate "
@@ -1087,15 +1131,100 @@ def mcnemar_pairs(checked):
                           & {(t, rep) for c, t, rep in by_key if c == second}, key=str)
             if not keys:
                 continue
+            runs_in_both = sum(1 for r in checked if r["condition"] in (first, second))
             b = sum(1 for k in keys if by_key[(first, *k)] and not by_key[(second, *k)])
             c = sum(1 for k in keys if not by_key[(first, *k)] and by_key[(second, *k)])
             results.append({"conditions": [first, second], "pairs": len(keys),
+                            "paired_by": ["task", pair_column],
+                            "unpaired": runs_in_both - 2 * len(keys),
                             "b": b, "c": c, "discordant": b + c, "p": mcnemar_exact(b, c)})
     if not results:
-        return {}
+        return {"mcnemar_skipped": f"no task and {pair_column} value has a run in two "
+                                   f"conditions"}
     out = {"mcnemar_pairs": results}
     if len(conditions) == 2:
         out["mcnemar"] = results[0]
+    return out
+
+
+def stratified_condition_tests(checked):
+    """The exact test stratified by task for each two conditions (no pairing, no order)."""
+    conditions = sorted({r["condition"] for r in checked}, key=str)
+    tests = []
+    for i, first in enumerate(conditions):
+        for second in conditions[i + 1:]:
+            per_task = {}
+            for run in checked:
+                if run["condition"] in (first, second):
+                    cells = per_task.setdefault(run["task"], [0, 0, 0, 0])
+                    side = 0 if run["condition"] == first else 2
+                    cells[side] += bool(run["verified"])
+                    cells[side + 1] += 1
+            strata = [tuple(cells) for _, cells in sorted(per_task.items())]
+            both = [t for t in strata if t[1] and t[3]]
+            test = stratified_exact_test(both)
+            test.update(conditions=[first, second], tasks=len(both),
+                        runs=sum(t[1] + t[3] for t in both),
+                        runs_in_one_condition_tasks=sum(t[1] + t[3] for t in strata
+                                                        if not (t[1] and t[3])))
+            tests.append(test)
+    out = {"stratified_tests": tests}
+    if len(conditions) == 2:
+        out["stratified_exact"] = tests[0]
+    return out
+
+
+def stratified_exact_test(strata):
+    """Exact conditional test of no condition effect in 2x2xK tables, one per task.
+
+    `strata` holds (verified in the first condition, runs in the first, verified
+    in the second, runs in the second) per task. Given every table's margins,
+    S = the runs verified in the first condition follows the convolution of K
+    hypergeometric laws when the condition has no effect (the common odds ratio
+    is 1). The two-sided p sums the values of S no more likely than the observed
+    one, with R's relative tolerance of 1e-7: mantelhaen.test(exact = TRUE).
+    Exact integers up to EXACT_STRATIFIED_RUNS runs, floats beyond.
+
+    >>> test = stratified_exact_test([(2, 2, 0, 2), (1, 2, 0, 2)])
+    >>> test["verified_first"], test["expected_first"], test["support"], round(test["p"], 6)
+    (3, 1.5, [0, 3], 0.166667)
+    """
+    exact = sum(t[1] + t[3] for t in strata) <= EXACT_STRATIFIED_RUNS
+    law, low = [1], 0
+    for verified_first, first, verified_second, second in strata:
+        verified = verified_first + verified_second
+        start = max(0, verified - second)
+        weights = [math.comb(first, x) * math.comb(second, verified - x)
+                   for x in range(start, min(first, verified) + 1)]
+        low += start
+        if len(weights) == 1:
+            continue
+        if not exact:
+            total = sum(weights)
+            weights = [w / total for w in weights]
+        law = convolve(law, weights, exact)
+    observed = sum(t[0] for t in strata)
+    weight = law[observed - low]
+    if exact:
+        tolerance = weight * (1 + R_TIE_TOLERANCE)
+        p = float(Fraction(sum(w for w in law if w <= tolerance), sum(law)))
+    else:
+        p = min(1.0, math.fsum(w for w in law if w <= weight * (1 + 1e-7)) / math.fsum(law))
+    return {"verified_first": observed,
+            "expected_first": math.fsum(t[1] * (t[0] + t[2]) / (t[1] + t[3]) for t in strata),
+            "support": [low, low + len(law) - 1], "p": p}
+
+
+def convolve(law, weights, exact):
+    """The law of a sum: `law` convolved with `weights`, rescaled when in floats."""
+    out = [0] * (len(law) + len(weights) - 1)
+    for i, a in enumerate(law):
+        if a:
+            for j, w in enumerate(weights):
+                out[i + j] += a * w
+    if not exact:
+        top = max(out)
+        out = [v / top for v in out]
     return out
 
 
@@ -1394,15 +1523,10 @@ def read_runs(table, args, verdicts=None):
         if cost_col:
             run["cost"] = parse_number(row[cost_col], table.where(i, cost_col))
         runs.append(run)
-    if condition_col and not replicate_col:
-        # Without a replicate column, the k-th run of a task in one condition
-        # pairs with the k-th run of that task in the other (in run id order).
-        order = {}
-        for run in sorted(runs, key=lambda r: r["run_id"]):
-            key = (run["task"], run["condition"])
-            order[key] = order.get(key, 0) + 1
-            run["replicate"] = str(order[key])
-    return runs, {"task": task_col, "raters": raters}
+    # Without a replicate or pair column there are no real pairs: pairing the k-th
+    # run of a task in one condition with its k-th run in the other would make
+    # McNemar's p depend on how the runs happen to be numbered.
+    return runs, {"task": task_col, "raters": raters, "replicate": replicate_col}
 
 
 def read_verdicts(inputs, path):
@@ -1587,14 +1711,13 @@ def render(result, style, source):
             [[t["condition"], t["runs"], t["verified"], fmt(t["completion_rate"]["value"]),
               fmt_ci(t["completion_rate"]["ci"]), t["tp"] + t["fp"], t["fp"]]
              for t in result["conditions"]], style))
+        for test in result.get("stratified_tests", []):
+            out += ["", stratified_line(test)]
         for pair in result.get("mcnemar_pairs", []):
-            first, second = pair["conditions"]
-            out.append("")
-            out.append(f"McNemar, {first} vs {second}: {plural(pair['pairs'], 'pair')} "
-                       f"(same task and replicate), {pair['discordant']} discordant "
-                       f"({pair['b']} complete only in {first}, {pair['c']} only in "
-                       f"{second}); exact p "
-                       f"{fmt(pair['p'], 2) if pair['p'] >= 0.01 else fmt_p(pair['p'])}.")
+            out += ["", mcnemar_line(pair)]
+        if "mcnemar_skipped" in result:
+            out += ["", f"McNemar skipped: {result['mcnemar_skipped']} (name one with "
+                        f"--replicate); the stratified test above needs no pairs."]
     if "raters" in result:
         r = result["raters"]
         out += ["", sub("Raters"), ""]
@@ -1636,6 +1759,35 @@ def render(result, style, source):
         out = [line if "\n" in line or line.startswith((" ", "-", "=")) or "  " in line
                else textwrap.fill(line, 100, break_on_hyphens=False) for line in out]
     return "\n".join(out) + "\n"
+
+
+def fmt_p2(p):
+    """McNemar's p to 2 decimals, as the report prints it; '<0.001' below 0.0005."""
+    return fmt(p, 2) if p >= 0.01 else fmt_p(p)
+
+
+def mcnemar_line(pair):
+    """The McNemar sentence: how the runs were paired, how many were not, and p."""
+    first, second = pair["conditions"]
+    unpaired = (f"{plural(pair['unpaired'], 'run')} left unpaired" if pair["unpaired"]
+                else "no run left unpaired")
+    return (f"McNemar, {first} vs {second}: {plural(pair['pairs'], 'pair')} matched on task "
+            f"and column {pair['paired_by'][1]!r}, {unpaired}; {pair['discordant']} discordant "
+            f"({pair['b']} complete only in {first}, {pair['c']} only in {second}); exact p "
+            f"{fmt_p2(pair['p'])}.")
+
+
+def stratified_line(test):
+    """The stratified exact test's sentence: what it conditions on, and p."""
+    first, second = test["conditions"]
+    left_out = (f"; {plural(test['runs_in_one_condition_tasks'], 'run')} in tasks run in only "
+                f"one condition do not count" if test["runs_in_one_condition_tasks"] else "")
+    return (f"Exact test stratified by task, {first} vs {second} (conditional on each "
+            f"task's margins, as R's mantelhaen.test(exact = TRUE); no pairing or run order): "
+            f"{plural(test['tasks'], 'task')} with runs in both{left_out}; "
+            f"{test['verified_first']} verified in {first} against "
+            f"{fmt(test['expected_first'], 1)} expected with no condition effect; exact p "
+            f"{fmt_p(test['p'])}.")
 
 
 def withheld_notes(result, cluster_name):
@@ -1704,8 +1856,9 @@ def build_parser():
                         "(default: verified, completed, resolved, gt_completed)")
     parser.add_argument("--condition", metavar="COL",
                         help="condition column (default: condition, if present)")
-    parser.add_argument("--replicate", metavar="COL", help="replicate column pairing runs "
-                        "across conditions (default: replicate, rep, attempt; else run id order)")
+    parser.add_argument("--replicate", metavar="COL", help="replicate or pair column pairing "
+                        "runs across conditions for McNemar (default: replicate, rep, attempt, "
+                        "pair, pair_id; without one, McNemar is skipped)")
     parser.add_argument("--cost", metavar="COL", help="cost column, e.g. cost_usd")
     parser.add_argument("--raters", metavar="A,B,C",
                         help="rater columns; the claim becomes their majority label")
@@ -1737,6 +1890,7 @@ def _main(argv):
         runs = runs_from_counts(counts)
         source = "the seed report's section 8 table (--demo)" if args.demo else "--counts"
         clusters_named = False
+        pair_column = None
     else:
         table = inputs.read_table(args.runs)
         verdicts, errors, verdict_tasks = (read_verdicts(inputs, args.verdicts)
@@ -1764,12 +1918,13 @@ def _main(argv):
                                                   [r["run_id"] for r in runs])
         source = table.name
         clusters_named = bool(found["task"])
+        pair_column = found["replicate"]
     if not any(r["verified"] is not None for r in runs):
         raise InputError("no run has a verified outcome to audit against")
     if args.jobs < 0:
         raise InputError("--jobs: expected 0 (automatic) or more processes")
     result = audit(runs, boot=args.boot, seed=args.seed, clusters_named=clusters_named,
-                   jobs=args.jobs)
+                   jobs=args.jobs, pair_column=pair_column)
     result.update(extras)
     result["source"] = source
     result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs)

@@ -3274,6 +3274,149 @@ class TestDeliveryDegenerateIntervals(unittest.TestCase):
         self.assertNotIn(d.fmt_ci(withheld["percentiles"]), out)
 
 
+def enumerated_stratified_p(strata):
+    """Exact conditional p by listing every joint labelling, with R's two-sided rule.
+
+    Each stratum is (verified in the first condition, runs in the first, verified in
+    the second, runs in the second). Given the margins, every choice of which of each
+    stratum's runs are the verified ones is equally likely with no condition effect;
+    S counts the verified runs in the first condition. Two-sided: the values of S
+    whose probability is at most the observed one's times (1 + 1e-7).
+    """
+    per_stratum = []
+    for verified_first, first, verified_second, second in strata:
+        choices = itertools.combinations(range(first + second), verified_first + verified_second)
+        per_stratum.append([sum(1 for i in chosen if i < first) for chosen in choices])
+    tally = {}
+    for labelling in itertools.product(*per_stratum):
+        tally[sum(labelling)] = tally.get(sum(labelling), 0) + 1
+    observed = tally[sum(t[0] for t in strata)]
+    limit = Fraction(observed) * (1 + Fraction(1, 10 ** 7))
+    return Fraction(sum(c for c in tally.values() if c <= limit), sum(tally.values()))
+
+
+def condition_rows(tasks, swap=()):
+    """Runs of two conditions, two runs each per task, all claiming completion.
+
+    `tasks` lists (plain outcomes, scaffold outcomes) per task; for tasks in `swap`
+    the scaffold runs' ids are exchanged, which changes nothing but their order.
+    """
+    rows = []
+    for number, (plain, scaffold) in enumerate(tasks):
+        task = f"t{number:02d}"
+        for condition, outcomes in (("plain", plain), ("scaffold", scaffold)):
+            ids = [f"{task}-{condition}-{k}" for k in (1, 2)]
+            if condition == "scaffold" and number in swap:
+                ids.reverse()
+            rows += [[run_id, task, "yes", outcome, condition]
+                     for run_id, outcome in zip(ids, outcomes)]
+    return rows
+
+
+class TestDeliveryPairedConditions(unittest.TestCase):
+    """Item 11: McNemar only on real pairs; the exact test stratified by task always."""
+
+    # Six tasks where plain completes once and scaffold never, four where each completes once.
+    TASKS = [((1, 0), (0, 0))] * 6 + [((1, 0), (1, 0))] * 4
+
+    def audit_rows(self, rows, header="run_id,task_id,claimed,verified,condition", fmt="json"):
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", delivery_csv(rows, header))
+            if fmt == "json":
+                return audit_json([path, "--boot", "0"])
+            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
+            self.assertEqual(status, 0, err)
+            return " ".join(out.split())
+
+    def test_run_order_no_longer_moves_a_p_value(self):
+        # Paired by run id order, this table gave McNemar p 0.03 (b = 6, c = 0); with the
+        # scaffold ids of the last four tasks exchanged it gave 0.18 (b = 10, c = 4).
+        self.assertEqual(brute_force_mcnemar(6, 0), Fraction(1, 32))
+        self.assertEqual(round(float(brute_force_mcnemar(10, 4)), 2), 0.18)
+        results = [self.audit_rows(condition_rows(self.TASKS, swap)) for swap in
+                   ((), (6, 7, 8, 9))]
+        for result in results:
+            self.assertNotIn("mcnemar", result)
+            self.assertIn("no replicate or pair column", result["mcnemar_skipped"])
+        self.assertEqual(results[0]["stratified_exact"], results[1]["stratified_exact"])
+        strata = [(sum(p), 2, sum(q), 2) for p, q in self.TASKS]
+        self.assertEqual(results[0]["stratified_exact"]["p"],
+                         float(enumerated_stratified_p(strata)))
+        text = self.audit_rows(condition_rows(self.TASKS), fmt="text")
+        self.assertIn("McNemar skipped: no replicate or pair column", text)
+        self.assertIn("Exact test stratified by task, plain vs scaffold", text)
+
+    def test_swapping_replicate_numbers_inside_a_task_leaves_the_stratified_p(self):
+        rows = condition_rows(self.TASKS)
+        header = "run_id,task_id,claimed,verified,condition,replicate"
+        plain = [row + [row[0][-1]] for row in rows]
+        swapped = [row + [str(3 - int(row[0][-1])) if row[4] == "scaffold" and
+                          row[1] >= "t06" else row[0][-1]] for row in rows]
+        first, second = (self.audit_rows(r, header) for r in (plain, swapped))
+        self.assertEqual(first["stratified_exact"], second["stratified_exact"])
+        # A named replicate column is taken as real pairs: there McNemar runs.
+        self.assertEqual((first["mcnemar"]["b"], first["mcnemar"]["c"]), (6, 0))
+        self.assertEqual((second["mcnemar"]["b"], second["mcnemar"]["c"]), (10, 4))
+
+    def test_the_mcnemar_line_says_how_runs_were_paired_and_how_many_were_not(self):
+        rows = [row + [row[0][-1]] for row in condition_rows(self.TASKS[:3])]
+        rows.append(["t00-plain-3", "t00", "yes", "1", "plain", "3"])      # no partner
+        rows.append(["t01-plain-4", "t01", "yes", "0", "plain", ""])       # blank replicate
+        header = "run_id,task_id,claimed,verified,condition,replicate"
+        result = self.audit_rows(rows, header)
+        self.assertEqual((result["mcnemar"]["pairs"], result["mcnemar"]["unpaired"]), (6, 2))
+        self.assertEqual(result["mcnemar"]["paired_by"], ["task", "replicate"])
+        text = self.audit_rows(rows, header, fmt="text")
+        self.assertIn("6 pairs matched on task and column 'replicate', 2 runs left unpaired",
+                      text)
+
+    def test_the_example_folder_keeps_mcnemar_and_gains_the_stratified_test(self):
+        status, out, _ = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
+        flat = " ".join(out.split())
+        self.assertIn("36 pairs matched on task and column 'replicate', no run left unpaired; "
+                      "5 discordant (2 complete only in plain, 3 only in scaffold); exact p 1.00",
+                      flat)
+        result = audit_json([EXAMPLE_RUNS, "--boot", "0"])
+        self.assertEqual(result["stratified_exact"]["tasks"], 18)
+        self.assertEqual(result["stratified_exact"]["verified_first"], 24)
+
+    def test_stratified_exact_test_against_enumeration(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(5)
+        checked = 0
+        while checked < 60:
+            strata = []
+            for _ in range(rng.randint(1, 4)):
+                first, second = rng.randint(1, 3), rng.randint(1, 3)
+                strata.append((rng.randint(0, first), first, rng.randint(0, second), second))
+            if math.prod(math.comb(t[1] + t[3], t[0] + t[2]) for t in strata) > 5000:
+                continue
+            want = enumerated_stratified_p(strata)
+            self.assertAlmostEqual(d.stratified_exact_test(strata)["p"], float(want),
+                                   delta=1e-12, msg=strata)
+            checked += 1
+
+    def test_stratified_exact_test_matches_r_documentation_and_float_path(self):
+        d = load("delivery_audit.py")
+        # R's ?mantelhaen.test example (penicillin and rabbits), exact = TRUE:
+        # S = 16, p-value = 0.03994. Strata as (cured first, first, cured second, second).
+        rabbits = [(0, 6, 0, 5), (3, 6, 0, 6), (6, 6, 2, 6), (5, 6, 6, 6), (2, 2, 5, 5)]
+        test = d.stratified_exact_test(rabbits)
+        self.assertEqual(test["verified_first"], 16)
+        self.assertEqual(round(test["p"], 5), 0.03994)
+        # The float convolution used for large inputs agrees with the exact integers.
+        rng = random.Random(8)
+        strata = [(rng.randint(0, 2), 2, rng.randint(0, 2), 2) for _ in range(1300)]
+        exact = d.stratified_exact_test(strata[:1250])["p"]
+        saved = d.EXACT_STRATIFIED_RUNS
+        try:
+            d.EXACT_STRATIFIED_RUNS = 0
+            floating = d.stratified_exact_test(strata[:1250])["p"]
+        finally:
+            d.EXACT_STRATIFIED_RUNS = saved
+        self.assertLess(abs(exact - floating), 1e-9)
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
