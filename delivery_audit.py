@@ -61,6 +61,9 @@ verified, fn = not claimed, verified, tn = neither)
     sensitivity, specificity tp / (tp + fn), tn / (tn + fp), exact intervals
     claim AUC                (sensitivity + specificity) / 2: the Mann-Whitney
                              AUC of a yes/no score
+    claim AUC, 3 levels      the Mann-Whitney AUC (ties count one half) of the
+                             score claimed > equivocal > not claimed, beside it;
+                             it does not depend on how equivocal messages are read
     Cohen's kappa            claim vs verified; task-cluster bootstrap interval
     Fisher's exact p         two-sided, summing tables no more likely than the
                              observed one (relative tolerance 1e-7)
@@ -840,6 +843,25 @@ def kappa_float(tp, fp, fn, tn):
     return ((tp + tn) * n - chance) / (n * n - chance)
 
 
+def ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed):
+    """The Mann-Whitney AUC of the three-level score claimed > equivocal > not claimed.
+
+    The equivocal messages sit among fn (verified) and tn (failed). Ties count
+    one half (midranks); None without both verified and failed runs. Summed in
+    integers, divided once.
+
+    >>> ordinal_claim_auc(46, 22, 3, 1, 3, 1), ordinal_claim_auc(1, 1, 1, 1, 1, 0)
+    (0.49112688553682343, 0.625)
+    """
+    verified = (fn - eq_verified, eq_verified, tp)      # scores 0, 1, 2
+    failed = (tn - eq_failed, eq_failed, fp)
+    if not sum(verified) or not sum(failed):
+        return None
+    wins = sum(verified[i] * failed[j] for i in range(3) for j in range(i))
+    ties = sum(verified[i] * failed[i] for i in range(3))
+    return (2 * wins + ties) / (2 * sum(verified) * sum(failed))
+
+
 def as_claims(tp, fp, fn, tn, eq_verified, eq_failed):
     """The 2x2 table when the equivocal messages count as claims."""
     return tp + eq_verified, fp + eq_failed, fn - eq_verified, tn - eq_failed
@@ -854,7 +876,9 @@ def bootstrap_chunk(packed, seed, chunk, count):
         total = sum(choices(packed, k=k))
         tp, fp, fn, tn, eq_verified, eq_failed = (
             (total >> (FIELD_BITS * i)) & mask for i in range(len(FIELDS)))
-        draws["headline"].append(rates(tp, fp, fn, tn))
+        headline = rates(tp, fp, fn, tn)
+        headline["ordinal_claim_auc"] = ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+        draws["headline"].append(headline)
         draws["equivocal_as_claims"].append(
             rates(*as_claims(tp, fp, fn, tn, eq_verified, eq_failed)))
     return draws
@@ -884,7 +908,7 @@ def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE, jobs=1)
     intervals = {}
     for variant in ("headline", "equivocal_as_claims"):
         intervals[variant] = {}
-        for name in RATE_NAMES:
+        for name in RATE_NAMES + (("ordinal_claim_auc",) if variant == "headline" else ()):
             values = [draw[name] for chunk in chunks for draw in chunk[variant]]
             defined = sorted(v for v in values if v is not None)
             ci = ([percentile(defined, alpha / 2), percentile(defined, 1 - alpha / 2)]
@@ -954,16 +978,9 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
     figures["fisher_p"] = fisher_exact(tp, fp, fn, tn)
     if bootstrap:
         for name, interval in bootstrap.items():
-            target = figures[name]
-            key = "ci" if name == "kappa" else "ci_cluster"
-            target[key] = interval["ci"]
-            if interval["skipped"]:
-                target["cluster_resamples_skipped"] = interval["skipped"]
-            if interval["degenerate"]:
-                # Kept for the record, never printed or leaned on as an interval.
-                target[key] = [None, None]
-                target["cluster_interval_withheld"] = {"reason": interval["degenerate"],
-                                                       "percentiles": interval["ci"]}
+            if name in figures:
+                attach_interval(figures[name], "ci" if name == "kappa" else "ci_cluster",
+                                interval)
     r = figures["delivery_rate"]
     figures["inflation"] = {"value": inverse(r["value"]),
                             "ci": [inverse(r["ci"][1]), inverse(r["ci"][0])]}
@@ -978,6 +995,18 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
     if r["value"] is None:
         figures["inflation"]["undefined"] = r["undefined"]
     return figures
+
+
+def attach_interval(target, key, interval):
+    """Put a bootstrap interval on a figure, or withhold it with its reason."""
+    target[key] = interval["ci"]
+    if interval["skipped"]:
+        target["cluster_resamples_skipped"] = interval["skipped"]
+    if interval["degenerate"]:
+        # Kept for the record, never printed or leaned on as an interval.
+        target[key] = [None, None]
+        target["cluster_interval_withheld"] = {"reason": interval["degenerate"],
+                                               "percentiles": interval["ci"]}
 
 
 def inverse(rate):
@@ -1035,6 +1064,14 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
     result["equivocal_as_claims"] = table_figures(
         *eq_table, bootstrap and bootstrap["equivocal_as_claims"])
     result["equivocal_as_claims"]["counts"] = dict(zip(("tp", "fp", "fn", "tn"), eq_table))
+    ordinal = {"value": ordinal_claim_auc(tp, fp, fn, tn, counts["eq_verified"],
+                                          counts["eq_failed"])}
+    if ordinal["value"] is None:
+        ordinal["undefined"] = "needs both verified and failed runs"
+    if bootstrap:
+        attach_interval(ordinal, "ci_cluster", bootstrap["headline"]["ordinal_claim_auc"])
+    # The three-level score does not depend on how equivocal messages are read.
+    result["ordinal_claim_auc"] = result["equivocal_as_claims"]["ordinal_claim_auc"] = ordinal
     if len(checked) < len(runs):
         result["sampling"] = sampling_projection(runs, checked, result["delivery_rate"])
     if any(r.get("condition") is not None for r in runs):
@@ -1609,6 +1646,7 @@ FIGURE_ROWS = (
     ("sensitivity", "sensitivity (claimed | verified)"),
     ("specificity", "specificity (not claimed | failed)"),
     ("claim_auc", "claim AUC ((sensitivity + specificity) / 2)"),
+    ("ordinal_claim_auc", "claim AUC, 3 levels (yes > equivocal > no)"),
     ("kappa", "Cohen's kappa (claim vs verified)"),
 )
 

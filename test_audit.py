@@ -3417,6 +3417,56 @@ class TestDeliveryPairedConditions(unittest.TestCase):
         self.assertLess(abs(exact - floating), 1e-9)
 
 
+def brute_force_ordinal_auc(tp, fp, fn, tn, eq_verified, eq_failed):
+    """P(a verified run outscores a failed one) + P(tie) / 2, over every pair of runs."""
+    verified = [2] * tp + [1] * eq_verified + [0] * (fn - eq_verified)
+    failed = [2] * fp + [1] * eq_failed + [0] * (tn - eq_failed)
+    total = Fraction(0)
+    for a in verified:
+        for b in failed:
+            total += 1 if a > b else Fraction(1, 2) if a == b else 0
+    return total / (len(verified) * len(failed))
+
+
+class TestDeliveryOrdinalClaim(unittest.TestCase):
+    """Item 12: the AUC of claimed > equivocal > not claimed, beside the binary one."""
+
+    def test_against_pair_counting_with_fractions(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(12)
+        for _ in range(200):
+            tp, fp, fn, tn = (rng.randint(0, 9) for _ in range(4))
+            eq_verified, eq_failed = rng.randint(0, fn), rng.randint(0, tn)
+            got = d.ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+            if tp + fn == 0 or fp + tn == 0:
+                self.assertIsNone(got)
+                continue
+            want = brute_force_ordinal_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+            self.assertEqual(got, float(want), (tp, fp, fn, tn, eq_verified, eq_failed))
+
+    def test_reported_beside_the_binary_claim_auc(self):
+        argv = ["--counts", "tp=10,fp=5,fn=6,tn=8,eq_verified=4,eq_failed=1", "--boot", "2000"]
+        result = audit_json(argv)
+        want = brute_force_ordinal_auc(10, 5, 6, 8, 4, 1)
+        self.assertEqual(want, Fraction(284, 416))
+        self.assertEqual(result["ordinal_claim_auc"]["value"], float(want))
+        low, high = result["ordinal_claim_auc"]["ci_cluster"]
+        self.assertLess(low, float(want))
+        self.assertGreater(high, float(want))
+        # Equivocal read as claims or not, the three-level score is the same.
+        self.assertEqual(result["equivocal_as_claims"]["ordinal_claim_auc"]["value"],
+                         float(want))
+        status, out, _ = run("delivery_audit.py", argv)
+        self.assertRegex(out, r"claim AUC \(\(sensitivity \+ specificity\) / 2\)\s+0\.620\s")
+        self.assertRegex(out, r"claim AUC, 3 levels \(yes > equivocal > no\)\s+0\.683\s+\[")
+        # The report's table: all four not-claimed messages were equivocal, so the
+        # three-level AUC equals the binary one, 0.491.
+        demo = audit_json(["--demo", "--boot", "0"])
+        self.assertEqual(demo["ordinal_claim_auc"]["value"],
+                         float(brute_force_ordinal_auc(46, 22, 3, 1, 3, 1)))
+        self.assertEqual(round(demo["ordinal_claim_auc"]["value"], 3), 0.491)
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
