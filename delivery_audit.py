@@ -75,8 +75,11 @@ verified, fn = not claimed, verified, tn = neither)
                              condition is a sum of hypergeometric counts; p sums
                              the values of S no more likely than the observed
                              one (relative tolerance 1e-7, R's rule). It needs no
-                             pairing and no run order. Tasks run in only one
-                             condition cannot count, and are counted.
+                             pairing and no run order. Beside p, the common odds
+                             ratio of completing in the first condition (its
+                             conditional maximum-likelihood estimate, as R's).
+                             Tasks run in only one condition cannot count, and
+                             are counted.
     McNemar                  only with a replicate or pair column: runs of the
                              same task and replicate pair across two conditions;
                              b and c are the discordant pairs; exact two-sided
@@ -1249,7 +1252,43 @@ def stratified_exact_test(strata):
         p = min(1.0, math.fsum(w for w in law if w <= weight * (1 + 1e-7)) / math.fsum(law))
     return {"verified_first": observed,
             "expected_first": math.fsum(t[1] * (t[0] + t[2]) / (t[1] + t[3]) for t in strata),
-            "support": [low, low + len(law) - 1], "p": p}
+            "support": [low, low + len(law) - 1], "p": p,
+            "odds_ratio": conditional_odds_ratio(law, low, observed)}
+
+
+def conditional_odds_ratio(law, low, observed):
+    """The conditional maximum-likelihood common odds ratio (R's 'common odds ratio').
+
+    Under a common odds ratio psi, P(S = s) is proportional to law[s] psi^s; the
+    estimate solves E_psi[S] = observed, by bisection on log psi. It is 0 or
+    infinite at the ends of the support, and None where S cannot vary.
+
+    >>> round(conditional_odds_ratio([1, 2, 1], 0, 1), 12), conditional_odds_ratio([1, 1], 0, 1)
+    (1.0, inf)
+    """
+    if len(law) == 1:
+        return None
+    if observed == low:
+        return 0.0
+    if observed == low + len(law) - 1:
+        return math.inf
+    logs = [(math.log(w) if w > 0 else -math.inf, s) for s, w in enumerate(law)]
+
+    def mean(t):
+        top = max(lw + t * s for lw, s in logs)
+        weights = [(math.exp(lw + t * s - top), s) for lw, s in logs]
+        return math.fsum(w * s for w, s in weights) / math.fsum(w for w, _ in weights)
+    target, left, right = observed - low, -1.0, 1.0
+    while mean(left) > target:
+        left *= 2
+    while mean(right) < target:
+        right *= 2
+    for _ in range(200):
+        middle = (left + right) / 2
+        if middle in (left, right):
+            break
+        left, right = (middle, right) if mean(middle) < target else (left, middle)
+    return math.exp((left + right) / 2)
 
 
 def convolve(law, weights, exact):
@@ -1824,8 +1863,10 @@ def stratified_line(test):
             f"task's margins, as R's mantelhaen.test(exact = TRUE); no pairing or run order): "
             f"{plural(test['tasks'], 'task')} with runs in both{left_out}; "
             f"{test['verified_first']} verified in {first} against "
-            f"{fmt(test['expected_first'], 1)} expected with no condition effect; exact p "
-            f"{fmt_p(test['p'])}.")
+            f"{fmt(test['expected_first'], 1)} expected with no condition effect"
+            + (f" (common odds ratio {fmt(test['odds_ratio'])}, conditional MLE)"
+               if test["odds_ratio"] is not None else "")
+            + f"; exact p {fmt_p(test['p'])}.")
 
 
 def withheld_notes(result, cluster_name):

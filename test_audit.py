@@ -3204,12 +3204,12 @@ class TestDeliveryVerdictCases(unittest.TestCase):
         self.assertEqual(d.claim_verdict(fake)["case"], "too_few_runs")
 
     def test_information_in_either_direction(self):
-        result = audit_json(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "2000"])
+        result = audit_json(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
         self.assertLess(exact_fisher_p(400, 300, 300, 360), 0.05)
         self.assertEqual((result["verdict_case"]["case"], result["verdict_case"]["direction"]),
                          ("informative", "right"))
         self.assertGreater(result["kappa"]["ci"][0], 0)
-        text = verdict_text(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "2000"])
+        text = verdict_text(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
         self.assertIn("The claim carries information about success", text)
         self.assertIn("at best slight agreement", text)      # its interval ends below 0.2
         text = verdict_text(["--counts", "tp=5,fp=40,fn=40,tn=5", "--boot", "2000"])
@@ -3339,9 +3339,11 @@ class TestDeliveryPairedConditions(unittest.TestCase):
             self.assertNotIn("mcnemar", result)
             self.assertIn("no replicate or pair column", result["mcnemar_skipped"])
         self.assertEqual(results[0]["stratified_exact"], results[1]["stratified_exact"])
-        strata = [(sum(p), 2, sum(q), 2) for p, q in self.TASKS]
-        self.assertEqual(results[0]["stratified_exact"]["p"],
-                         float(enumerated_stratified_p(strata)))
+        # R 4.2, mantelhaen.test(x, exact = TRUE) on these ten 2x2 tables (rows plain,
+        # scaffold; columns verified, not): p-value 0.132884837962963, estimate 3.05718.
+        self.assertAlmostEqual(results[0]["stratified_exact"]["p"], 0.132884837962963,
+                               delta=1e-14)
+        self.assertEqual(round(results[0]["stratified_exact"]["odds_ratio"], 4), 3.0572)
         text = self.audit_rows(condition_rows(self.TASKS), fmt="text")
         self.assertIn("McNemar skipped: no replicate or pair column", text)
         self.assertIn("Exact test stratified by task, plain vs scaffold", text)
@@ -3404,17 +3406,44 @@ class TestDeliveryPairedConditions(unittest.TestCase):
         test = d.stratified_exact_test(rabbits)
         self.assertEqual(test["verified_first"], 16)
         self.assertEqual(round(test["p"], 5), 0.03994)
+        self.assertEqual(round(test["odds_ratio"], 2), 10.36)    # R: 10.36102 (uniroot)
         # The float convolution used for large inputs agrees with the exact integers.
         rng = random.Random(8)
-        strata = [(rng.randint(0, 2), 2, rng.randint(0, 2), 2) for _ in range(1300)]
-        exact = d.stratified_exact_test(strata[:1250])["p"]
+        strata = [(rng.randint(0, 2), 2, rng.randint(0, 2), 2) for _ in range(300)]
+        exact = d.stratified_exact_test(strata)
         saved = d.EXACT_STRATIFIED_RUNS
         try:
             d.EXACT_STRATIFIED_RUNS = 0
-            floating = d.stratified_exact_test(strata[:1250])["p"]
+            floating = d.stratified_exact_test(strata)
         finally:
             d.EXACT_STRATIFIED_RUNS = saved
-        self.assertLess(abs(exact - floating), 1e-9)
+        self.assertLess(abs(exact["p"] - floating["p"]), 1e-12)
+        self.assertLess(abs(exact["odds_ratio"] / floating["odds_ratio"] - 1), 1e-9)
+
+    def test_conditional_odds_ratio_solves_its_score_equation_exactly(self):
+        # The conditional MLE makes E_psi[S] equal the observed S: check it in Fractions
+        # on a law built by enumeration, independently of the script's convolution.
+        d = load("delivery_audit.py")
+        rng = random.Random(9)
+        for _ in range(40):
+            strata = [(rng.randint(0, 2), 2, rng.randint(0, 3), 3) for _ in range(3)]
+            tally = {}
+            for labelling in itertools.product(*[
+                    [sum(1 for i in chosen if i < 2)
+                     for chosen in itertools.combinations(range(5), t[0] + t[2])]
+                    for t in strata]):
+                tally[sum(labelling)] = tally.get(sum(labelling), 0) + 1
+            observed = sum(t[0] for t in strata)
+            psi = d.stratified_exact_test(strata)["odds_ratio"]
+            if len(tally) == 1:
+                self.assertIsNone(psi)
+            elif observed in (min(tally), max(tally)):
+                self.assertEqual(psi, 0.0 if observed == min(tally) else math.inf)
+            else:
+                ratio = Fraction(psi)
+                weights = {s: c * ratio ** s for s, c in tally.items()}
+                mean = sum(s * w for s, w in weights.items()) / sum(weights.values())
+                self.assertLess(abs(float(mean) - observed), 1e-9, strata)
 
 
 def brute_force_ordinal_auc(tp, fp, fn, tn, eq_verified, eq_failed):
