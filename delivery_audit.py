@@ -77,7 +77,8 @@ verified, fn = not claimed, verified, tn = neither)
                              one (relative tolerance 1e-7, R's rule). It needs no
                              pairing and no run order. Beside p, the common odds
                              ratio of completing in the first condition (its
-                             conditional maximum-likelihood estimate, as R's).
+                             conditional maximum-likelihood estimate, as R's;
+                             undefined where S cannot vary, where R prints 0).
                              Tasks run in only one condition cannot count, and
                              are counted.
     McNemar                  only with a replicate or pair column: runs of the
@@ -1864,7 +1865,8 @@ def stratified_line(test):
             f"{plural(test['tasks'], 'task')} with runs in both{left_out}; "
             f"{test['verified_first']} verified in {first} against "
             f"{fmt(test['expected_first'], 1)} expected with no condition effect"
-            + (f" (common odds ratio {fmt(test['odds_ratio'])}, conditional MLE)"
+            + (f" (odds ratio of completing, {first} over {second}, "
+               f"{fmt(test['odds_ratio'])}: the conditional MLE)"
                if test["odds_ratio"] is not None else "")
             + f"; exact p {fmt_p(test['p'])}.")
 
