@@ -1424,7 +1424,9 @@ def claim_verdict(result):
         return {**case, "case": "claim_constant"}
     if low is None:
         case["no_interval"] = (kappa.get("cluster_interval_withheld", {}).get("reason")
-                               or ("no bootstrap was run" if not result["boot"]
+                               or ("only one cluster, nothing to resample"
+                                   if result["n_clusters"] < 2 else
+                                   "no bootstrap was run (--boot 0)" if not result["boot"]
                                    else "no resample defined it"))
     direction = "right" if value > 0 else "wrong" if value < 0 else None
     excludes_zero = low is None or (low > 0 if value > 0 else high < 0)
@@ -1437,7 +1439,8 @@ def claim_verdict(result):
                 smallest_fisher_p=smallest_fisher_p(c["tp"], c["fp"], c["fn"], c["tn"]))
     if low is not None:
         width = high - low
-        case.update(width=width, runs_needed=math.ceil(c["runs"] * (width / USEFUL_AGREEMENT) ** 2))
+        case.update(width=width,
+                    runs_needed=math.ceil(c["runs"] * (width / USEFUL_AGREEMENT) ** 2))
     return case
 
 

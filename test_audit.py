@@ -572,7 +572,7 @@ class TestDeliveryReport(unittest.TestCase):
         self.assertEqual(result["kappa"]["ci"], [None, None])
         self.assertEqual(result["boot"], 0)
         self.assertIn("Too few runs to tell", out)
-        self.assertIn("no bootstrap was run", " ".join(out.split()))
+        self.assertIn("only one cluster, nothing to resample", " ".join(out.split()))
 
     def test_verdict_reads_a_negative_kappa_as_the_wrong_direction(self):
         status, out, _ = run("delivery_audit.py", ["--counts", "tp=5,fp=40,fn=40,tn=5",
