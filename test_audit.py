@@ -3168,6 +3168,17 @@ class TestDeliveryVerdictCases(unittest.TestCase):
                       text)
         self.assertIn("A kappa interval narrower than 0.2 always tells", text)
 
+    def test_smallest_attainable_fisher_p_against_every_table(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(4)
+        for _ in range(40):
+            tp, fp, fn, tn = (rng.randint(0, 4) for _ in range(4))
+            row1, row2, column1 = tp + fp, fn + tn, tp + fn
+            want = min(brute_force_fisher(x, row1 - x, column1 - x, row2 - column1 + x)
+                       for x in range(max(0, column1 - row2), min(row1, column1) + 1))
+            self.assertAlmostEqual(d.smallest_fisher_p(tp, fp, fn, tn), float(want),
+                                   delta=1e-12, msg=(tp, fp, fn, tn))
+
     def test_too_few_runs_gives_the_width_and_the_runs_needed(self):
         rows = [[f"r{i}", f"t{i}", "yes" if i % 3 else "no", "1" if i % 2 else "0"]
                 for i in range(27)]
