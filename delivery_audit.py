@@ -1280,10 +1280,18 @@ def conditional_odds_ratio(law, low, observed):
         weights = [(math.exp(lw + t * s - top), s) for lw, s in logs]
         return math.fsum(w * s for w, s in weights) / math.fsum(w for w, _ in weights)
     target, left, right = observed - low, -1.0, 1.0
-    while mean(left) > target:
+    for _ in range(60):        # beyond e^(2^60) the tail has underflowed: say so
+        if mean(left) <= target:
+            break
         left *= 2
-    while mean(right) < target:
+    else:
+        return 0.0
+    for _ in range(60):
+        if mean(right) >= target:
+            break
         right *= 2
+    else:
+        return math.inf
     for _ in range(200):
         middle = (left + right) / 2
         if middle in (left, right):
