@@ -3507,6 +3507,37 @@ class TestDeliveryOrdinalClaim(unittest.TestCase):
         self.assertEqual(round(demo["ordinal_claim_auc"]["value"], 3), 0.491)
 
 
+def bench_delivery_conditions():
+    """Default audit of 20,000 runs: 500 tasks, two conditions of 20 runs, replicate pairs."""
+    rng = random.Random(2)
+    lines = ["run_id,task_id,condition,replicate,claimed,verified"]
+    for task in range(500):
+        rate = rng.random()
+        for condition in ("plain", "scaffold"):
+            for replicate in range(1, 21):
+                verified = rng.random() < rate
+                lines.append(f"r{task}-{condition}-{replicate},t{task},{condition},{replicate},"
+                             f"{'yes' if rng.random() < 0.9 else 'no'},{int(verified)}")
+    d = load("delivery_audit.py")
+    strata = []
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", "\n".join(lines) + "\n")
+        start = time.perf_counter()
+        status, _, err = run("delivery_audit.py", [path])
+        took = time.perf_counter() - start
+    for task in range(500):
+        rows = [line.split(",") for line in lines[1 + 40 * task:41 + 40 * task]]
+        plain = [int(row[5]) for row in rows if row[2] == "plain"]
+        scaffold = [int(row[5]) for row in rows if row[2] == "scaffold"]
+        strata.append((sum(plain), len(plain), sum(scaffold), len(scaffold)))
+    start = time.perf_counter()
+    d.stratified_exact_test(strata)
+    exact_test = time.perf_counter() - start
+    print(f"delivery_audit.py default audit, 20,000 runs in 500 tasks, two conditions: "
+          f"{took:.2f} s (exit {status}), of which the stratified exact test {exact_test:.2f} s; "
+          f"load average {os.getloadavg()[0]:.1f}")
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
