@@ -151,7 +151,9 @@ Output
     'error: ...' naming the file, row and column.
 """
 import concurrent.futures
+import itertools
 import multiprocessing
+import operator
 import random
 import textwrap
 from fractions import Fraction
@@ -1231,21 +1233,25 @@ def stratified_exact_test(strata):
     (3, 1.5, [0, 3], 0.166667)
     """
     exact = sum(t[1] + t[3] for t in strata) <= EXACT_STRATIFIED_RUNS
-    law, low = [1], 0
+    law, offset, low, high = [1], 0, 0, 0     # law[i] is the weight of S = offset + i
     for verified_first, first, verified_second, second in strata:
         verified = verified_first + verified_second
-        start = max(0, verified - second)
+        start, end = max(0, verified - second), min(first, verified)
         weights = [math.comb(first, x) * math.comb(second, verified - x)
-                   for x in range(start, min(first, verified) + 1)]
-        low += start
+                   for x in range(start, end + 1)]
+        low, high, offset = low + start, high + end, offset + start
         if len(weights) == 1:
             continue
         if not exact:
             total = sum(weights)
             weights = [w / total for w in weights]
         law = convolve(law, weights, exact)
+        if not exact:         # drop the tails that have underflowed to exactly 0.0
+            first_kept = next(i for i, w in enumerate(law) if w)
+            law = law[first_kept:len(law) - next(i for i, w in enumerate(reversed(law)) if w)]
+            offset += first_kept
     observed = sum(t[0] for t in strata)
-    weight = law[observed - low]
+    weight = law[observed - offset] if 0 <= observed - offset < len(law) else 0.0
     if exact:
         tolerance = weight * (1 + R_TIE_TOLERANCE)
         p = float(Fraction(sum(w for w in law if w <= tolerance), sum(law)))
@@ -1253,25 +1259,27 @@ def stratified_exact_test(strata):
         p = min(1.0, math.fsum(w for w in law if w <= weight * (1 + 1e-7)) / math.fsum(law))
     return {"verified_first": observed,
             "expected_first": math.fsum(t[1] * (t[0] + t[2]) / (t[1] + t[3]) for t in strata),
-            "support": [low, low + len(law) - 1], "p": p,
-            "odds_ratio": conditional_odds_ratio(law, low, observed)}
+            "support": [low, high], "p": p,
+            "odds_ratio": conditional_odds_ratio(law, offset, observed, [low, high])}
 
 
-def conditional_odds_ratio(law, low, observed):
+def conditional_odds_ratio(law, offset, observed, support):
     """The conditional maximum-likelihood common odds ratio (R's 'common odds ratio').
 
-    Under a common odds ratio psi, P(S = s) is proportional to law[s] psi^s; the
-    estimate solves E_psi[S] = observed, by bisection on log psi. It is 0 or
-    infinite at the ends of the support, and None where S cannot vary.
+    Under a common odds ratio psi, P(S = s) is proportional to law[s - offset]
+    psi^s; the estimate solves E_psi[S] = observed, by bisection on log psi. It
+    is 0 or infinite at the ends of the support, and None where S cannot vary.
 
-    >>> round(conditional_odds_ratio([1, 2, 1], 0, 1), 12), conditional_odds_ratio([1, 1], 0, 1)
-    (1.0, inf)
+    >>> round(conditional_odds_ratio([1, 2, 1], 0, 1, [0, 2]), 12)
+    1.0
+    >>> conditional_odds_ratio([1, 1], 0, 1, [0, 1]), conditional_odds_ratio([1], 3, 3, [3, 3])
+    (inf, None)
     """
-    if len(law) == 1:
+    if support[0] == support[1]:
         return None
-    if observed == low:
+    if observed == support[0]:
         return 0.0
-    if observed == low + len(law) - 1:
+    if observed == support[1]:
         return math.inf
     logs = [(math.log(w) if w > 0 else -math.inf, s) for s, w in enumerate(law)]
 
@@ -1279,7 +1287,7 @@ def conditional_odds_ratio(law, low, observed):
         top = max(lw + t * s for lw, s in logs)
         weights = [(math.exp(lw + t * s - top), s) for lw, s in logs]
         return math.fsum(w * s for w, s in weights) / math.fsum(w for w, _ in weights)
-    target, left, right = observed - low, -1.0, 1.0
+    target, left, right = observed - offset, -1.0, 1.0
     for _ in range(60):        # beyond e^(2^60) the tail has underflowed: say so
         if mean(left) <= target:
             break
@@ -1301,12 +1309,19 @@ def conditional_odds_ratio(law, low, observed):
 
 
 def convolve(law, weights, exact):
-    """The law of a sum: `law` convolved with `weights`, rescaled when in floats."""
-    out = [0] * (len(law) + len(weights) - 1)
-    for i, a in enumerate(law):
-        if a:
-            for j, w in enumerate(weights):
-                out[i + j] += a * w
+    """The law of a sum: `law` convolved with `weights`, rescaled when in floats.
+
+    Each weight adds a shifted, scaled copy of `law`; map() keeps the inner
+    loops in C.
+
+    >>> convolve([1, 2], [1, 1, 1], True)
+    [1, 3, 3, 2]
+    """
+    size = len(law)
+    out = [0] * (size + len(weights) - 1)
+    for j, w in enumerate(weights):
+        out[j:j + size] = map(operator.add, out[j:j + size],
+                              map(operator.mul, law, itertools.repeat(w)))
     if not exact:
         top = max(out)
         out = [v / top for v in out]
