@@ -1431,8 +1431,9 @@ def claim_verdict(result):
       there is a usable one, lies on kappa's side of 0; `direction` says which way.
     - "no_useful_agreement": kappa's interval lies wholly below USEFUL_AGREEMENT.
     - "too_few_runs": neither; an interval narrower than USEFUL_AGREEMENT always
-      tells (it lies above 0 or below the bound), and `runs_needed` scales the
-      runs by the squared ratio of the widths (intervals shrink as 1/sqrt(n)).
+      tells (it lies above 0 or below the bound), and `clusters_needed` and
+      `runs_needed` scale today's by the squared ratio of the widths (a cluster
+      interval shrinks as 1/sqrt(clusters)).
     - "claim_constant": every run claimed, or none did: no information by construction.
     - "undefined": kappa is undefined (one outcome class).
     A withheld (degenerate) bootstrap interval counts as no interval.
@@ -1462,8 +1463,9 @@ def claim_verdict(result):
                 smallest_fisher_p=smallest_fisher_p(c["tp"], c["fp"], c["fn"], c["tn"]))
     if low is not None:
         width = high - low
-        case.update(width=width,
-                    runs_needed=math.ceil(c["runs"] * (width / USEFUL_AGREEMENT) ** 2))
+        factor = (width / USEFUL_AGREEMENT) ** 2
+        case.update(width=width, runs_needed=math.ceil(c["runs"] * factor),
+                    clusters_needed=math.ceil(result["n_clusters"] * factor))
     return case
 
 
@@ -1528,7 +1530,11 @@ def claim_sentences(result, case):
                          f"{fmt_p(case['smallest_fisher_p'])}).")
     need = (f"A kappa interval narrower than {bound} always tells (it lies above 0 or "
             f"below {bound})")
-    if "width" in case:
+    if "width" in case and result["clusters"] == "tasks":
+        need += (f"; this one is {fmt(case['width'])} wide, and intervals shrink as "
+                 f"1/sqrt(tasks), so roughly {case['clusters_needed']:,} tasks "
+                 f"({case['runs_needed']:,} runs at today's runs per task) would be needed")
+    elif "width" in case:
         need += (f"; this one is {fmt(case['width'])} wide, and intervals shrink as "
                  f"1/sqrt(runs), so roughly {case['runs_needed']:,} runs would be needed")
     sentences.append(need + ".")

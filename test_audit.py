@@ -3192,8 +3192,17 @@ class TestDeliveryVerdictCases(unittest.TestCase):
         self.assertTrue(low < 0 < 0.2 < high, (low, high))
         self.assertAlmostEqual(case["width"], high - low, delta=1e-15)
         self.assertEqual(case["runs_needed"], math.ceil(27 * ((high - low) / 0.2) ** 2))
+        self.assertEqual(case["clusters_needed"], math.ceil(27 * ((high - low) / 0.2) ** 2))
         self.assertIn(f"this one is {high - low:.3f} wide", text)
-        self.assertIn(f"roughly {case['runs_needed']:,} runs would be needed", text)
+        self.assertIn(f"1/sqrt(tasks), so roughly {case['clusters_needed']:,} tasks "
+                      f"({case['runs_needed']:,} runs at today's runs per task)", text)
+        # Without a task column each run is its own cluster: the need is said in runs.
+        result = audit_json(["--counts", "tp=6,fp=3,fn=4,tn=5", "--boot", "2000"])
+        low, high = result["kappa"]["ci"]
+        want = math.ceil(18 * ((high - low) / 0.2) ** 2)
+        self.assertEqual(result["verdict_case"]["runs_needed"], want)
+        text = verdict_text(["--counts", "tp=6,fp=3,fn=4,tn=5", "--boot", "2000"])
+        self.assertIn(f"1/sqrt(runs), so roughly {want:,} runs would be needed", text)
 
     def test_the_report_lands_on_no_useful_agreement(self):
         # The report's kappa -0.023 [-0.161, 0.182]: the upper end lies below 0.2.
@@ -3207,7 +3216,7 @@ class TestDeliveryVerdictCases(unittest.TestCase):
             self.assertIn("kappa -0.023 [", text)
         d = load("delivery_audit.py")
         fake = {"kappa": {"value": -0.023, "ci": [-0.161, 0.182]}, "fisher_p": 1.0,
-                "boot": 200000, "counts": {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "claims": 68,
+                "boot": 200000, "n_clusters": 18, "counts": {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "claims": 68,
                                            "runs": 72}}
         self.assertEqual(d.claim_verdict(fake)["case"], "no_useful_agreement")
         # The bound is strict: an interval reaching 0.2 no longer excludes it.
