@@ -1086,8 +1086,9 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
         if pair_column:
             result.update(mcnemar_pairs(checked, pair_column))
         else:
-            result["mcnemar_skipped"] = ("no replicate or pair column, so no run has a real "
-                                         "partner in the other condition")
+            result["mcnemar_skipped"] = ("no replicate or pair column (name one with "
+                                         "--replicate), so no run has a real partner in "
+                                         "the other condition")
     if any(r.get("cost") is not None for r in runs):
         result["cost"] = cost_figures(runs)
     result["verdict_case"] = claim_verdict(result)
@@ -1205,7 +1206,8 @@ def stratified_condition_tests(checked):
                     cells[side + 1] += 1
             strata = [tuple(cells) for _, cells in sorted(per_task.items())]
             both = [t for t in strata if t[1] and t[3]]
-            test = stratified_exact_test(both)
+            test = (stratified_exact_test(both) if both else
+                    {"p": None, "odds_ratio": None, "undefined": "no task was run in both"})
             test.update(conditions=[first, second], tasks=len(both),
                         runs=sum(t[1] + t[3] for t in both),
                         runs_in_one_condition_tasks=sum(t[1] + t[3] for t in strata
@@ -1826,8 +1828,8 @@ def render(result, style, source):
         for pair in result.get("mcnemar_pairs", []):
             out += ["", mcnemar_line(pair)]
         if "mcnemar_skipped" in result:
-            out += ["", f"McNemar skipped: {result['mcnemar_skipped']} (name one with "
-                        f"--replicate); the stratified test above needs no pairs."]
+            out += ["", f"McNemar skipped: {result['mcnemar_skipped']}; the stratified test "
+                        f"above needs no pairs."]
     if "raters" in result:
         r = result["raters"]
         out += ["", sub("Raters"), ""]
@@ -1890,6 +1892,11 @@ def mcnemar_line(pair):
 def stratified_line(test):
     """The stratified exact test's sentence: what it conditions on, and p."""
     first, second = test["conditions"]
+    if test["p"] is None:
+        return (f"Exact test stratified by task, {first} vs {second}: undefined, since no task "
+                f"was run in both conditions (the "
+                f"{plural(test['runs_in_one_condition_tasks'], 'run')} cannot be compared "
+                f"within a task).")
     left_out = (f"; {plural(test['runs_in_one_condition_tasks'], 'run')} in tasks run in only "
                 f"one condition do not count" if test["runs_in_one_condition_tasks"] else "")
     return (f"Exact test stratified by task, {first} vs {second} (conditional on each "

@@ -3392,6 +3392,22 @@ class TestDeliveryPairedConditions(unittest.TestCase):
         self.assertIn("6 pairs matched on task and column 'replicate', 2 runs left unpaired",
                       text)
 
+    def test_a_pair_column_without_partners_skips_mcnemar_and_says_why(self):
+        rows = [["a1", "t1", "yes", "1", "plain", "1"], ["a2", "t1", "yes", "0", "plain", "2"],
+                ["b1", "t2", "yes", "1", "scaffold", "1"], ["b2", "t2", "no", "0", "scaffold", "2"]]
+        header = "run_id,task_id,claimed,verified,condition,pair"
+        result = self.audit_rows(rows, header)
+        self.assertNotIn("mcnemar", result)
+        self.assertEqual(result["mcnemar_skipped"],
+                         "no task and pair value has a run in two conditions")
+        # No task was run in both conditions: the stratified test has nothing to weigh.
+        self.assertEqual((result["stratified_exact"]["tasks"],
+                          result["stratified_exact"]["runs_in_one_condition_tasks"],
+                          result["stratified_exact"]["p"]), (0, 4, None))
+        text = self.audit_rows(rows, header, fmt="text")
+        self.assertIn("Exact test stratified by task, plain vs scaffold: undefined, since no "
+                      "task was run in both conditions", text)
+
     def test_the_example_folder_keeps_mcnemar_and_gains_the_stratified_test(self):
         status, out, _ = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
         flat = " ".join(out.split())
