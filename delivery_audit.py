@@ -112,8 +112,13 @@ verified, fn = not claimed, verified, tn = neither)
                                runs that would shrink it to 0.2 at the 1/sqrt(n)
                                rate, and says when no table with these margins
                                could reach Fisher p < 0.05 at all.
-                             A claim that never varies carries nothing by
-                             construction, and says so.
+                             With fewer than 10 tasks holding several runs each
+                             there is no interval, and Fisher's pooled p would
+                             count runs of one task as independent: the exact
+                             test of claim against outcome stratified by task
+                             (as for conditions, below) takes its place. A claim
+                             that never varies carries nothing by construction,
+                             and says so.
     The cluster bootstrap resamples whole tasks with replacement (--boot times,
     default 20,000; the report used 200,000) because runs of one task agree with
     each other; intervals are the 2.5th and 97.5th percentiles (linear
@@ -136,8 +141,9 @@ What each test assumes
     within a task, tasks independent); it is most sensitive to an effect in the
     same direction in every task (a common odds ratio). McNemar assumes the pairs
     are real (the same task and replicate, e.g. the same seed) and independent of
-    each other. kappa's bound of 0.2 is a convention (Landis and Koch 1977), not
-    a law: the verdict names it.
+    each other. The claim AUCs and kappa are descriptive; their intervals come
+    from the task bootstrap alone. kappa's bound of 0.2 is a convention (Landis
+    and Koch 1977), not a law: the verdict names it.
 
 Output
     --format text (default), markdown or json (full precision; an infinite value,
@@ -1091,9 +1097,28 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
                                          "the other condition")
     if any(r.get("cost") is not None for r in runs):
         result["cost"] = cost_figures(runs)
+    if (result["clusters"] == "tasks" and 2 <= len(per_task) < FEW_CLUSTERS
+            and len(checked) > len(per_task)):
+        result["claim_within_tasks"] = claim_within_tasks(per_task)
     result["verdict_case"] = claim_verdict(result)
     result["verdict"] = verdict_sentences(result)
     return result
+
+
+def claim_within_tasks(per_task):
+    """The exact test of claim against verified outcome stratified by task.
+
+    Each task is a 2x2 table (claimed or not, verified or not); only tasks with
+    both claimed and unclaimed runs weigh in. Its odds ratio above 1 means claims
+    are more common on verified runs.
+    """
+    strata = [(c["tp"], c["tp"] + c["fp"], c["fn"], c["fn"] + c["tn"])
+              for _, c in sorted(per_task.items())]
+    both = [t for t in strata if t[1] and t[3]]
+    if not both:
+        return {"p": None, "odds_ratio": None, "tasks": 0,
+                "undefined": "no task has both claimed and unclaimed runs"}
+    return {**stratified_exact_test(both), "tasks": len(both)}
 
 
 def sampling_projection(runs, checked, delivery_rate):
@@ -1438,7 +1463,10 @@ def claim_verdict(result):
       interval shrinks as 1/sqrt(clusters)).
     - "claim_constant": every run claimed, or none did: no information by construction.
     - "undefined": kappa is undefined (one outcome class).
-    A withheld (degenerate) bootstrap interval counts as no interval.
+    A withheld (degenerate) bootstrap interval counts as no interval; then
+    Fisher's p decides alone, except with fewer than FEW_CLUSTERS tasks holding
+    several runs each: there the exact test of claim against outcome stratified
+    by task (`claim_within_tasks`) takes Fisher's place.
     """
     kappa, fisher_p, c = result["kappa"], result["fisher_p"], result["counts"]
     value, (low, high) = kappa["value"], kappa["ci"]
@@ -1454,6 +1482,15 @@ def claim_verdict(result):
                                    if result["n_clusters"] < 2 else
                                    "no bootstrap was run (--boot 0)" if not result["boot"]
                                    else "no resample defined it"))
+    if "claim_within_tasks" in result:
+        # Too few tasks for an interval, and Fisher's pooled p would count runs of
+        # one task as independent: only the comparison within tasks can tell.
+        within = result["claim_within_tasks"]
+        case["within_tasks_p"] = within["p"]
+        if within["p"] is not None and within["p"] < SIGNIFICANCE and within["odds_ratio"]:
+            return {**case, "case": "informative", "at_best_slight": False,
+                    "direction": "right" if within["odds_ratio"] > 1 else "wrong"}
+        fisher_p = 1.0
     direction = "right" if value > 0 else "wrong" if value < 0 else None
     excludes_zero = low is None or (low > 0 if value > 0 else high < 0)
     if fisher_p < SIGNIFICANCE and direction and excludes_zero:
@@ -1511,6 +1548,12 @@ def claim_sentences(result, case):
                 f"kappa {fmt(kappa['value'])}, no usable interval: {case['no_interval']}")
     evidence = (f"{interval}; Fisher p {fmt_p(result['fisher_p'])}, "
                 f"claim AUC {fmt(result['claim_auc']['value'])}")
+    if "within_tasks_p" in case:
+        within = result["claim_within_tasks"]
+        evidence += ("; Fisher counts runs of one task as independent, and within tasks "
+                     + (f"(exact test stratified by task, {plural(within['tasks'], 'task')}) "
+                        f"p is {fmt_p(within['p'])}" if within["p"] is not None
+                        else "nothing can be compared: " + within["undefined"]))
     if case["case"] == "informative" and case["direction"] == "right":
         slight = (f" It is at best slight agreement: the interval lies below {bound}."
                   if case["at_best_slight"] else "")

@@ -3277,6 +3277,32 @@ class TestDeliveryDegenerateIntervals(unittest.TestCase):
         self.assertIn("[0.292, 1.000]", out)                 # the exact interval stays
         self.assertIn("only 6 clusters to resample (fewer than 10)", " ".join(out.split()))
 
+    def test_few_tasks_are_weighed_within_tasks_not_by_pooled_fisher(self):
+        # Two tasks where every run claims and is verified, two where none does:
+        # kappa 1 and a pooled Fisher p near 1e-35, yet only four tasks and no
+        # comparison inside any of them. It used to say "carries information".
+        between = [[f"r{t}-{i}", f"t{t}", "yes" if t < 2 else "no", int(t < 2)]
+                   for t in range(4) for i in range(30)]
+        # Three tasks of six runs where the claim tracks the outcome inside each task.
+        within = [[f"r{t}-{i}", f"t{t}", "yes" if i < 3 else "no", int(i < 3)]
+                  for t in range(3) for i in range(6)]
+        with TempDir() as folder:
+            first = write(folder, "between.csv", runs_csv(between))
+            second = write(folder, "within.csv", runs_csv(within))
+            results = [audit_json([path, "--boot", "1000"]) for path in (first, second)]
+            texts = [verdict_text([path, "--boot", "1000"]) for path in (first, second)]
+        self.assertLess(results[0]["fisher_p"], 1e-30)
+        self.assertEqual(results[0]["verdict_case"]["case"], "too_few_runs")
+        self.assertIn("within tasks nothing can be compared: no task has both claimed and "
+                      "unclaimed runs", texts[0])
+        want = enumerated_stratified_p([(3, 3, 0, 3)] * 3)      # 20^3 labellings
+        self.assertEqual(want, Fraction(2, 8000))
+        self.assertAlmostEqual(results[1]["claim_within_tasks"]["p"], float(want), delta=1e-15)
+        self.assertEqual((results[1]["verdict_case"]["case"],
+                          results[1]["verdict_case"]["direction"]), ("informative", "right"))
+        self.assertIn("within tasks (exact test stratified by task, 3 tasks) p is <0.001",
+                      texts[1])
+
     def test_few_clusters_never_carry_the_verdict(self):
         # 4 tasks of 60 runs: a 4-cluster bootstrap gives a narrow kappa interval
         # below 0.2, but 4 clusters cannot show the uncertainty between tasks.
