@@ -2081,7 +2081,7 @@ def _main(argv):
                                                   [r["run_id"] for r in runs])
         source = table.name
         clusters_named = bool(found["task"])
-        pair_column = found["replicate"]
+        pair_column = found.get("replicate")
     if not any(r["verified"] is not None for r in runs):
         raise InputError("no run has a verified outcome to audit against")
     if args.jobs < 0:
