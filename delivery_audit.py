@@ -47,7 +47,8 @@ Input
       claim      --claim      claimed, claim
       verified   --verified   verified, completed, resolved, gt_completed
       condition  --condition  condition                       (optional)
-      replicate  --replicate  replicate, rep, attempt         (optional; pairs runs)
+      replicate  --replicate  replicate, rep, attempt, pair,  (optional; pairs runs
+                              pair_id                         for McNemar)
       cost       --cost COL                                   (optional)
       raters     --raters a,b,c                               (optional)
     Claims read yes/no, true/false, 1/0, claimed/not; 'equivocal', 'ambiguous'
@@ -109,12 +110,33 @@ verified, fn = not claimed, verified, tn = neither)
     sensitivity, specificity tp / (tp + fn), tn / (tn + fp), exact intervals
     claim AUC                (sensitivity + specificity) / 2: the Mann-Whitney
                              AUC of a yes/no score
+    claim AUC, 3 levels      the Mann-Whitney AUC (ties count one half) of the
+                             score claimed > equivocal > not claimed, beside it;
+                             it does not depend on how equivocal messages are read
     Cohen's kappa            claim vs verified; task-cluster bootstrap interval
     Fisher's exact p         two-sided, summing tables no more likely than the
                              observed one (relative tolerance 1e-7)
-    McNemar                  with a condition column: runs of the same task and
-                             replicate pair across two conditions; b and c are
-                             the discordant pairs; exact two-sided binomial p
+    stratified exact test    with a condition column, for each two conditions:
+                             the exact conditional test of no condition effect in
+                             the 2x2 tables (condition x verified) of each task,
+                             as R's mantelhaen.test(exact = TRUE): given every
+                             task's margins, S = runs verified in the first
+                             condition is a sum of hypergeometric counts; p sums
+                             the values of S no more likely than the observed
+                             one (relative tolerance 1e-7, R's rule). It needs no
+                             pairing and no run order. Beside p, the common odds
+                             ratio of completing in the first condition (its
+                             conditional maximum-likelihood estimate, as R's;
+                             undefined where S cannot vary, where R prints 0).
+                             Tasks run in only one condition cannot count, and
+                             are counted.
+    McNemar                  only with a replicate or pair column: runs of the
+                             same task and replicate pair across two conditions;
+                             b and c are the discordant pairs; exact two-sided
+                             binomial p. The line says what paired the runs and
+                             how many were left unpaired. Without such a column
+                             McNemar is skipped and the report says so: pairing
+                             runs by their order would let their numbering move p.
     raters                   with --raters: the claim is the majority label (no
                              majority reads as equivocal); unanimity; Fleiss' kappa
     criteria                 criteria that never vary, and runs whose varying
@@ -124,21 +146,58 @@ verified, fn = not claimed, verified, tn = neither)
                              from the checked claims and projected onto all claims
     cost                     with --cost: total, per run, per claim, per verified
                              delivery, and what was spent on false claims
-    verdict                  the claim "carries information" only when Fisher's p
-                             < 0.05 and kappa's cluster interval (where there is
-                             one) lies on the same side of 0; below 0, it points
-                             the wrong way; otherwise it carries no usable
-                             information. Fewer than 10 clusters earns a warning.
+    verdict                  one of three cases, read off Fisher's p and kappa's
+                             cluster interval:
+                             - the claim carries information: Fisher's p < 0.05
+                               and the interval (where there is a usable one)
+                               lies on kappa's side of 0; below 0 it points the
+                               wrong way;
+                             - the data exclude any useful agreement: the
+                               interval's upper end lies below 0.2, where Landis
+                               and Koch's (1977) "slight" agreement ends;
+                             - too few runs to tell: neither. An interval
+                               narrower than 0.2 always tells (it lies above 0 or
+                               below 0.2); the verdict gives today's width and the
+                               runs that would shrink it to 0.2 at the 1/sqrt(n)
+                               rate, and says when no table with these margins
+                               could reach Fisher p < 0.05 at all.
+                             With fewer than 10 tasks holding several runs each
+                             there is no interval, and Fisher's pooled p would
+                             count runs of one task as independent: the exact
+                             test of claim against outcome stratified by task
+                             (as for conditions, below) takes its place. A claim
+                             that never varies carries nothing by construction,
+                             and says so.
     The cluster bootstrap resamples whole tasks with replacement (--boot times,
     default 20,000; the report used 200,000) because runs of one task agree with
     each other; intervals are the 2.5th and 97.5th percentiles (linear
     interpolation between order statistics); resamples where a figure is
     undefined are skipped and counted. With no task column each run is its own
-    cluster, and the report says so. Figures that need both classes (e.g. only
-    successes) print 'undefined' with the reason.
+    cluster, and the report says so. An interval is withheld, with a note saying
+    why, where it would be no interval: fewer than 10 clusters (too few distinct
+    resamples), or zero width (all resamples, or 95% of them, give one value,
+    as when every claim was verified). The verdict never leans on a withheld
+    interval. Figures that need both classes (e.g. only successes) print
+    'undefined' with the reason.
+
+What each test assumes
+    Clopper-Pearson and Fisher treat runs as independent draws; runs of one task
+    agree with each other, so beside them stand the task-cluster intervals, which
+    assume only that tasks are independent and that there are enough of them
+    (10 or more). Fisher conditions on both margins of the 2x2 table. The
+    stratified exact test assumes that, with no condition effect, a task's
+    verified runs are equally likely to be any of its runs (runs exchangeable
+    within a task, tasks independent); it is most sensitive to an effect in the
+    same direction in every task (a common odds ratio). McNemar assumes the pairs
+    are real (the same task and replicate, e.g. the same seed) and independent of
+    each other. The claim AUCs and kappa are descriptive; their intervals come
+    from the task bootstrap alone. kappa's bound of 0.2 is a convention (Landis
+    and Koch 1977), not a law: the verdict names it.
 
 Output
-    --format text (default), markdown or json (full precision). Text and Markdown
+    --format text (default), markdown or json (full precision; an infinite value,
+    such as the inflation where no claim was verified, is the string "inf", and
+    null always means undefined). Text and Markdown
     end with a provenance footer: script version and SHA-256 of its own bytes,
     Python version, the seed, a command that reruns the audit from the folder it
     ran in (launcher and script path as invoked, input paths relative to that
@@ -150,7 +209,9 @@ Output
     'error: ...' naming the file, row and column.
 """
 import concurrent.futures
+import itertools
 import multiprocessing
+import operator
 import random
 import textwrap
 from fractions import Fraction
@@ -161,12 +222,16 @@ DEFAULT_SEED = 20260801
 DEFAULT_BOOT = 20000
 CONFIDENCE = 0.95
 BOOT_CHUNK = 1000          # resamples per independently seeded chunk
-FEW_CLUSTERS = 10          # fewer clusters than this: bootstrap intervals are rough
+FEW_CLUSTERS = 10          # fewer clusters than this: bootstrap intervals are withheld
+SIGNIFICANCE = 0.05        # Fisher's p below this: the claim and the outcome are not independent
+USEFUL_AGREEMENT = 0.2     # Landis & Koch (1977): a kappa below 0.2 is at best "slight"
 CLAIM_COLUMNS = ("claimed", "claim")
 VERIFIED_COLUMNS = ("verified", "completed", "resolved", "gt_completed")
 TASK_COLUMNS = ("task_id", "instance_id", "task")
 RUN_ID_COLUMNS = ("run_id", "id", "run")
-REPLICATE_COLUMNS = ("replicate", "rep", "attempt")
+REPLICATE_COLUMNS = ("replicate", "rep", "attempt", "pair", "pair_id")
+EXACT_STRATIFIED_RUNS = 5000   # above this, the stratified test convolves floats, not integers
+R_TIE_TOLERANCE = Fraction(1, 10 ** 7)   # R's relErr: tables this close in probability tie
 EQUIVOCAL_WORDS = frozenset({"equivocal", "ambiguous", "unclear"})
 MESSAGE_COLUMNS = ("final_message", "last_message", "final_thought")
 SHEET_COLUMNS = ("sheet_id", "final_message", "claim")
@@ -606,8 +671,16 @@ def markdown_paragraphs(lines):
 
 
 def jsonable(value):
-    """Make `value` strict JSON: NaN and infinities become null, tuples lists."""
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+    """Make `value` strict JSON: an infinity becomes the string "inf" or "-inf" (a
+    value, kept losslessly), NaN becomes null (null always means undefined), tuples
+    become lists.
+
+    >>> jsonable({"inflation": [1.5, float("inf")], "low": -math.inf, "x": math.nan})
+    {'inflation': [1.5, 'inf'], 'low': '-inf', 'x': None}
+    """
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
@@ -2283,6 +2356,25 @@ def kappa_float(tp, fp, fn, tn):
     return ((tp + tn) * n - chance) / (n * n - chance)
 
 
+def ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed):
+    """The Mann-Whitney AUC of the three-level score claimed > equivocal > not claimed.
+
+    The equivocal messages sit among fn (verified) and tn (failed). Ties count
+    one half (midranks); None without both verified and failed runs. Summed in
+    integers, divided once.
+
+    >>> ordinal_claim_auc(46, 22, 3, 1, 3, 1), ordinal_claim_auc(1, 1, 1, 1, 1, 0)
+    (0.49112688553682343, 0.625)
+    """
+    verified = (fn - eq_verified, eq_verified, tp)      # scores 0, 1, 2
+    failed = (tn - eq_failed, eq_failed, fp)
+    if not sum(verified) or not sum(failed):
+        return None
+    wins = sum(verified[i] * failed[j] for i in range(3) for j in range(i))
+    ties = sum(verified[i] * failed[i] for i in range(3))
+    return (2 * wins + ties) / (2 * sum(verified) * sum(failed))
+
+
 def as_claims(tp, fp, fn, tn, eq_verified, eq_failed):
     """The 2x2 table when the equivocal messages count as claims."""
     return tp + eq_verified, fp + eq_failed, fn - eq_verified, tn - eq_failed
@@ -2297,7 +2389,9 @@ def bootstrap_chunk(packed, seed, chunk, count):
         total = sum(choices(packed, k=k))
         tp, fp, fn, tn, eq_verified, eq_failed = (
             (total >> (FIELD_BITS * i)) & mask for i in range(len(FIELDS)))
-        draws["headline"].append(rates(tp, fp, fn, tn))
+        headline = rates(tp, fp, fn, tn)
+        headline["ordinal_claim_auc"] = ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+        draws["headline"].append(headline)
         draws["equivocal_as_claims"].append(
             rates(*as_claims(tp, fp, fn, tn, eq_verified, eq_failed)))
     return draws
@@ -2327,15 +2421,41 @@ def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE, jobs=1)
     intervals = {}
     for variant in ("headline", "equivocal_as_claims"):
         intervals[variant] = {}
-        for name in RATE_NAMES:
+        for name in RATE_NAMES + (("ordinal_claim_auc",) if variant == "headline" else ()):
             values = [draw[name] for chunk in chunks for draw in chunk[variant]]
             defined = sorted(v for v in values if v is not None)
+            ci = ([percentile(defined, alpha / 2), percentile(defined, 1 - alpha / 2)]
+                  if defined else [None, None])
             intervals[variant][name] = {
-                "ci": ([percentile(defined, alpha / 2), percentile(defined, 1 - alpha / 2)]
-                       if defined else [None, None]),
-                "skipped": len(values) - len(defined),
+                "ci": ci, "skipped": len(values) - len(defined),
+                "degenerate": degenerate_interval(defined, ci, len(cluster_counts)),
             }
     return intervals
+
+
+def degenerate_interval(defined, ci, clusters):
+    """Why a bootstrap interval is no interval at all, or None when it is usable.
+
+    Too few clusters give too few distinct resamples to show the uncertainty;
+    a zero-width interval (every resample, or 95% of them, giving one value)
+    shows none.
+
+    >>> degenerate_interval([1.0] * 50, [1.0, 1.0], 12)
+    'all 50 resamples give 1.000'
+    >>> degenerate_interval([0.5] + [1.0] * 99, [1.0, 1.0], 12)
+    'at least 95% of the resamples give 1.000'
+    >>> degenerate_interval([0.2, 0.5, 0.8], [0.2, 0.8], 4)
+    'only 4 clusters to resample (fewer than 10)'
+    >>> degenerate_interval([0.2, 0.5, 0.8], [0.2, 0.8], 12) is None
+    True
+    """
+    if clusters < FEW_CLUSTERS:
+        return f"only {clusters} clusters to resample (fewer than {FEW_CLUSTERS})"
+    if not defined or ci[0] != ci[1]:
+        return None
+    if defined[0] == defined[-1]:
+        return f"all {len(defined)} resamples give {fmt(ci[0])}"
+    return f"at least 95% of the resamples give {fmt(ci[0])}"
 
 
 def parallel_chunks(packed, seed, sizes, jobs):
@@ -2371,20 +2491,35 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
     figures["fisher_p"] = fisher_exact(tp, fp, fn, tn)
     if bootstrap:
         for name, interval in bootstrap.items():
-            target = figures[name]
-            key = "ci" if name == "kappa" else "ci_cluster"
-            target[key] = interval["ci"]
-            if interval["skipped"]:
-                target["cluster_resamples_skipped"] = interval["skipped"]
+            if name in figures:
+                attach_interval(figures[name], "ci" if name == "kappa" else "ci_cluster",
+                                interval)
     r = figures["delivery_rate"]
     figures["inflation"] = {"value": inverse(r["value"]),
                             "ci": [inverse(r["ci"][1]), inverse(r["ci"][0])]}
     if "ci_cluster" in r:
         figures["inflation"]["ci_cluster"] = [inverse(r["ci_cluster"][1]),
                                               inverse(r["ci_cluster"][0])]
+    if "cluster_interval_withheld" in r:
+        withheld = r["cluster_interval_withheld"]
+        low, high = withheld["percentiles"]
+        figures["inflation"]["cluster_interval_withheld"] = {
+            "reason": withheld["reason"], "percentiles": [inverse(high), inverse(low)]}
     if r["value"] is None:
         figures["inflation"]["undefined"] = r["undefined"]
     return figures
+
+
+def attach_interval(target, key, interval):
+    """Put a bootstrap interval on a figure, or withhold it with its reason."""
+    target[key] = interval["ci"]
+    if interval["skipped"]:
+        target["cluster_resamples_skipped"] = interval["skipped"]
+    if interval["degenerate"]:
+        # Kept for the record, never printed or leaned on as an interval.
+        target[key] = [None, None]
+        target["cluster_interval_withheld"] = {"reason": interval["degenerate"],
+                                               "percentiles": interval["ci"]}
 
 
 def inverse(rate):
@@ -2394,10 +2529,13 @@ def inverse(rate):
     return math.inf if rate == 0 else 1 / rate
 
 
-def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jobs=1):
+def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jobs=1,
+          pair_column=None):
     """Audit runs: dicts with task, claim (True/False/'equivocal'), verified (True/False/None).
 
     Optional keys: condition, replicate, cost, raters (list of labels), run_id.
+    `pair_column` names the replicate or pair column the replicates came from;
+    without one there are no real pairs, and McNemar is skipped.
     Returns plain data; the renderers only read it.
     """
     checked = [r for r in runs if r["verified"] is not None]
@@ -2439,15 +2577,49 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
     result["equivocal_as_claims"] = table_figures(
         *eq_table, bootstrap and bootstrap["equivocal_as_claims"])
     result["equivocal_as_claims"]["counts"] = dict(zip(("tp", "fp", "fn", "tn"), eq_table))
+    ordinal = {"value": ordinal_claim_auc(tp, fp, fn, tn, counts["eq_verified"],
+                                          counts["eq_failed"])}
+    if ordinal["value"] is None:
+        ordinal["undefined"] = "needs both verified and failed runs"
+    if bootstrap:
+        attach_interval(ordinal, "ci_cluster", bootstrap["headline"]["ordinal_claim_auc"])
+    # The three-level score does not depend on how equivocal messages are read.
+    result["ordinal_claim_auc"] = result["equivocal_as_claims"]["ordinal_claim_auc"] = ordinal
     if len(checked) < len(runs):
         result["sampling"] = sampling_projection(runs, checked, result["delivery_rate"])
     if any(r.get("condition") is not None for r in runs):
         result["conditions"] = condition_tables(checked)
-        result.update(mcnemar_pairs(checked))
+        result.update(stratified_condition_tests(checked))
+        if pair_column:
+            result.update(mcnemar_pairs(checked, pair_column))
+        else:
+            result["mcnemar_skipped"] = ("no replicate or pair column (name one with "
+                                         "--replicate), so no run has a real partner in "
+                                         "the other condition")
     if any(r.get("cost") is not None for r in runs):
         result["cost"] = cost_figures(runs)
+    if (result["clusters"] == "tasks" and 2 <= len(per_task) < FEW_CLUSTERS
+            and len(checked) > len(per_task)):
+        result["claim_within_tasks"] = claim_within_tasks(per_task)
+    result["verdict_case"] = claim_verdict(result)
     result["verdict"] = verdict_sentences(result)
     return result
+
+
+def claim_within_tasks(per_task):
+    """The exact test of claim against verified outcome stratified by task.
+
+    Each task is a 2x2 table (claimed or not, verified or not); only tasks with
+    both claimed and unclaimed runs weigh in. Its odds ratio above 1 means claims
+    are more common on verified runs.
+    """
+    strata = [(c["tp"], c["tp"] + c["fp"], c["fn"], c["fn"] + c["tn"])
+              for _, c in sorted(per_task.items())]
+    both = [t for t in strata if t[1] and t[3]]
+    if not both:
+        return {"p": None, "odds_ratio": None, "tasks": 0,
+                "undefined": "no task has both claimed and unclaimed runs"}
+    return {**stratified_exact_test(both), "tasks": len(both)}
 
 
 def sampling_projection(runs, checked, delivery_rate):
@@ -2472,10 +2644,21 @@ def sampling_projection(runs, checked, delivery_rate):
         "claims_checked": checked_claims,
         "verified_deliveries_seen": seen,
         "expected_verified_deliveries": {"value": expected[0], "ci": expected[1:]},
-        "inflation": {"value": claims / expected[0] if expected[0] else None,
-                      "ci": [claims / expected[2] if expected[2] else None,
-                             claims / expected[1] if expected[1] else None]},
+        "inflation": {"value": claims_per_delivery(claims, expected[0]),
+                      "ci": [claims_per_delivery(claims, expected[2]),
+                             claims_per_delivery(claims, expected[1])]},
     }
+
+
+def claims_per_delivery(claims, deliveries):
+    """Claims billed per (expected) verified delivery: infinite where none is expected.
+
+    >>> claims_per_delivery(8, 2.0), claims_per_delivery(8, 0.0), claims_per_delivery(0, 0.0)
+    (4.0, inf, None)
+    """
+    if deliveries is None or claims == 0:
+        return None
+    return math.inf if deliveries == 0 else claims / deliveries
 
 
 def condition_tables(checked):
@@ -2494,11 +2677,17 @@ def condition_tables(checked):
     return tables
 
 
-def mcnemar_pairs(checked):
-    """Pair runs of the same task and replicate across each two conditions."""
+def mcnemar_pairs(checked, pair_column):
+    """Pair runs of the same task and replicate across each two conditions.
+
+    A run with a blank replicate cell, or whose task and replicate have no run
+    in the other condition, is left unpaired and counted.
+    """
     conditions = sorted({r["condition"] for r in checked}, key=str)
     by_key, first_run = {}, {}
     for run in checked:
+        if not run.get("replicate"):
+            continue
         key = (run["condition"], run["task"], run["replicate"])
         if key in by_key:
             raise InputError(f"runs {first_run[key]} and {run['run_id']} are both replicate "
@@ -2512,15 +2701,158 @@ def mcnemar_pairs(checked):
                           & {(t, rep) for c, t, rep in by_key if c == second}, key=str)
             if not keys:
                 continue
+            runs_in_both = sum(1 for r in checked if r["condition"] in (first, second))
             b = sum(1 for k in keys if by_key[(first, *k)] and not by_key[(second, *k)])
             c = sum(1 for k in keys if not by_key[(first, *k)] and by_key[(second, *k)])
             results.append({"conditions": [first, second], "pairs": len(keys),
+                            "paired_by": ["task", pair_column],
+                            "unpaired": runs_in_both - 2 * len(keys),
                             "b": b, "c": c, "discordant": b + c, "p": mcnemar_exact(b, c)})
     if not results:
-        return {}
+        return {"mcnemar_skipped": f"no task and {pair_column} value has a run in two "
+                                   f"conditions"}
     out = {"mcnemar_pairs": results}
     if len(conditions) == 2:
         out["mcnemar"] = results[0]
+    return out
+
+
+def stratified_condition_tests(checked):
+    """The exact test stratified by task for each two conditions (no pairing, no order)."""
+    conditions = sorted({r["condition"] for r in checked}, key=str)
+    tests = []
+    for i, first in enumerate(conditions):
+        for second in conditions[i + 1:]:
+            per_task = {}
+            for run in checked:
+                if run["condition"] in (first, second):
+                    cells = per_task.setdefault(run["task"], [0, 0, 0, 0])
+                    side = 0 if run["condition"] == first else 2
+                    cells[side] += bool(run["verified"])
+                    cells[side + 1] += 1
+            strata = [tuple(cells) for _, cells in sorted(per_task.items())]
+            both = [t for t in strata if t[1] and t[3]]
+            test = (stratified_exact_test(both) if both else
+                    {"p": None, "odds_ratio": None, "undefined": "no task was run in both"})
+            test.update(conditions=[first, second], tasks=len(both),
+                        runs=sum(t[1] + t[3] for t in both),
+                        runs_in_one_condition_tasks=sum(t[1] + t[3] for t in strata
+                                                        if not (t[1] and t[3])))
+            tests.append(test)
+    out = {"stratified_tests": tests}
+    if len(conditions) == 2:
+        out["stratified_exact"] = tests[0]
+    return out
+
+
+def stratified_exact_test(strata):
+    """Exact conditional test of no condition effect in 2x2xK tables, one per task.
+
+    `strata` holds (verified in the first condition, runs in the first, verified
+    in the second, runs in the second) per task. Given every table's margins,
+    S = the runs verified in the first condition follows the convolution of K
+    hypergeometric laws when the condition has no effect (the common odds ratio
+    is 1). The two-sided p sums the values of S no more likely than the observed
+    one, with R's relative tolerance of 1e-7: mantelhaen.test(exact = TRUE).
+    Exact integers up to EXACT_STRATIFIED_RUNS runs, floats beyond.
+
+    >>> test = stratified_exact_test([(2, 2, 0, 2), (1, 2, 0, 2)])
+    >>> test["verified_first"], test["expected_first"], test["support"], round(test["p"], 6)
+    (3, 1.5, [0, 3], 0.166667)
+    """
+    exact = sum(t[1] + t[3] for t in strata) <= EXACT_STRATIFIED_RUNS
+    law, offset, low, high = [1], 0, 0, 0     # law[i] is the weight of S = offset + i
+    for verified_first, first, verified_second, second in strata:
+        verified = verified_first + verified_second
+        start, end = max(0, verified - second), min(first, verified)
+        weights = [math.comb(first, x) * math.comb(second, verified - x)
+                   for x in range(start, end + 1)]
+        low, high, offset = low + start, high + end, offset + start
+        if len(weights) == 1:
+            continue
+        if not exact:
+            total = sum(weights)
+            weights = [w / total for w in weights]
+        law = convolve(law, weights, exact)
+        if not exact:         # drop the tails that have underflowed to exactly 0.0
+            first_kept = next(i for i, w in enumerate(law) if w)
+            law = law[first_kept:len(law) - next(i for i, w in enumerate(reversed(law)) if w)]
+            offset += first_kept
+    observed = sum(t[0] for t in strata)
+    weight = law[observed - offset] if 0 <= observed - offset < len(law) else 0.0
+    if exact:
+        tolerance = weight * (1 + R_TIE_TOLERANCE)
+        p = float(Fraction(sum(w for w in law if w <= tolerance), sum(law)))
+    else:
+        p = min(1.0, math.fsum(w for w in law if w <= weight * (1 + 1e-7)) / math.fsum(law))
+    return {"verified_first": observed,
+            "expected_first": math.fsum(t[1] * (t[0] + t[2]) / (t[1] + t[3]) for t in strata),
+            "support": [low, high], "p": p,
+            "odds_ratio": conditional_odds_ratio(law, offset, observed, [low, high])}
+
+
+def conditional_odds_ratio(law, offset, observed, support):
+    """The conditional maximum-likelihood common odds ratio (R's 'common odds ratio').
+
+    Under a common odds ratio psi, P(S = s) is proportional to law[s - offset]
+    psi^s; the estimate solves E_psi[S] = observed, by bisection on log psi. It
+    is 0 or infinite at the ends of the support, and None where S cannot vary.
+
+    >>> round(conditional_odds_ratio([1, 2, 1], 0, 1, [0, 2]), 12)
+    1.0
+    >>> conditional_odds_ratio([1, 1], 0, 1, [0, 1]), conditional_odds_ratio([1], 3, 3, [3, 3])
+    (inf, None)
+    """
+    if support[0] == support[1]:
+        return None
+    if observed == support[0]:
+        return 0.0
+    if observed == support[1]:
+        return math.inf
+    logs = [(math.log(w) if w > 0 else -math.inf, s) for s, w in enumerate(law)]
+
+    def mean(t):
+        top = max(lw + t * s for lw, s in logs)
+        weights = [(math.exp(lw + t * s - top), s) for lw, s in logs]
+        return math.fsum(w * s for w, s in weights) / math.fsum(w for w, _ in weights)
+    target, left, right = observed - offset, -1.0, 1.0
+    for _ in range(60):        # beyond e^(2^60) the tail has underflowed: say so
+        if mean(left) <= target:
+            break
+        left *= 2
+    else:
+        return 0.0
+    for _ in range(60):
+        if mean(right) >= target:
+            break
+        right *= 2
+    else:
+        return math.inf
+    for _ in range(200):
+        middle = (left + right) / 2
+        if middle in (left, right):
+            break
+        left, right = (middle, right) if mean(middle) < target else (left, middle)
+    return math.exp((left + right) / 2)
+
+
+def convolve(law, weights, exact):
+    """The law of a sum: `law` convolved with `weights`, rescaled when in floats.
+
+    Each weight adds a shifted, scaled copy of `law`; map() keeps the inner
+    loops in C.
+
+    >>> convolve([1, 2], [1, 1, 1], True)
+    [1, 3, 3, 2]
+    """
+    size = len(law)
+    out = [0] * (size + len(weights) - 1)
+    for j, w in enumerate(weights):
+        out[j:j + size] = map(operator.add, out[j:j + size],
+                              map(operator.mul, law, itertools.repeat(w)))
+    if not exact:
+        top = max(out)
+        out = [v / top for v in out]
     return out
 
 
@@ -2606,36 +2938,94 @@ def criteria_summary(rows, run_ids):
             "runs_where_varying_criteria_agree": sum(1 for v in per_run.values() if len(v) == 1)}
 
 
-def verdict_sentences(result):
-    """The closing verdict in plain words, read off the computed figures.
+def smallest_fisher_p(tp, fp, fn, tn):
+    """The smallest two-sided Fisher p any table with these margins could reach.
 
-    The claim is called informative only when Fisher's exact test rejects
-    independence (p < 0.05) and kappa's cluster interval, where there is one,
-    excludes 0 on the same side.
+    The hypergeometric law is unimodal, so its least likely table, the one with
+    the smallest p, is one of the two extreme tables.
+
+    >>> round(smallest_fisher_p(3, 0, 0, 3), 6), round(smallest_fisher_p(2, 1, 1, 2), 6)
+    (0.1, 0.1)
     """
-    sentences = []
-    kappa, auc, fisher_p = result["kappa"], result["claim_auc"]["value"], result["fisher_p"]
-    low, high = kappa["ci"]
-    if kappa["value"] is None:
-        sentences.append(f"Cohen's kappa is undefined ({kappa.get('undefined')}), so what "
-                         "the claim says about success cannot be measured here.")
+    row1, row2, column1 = tp + fp, fn + tn, tp + fn
+    ends = {max(0, column1 - row2), min(row1, column1)}
+    return min(fisher_exact(x, row1 - x, column1 - x, row2 - column1 + x) for x in ends)
+
+
+def claim_verdict(result):
+    """Which of the verdict's cases the data support, with the figures that decide it.
+
+    - "informative": Fisher's p < SIGNIFICANCE and kappa's cluster interval, where
+      there is a usable one, lies on kappa's side of 0; `direction` says which way.
+    - "no_useful_agreement": kappa's interval lies wholly below USEFUL_AGREEMENT.
+    - "too_few_runs": neither; an interval narrower than USEFUL_AGREEMENT always
+      tells (it lies above 0 or below the bound), and `clusters_needed` and
+      `runs_needed` scale today's by the squared ratio of the widths (a cluster
+      interval shrinks as 1/sqrt(clusters)).
+    - "claim_constant": every run claimed, or none did: no information by construction.
+    - "undefined": kappa is undefined (one outcome class).
+    A withheld (degenerate) bootstrap interval counts as no interval; then
+    Fisher's p decides alone, except with fewer than FEW_CLUSTERS tasks holding
+    several runs each: there the exact test of claim against outcome stratified
+    by task (`claim_within_tasks`) takes Fisher's place.
+    """
+    kappa, fisher_p, c = result["kappa"], result["fisher_p"], result["counts"]
+    value, (low, high) = kappa["value"], kappa["ci"]
+    case = {"significance": SIGNIFICANCE, "useful_agreement": USEFUL_AGREEMENT,
+            "kappa_interval": None if low is None else [low, high]}
+    if value is None:
+        return {**case, "case": "undefined"}
+    if c["claims"] in (0, c["runs"]):
+        return {**case, "case": "claim_constant"}
+    if low is None:
+        case["no_interval"] = (kappa.get("cluster_interval_withheld", {}).get("reason")
+                               or ("only one cluster, nothing to resample"
+                                   if result["n_clusters"] < 2 else
+                                   "no bootstrap was run (--boot 0)" if not result["boot"]
+                                   else "no resample defined it"))
+    if "claim_within_tasks" in result:
+        # Too few tasks for an interval, and Fisher's pooled p would count runs of
+        # one task as independent: only the comparison within tasks can tell.
+        within = result["claim_within_tasks"]
+        case["within_tasks_p"] = within["p"]
+        if within["p"] is not None and within["p"] < SIGNIFICANCE and within["odds_ratio"]:
+            return {**case, "case": "informative", "at_best_slight": False,
+                    "direction": "right" if within["odds_ratio"] > 1 else "wrong"}
+        fisher_p = 1.0
+    direction = "right" if value > 0 else "wrong" if value < 0 else None
+    excludes_zero = low is None or (low > 0 if value > 0 else high < 0)
+    if fisher_p < SIGNIFICANCE and direction and excludes_zero:
+        return {**case, "case": "informative", "direction": direction,
+                "at_best_slight": high is not None and high < USEFUL_AGREEMENT}
+    if high is not None and high < USEFUL_AGREEMENT:
+        return {**case, "case": "no_useful_agreement"}
+    case.update(case="too_few_runs", width_needed=USEFUL_AGREEMENT,
+                smallest_fisher_p=smallest_fisher_p(c["tp"], c["fp"], c["fn"], c["tn"]))
+    if low is not None:
+        width = high - low
+        factor = (width / USEFUL_AGREEMENT) ** 2
+        case.update(width=width, runs_needed=math.ceil(c["runs"] * factor),
+                    clusters_needed=math.ceil(result["n_clusters"] * factor))
+    return case
+
+
+def verdict_sentences(result):
+    """The closing verdict in plain words, read off claim_verdict's case and the figures."""
+    case, kappa = result["verdict_case"], result["kappa"]
+    if case["case"] == "undefined":
+        sentences = [f"Cohen's kappa is undefined ({kappa.get('undefined')}), so what the "
+                     "claim says about success cannot be measured here."]
+    elif case["case"] == "claim_constant":
+        sentences = [f"The claim never varies ({'every' if result['counts']['claims'] else 'no'}"
+                     f" run claims completion), so it carries no information about success "
+                     f"by construction (kappa {fmt(kappa['value'])})."]
     else:
-        interval = (f"kappa {fmt(kappa['value'])} {fmt_ci(kappa['ci'])}" if low is not None
-                    else f"kappa {fmt(kappa['value'])} (no cluster interval)")
-        above = fisher_p < 0.05 and kappa["value"] > 0 and (low is None or low > 0)
-        below = fisher_p < 0.05 and kappa["value"] < 0 and (high is None or high < 0)
-        evidence = f"{interval}, Fisher p {fmt_p(fisher_p)}, claim AUC {fmt(auc)}"
-        if above:
-            sentences.append(f"The claim carries information about success ({evidence}).")
-        elif below:
-            sentences.append(f"The claim carries information in the wrong direction: claims "
-                             f"are more common on runs that failed ({evidence}).")
-        else:
-            sentences.append(f"The claim carries no usable information about success "
-                             f"({evidence}; AUC 0.5 is chance).")
-    if result["n_clusters"] < FEW_CLUSTERS:
-        sentences.append(f"Only {plural(result['n_clusters'], 'cluster')}: bootstrap intervals "
-                         "are rough or absent; lean on the exact intervals.")
+        sentences = claim_sentences(result, case)
+    if result["n_clusters"] < FEW_CLUSTERS and case.get("kappa_interval") is None \
+            and "no_interval" not in case:
+        sentences.append(f"Only {plural(result['n_clusters'], 'cluster')}: no bootstrap "
+                         "interval is shown; the verdict rests on Fisher's p and the exact "
+                         "intervals.")
     c = result["counts"]
     checked = "Among the verified runs, paying" if "sampling" in result else "Paying"
     if c["claims"] and c["tp"]:
@@ -2648,6 +3038,52 @@ def verdict_sentences(result):
     elif c["claims"]:
         sentences.append(f"None of the {plural(c['claims'], 'claim')} was verified: paying "
                          "per claim pays entirely for completions that did not happen.")
+    return sentences
+
+
+def claim_sentences(result, case):
+    """The verdict's first sentences: what the claim says about success, by case."""
+    kappa, bound = result["kappa"], fmt(case["useful_agreement"], 1)
+    interval = (f"kappa {fmt(kappa['value'])} {fmt_ci(case['kappa_interval'])}"
+                if case["kappa_interval"] else
+                f"kappa {fmt(kappa['value'])}, no usable interval: {case['no_interval']}")
+    evidence = (f"{interval}; Fisher p {fmt_p(result['fisher_p'])}, "
+                f"claim AUC {fmt(result['claim_auc']['value'])}")
+    if "within_tasks_p" in case:
+        within = result["claim_within_tasks"]
+        evidence += ("; Fisher counts runs of one task as independent, and within tasks "
+                     + (f"(exact test stratified by task, {plural(within['tasks'], 'task')}) "
+                        f"p is {fmt_p(within['p'])}" if within["p"] is not None
+                        else "nothing can be compared: " + within["undefined"]))
+    if case["case"] == "informative" and case["direction"] == "right":
+        slight = (f" It is at best slight agreement: the interval lies below {bound}."
+                  if case["at_best_slight"] else "")
+        return [f"The claim carries information about success ({evidence}).{slight}"]
+    if case["case"] == "informative":
+        return [f"The claim carries information in the wrong direction: claims are more "
+                f"common on runs that failed ({evidence})."]
+    if case["case"] == "no_useful_agreement":
+        return [f"The claim carries no usable information about success: the data exclude "
+                f"any useful agreement, since kappa's interval lies wholly below {bound}, "
+                f"where Landis and Koch's 'slight' agreement ends ({evidence}; AUC 0.5 is "
+                f"chance)."]
+    sentences = [f"Too few runs to tell whether the claim carries information about "
+                 f"success ({evidence}): neither a real association nor its absence is "
+                 f"shown."]
+    if case["smallest_fisher_p"] >= case["significance"]:
+        sentences.append(f"With these margins no table could reach Fisher p < "
+                         f"{case['significance']} (the smallest attainable is "
+                         f"{fmt_p(case['smallest_fisher_p'])}).")
+    need = (f"A kappa interval narrower than {bound} always tells (it lies above 0 or "
+            f"below {bound})")
+    if "width" in case and result["clusters"] == "tasks":
+        need += (f"; this one is {fmt(case['width'])} wide, and intervals shrink as "
+                 f"1/sqrt(tasks), so roughly {case['clusters_needed']:,} tasks "
+                 f"({case['runs_needed']:,} runs at today's runs per task) would be needed")
+    elif "width" in case:
+        need += (f"; this one is {fmt(case['width'])} wide, and intervals shrink as "
+                 f"1/sqrt(runs), so roughly {case['runs_needed']:,} runs would be needed")
+    sentences.append(need + ".")
     return sentences
 
 
@@ -2751,16 +3187,11 @@ def read_runs(table, args, verdicts=False, ratings=None):
         if cost_col:
             run["cost"] = parse_number(row[cost_col], table.where(i, cost_col))
         runs.append(run)
-    if condition_col and not replicate_col:
-        # Without a replicate column, the k-th run of a task in one condition
-        # pairs with the k-th run of that task in the other (in run id order).
-        order = {}
-        for run in sorted(runs, key=lambda r: r["run_id"]):
-            key = (run["task"], run["condition"])
-            order[key] = order.get(key, 0) + 1
-            run["replicate"] = str(order[key])
+    # Without a replicate or pair column there are no real pairs: pairing the k-th
+    # run of a task in one condition with its k-th run in the other would make
+    # McNemar's p depend on how the runs happen to be numbered.
     return runs, {"task": task_col, "raters": raters or (ratings and ratings["files"]),
-                  "run_id": run_id_col, "verified": verified_col,
+                  "run_id": run_id_col, "verified": verified_col, "replicate": replicate_col,
                   "claim_source": claim_source(table, claim_col, raters, ratings)}
 
 
@@ -2985,6 +3416,7 @@ FIGURE_ROWS = (
     ("sensitivity", "sensitivity (claimed | verified)"),
     ("specificity", "specificity (not claimed | failed)"),
     ("claim_auc", "claim AUC ((sensitivity + specificity) / 2)"),
+    ("ordinal_claim_auc", "claim AUC, 3 levels (yes > equivocal > no)"),
     ("kappa", "Cohen's kappa (claim vs verified)"),
 )
 
@@ -3048,6 +3480,7 @@ def render(result, style, source):
                for name, label in FIGURE_ROWS if result[name].get("cluster_resamples_skipped")]
     if skipped:
         out.append(f"Resamples skipped where a figure was undefined: {', '.join(skipped)}.")
+    out += withheld_notes(result, cluster_name)
     eq = result["equivocal_as_claims"]
     out += ["", sub(f"If the equivocal messages ({c['equivocal']}) counted as claims"), ""]
     changes = []
@@ -3093,14 +3526,13 @@ def render(result, style, source):
             [[t["condition"], t["runs"], t["verified"], fmt(t["completion_rate"]["value"]),
               fmt_ci(t["completion_rate"]["ci"]), t["tp"] + t["fp"], t["fp"]]
              for t in result["conditions"]], style))
+        for test in result.get("stratified_tests", []):
+            out += ["", stratified_line(test)]
         for pair in result.get("mcnemar_pairs", []):
-            first, second = pair["conditions"]
-            out.append("")
-            out.append(f"McNemar, {first} vs {second}: {plural(pair['pairs'], 'pair')} "
-                       f"(same task and replicate), {pair['discordant']} discordant "
-                       f"({pair['b']} complete only in {first}, {pair['c']} only in "
-                       f"{second}); exact p "
-                       f"{fmt(pair['p'], 2) if pair['p'] >= 0.01 else fmt_p(pair['p'])}.")
+            out += ["", mcnemar_line(pair)]
+        if "mcnemar_skipped" in result:
+            out += ["", f"McNemar skipped: {result['mcnemar_skipped']}; the stratified test "
+                        f"above needs no pairs."]
     if "raters" in result:
         r = result["raters"]
         out += ["", sub("Raters"), ""]
@@ -3176,6 +3608,54 @@ def svg_rows(result):
                      exact if exact and exact[0] is not None else None,
                      boot if boot and boot[0] is not None and boot[1] is not None else None))
     return rows
+def fmt_p2(p):
+    """McNemar's p to 2 decimals, as the report prints it; '<0.001' below 0.0005."""
+    return fmt(p, 2) if p >= 0.01 else fmt_p(p)
+
+
+def mcnemar_line(pair):
+    """The McNemar sentence: how the runs were paired, how many were not, and p."""
+    first, second = pair["conditions"]
+    unpaired = (f"{plural(pair['unpaired'], 'run')} left unpaired" if pair["unpaired"]
+                else "no run left unpaired")
+    return (f"McNemar, {first} vs {second}: {plural(pair['pairs'], 'pair')} matched on task "
+            f"and column {pair['paired_by'][1]!r}, {unpaired}; {pair['discordant']} discordant "
+            f"({pair['b']} complete only in {first}, {pair['c']} only in {second}); exact p "
+            f"{fmt_p2(pair['p'])}.")
+
+
+def stratified_line(test):
+    """The stratified exact test's sentence: what it conditions on, and p."""
+    first, second = test["conditions"]
+    if test["p"] is None:
+        return (f"Exact test stratified by task, {first} vs {second}: undefined, since no task "
+                f"was run in both conditions (the "
+                f"{plural(test['runs_in_one_condition_tasks'], 'run')} cannot be compared "
+                f"within a task).")
+    left_out = (f"; {plural(test['runs_in_one_condition_tasks'], 'run')} in tasks run in only "
+                f"one condition do not count" if test["runs_in_one_condition_tasks"] else "")
+    return (f"Exact test stratified by task, {first} vs {second} (conditional on each "
+            f"task's margins, as R's mantelhaen.test(exact = TRUE); no pairing or run order): "
+            f"{plural(test['tasks'], 'task')} with runs in both{left_out}; "
+            f"{test['verified_first']} verified in {first} against "
+            f"{fmt(test['expected_first'], 1)} expected with no condition effect"
+            + (f" (odds ratio of completing, {first} over {second}, "
+               f"{fmt(test['odds_ratio'])}: the conditional MLE)"
+               if test["odds_ratio"] is not None else "")
+            + f"; exact p {fmt_p(test['p'])}.")
+
+
+def withheld_notes(result, cluster_name):
+    """One line per reason a bootstrap interval was withheld, naming its figures."""
+    reasons = {}
+    for name, label in FIGURE_ROWS:
+        withheld = result[name].get("cluster_interval_withheld")
+        if withheld:
+            reasons.setdefault(withheld["reason"], []).append(label.split(" (")[0])
+    return [f"No {cluster_name} bootstrap interval for {', '.join(names)}: {reason}, so "
+            f"the bootstrap cannot show the uncertainty there; lean on the exact intervals and "
+            f"Fisher's p."
+            for reason, names in sorted(reasons.items())]
 
 
 def render_svg(result):
@@ -3273,8 +3753,9 @@ def build_parser():
                         "(default: verified, completed, resolved, gt_completed)")
     parser.add_argument("--condition", metavar="COL",
                         help="condition column (default: condition, if present)")
-    parser.add_argument("--replicate", metavar="COL", help="replicate column pairing runs "
-                        "across conditions (default: replicate, rep, attempt; else run id order)")
+    parser.add_argument("--replicate", metavar="COL", help="replicate or pair column pairing "
+                        "runs across conditions for McNemar (default: replicate, rep, attempt, "
+                        "pair, pair_id; without one, McNemar is skipped)")
     parser.add_argument("--cost", metavar="COL", help="cost column, e.g. cost_usd")
     parser.add_argument("--raters", metavar="A,B,C",
                         help="rater columns; the claim becomes their majority label")
@@ -3318,6 +3799,7 @@ def _main(argv):
         runs = runs_from_counts(counts)
         source = "the seed report's section 8 table (--demo)" if args.demo else "--counts"
         clusters_named = False
+        pair_column = None
     else:
         inputs.task_map = args.task_map
         table = inputs.read_table(args.runs)
@@ -3346,12 +3828,13 @@ def _main(argv):
                                                   [r["run_id"] for r in runs])
         source = table.name
         clusters_named = bool(found["task"])
+        pair_column = found.get("replicate")
     if not any(r["verified"] is not None for r in runs):
         raise InputError("no run has a verified outcome to audit against")
     if args.jobs < 0:
         raise InputError("--jobs: expected 0 (automatic) or more processes")
     result = audit(runs, boot=args.boot, seed=args.seed, clusters_named=clusters_named,
-                   jobs=args.jobs)
+                   jobs=args.jobs, pair_column=pair_column)
     if args.write_runs:
         write_runs(inputs, args.runs, args.write_runs)
     result.update(extras)

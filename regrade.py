@@ -655,8 +655,16 @@ def markdown_paragraphs(lines):
 
 
 def jsonable(value):
-    """Make `value` strict JSON: NaN and infinities become null, tuples lists."""
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+    """Make `value` strict JSON: an infinity becomes the string "inf" or "-inf" (a
+    value, kept losslessly), NaN becomes null (null always means undefined), tuples
+    become lists.
+
+    >>> jsonable({"inflation": [1.5, float("inf")], "low": -math.inf, "x": math.nan})
+    {'inflation': [1.5, 'inf'], 'low': '-inf', 'x': None}
+    """
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}

@@ -587,8 +587,8 @@ class TestDeliveryReport(unittest.TestCase):
             status, out, _ = run("delivery_audit.py", [path])
         self.assertEqual(result["kappa"]["ci"], [None, None])
         self.assertEqual(result["boot"], 0)
-        self.assertIn("The claim carries no usable information", out)
-        self.assertIn("Only 1 cluster", out)
+        self.assertIn("Too few runs to tell", out)
+        self.assertIn("only one cluster, nothing to resample", " ".join(out.split()))
 
     def test_verdict_reads_a_negative_kappa_as_the_wrong_direction(self):
         status, out, _ = run("delivery_audit.py", ["--counts", "tp=5,fp=40,fn=40,tn=5",
@@ -600,7 +600,7 @@ class TestDeliveryReport(unittest.TestCase):
         result = audit_json(["--counts", "tp=1,fp=9,fn=1,tn=5", "--boot", "2000"])
         r, inflation = result["delivery_rate"], result["inflation"]
         self.assertEqual(r["ci_cluster"][0], 0.0)
-        self.assertIsNone(inflation["ci_cluster"][1])      # infinite: JSON has no inf
+        self.assertEqual(inflation["ci_cluster"][1], "inf")   # infinite, written as "inf"
         self.assertAlmostEqual(inflation["ci_cluster"][0], 1 / r["ci_cluster"][1])
         self.assertAlmostEqual(inflation["ci"][0], 1 / r["ci"][1])
         status, out, _ = run("delivery_audit.py", ["--counts", "tp=1,fp=9,fn=1,tn=5"])
@@ -3424,14 +3424,14 @@ class TestSvgReadsOnAnyPage(unittest.TestCase):
         lines = svg_elements(drawing, "line")
         dashed = [l for l in lines if "stroke-dasharray" in l]
         solid = [l for l in lines if l.get("stroke-width") == "2.5" and l not in dashed]
-        drawn = ["delivery_rate", "false_completion_rate", "completion_rate", "sensitivity",
-                 "specificity", "claim_auc", "kappa"]
+        drawn = [n for n, _ in load("delivery_audit.py").FIGURE_ROWS if n != "inflation"]
+        self.assertTrue({"claim_auc", "kappa", "delivery_rate"} <= set(drawn))
         exact = [n for n in drawn if n != "kappa" and result[n].get("ci")
                  and result[n]["ci"][0] is not None]
         boot = [n for n in drawn if result[n].get("ci" if n == "kappa" else "ci_cluster")]
         self.assertEqual(len(solid) - 1, len(exact))        # one of each is the legend's
         self.assertEqual(len(dashed) - 1, len(boot))
-        self.assertEqual(len(boot), 7)                      # claim AUC and kappa included
+        self.assertEqual(len(boot), len(drawn))             # claim AUC and kappa included
         texts = " ".join(t["text"] for t in svg_elements(drawing, "text"))
         self.assertIn("95% exact (Clopper-Pearson)", texts)
         self.assertIn("95% task bootstrap (300 resamples)", texts)
@@ -4315,6 +4315,496 @@ class TestAgentOutputPipeline(unittest.TestCase):
                         self.assertEqual(handle.read(), data, (fmt, name))
                 self.assertEqual("predictions.jsonl" in written,
                                  fmt in ("swe-agent", "mini-swe-agent", "openhands"))
+# === delivery_audit.py: what the data can say ===
+# Issue 11, items 8-12: verdict cases, degenerate intervals, infinity, pairing and the
+# stratified exact test, the three-level claim AUC. Every oracle here is computed
+# independently of the script: enumeration, exact fractions, pair counting.
+def delivery_csv(rows, header):
+    return header + "\n" + "\n".join(",".join(str(c) for c in row) for row in rows) + "\n"
+
+
+class TestDeliveryInfinity(unittest.TestCase):
+    def test_json_writes_infinity_as_a_string_and_keeps_null_for_undefined(self):
+        # r = 0 on the claims: inflation 1/r is infinite, a value, not missing.
+        result = audit_json(["--counts", "tp=0,fp=5,fn=2,tn=3", "--boot", "0"])
+        self.assertEqual(result["inflation"]["value"], "inf")
+        self.assertEqual(result["inflation"]["ci"][1], "inf")
+        # No claim at all: r is undefined, so 1/r is undefined (null), not infinite.
+        result = audit_json(["--counts", "tp=0,fp=0,fn=2,tn=3", "--boot", "0"])
+        self.assertIsNone(result["inflation"]["value"])
+        d = load("delivery_audit.py")
+        text = d.to_json({"a": math.inf, "b": -math.inf, "c": math.nan, "d": None})
+        self.assertEqual(json.loads(text), {"a": "inf", "b": "-inf", "c": None, "d": None})
+
+    def test_sampling_mode_prints_inf_where_r_is_zero(self):
+        # Three checked claims, all false; five claims unchecked. r = 0, r's exact
+        # interval [0, 0.708]: expected deliveries 0 [0, 3.54], so the inflation is
+        # inf with the interval [8 / 3.54, inf]. It used to print [2.261, undefined].
+        rows = [["r1", "t1", "yes", "0"], ["r2", "t2", "yes", "0"], ["r3", "t3", "yes", "0"],
+                ["r4", "t4", "no", "1"]] + [[f"r{i}", f"t{i}", "yes", ""] for i in range(5, 10)]
+        low, high = brute_force_clopper_pearson(0, 3)
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", delivery_csv(rows, "run_id,task_id,claimed,verified"))
+            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
+            result = audit_json([path, "--boot", "0"])
+        self.assertEqual(status, 0, err)
+        flat = " ".join(out.split())
+        self.assertIn(f"inflation inf [{8 / (5 * high):.3f}, inf]", flat)
+        self.assertNotIn("undefined]", flat)
+        self.assertEqual(result["sampling"]["inflation"]["value"], "inf")
+        self.assertEqual(result["sampling"]["inflation"]["ci"][1], "inf")
+        self.assertAlmostEqual(result["sampling"]["inflation"]["ci"][0], 8 / (5 * high))
+
+
+def verdict_text(argv):
+    """The Verdict section of a text report, on one line."""
+    status, out, err = run("delivery_audit.py", argv)
+    if status != 0:
+        raise AssertionError(f"exit {status}: {err}")
+    return " ".join(out.split("\nVerdict\n")[1].split("-- provenance --")[0].split())
+
+
+def clustered_runs(tasks, per_task, seed):
+    """Runs in `tasks` tasks; claim and outcome independent coin flips (kappa near 0)."""
+    rng = random.Random(seed)
+    return [[f"r{t}-{i}", f"t{t}", rng.choice(["yes", "no"]), rng.choice(["1", "0"])]
+            for t in range(tasks) for i in range(per_task)]
+
+
+class TestDeliveryVerdictCases(unittest.TestCase):
+    """Item 8: informative (with direction), no useful agreement, too few runs to tell."""
+
+    def test_perfect_agreement_on_six_runs_is_too_few_to_tell(self):
+        # It used to say "the claim carries no usable information (kappa 1.000 ...)".
+        text = verdict_text(["--counts", "tp=3,fp=0,fn=0,tn=3", "--boot", "2000"])
+        self.assertNotIn("no usable information", text)
+        self.assertIn("Too few runs to tell", text)
+        # Both extreme tables with margins 3/3, 3/3 have Fisher p 1/20 + 1/20 = 0.1.
+        self.assertEqual(brute_force_fisher(3, 0, 0, 3), Fraction(1, 10))
+        self.assertEqual(brute_force_fisher(0, 3, 3, 0), Fraction(1, 10))
+        self.assertIn("no table could reach Fisher p < 0.05 (the smallest attainable is 0.100)",
+                      text)
+        self.assertIn("A kappa interval narrower than 0.2 always tells", text)
+
+    def test_smallest_attainable_fisher_p_against_every_table(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(4)
+        for _ in range(40):
+            tp, fp, fn, tn = (rng.randint(0, 4) for _ in range(4))
+            row1, row2, column1 = tp + fp, fn + tn, tp + fn
+            want = min(brute_force_fisher(x, row1 - x, column1 - x, row2 - column1 + x)
+                       for x in range(max(0, column1 - row2), min(row1, column1) + 1))
+            self.assertAlmostEqual(d.smallest_fisher_p(tp, fp, fn, tn), float(want),
+                                   delta=1e-12, msg=(tp, fp, fn, tn))
+
+    def test_too_few_runs_gives_the_width_and_the_runs_needed(self):
+        rows = [[f"r{i}", f"t{i}", "yes" if i % 3 else "no", "1" if i % 2 else "0"]
+                for i in range(27)]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "2000"])
+            text = verdict_text([path, "--boot", "2000"])
+        case = result["verdict_case"]
+        self.assertEqual(case["case"], "too_few_runs")
+        low, high = result["kappa"]["ci"]
+        self.assertTrue(low < 0 < 0.2 < high, (low, high))
+        self.assertAlmostEqual(case["width"], high - low, delta=1e-15)
+        self.assertEqual(case["runs_needed"], math.ceil(27 * ((high - low) / 0.2) ** 2))
+        self.assertEqual(case["clusters_needed"], math.ceil(27 * ((high - low) / 0.2) ** 2))
+        self.assertIn(f"this one is {high - low:.3f} wide", text)
+        self.assertIn(f"1/sqrt(tasks), so roughly {case['clusters_needed']:,} tasks "
+                      f"({case['runs_needed']:,} runs at today's runs per task)", text)
+        # Without a task column each run is its own cluster: the need is said in runs.
+        result = audit_json(["--counts", "tp=6,fp=3,fn=4,tn=5", "--boot", "2000"])
+        low, high = result["kappa"]["ci"]
+        want = math.ceil(18 * ((high - low) / 0.2) ** 2)
+        self.assertEqual(result["verdict_case"]["runs_needed"], want)
+        text = verdict_text(["--counts", "tp=6,fp=3,fn=4,tn=5", "--boot", "2000"])
+        self.assertIn(f"1/sqrt(runs), so roughly {want:,} runs would be needed", text)
+
+    def test_the_report_lands_on_no_useful_agreement(self):
+        # The report's kappa -0.023 [-0.161, 0.182]: the upper end lies below 0.2.
+        for argv in (["--demo"], [EXAMPLE_RUNS]):
+            result = audit_json(argv + ["--boot", "4000"])
+            self.assertEqual(result["verdict_case"]["case"], "no_useful_agreement", argv)
+            self.assertLess(result["kappa"]["ci"][1], 0.2)
+            self.assertGreater(result["kappa"]["ci"][1], 0)
+            text = verdict_text(argv + ["--boot", "4000"])
+            self.assertIn("the data exclude any useful agreement", text)
+            self.assertIn("kappa -0.023 [", text)
+        d = load("delivery_audit.py")
+        fake = {"kappa": {"value": -0.023, "ci": [-0.161, 0.182]}, "fisher_p": 1.0,
+                "boot": 200000, "n_clusters": 18, "counts": {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "claims": 68,
+                                           "runs": 72}}
+        self.assertEqual(d.claim_verdict(fake)["case"], "no_useful_agreement")
+        # The bound is strict: an interval reaching 0.2 no longer excludes it.
+        fake["kappa"]["ci"] = [-0.161, 0.2]
+        self.assertEqual(d.claim_verdict(fake)["case"], "too_few_runs")
+
+    def test_information_in_either_direction(self):
+        result = audit_json(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
+        self.assertLess(exact_fisher_p(400, 300, 300, 360), 0.05)
+        self.assertEqual((result["verdict_case"]["case"], result["verdict_case"]["direction"]),
+                         ("informative", "right"))
+        self.assertGreater(result["kappa"]["ci"][0], 0)
+        text = verdict_text(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
+        self.assertIn("The claim carries information about success", text)
+        self.assertIn("at best slight agreement", text)      # its interval ends below 0.2
+        text = verdict_text(["--counts", "tp=5,fp=40,fn=40,tn=5", "--boot", "2000"])
+        self.assertIn("carries information in the wrong direction", text)
+
+    def test_fisher_alone_decides_where_the_interval_is_withheld(self):
+        # 30 + 30 runs in perfect agreement: every resample gives kappa 1, so there is
+        # no interval; Fisher's p (exactly 2 / C(60, 30)) carries the verdict alone.
+        self.assertEqual(exact_fisher_p(30, 0, 0, 30), Fraction(2, math.comb(60, 30)))
+        result = audit_json(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
+        self.assertEqual(result["verdict_case"]["case"], "informative")
+        self.assertEqual(result["kappa"]["ci"], [None, None])
+        text = verdict_text(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
+        self.assertIn("no usable interval: all 2000 resamples give 1.000", text)
+
+    def test_a_constant_claim_carries_nothing_by_construction(self):
+        text = verdict_text(["--counts", "tp=20,fp=20,fn=0,tn=0", "--boot", "500"])
+        self.assertIn("The claim never varies (every run claims completion)", text)
+
+
+class TestDeliveryDegenerateIntervals(unittest.TestCase):
+    """Item 9: no zero-width or few-cluster bootstrap interval is printed or leaned on."""
+
+    def test_zero_width_intervals_become_a_note(self):
+        status, out, _ = run("delivery_audit.py", ["--counts", "tp=30,fp=0,fn=0,tn=30",
+                                                   "--boot", "2000"])
+        self.assertNotIn("[1.000, 1.000]", out)
+        self.assertNotIn("[0.000, 0.000]", out)
+        flat = " ".join(out.split())
+        self.assertIn("No run bootstrap interval for false-completion rate 1 - r: all 2000 "
+                      "resamples give 0.000", flat)
+        result = audit_json(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
+        r = result["delivery_rate"]
+        self.assertEqual(r["ci_cluster"], [None, None])
+        self.assertEqual(r["cluster_interval_withheld"]["percentiles"], [1.0, 1.0])
+        self.assertEqual(result["inflation"]["ci_cluster"], [None, None])
+        # The completion rate does vary across resamples: its interval stays.
+        low, high = result["completion_rate"]["ci_cluster"]
+        self.assertLess(low, 0.5)
+        self.assertGreater(high, 0.5)
+
+    def test_perfect_agreement_on_six_runs_prints_no_cluster_interval(self):
+        status, out, _ = run("delivery_audit.py", ["--counts", "tp=3,fp=0,fn=0,tn=3"])
+        self.assertNotIn("[1.000, 1.000]", out)
+        self.assertIn("[0.292, 1.000]", out)                 # the exact interval stays
+        self.assertIn("only 6 clusters to resample (fewer than 10)", " ".join(out.split()))
+
+    def test_few_tasks_are_weighed_within_tasks_not_by_pooled_fisher(self):
+        # Two tasks where every run claims and is verified, two where none does:
+        # kappa 1 and a pooled Fisher p near 1e-35, yet only four tasks and no
+        # comparison inside any of them. It used to say "carries information".
+        between = [[f"r{t}-{i}", f"t{t}", "yes" if t < 2 else "no", int(t < 2)]
+                   for t in range(4) for i in range(30)]
+        # Three tasks of six runs where the claim tracks the outcome inside each task.
+        within = [[f"r{t}-{i}", f"t{t}", "yes" if i < 3 else "no", int(i < 3)]
+                  for t in range(3) for i in range(6)]
+        with TempDir() as folder:
+            first = write(folder, "between.csv", runs_csv(between))
+            second = write(folder, "within.csv", runs_csv(within))
+            results = [audit_json([path, "--boot", "1000"]) for path in (first, second)]
+            texts = [verdict_text([path, "--boot", "1000"]) for path in (first, second)]
+        self.assertLess(results[0]["fisher_p"], 1e-30)
+        self.assertEqual(results[0]["verdict_case"]["case"], "too_few_runs")
+        self.assertIn("within tasks nothing can be compared: no task has both claimed and "
+                      "unclaimed runs", texts[0])
+        want = enumerated_stratified_p([(3, 3, 0, 3)] * 3)      # 20^3 labellings
+        self.assertEqual(want, Fraction(2, 8000))
+        self.assertAlmostEqual(results[1]["claim_within_tasks"]["p"], float(want), delta=1e-15)
+        self.assertEqual((results[1]["verdict_case"]["case"],
+                          results[1]["verdict_case"]["direction"]), ("informative", "right"))
+        self.assertIn("within tasks (exact test stratified by task, 3 tasks) p is <0.001",
+                      texts[1])
+
+    def test_few_clusters_never_carry_the_verdict(self):
+        # 4 tasks of 60 runs: a 4-cluster bootstrap gives a narrow kappa interval
+        # below 0.2, but 4 clusters cannot show the uncertainty between tasks.
+        rows = clustered_runs(4, 60, seed=3)
+        d = load("delivery_audit.py")
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "2000"])
+            status, out, _ = run("delivery_audit.py", [path, "--boot", "2000"])
+        withheld = result["kappa"]["cluster_interval_withheld"]
+        self.assertLess(withheld["percentiles"][1], 0.2)     # it would have "excluded" 0.2
+        self.assertEqual(result["kappa"]["ci"], [None, None])
+        self.assertEqual(result["verdict_case"]["case"], "too_few_runs")
+        self.assertIn("Too few runs to tell", out)
+        self.assertNotIn(d.fmt_ci(withheld["percentiles"]), out)
+
+
+def enumerated_stratified_p(strata):
+    """Exact conditional p by listing every joint labelling, with R's two-sided rule.
+
+    Each stratum is (verified in the first condition, runs in the first, verified in
+    the second, runs in the second). Given the margins, every choice of which of each
+    stratum's runs are the verified ones is equally likely with no condition effect;
+    S counts the verified runs in the first condition. Two-sided: the values of S
+    whose probability is at most the observed one's times (1 + 1e-7).
+    """
+    per_stratum = []
+    for verified_first, first, verified_second, second in strata:
+        choices = itertools.combinations(range(first + second), verified_first + verified_second)
+        per_stratum.append([sum(1 for i in chosen if i < first) for chosen in choices])
+    tally = {}
+    for labelling in itertools.product(*per_stratum):
+        tally[sum(labelling)] = tally.get(sum(labelling), 0) + 1
+    observed = tally[sum(t[0] for t in strata)]
+    limit = Fraction(observed) * (1 + Fraction(1, 10 ** 7))
+    return Fraction(sum(c for c in tally.values() if c <= limit), sum(tally.values()))
+
+
+def condition_rows(tasks, swap=()):
+    """Runs of two conditions, two runs each per task, all claiming completion.
+
+    `tasks` lists (plain outcomes, scaffold outcomes) per task; for tasks in `swap`
+    the scaffold runs' ids are exchanged, which changes nothing but their order.
+    """
+    rows = []
+    for number, (plain, scaffold) in enumerate(tasks):
+        task = f"t{number:02d}"
+        for condition, outcomes in (("plain", plain), ("scaffold", scaffold)):
+            ids = [f"{task}-{condition}-{k}" for k in (1, 2)]
+            if condition == "scaffold" and number in swap:
+                ids.reverse()
+            rows += [[run_id, task, "yes", outcome, condition]
+                     for run_id, outcome in zip(ids, outcomes)]
+    return rows
+
+
+class TestDeliveryPairedConditions(unittest.TestCase):
+    """Item 11: McNemar only on real pairs; the exact test stratified by task always."""
+
+    # Six tasks where plain completes once and scaffold never, four where each completes once.
+    TASKS = [((1, 0), (0, 0))] * 6 + [((1, 0), (1, 0))] * 4
+
+    def audit_rows(self, rows, header="run_id,task_id,claimed,verified,condition", fmt="json"):
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", delivery_csv(rows, header))
+            if fmt == "json":
+                return audit_json([path, "--boot", "0"])
+            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
+            self.assertEqual(status, 0, err)
+            return " ".join(out.split())
+
+    def test_run_order_no_longer_moves_a_p_value(self):
+        # Paired by run id order, this table gave McNemar p 0.03 (b = 6, c = 0); with the
+        # scaffold ids of the last four tasks exchanged it gave 0.18 (b = 10, c = 4).
+        self.assertEqual(brute_force_mcnemar(6, 0), Fraction(1, 32))
+        self.assertEqual(round(float(brute_force_mcnemar(10, 4)), 2), 0.18)
+        results = [self.audit_rows(condition_rows(self.TASKS, swap)) for swap in
+                   ((), (6, 7, 8, 9))]
+        for result in results:
+            self.assertNotIn("mcnemar", result)
+            self.assertIn("no replicate or pair column", result["mcnemar_skipped"])
+        self.assertEqual(results[0]["stratified_exact"], results[1]["stratified_exact"])
+        # R 4.2, mantelhaen.test(x, exact = TRUE) on these ten 2x2 tables (rows plain,
+        # scaffold; columns verified, not): p-value 0.132884837962963, estimate 3.05718.
+        self.assertAlmostEqual(results[0]["stratified_exact"]["p"], 0.132884837962963,
+                               delta=1e-14)
+        self.assertEqual(round(results[0]["stratified_exact"]["odds_ratio"], 4), 3.0572)
+        text = self.audit_rows(condition_rows(self.TASKS), fmt="text")
+        self.assertIn("McNemar skipped: no replicate or pair column", text)
+        self.assertIn("Exact test stratified by task, plain vs scaffold", text)
+
+    def test_swapping_replicate_numbers_inside_a_task_leaves_the_stratified_p(self):
+        rows = condition_rows(self.TASKS)
+        header = "run_id,task_id,claimed,verified,condition,replicate"
+        plain = [row + [row[0][-1]] for row in rows]
+        swapped = [row + [str(3 - int(row[0][-1])) if row[4] == "scaffold" and
+                          row[1] >= "t06" else row[0][-1]] for row in rows]
+        first, second = (self.audit_rows(r, header) for r in (plain, swapped))
+        self.assertEqual(first["stratified_exact"], second["stratified_exact"])
+        # A named replicate column is taken as real pairs: there McNemar runs.
+        self.assertEqual((first["mcnemar"]["b"], first["mcnemar"]["c"]), (6, 0))
+        self.assertEqual((second["mcnemar"]["b"], second["mcnemar"]["c"]), (10, 4))
+
+    def test_the_mcnemar_line_says_how_runs_were_paired_and_how_many_were_not(self):
+        rows = [row + [row[0][-1]] for row in condition_rows(self.TASKS[:3])]
+        rows.append(["t00-plain-3", "t00", "yes", "1", "plain", "3"])      # no partner
+        rows.append(["t01-plain-4", "t01", "yes", "0", "plain", ""])       # blank replicate
+        header = "run_id,task_id,claimed,verified,condition,replicate"
+        result = self.audit_rows(rows, header)
+        self.assertEqual((result["mcnemar"]["pairs"], result["mcnemar"]["unpaired"]), (6, 2))
+        self.assertEqual(result["mcnemar"]["paired_by"], ["task", "replicate"])
+        text = self.audit_rows(rows, header, fmt="text")
+        self.assertIn("6 pairs matched on task and column 'replicate', 2 runs left unpaired",
+                      text)
+
+    def test_a_pair_column_without_partners_skips_mcnemar_and_says_why(self):
+        rows = [["a1", "t1", "yes", "1", "plain", "1"], ["a2", "t1", "yes", "0", "plain", "2"],
+                ["b1", "t2", "yes", "1", "scaffold", "1"], ["b2", "t2", "no", "0", "scaffold", "2"]]
+        header = "run_id,task_id,claimed,verified,condition,pair"
+        result = self.audit_rows(rows, header)
+        self.assertNotIn("mcnemar", result)
+        self.assertEqual(result["mcnemar_skipped"],
+                         "no task and pair value has a run in two conditions")
+        # No task was run in both conditions: the stratified test has nothing to weigh.
+        self.assertEqual((result["stratified_exact"]["tasks"],
+                          result["stratified_exact"]["runs_in_one_condition_tasks"],
+                          result["stratified_exact"]["p"]), (0, 4, None))
+        text = self.audit_rows(rows, header, fmt="text")
+        self.assertIn("Exact test stratified by task, plain vs scaffold: undefined, since no "
+                      "task was run in both conditions", text)
+
+    def test_the_example_folder_keeps_mcnemar_and_gains_the_stratified_test(self):
+        status, out, _ = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
+        flat = " ".join(out.split())
+        self.assertIn("36 pairs matched on task and column 'replicate', no run left unpaired; "
+                      "5 discordant (2 complete only in plain, 3 only in scaffold); exact p 1.00",
+                      flat)
+        result = audit_json([EXAMPLE_RUNS, "--boot", "0"])
+        self.assertEqual(result["stratified_exact"]["tasks"], 18)
+        self.assertEqual(result["stratified_exact"]["verified_first"], 24)
+
+    def test_stratified_exact_test_against_enumeration(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(5)
+        checked = 0
+        while checked < 60:
+            strata = []
+            for _ in range(rng.randint(1, 4)):
+                first, second = rng.randint(1, 3), rng.randint(1, 3)
+                strata.append((rng.randint(0, first), first, rng.randint(0, second), second))
+            if math.prod(math.comb(t[1] + t[3], t[0] + t[2]) for t in strata) > 5000:
+                continue
+            want = enumerated_stratified_p(strata)
+            self.assertAlmostEqual(d.stratified_exact_test(strata)["p"], float(want),
+                                   delta=1e-12, msg=strata)
+            checked += 1
+
+    def test_stratified_exact_test_matches_r_documentation_and_float_path(self):
+        d = load("delivery_audit.py")
+        # R's ?mantelhaen.test example (penicillin and rabbits), exact = TRUE:
+        # S = 16, p-value = 0.03994. Strata as (cured first, first, cured second, second).
+        rabbits = [(0, 6, 0, 5), (3, 6, 0, 6), (6, 6, 2, 6), (5, 6, 6, 6), (2, 2, 5, 5)]
+        test = d.stratified_exact_test(rabbits)
+        self.assertEqual(test["verified_first"], 16)
+        self.assertEqual(round(test["p"], 5), 0.03994)
+        self.assertEqual(round(test["odds_ratio"], 2), 10.36)    # R: 10.36102 (uniroot)
+        # The float convolution used for large inputs agrees with the exact integers.
+        rng = random.Random(8)
+        strata = [(rng.randint(0, 2), 2, rng.randint(0, 2), 2) for _ in range(300)]
+        exact = d.stratified_exact_test(strata)
+        saved = d.EXACT_STRATIFIED_RUNS
+        try:
+            d.EXACT_STRATIFIED_RUNS = 0
+            floating = d.stratified_exact_test(strata)
+        finally:
+            d.EXACT_STRATIFIED_RUNS = saved
+        self.assertLess(abs(exact["p"] - floating["p"]), 1e-12)
+        self.assertLess(abs(exact["odds_ratio"] / floating["odds_ratio"] - 1), 1e-9)
+
+    def test_conditional_odds_ratio_solves_its_score_equation_exactly(self):
+        # The conditional MLE makes E_psi[S] equal the observed S: check it in Fractions
+        # on a law built by enumeration, independently of the script's convolution.
+        d = load("delivery_audit.py")
+        rng = random.Random(9)
+        for _ in range(40):
+            strata = [(rng.randint(0, 2), 2, rng.randint(0, 3), 3) for _ in range(3)]
+            tally = {}
+            for labelling in itertools.product(*[
+                    [sum(1 for i in chosen if i < 2)
+                     for chosen in itertools.combinations(range(5), t[0] + t[2])]
+                    for t in strata]):
+                tally[sum(labelling)] = tally.get(sum(labelling), 0) + 1
+            observed = sum(t[0] for t in strata)
+            psi = d.stratified_exact_test(strata)["odds_ratio"]
+            if len(tally) == 1:
+                self.assertIsNone(psi)
+            elif observed in (min(tally), max(tally)):
+                self.assertEqual(psi, 0.0 if observed == min(tally) else math.inf)
+            else:
+                ratio = Fraction(psi)
+                weights = {s: c * ratio ** s for s, c in tally.items()}
+                mean = sum(s * w for s, w in weights.items()) / sum(weights.values())
+                self.assertLess(abs(float(mean) - observed), 1e-9, strata)
+
+
+def brute_force_ordinal_auc(tp, fp, fn, tn, eq_verified, eq_failed):
+    """P(a verified run outscores a failed one) + P(tie) / 2, over every pair of runs."""
+    verified = [2] * tp + [1] * eq_verified + [0] * (fn - eq_verified)
+    failed = [2] * fp + [1] * eq_failed + [0] * (tn - eq_failed)
+    total = Fraction(0)
+    for a in verified:
+        for b in failed:
+            total += 1 if a > b else Fraction(1, 2) if a == b else 0
+    return total / (len(verified) * len(failed))
+
+
+class TestDeliveryOrdinalClaim(unittest.TestCase):
+    """Item 12: the AUC of claimed > equivocal > not claimed, beside the binary one."""
+
+    def test_against_pair_counting_with_fractions(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(12)
+        for _ in range(200):
+            tp, fp, fn, tn = (rng.randint(0, 9) for _ in range(4))
+            eq_verified, eq_failed = rng.randint(0, fn), rng.randint(0, tn)
+            got = d.ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+            if tp + fn == 0 or fp + tn == 0:
+                self.assertIsNone(got)
+                continue
+            want = brute_force_ordinal_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+            self.assertEqual(got, float(want), (tp, fp, fn, tn, eq_verified, eq_failed))
+
+    def test_reported_beside_the_binary_claim_auc(self):
+        argv = ["--counts", "tp=10,fp=5,fn=6,tn=8,eq_verified=4,eq_failed=1", "--boot", "2000"]
+        result = audit_json(argv)
+        want = brute_force_ordinal_auc(10, 5, 6, 8, 4, 1)
+        self.assertEqual(want, Fraction(284, 416))
+        self.assertEqual(result["ordinal_claim_auc"]["value"], float(want))
+        low, high = result["ordinal_claim_auc"]["ci_cluster"]
+        self.assertLess(low, float(want))
+        self.assertGreater(high, float(want))
+        # Equivocal read as claims or not, the three-level score is the same.
+        self.assertEqual(result["equivocal_as_claims"]["ordinal_claim_auc"]["value"],
+                         float(want))
+        status, out, _ = run("delivery_audit.py", argv)
+        self.assertRegex(out, r"claim AUC \(\(sensitivity \+ specificity\) / 2\)\s+0\.620\s")
+        self.assertRegex(out, r"claim AUC, 3 levels \(yes > equivocal > no\)\s+0\.683\s+\[")
+        # The report's table: all four not-claimed messages were equivocal, so the
+        # three-level AUC equals the binary one, 0.491.
+        demo = audit_json(["--demo", "--boot", "0"])
+        self.assertEqual(demo["ordinal_claim_auc"]["value"],
+                         float(brute_force_ordinal_auc(46, 22, 3, 1, 3, 1)))
+        self.assertEqual(round(demo["ordinal_claim_auc"]["value"], 3), 0.491)
+
+
+def bench_delivery_conditions():
+    """Default audit of 20,000 runs: 500 tasks, two conditions of 20 runs, replicate pairs."""
+    rng = random.Random(2)
+    lines = ["run_id,task_id,condition,replicate,claimed,verified"]
+    for task in range(500):
+        rate = rng.random()
+        for condition in ("plain", "scaffold"):
+            for replicate in range(1, 21):
+                verified = rng.random() < rate
+                lines.append(f"r{task}-{condition}-{replicate},t{task},{condition},{replicate},"
+                             f"{'yes' if rng.random() < 0.9 else 'no'},{int(verified)}")
+    d = load("delivery_audit.py")
+    strata = []
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", "\n".join(lines) + "\n")
+        start = time.perf_counter()
+        status, _, err = run("delivery_audit.py", [path])
+        took = time.perf_counter() - start
+    for task in range(500):
+        rows = [line.split(",") for line in lines[1 + 40 * task:41 + 40 * task]]
+        plain = [int(row[5]) for row in rows if row[2] == "plain"]
+        scaffold = [int(row[5]) for row in rows if row[2] == "scaffold"]
+        strata.append((sum(plain), len(plain), sum(scaffold), len(scaffold)))
+    start = time.perf_counter()
+    d.stratified_exact_test(strata)
+    exact_test = time.perf_counter() - start
+    print(f"delivery_audit.py default audit, 20,000 runs in 500 tasks, two conditions: "
+          f"{took:.2f} s (exit {status}), of which the stratified exact test {exact_test:.2f} s; "
+          f"load average {os.getloadavg()[0]:.1f}")
 
 
 # === Runner ===
