@@ -2190,9 +2190,10 @@ class TestRegradeUnittestRunner(RegradeFixture):
             diff = regrade_diff(work, {"toy/core.py": sleeper + TOY_FIX})
             instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
                                                 [("hangs", "toy-1", diff)])
+            # --sandbox none: the process group kill itself, without bwrap's PID namespace.
             status, report, err = regrade_json([instances, predictions, "--repo", self.repo,
                                                 "--timeout", "2", "--env",
-                                                f"CHILD_PID_FILE={pid_file}"])
+                                                f"CHILD_PID_FILE={pid_file}", "--sandbox", "none"])
             self.assertEqual(status, 0, err)
             verdict = report["runs"][0]
             self.assertEqual(verdict["status"], "timeout")
@@ -2292,7 +2293,9 @@ class TestRegradeUnittestRunner(RegradeFixture):
             # Legacy editable installs (easy-install.pth) move their path to the front.
             write(site_dir, "easy-install.pth",
                   f"import sys; sys.path.insert(0, {self.repo!r})\n")
-            verdicts = self.grade("unittest", ["fix", "wrong-fix"], ["--python", python])
+            # --sandbox none: under bwrap the other copy is not visible at all.
+            verdicts = self.grade("unittest", ["fix", "wrong-fix"],
+                                  ["--python", python, "--sandbox", "none"])
             self.assert_status(verdicts, {"fix": "wrong_code_under_test",
                                           "wrong-fix": "wrong_code_under_test"})
             self.assertIsNone(verdicts["fix"]["completed"])
@@ -2300,7 +2303,7 @@ class TestRegradeUnittestRunner(RegradeFixture):
             # A plain editable install (path appended) loses to the tree: no false alarm.
             os.remove(os.path.join(site_dir, "easy-install.pth"))
             write(site_dir, "__editable__.toy.pth", self.repo + "\n")
-            verdicts = self.grade("unittest", ["fix"], ["--python", python])
+            verdicts = self.grade("unittest", ["fix"], ["--python", python, "--sandbox", "none"])
             self.assertEqual(verdicts["fix"]["status"], "resolved")
             self.assertEqual(verdicts["fix"]["code_under_test"], "tree")
 
@@ -2328,8 +2331,9 @@ class TestRegradeUnittestRunner(RegradeFixture):
                     ("flaky", "toy-1", regrade_diff(work, flaky))]
             instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")], runs)
             counter = os.path.join(folder, "counter")       # in this test's own temp folder
+            # --sandbox none: the counter lives outside the tree, where bwrap would hide it.
             base = [instances, predictions, "--repo", self.repo, "--env",
-                    f"FLAKY_COUNTER={counter}"]
+                    f"FLAKY_COUNTER={counter}", "--sandbox", "none"]
             verdicts = regrade_by_run(regrade_json(base + ["--repeat", "2"])[1])
             self.assertEqual(verdicts["skip-p2p"]["status"], "unresolved")
             self.assertEqual(verdicts["skip-p2p"]["pass_to_pass"]["skipped"],
@@ -2453,7 +2457,9 @@ class TestRegradeUnittestRunner(RegradeFixture):
             instances, predictions = self.files(
                 folder, [self.instance("toy-1", "unittest", test_env={"FROM_INSTANCE": "yes"})],
                 [("probe", "toy-1", diff)])
-            argv = [instances, predictions, "--repo", self.repo, "--env", f"PROBE_FILE={probe_file}"]
+            # --sandbox none: the probe file lives outside the tree, where bwrap would hide it.
+            argv = [instances, predictions, "--repo", self.repo, "--env",
+                    f"PROBE_FILE={probe_file}", "--sandbox", "none"]
             os.environ["MY_API_TOKEN"] = "s3cret"
             try:
                 first = regrade_json(argv)
@@ -2961,7 +2967,7 @@ class TestRegradeReviewRules(RegradeFixture):
             instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
                                                 [("probe", "toy-1", diff)])
             argv = [instances, predictions, "--repo", self.repo, "--env",
-                    f"PROBE_FILE={probe_file}"]
+                    f"PROBE_FILE={probe_file}", "--sandbox", "none"]   # the probe is outside
             saved = {k: os.environ.get(k) for k in ("MIRROR", "NETRC", "PLAIN_URL")}
             os.environ.update(MIRROR="https://bob:hunter2@pypi.example/simple",
                               NETRC="/home/x/.netrc", PLAIN_URL="https://pypi.example/simple")
