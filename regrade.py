@@ -1700,7 +1700,8 @@ def bwrap_argv(command, sandbox, *, cwd, writable, protected):
     /usr/bin/bwrap --unshare-all --unshare-user --die-with-parent --new-session --cap-drop ALL
     --ro-bind /usr /usr --symlink usr/bin /bin --proc /proc --dev /dev --tmpfs /tmp
     --ro-bind /home/u/.venv /home/u/.venv --bind /tmp/r /tmp/r
-    --ro-bind /tmp/r/tree/.git /tmp/r/tree/.git --chdir /tmp/r/tree -- python -c pass
+    --ro-bind /tmp/r/tree/.git /tmp/r/tree/.git --remount-ro / --chdir /tmp/r/tree
+    -- python -c pass
     """
     argv = [sandbox["program"], "--unshare-all", "--unshare-user"]
     if sandbox["disable_userns"]:
@@ -1716,7 +1717,8 @@ def bwrap_argv(command, sandbox, *, cwd, writable, protected):
         argv += ["--bind", path, path]
     for path in protected:
         argv += ["--ro-bind", path, path]
-    return argv + ["--chdir", cwd, "--", *command]
+    # The sandbox's own root (where the folders above the binds were made) read-only too.
+    return argv + ["--remount-ro", "/", "--chdir", cwd, "--", *command]
 
 
 def unshare_argv(command, sandbox):
