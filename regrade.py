@@ -5,9 +5,10 @@
 # ///
 """Regrade coding-agent runs offline from a diff, a baseline commit and the maintainers' test patch.
 
-One file, Python 3.9+ standard library, git and (optionally) GNU patch; no
-Docker, no network, no model. A run is complete only if every FAIL_TO_PASS
-and every PASS_TO_PASS test of its instance passes after its diff is applied.
+One file, Python 3.9+ standard library, git, and optionally GNU patch and
+bubblewrap (the sandbox); no Docker, no network, no model. A run is complete
+only if every FAIL_TO_PASS and every PASS_TO_PASS test of its instance passes
+after its diff is applied.
 
 Basic usage:
     python3 regrade.py INSTANCES RUNS --repo PATH [--out DIR]
@@ -134,16 +135,43 @@ code under test prints can fool a log parser, so prefer the structured runners):
 
 Defaults: --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
 listed ids contain '::', else unittest), --python the interpreter running this
-script. Exit status: 0 graded (whatever the verdicts), 2 bad input or usage
-(unreadable or malformed files, a --test-cmd or test_cmd that does not split,
-or that lacks {python} where a structured runner needs it).
+script, --sandbox auto. Exit status: 0 graded (whatever the verdicts), 2 bad
+input or usage (unreadable or malformed files, a --test-cmd or test_cmd that
+does not split, or that lacks {python} where a structured runner needs it;
+--sandbox bwrap where bwrap cannot run).
 
-This is not a sandbox: the code under test runs with your user's rights, in the
-same process as the recorder. The checks above catch the tampering seen so far
-(config files, shadowing modules, forged result files, patched unittest methods,
-pytest plugins registered from the code); code written to defeat this grader in
-particular (reading the recorder's memory, faking a module's __file__) can still
-succeed. Review suspicious diffs, or grade inside a container.
+The sandbox (--sandbox auto|bwrap|none, default auto). The test command, the
+only step that runs the code under test, runs inside bubblewrap (bwrap, the
+sandbox Flatpak uses; install: apt-get install bubblewrap, dnf install
+bubblewrap, pacman -S bubblewrap). Inside it:
+    - no network: a private loopback only;
+    - read-only: /usr, /lib*, a few /etc entries (the loader's cache, passwd,
+      group, hosts, ssl, localtime, python*) and the interpreter's own prefix
+      (a virtualenv's and its base's, even under your home: that prefix only);
+    - writable: only the throwaway folder (tree, HOME, TMPDIR) and the grader's
+      folder, and in them the tree's .git and the recorder modules stay
+      read-only; /tmp is private;
+    - not visible: your home, your clone (nor its git history: git in the tree
+      finds no objects), the rest of /etc, /root, /run, /var, /sys;
+    - a new PID namespace, killed with the run (--die-with-parent), so no
+      process outlives it; no capabilities, no nested user namespaces.
+git and patch run outside it, reading the diff as data. auto uses bwrap where
+it runs, else util-linux unshare (no network, its loopback down; no process
+outlives a run; but the filesystem is not isolated), else none, and says so on
+stderr and in the summary. --sandbox bwrap where bwrap is missing or cannot run
+exits 2. Each verdict records its isolation (bwrap, unshare or none), and so
+does the resume key. Where bwrap cannot run, the error names the reason it found
+(user namespaces off, AppArmor's restriction, a container's seccomp profile).
+
+Not contained, even under bwrap: CPU, memory and disk use (only --timeout bounds
+a run), and the recorder shares a process with the code under test. The checks
+above catch the tampering seen so far (config files, shadowing modules, forged
+result files, patched unittest methods, pytest plugins registered from the
+code); code written to defeat this grader in particular (reading the recorder's
+memory, faking a module's __file__) can still forge its own verdict, though
+under bwrap it cannot reach your files, your network or other runs. Paths the
+interpreter's .pth files add outside its prefix (an editable install of another
+project) are not visible inside; use --sandbox none if the tests need them.
 """
 import concurrent.futures
 import fnmatch
