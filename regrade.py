@@ -1803,8 +1803,9 @@ def why_no_namespaces(limits):
                            "(kernel.apparmor_restrict_unprivileged_userns = 1; an AppArmor "
                            "profile for bwrap, as Ubuntu's apparmor-profiles ship, allows it)")
     if limits.get("container") and not reasons:
-        reasons.append("this is a container, whose seccomp profile or missing CAP_SYS_ADMIN "
-                       "may forbid new namespaces (Docker's default profile does)")
+        reasons.append("this is a container, whose seccomp profile, missing CAP_SYS_ADMIN or "
+                       "own user namespace may forbid new namespaces (Docker's default "
+                       "profile does; so does a sandbox that disables nested ones)")
     return reasons
 
 
@@ -1882,6 +1883,9 @@ def unshare_sandbox():
             "map_user": "current" if b"--map-current-user" in usage else "root"}
 
 
+_CHOSEN = {}    # one probe per process and setting: tests call main() many times
+
+
 def choose_sandbox(mode, python, needs_pytest):
     """--sandbox auto|bwrap|none: the isolation that works here, with why a better one did not.
 
@@ -1889,26 +1893,40 @@ def choose_sandbox(mode, python, needs_pytest):
     reason bwrap was not used, empty when it was or when none was asked for).
     --sandbox bwrap where bwrap is missing or cannot run is an InputError.
     """
+    key = (mode, python, needs_pytest, tuple(sorted(SANDBOX_PROGRAMS.items())))
+    if key not in _CHOSEN:
+        _CHOSEN[key] = probe_sandboxes(mode, python, needs_pytest)
+    if isinstance(_CHOSEN[key], InputError):
+        raise _CHOSEN[key]
+    return dict(_CHOSEN[key])
+
+
+def probe_sandboxes(mode, python, needs_pytest):
+    """choose_sandbox's work: try bwrap, then unshare; an InputError is returned, not raised."""
     if mode == "none":
         return {"isolation": "none", "fallback": ""}
     sandbox = bwrap_sandbox(python)
+    check = interpreter_check(python, needs_pytest)
     if sandbox is None:
-        why = "bwrap is not installed"
-    elif probe_sandbox(sandbox, ["true"]):
-        why = f"bwrap cannot run here: {probe_sandbox(sandbox, ['true'])}"
-        causes = why_no_namespaces(namespace_limits())
-        if causes:
-            why += " (" + "; ".join(causes) + ")"
+        why = f"bwrap is not installed ({BWRAP_INSTALL})"
     else:
-        why = probe_sandbox(sandbox, interpreter_check(python, needs_pytest))
+        why = probe_sandbox(sandbox, check)
         if not why:
             return dict(sandbox, fallback="")
-        why = f"{python} does not start inside bwrap: {why}"
+        bare = probe_sandbox(sandbox, ["true"])
+        if bare:        # bwrap itself cannot start: say what keeps namespaces away
+            why = f"bwrap cannot run here: {bare}"
+            causes = why_no_namespaces(namespace_limits())
+            if causes:
+                why += " (" + "; ".join(causes) + ")"
+        else:
+            why = f"{python} does not start inside bwrap: {why}"
     if mode == "bwrap":
-        raise InputError(f"--sandbox bwrap: {why}; {BWRAP_INSTALL}, or use --sandbox auto")
+        return InputError(f"--sandbox bwrap: {why}; or grade with --sandbox auto, which says "
+                          f"what it falls back to")
     fallback = unshare_sandbox()
     if fallback is not None:
-        failed = probe_sandbox(fallback, interpreter_check(python, needs_pytest))
+        failed = probe_sandbox(fallback, check)
         if not failed:
             return dict(fallback, fallback=why)
         why += f"; unshare cannot run either: {failed}"
@@ -3112,8 +3130,7 @@ def _main(argv):
     settings["isolation"] = settings["sandbox"]["isolation"]
     if settings["sandbox"]["fallback"]:
         sys.stderr.write(f"warning: {settings['sandbox']['fallback']}; the tests run under "
-                         f"{settings['isolation']}: {ISOLATION_MEANS[settings['isolation']]}; "
-                         f"{BWRAP_INSTALL}\n")
+                         f"{settings['isolation']}: {ISOLATION_MEANS[settings['isolation']]}\n")
     fallback, named = parse_repo_options(args.repo)
     scratch = tempfile.mkdtemp(prefix="regrade-session-")
     settings["scratch"] = scratch
