@@ -3176,6 +3176,28 @@ def sandbox_lingering(token):
     return found
 
 
+def bench_regrade_sandbox():
+    """What bwrap adds per test command: the shipped example under none and bwrap, interleaved."""
+    regrade = load("regrade.py")
+    try:
+        regrade.choose_sandbox("bwrap", sys.executable, False)
+    except regrade.InputError as exc:
+        print(f"regrade sandbox: skipped ({exc})")
+        return
+    example = os.path.join(HERE, "examples", "regrade")
+    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle")]
+    tests = {"none": [], "bwrap": []}
+    for round_number in range(5):
+        for mode in ("none", "bwrap") if round_number % 2 == 0 else ("bwrap", "none"):
+            report = regrade_json(argv + ["--sandbox", mode])[1]
+            ran = [v for v in report["runs"] if v["tests_status"]]
+            tests[mode].append(sum(v["test_s"] for v in ran) / len(ran))
+    none, bwrap = (sorted(tests[m])[2] for m in ("none", "bwrap"))
+    print(f"regrade sandbox: median test command {none:.3f} s under none, {bwrap:.3f} s under "
+          f"bwrap: {1000 * (bwrap - none):.0f} ms per run (5 interleaved rounds of the example)")
+
+
 class RegradeSandboxFixture(RegradeFixture):
     """Grade the hostile run, the plain fix and no change under one --sandbox mode."""
 
