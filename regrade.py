@@ -2879,13 +2879,15 @@ def isolation_counts(verdicts):
 def isolation_lines(counts):
     """The summary's sentences on the sandbox: what each isolation used contains.
 
-    >>> for line in isolation_lines({"bwrap": 2, "none": 1}): print(line[:60])
+    >>> for line in isolation_lines({"bwrap": 2, "none": 1, "not recorded": 1}): print(line[:60])
     sandbox: 2 runs under bwrap (no network, the system read-onl
     sandbox: 1 run under none (the code under test runs with you
+    sandbox: 1 run whose isolation was not recorded (graded befo
     """
-    return [f"sandbox: {n} run{'' if n == 1 else 's'} under {name} "
-            f"({ISOLATION_MEANS.get(name, 'the isolation was not recorded')})"
-            for name, n in counts.items()]
+    return [f"sandbox: {n} run{'' if n == 1 else 's'} under {name} ({ISOLATION_MEANS[name]})"
+            if name in ISOLATION_MEANS else
+            f"sandbox: {n} run{'' if n == 1 else 's'} whose isolation was not recorded "
+            f"(graded before --sandbox existed)" for name, n in counts.items()]
 
 
 def share(group, ran=True):

@@ -3351,6 +3351,27 @@ class TestRegradeSandboxNone(RegradeSandboxFixture):
                       "rights: files, network and processes are not isolated)", summary)
 
 
+class TestRegradeSandboxSummary(unittest.TestCase):
+    def test_summary_counts_runs_per_isolation_and_older_verdicts_as_not_recorded(self):
+        regrade = load("regrade.py")
+        verdict = {"run_id": "r", "instance_id": "i", "status": "resolved", "resolution": "FULL",
+                   "reason": "", "tests_status": None, "fail_to_pass": {}, "pass_to_pass": {},
+                   "applied_with": "git apply", "duration_s": 0.0, "test_s": 0.0,
+                   "completed": True, "touched_tests": [], "flaky": [], "results_from": None}
+        runs = [dict(verdict, run_id="a", isolation="none"),
+                dict(verdict, run_id="b", isolation="bwrap"),
+                dict(verdict, run_id="c", isolation="bwrap"), dict(verdict, run_id="d")]
+        summary = regrade.summarise(runs)
+        self.assertEqual(summary["isolation"], {"bwrap": 2, "none": 1, "not recorded": 1})
+        text = " ".join(regrade.render_summary(summary, runs, "text", {
+            "script": "regrade.py", "version": "0", "python": "3", "script_sha256": "0" * 64,
+            "command": "c", "seed": None, "inputs": []}).split())
+        self.assertIn("sandbox: 2 runs under bwrap (no network,", text)
+        self.assertIn("sandbox: 1 run under none (the code under test runs with your user's "
+                      "rights", text)
+        self.assertIn("sandbox: 1 run whose isolation was not recorded", text)
+
+
 class TestRegradeSandboxFallback(RegradeSandboxFixture):
     def without_bwrap(self):
         """Play a machine without bwrap for the duration of a with block."""
