@@ -5,9 +5,10 @@
 # ///
 """Regrade coding-agent runs offline from a diff, a baseline commit and the maintainers' test patch.
 
-One file, Python 3.9+ standard library, git and (optionally) GNU patch; no
-Docker, no network, no model. A run is complete only if every FAIL_TO_PASS
-and every PASS_TO_PASS test of its instance passes after its diff is applied.
+One file, Python 3.9+ standard library, git, and optionally GNU patch and
+bubblewrap (the sandbox); no Docker, no network, no model. A run is complete
+only if every FAIL_TO_PASS and every PASS_TO_PASS test of its instance passes
+after its diff is applied.
 
 Basic usage:
     python3 regrade.py INSTANCES RUNS --repo PATH [--out DIR]
@@ -142,16 +143,43 @@ code under test prints can fool a log parser, so prefer the structured runners):
 
 Defaults: --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
 listed ids contain '::', else unittest), --python the interpreter running this
-script. Exit status: 0 graded (whatever the verdicts), 2 bad input or usage
-(unreadable or malformed files, a --test-cmd or test_cmd that does not split,
-or that lacks {python} where a structured runner needs it).
+script, --sandbox auto. Exit status: 0 graded (whatever the verdicts), 2 bad
+input or usage (unreadable or malformed files, a --test-cmd or test_cmd that
+does not split, or that lacks {python} where a structured runner needs it;
+--sandbox bwrap where bwrap cannot run).
 
-This is not a sandbox: the code under test runs with your user's rights, in the
-same process as the recorder. The checks above catch the tampering seen so far
-(config files, shadowing modules, forged result files, patched unittest methods,
-pytest plugins registered from the code); code written to defeat this grader in
-particular (reading the recorder's memory, faking a module's __file__) can still
-succeed. Review suspicious diffs, or grade inside a container.
+The sandbox (--sandbox auto|bwrap|none, default auto). The test command, the
+only step that runs the code under test, runs inside bubblewrap (bwrap, the
+sandbox Flatpak uses; install: apt-get install bubblewrap, dnf install
+bubblewrap, pacman -S bubblewrap). Inside it:
+    - no network: a private loopback only;
+    - read-only: /usr, /lib*, a few /etc entries (the loader's cache, passwd,
+      group, hosts, ssl, localtime, python*) and the interpreter's own prefix
+      (a virtualenv's and its base's, even under your home: that prefix only);
+    - writable: only the throwaway folder (tree, HOME, TMPDIR) and the grader's
+      folder, and in them the tree's .git and the recorder modules stay
+      read-only; /tmp is private;
+    - not visible: your home, your clone (nor its git history: git in the tree
+      finds no objects), the rest of /etc, /root, /run, /var, /sys;
+    - a new PID namespace, killed with the run (--die-with-parent), so no
+      process outlives it; no capabilities, no nested user namespaces.
+git and patch run outside it, reading the diff as data. auto uses bwrap where
+it runs, else util-linux unshare (no network, its loopback down; no process
+outlives a run; but the filesystem is not isolated), else none, and says so on
+stderr and in the summary. --sandbox bwrap where bwrap is missing or cannot run
+exits 2. Each verdict records its isolation (bwrap, unshare or none), and so
+does the resume key. Where bwrap cannot run, the error names the reason it found
+(user namespaces off, AppArmor's restriction, a container's seccomp profile).
+
+Not contained, even under bwrap: CPU, memory and disk use (only --timeout bounds
+a run), and the recorder shares a process with the code under test. The checks
+above catch the tampering seen so far (config files, shadowing modules, forged
+result files, patched unittest methods, pytest plugins registered from the
+code); code written to defeat this grader in particular (reading the recorder's
+memory, faking a module's __file__) can still forge its own verdict, though
+under bwrap it cannot reach your files, your network or other runs. Paths the
+interpreter's .pth files add outside its prefix (an editable install of another
+project) are not visible inside; use --sandbox none if the tests need them.
 """
 import concurrent.futures
 import fnmatch
@@ -223,6 +251,32 @@ GIT_OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
 PLUGIN_MODULE = "regrade_pytest_plugin"
 UNITTEST_MODULE = "regrade_unittest_runner"
 RESULTS_VARIABLE = "REGRADE_RESULTS_FILE"
+# The sandbox around the test command (--sandbox): bwrap where it runs, else
+# unshare for the network and processes, else none. Tests replace the program
+# names to play a machine that lacks one.
+SANDBOXES = ("auto", "bwrap", "none")
+ISOLATIONS = ("bwrap", "unshare", "none")
+SANDBOX_PROGRAMS = {"bwrap": "bwrap", "unshare": "unshare"}
+BWRAP_INSTALL = ("install bubblewrap: apt-get install bubblewrap (Debian, Ubuntu), "
+                 "dnf install bubblewrap (Fedora), pacman -S bubblewrap (Arch)")
+# What of the system the sandbox shows, read-only: the programs and libraries,
+# and the few /etc entries that Python, the C library and TLS read. Nothing else
+# of /etc (not shadow, sudoers, ssh keys), nothing of /home, /root, /run or /var.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/nix/store")
+ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd",
+               "group", "nsswitch.conf", "hosts", "host.conf", "gai.conf", "alternatives",
+               "ssl", "pki", "ca-certificates", "ca-certificates.conf", "crypto-policies",
+               "mime.types", "os-release", "locale.alias", "locale.conf", "python*")
+SANDBOX_PROBE_TIMEOUT = 60
+# What each isolation contains, as the summary and the warnings say it.
+ISOLATION_MEANS = {
+    "bwrap": "no network, the system read-only, only the throwaway tree and the grader's "
+             "folder writable, HOME and /tmp private, no process outlives a run",
+    "unshare": "no network and no process outlives a run, but the filesystem is not "
+               "isolated: the code under test can read and write whatever your user can",
+    "none": "the code under test runs with your user's rights: files, network and "
+            "processes are not isolated",
+}
 
 # === Shared helpers ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
@@ -3068,6 +3122,282 @@ def test_command(runner, template, python, files, test_ids, modules, grader_dir)
     return expand_command("{python} -m unittest -v {modules}", values)
 
 
+# === Sandbox ===
+def covered(path, roots):
+    """Whether `path` is one of `roots` or lies below one.
+
+    >>> covered("/usr/lib/python3", ["/usr"]), covered("/usrx", ["/usr"])
+    (True, False)
+    """
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def readable_paths(candidates, system_roots):
+    """The interpreter's folders the sandbox must show: absolute, not already shown, not nested.
+
+    >>> readable_paths(["/home/u/.venv", "/usr", "/home/u/.venv/lib", "/opt/py"], ["/usr"])
+    ['/home/u/.venv', '/opt/py']
+    """
+    kept = []
+    for path in sorted({os.path.normpath(p) for p in candidates if p and os.path.isabs(p)}):
+        if path != "/" and not covered(path, system_roots) and not covered(path, kept):
+            kept.append(path)
+    return kept
+
+
+def system_mounts(paths=SYSTEM_PATHS, etc_entries=ETC_ENTRIES):
+    """What of the system the sandbox shows: (symlink|ro-bind, source, destination) triples."""
+    mounts = []
+    etc = sorted(name for name in (os.listdir("/etc") if os.path.isdir("/etc") else [])
+                 if any(fnmatch.fnmatchcase(name, pattern) for pattern in etc_entries))
+    for path in list(paths) + [os.path.join("/etc", name) for name in etc]:
+        if os.path.islink(path):
+            mounts.append(("symlink", os.readlink(path), path))
+        elif os.path.exists(path):
+            mounts.append(("ro-bind", path, path))
+    return mounts
+
+
+def interpreter_prefixes(python):
+    """The folders the interpreter runs from (a virtualenv's and its base's), as it reports them."""
+    probe = ("import json, sys; print(json.dumps([sys.prefix, sys.exec_prefix, sys.base_prefix, "
+             "sys.base_exec_prefix]))")
+    try:
+        done = subprocess.run([python, "-I", "-c", probe], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=SANDBOX_PROBE_TIMEOUT)
+        reported = json.loads(done.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        reported = []
+    # The path as given and where it really lives: a venv's bin/python is a
+    # symlink into the base interpreter's prefix.
+    for executable in (os.path.abspath(python), os.path.realpath(python)):
+        reported.append(os.path.dirname(os.path.dirname(executable)))
+    found = set()
+    for path in reported:
+        if isinstance(path, str) and os.path.isdir(path):
+            found.update((path, os.path.realpath(path)))
+    return sorted(found)
+
+
+def bwrap_argv(command, sandbox, *, cwd, writable, protected):
+    """The command wrapped in bubblewrap: no network, read-only system, only `writable` writable.
+
+    >>> sandbox = {"program": "/usr/bin/bwrap", "disable_userns": False,
+    ...            "system": [("ro-bind", "/usr", "/usr"), ("symlink", "usr/bin", "/bin")],
+    ...            "readable": ["/home/u/.venv"]}
+    >>> print(" ".join(bwrap_argv(["python", "-c", "pass"], sandbox, cwd="/tmp/r/tree",
+    ...       writable=["/tmp/r"], protected=["/tmp/r/tree/.git"])))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    /usr/bin/bwrap --unshare-all --unshare-user --die-with-parent --new-session --cap-drop ALL
+    --ro-bind /usr /usr --symlink usr/bin /bin --proc /proc --dev /dev --tmpfs /tmp
+    --ro-bind /home/u/.venv /home/u/.venv --bind /tmp/r /tmp/r
+    --ro-bind /tmp/r/tree/.git /tmp/r/tree/.git --remount-ro / --chdir /tmp/r/tree
+    -- python -c pass
+    """
+    argv = [sandbox["program"], "--unshare-all", "--unshare-user"]
+    if sandbox["disable_userns"]:
+        argv.append("--disable-userns")   # no nested namespace to regain capabilities in
+    argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    for kind, source, destination in sandbox["system"]:
+        argv += ["--symlink" if kind == "symlink" else "--ro-bind", source, destination]
+    # Mounts apply in order: the private /tmp first, then what lives in it.
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for path in sandbox["readable"]:
+        argv += ["--ro-bind", path, path]
+    for path in writable:
+        argv += ["--bind", path, path]
+    for path in protected:
+        argv += ["--ro-bind", path, path]
+    # The sandbox's own root (where the folders above the binds were made) read-only too.
+    return argv + ["--remount-ro", "/", "--chdir", cwd, "--", *command]
+
+
+def unshare_argv(command, sandbox):
+    """The command in new network and PID namespaces (util-linux unshare); files are not isolated.
+
+    >>> unshare_argv(["python"], {"program": "unshare", "root": False, "map_user": "current"})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['unshare', '--user', '--map-current-user', '--net', '--pid', '--fork', '--kill-child',
+     '--mount-proc', '--', 'python']
+    """
+    user = [] if sandbox["root"] else ["--user", f"--map-{sandbox['map_user']}-user"]
+    return [sandbox["program"], *user, "--net", "--pid", "--fork", "--kill-child",
+            "--mount-proc", "--", *command]
+
+
+def sandboxed(sandbox, argv, *, tree, folder, grader_dir):
+    """The test command as run under the chosen isolation (unchanged under none).
+
+    Under bwrap the throwaway folder and the grader's folder are the only ones
+    writable, and inside them the tree's .git and the recorder modules stay
+    read-only, so the code under test cannot plant a git hook or config for the
+    grader's later git commands, nor replace the recorder a --repeat loads.
+    """
+    isolation = (sandbox or {}).get("isolation", "none")
+    if isolation == "unshare":
+        return unshare_argv(argv, sandbox)
+    if isolation != "bwrap":
+        return list(argv)
+    protected = [os.path.join(tree, ".git")] + sorted(
+        os.path.join(grader_dir, name) for name in os.listdir(grader_dir) if name.endswith(".py"))
+    return bwrap_argv(argv, sandbox, cwd=tree, writable=[folder, grader_dir],
+                      protected=[p for p in protected if os.path.exists(p)])
+
+
+def why_no_namespaces(limits):
+    """The settings that keep new namespaces from this user, from the kernel's and host's facts.
+
+    >>> [r[:48] for r in why_no_namespaces({"kernel.apparmor_restrict_unprivileged_userns": "1",
+    ...                                      "root": False})]
+    ['AppArmor restricts unprivileged user namespaces ']
+    >>> why_no_namespaces({"kernel.unprivileged_userns_clone": "1", "root": True})
+    []
+    """
+    reasons = []
+    if limits.get("user.max_user_namespaces") == "0":
+        reasons.append("user namespaces are off (user.max_user_namespaces = 0)")
+    if not limits.get("root"):
+        if limits.get("kernel.unprivileged_userns_clone") == "0":
+            reasons.append("unprivileged user namespaces are off "
+                           "(kernel.unprivileged_userns_clone = 0; sysctl -w "
+                           "kernel.unprivileged_userns_clone=1 allows them)")
+        if limits.get("kernel.apparmor_restrict_unprivileged_userns") == "1":
+            reasons.append("AppArmor restricts unprivileged user namespaces "
+                           "(kernel.apparmor_restrict_unprivileged_userns = 1; an AppArmor "
+                           "profile for bwrap, as Ubuntu's apparmor-profiles ship, allows it)")
+    if limits.get("container") and not reasons:
+        reasons.append("this is a container, whose seccomp profile, missing CAP_SYS_ADMIN or "
+                       "own user namespace may forbid new namespaces (Docker's default "
+                       "profile does; so does a sandbox that disables nested ones)")
+    return reasons
+
+
+def namespace_limits():
+    """The kernel settings and host facts that why_no_namespaces reads."""
+    limits = {"root": os.geteuid() == 0,
+              "container": os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")}
+    for name in ("kernel.unprivileged_userns_clone", "user.max_user_namespaces",
+                 "kernel.apparmor_restrict_unprivileged_userns"):
+        try:
+            with open("/proc/sys/" + name.replace(".", "/"), encoding="ascii") as handle:
+                limits[name] = handle.read().strip()
+        except OSError:
+            pass
+    return limits
+
+
+def interpreter_check(python, needs_pytest):
+    """The command that shows the interpreter starts (and imports pytest where a run needs it)."""
+    return [python, "-c", "import sys" + ("; import pytest" if needs_pytest else "")]
+
+
+def probe_sandbox(sandbox, command):
+    """Run `command` once under `sandbox`; return '' when it succeeds, else why not."""
+    folder = tempfile.mkdtemp(prefix="regrade-probe-")
+    try:
+        os.makedirs(os.path.join(folder, "tree"))
+        argv = sandboxed(sandbox, command, tree=os.path.join(folder, "tree"), folder=folder,
+                         grader_dir=folder)
+        env = {k: v for k, v in os.environ.items() if not k.upper().startswith("PYTHON")}
+        env.update(HOME=folder, TMPDIR=folder)
+        try:
+            done = subprocess.run(argv, cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=SANDBOX_PROBE_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"cannot run it ({exc})"
+        if done.returncode == 0:
+            return ""
+        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return (lines[-1] if lines else f"exit {done.returncode}")[:300]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def bwrap_sandbox(python):
+    """The bwrap settings for this machine and interpreter, or None where bwrap is missing."""
+    program = shutil.which(SANDBOX_PROGRAMS["bwrap"])
+    if not program:
+        return None
+    try:
+        usage = subprocess.run([program, "--help"], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=SANDBOX_PROBE_TIMEOUT).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        usage = b""
+    system = system_mounts()
+    roots = [destination for _, _, destination in system]
+    return {"isolation": "bwrap", "program": program, "system": system,
+            "disable_userns": b"--disable-userns" in usage,
+            "readable": readable_paths(interpreter_prefixes(python), roots)}
+
+
+def unshare_sandbox():
+    """The unshare settings for this machine, or None where unshare is missing."""
+    program = shutil.which(SANDBOX_PROGRAMS["unshare"])
+    if not program:
+        return None
+    try:
+        usage = subprocess.run([program, "--help"], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=SANDBOX_PROBE_TIMEOUT).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        usage = b""
+    # --map-current-user (util-linux 2.38) keeps the user's own uid; older ones
+    # can only map it to root, which lets tests that expect a permission error pass.
+    return {"isolation": "unshare", "program": program, "root": os.geteuid() == 0,
+            "map_user": "current" if b"--map-current-user" in usage else "root"}
+
+
+_CHOSEN = {}    # one probe per process and setting: tests call main() many times
+
+
+def choose_sandbox(mode, python, needs_pytest):
+    """--sandbox auto|bwrap|none: the isolation that works here, with why a better one did not.
+
+    Returns the settings sandboxed() reads, with "isolation" and "fallback" (the
+    reason bwrap was not used, empty when it was or when none was asked for).
+    --sandbox bwrap where bwrap is missing or cannot run is an InputError.
+    """
+    key = (mode, python, needs_pytest, tuple(sorted(SANDBOX_PROGRAMS.items())))
+    if key not in _CHOSEN:
+        _CHOSEN[key] = probe_sandboxes(mode, python, needs_pytest)
+    if isinstance(_CHOSEN[key], InputError):
+        raise _CHOSEN[key]
+    return dict(_CHOSEN[key])
+
+
+def probe_sandboxes(mode, python, needs_pytest):
+    """choose_sandbox's work: try bwrap, then unshare; an InputError is returned, not raised."""
+    if mode == "none":
+        return {"isolation": "none", "fallback": ""}
+    sandbox = bwrap_sandbox(python)
+    check = interpreter_check(python, needs_pytest)
+    if sandbox is None:
+        why = f"bwrap is not installed ({BWRAP_INSTALL})"
+    else:
+        why = probe_sandbox(sandbox, check)
+        if not why:
+            return dict(sandbox, fallback="")
+        bare = probe_sandbox(sandbox, ["true"])
+        if bare:        # bwrap itself cannot start: say what keeps namespaces away
+            why = f"bwrap cannot run here: {bare}"
+            causes = why_no_namespaces(namespace_limits())
+            if causes:
+                why += " (" + "; ".join(causes) + ")"
+        else:
+            why = f"{python} does not start inside bwrap: {why}"
+    if mode == "bwrap":
+        return InputError(f"--sandbox bwrap: {why}; or grade with --sandbox auto, which says "
+                          f"what it falls back to")
+    fallback = unshare_sandbox()
+    if fallback is not None:
+        failed = probe_sandbox(fallback, check)
+        if not failed:
+            return dict(fallback, fallback=why)
+        why += f"; unshare cannot run either: {failed}"
+    else:
+        why += "; unshare is not installed either"
+    return {"isolation": "none", "fallback": why}
+
+
 # === Grading ===
 PASSING = ("passed",)
 FAILING = ("failed", "error", "xpassed")
@@ -3222,6 +3552,7 @@ def empty_verdict(run, instance, settings):
         "test_patch_sha256": sha256_text(normalise_diff(instance["test_patch"])),
         "grader_version": settings["grader_version"], "key": run["key"], "notes": [],
         "tests_status": None,
+        "isolation": settings.get("isolation", "none"),
     }
 
 
@@ -3387,7 +3718,9 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
         env[RESULTS_VARIABLE] = config_path
         output_path = os.path.join(folder, f"output-{attempt}.txt")
         log.append(f"$ {' '.join(shlex.quote(a) for a in argv)}  (in the tree)\n")
-        status, timed_out, seconds = run_command(argv, cwd=tree, env=env,
+        command = sandboxed(settings.get("sandbox"), argv, tree=tree, folder=folder,
+                            grader_dir=grader_dir)
+        status, timed_out, seconds = run_command(command, cwd=tree, env=env,
                                                  timeout=settings["timeout"],
                                                  output_path=output_path)
         verdict["test_s"] = round(verdict["test_s"] + seconds, 3)
@@ -3827,6 +4160,7 @@ def grading_key(run, instance, settings):
         "instance_options": [instance.get("test_cmd"), instance.get("test_runner"),
                              instance.get("test_env")],
     }
+    material["isolation"] = settings.get("isolation", "none")
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()
 
 
@@ -4003,7 +4337,37 @@ def summarise(verdicts):
         "from_log": sorted(v["run_id"] for v in verdicts if v["results_from"] == "log"),
         "seconds_total": round(total, 3), "seconds_tests": round(tests, 3),
         "overhead_per_run_s": round((total - tests) / len(verdicts), 3) if verdicts else None,
+        "isolation": isolation_counts(verdicts),
     }
+
+
+def isolation_counts(verdicts):
+    """Runs per isolation, best first; verdicts from before --sandbox count as 'not recorded'.
+
+    >>> isolation_counts([{"isolation": "none"}, {"isolation": "bwrap"}, {}])
+    {'bwrap': 1, 'none': 1, 'not recorded': 1}
+    """
+    counts = {}
+    for verdict in verdicts:
+        name = verdict.get("isolation") or "not recorded"
+        counts[name] = counts.get(name, 0) + 1
+    order = list(ISOLATIONS) + ["not recorded"]
+    return {k: counts[k] for k in sorted(counts, key=lambda k: (
+        order.index(k) if k in order else len(order), k))}
+
+
+def isolation_lines(counts):
+    """The summary's sentences on the sandbox: what each isolation used contains.
+
+    >>> for line in isolation_lines({"bwrap": 2, "none": 1, "not recorded": 1}): print(line[:60])
+    sandbox: 2 runs under bwrap (no network, the system read-onl
+    sandbox: 1 run under none (the code under test runs with you
+    sandbox: 1 run whose isolation was not recorded (graded befo
+    """
+    return [f"sandbox: {n} run{'' if n == 1 else 's'} under {name} ({ISOLATION_MEANS[name]})"
+            if name in ISOLATION_MEANS else
+            f"sandbox: {n} run{'' if n == 1 else 's'} whose isolation was not recorded "
+            f"(graded before --sandbox existed)" for name, n in counts.items()]
 
 
 def share(group, ran=True):
@@ -4083,6 +4447,7 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     if summary["from_log"]:
         lines.append(wrap(f"{item}results read from logs, not structured records: "
                              f"{', '.join(summary['from_log'])}"))
+    lines += [wrap(item + line) for line in isolation_lines(summary["isolation"])]
     lines.append(f"{item}'completed' in verdicts.csv means resolved; completed_instances "
                  f"(SWE-bench's key) means graded")
     if timings and verdicts:
@@ -4137,6 +4502,9 @@ def build_parser():
                         help="how results are read (default: auto)")
     parser.add_argument("--test-cmd", metavar="TEMPLATE",
                         help="test command; {python} {files} {tests} {modules} {plugin} {runner}")
+    parser.add_argument("--sandbox", choices=SANDBOXES, default="auto",
+                        help="isolate the test command with bwrap, or not at all (default: "
+                        "auto, bwrap where it runs, else unshare for the network)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"seconds per test command (default: {DEFAULT_TIMEOUT})")
     parser.add_argument("--repeat", type=int, default=1, metavar="K",
@@ -4260,6 +4628,11 @@ def _main(argv):
                        and not (instances[r["instance_id"]]["test_cmd"] or args.test_cmd)
                        for r in runs if r["instance_id"] in instances)
     settings["python"] = check_python(args.python, needs_pytest)
+    settings["sandbox"] = choose_sandbox(args.sandbox, settings["python"], needs_pytest)
+    settings["isolation"] = settings["sandbox"]["isolation"]
+    if settings["sandbox"]["fallback"]:
+        sys.stderr.write(f"warning: {settings['sandbox']['fallback']}; the tests run under "
+                         f"{settings['isolation']}: {ISOLATION_MEANS[settings['isolation']]}\n")
     if args.write_runs:
         write_runs(inputs, args.runs, args.write_runs)
     fallback, named = parse_repo_options(args.repo)

@@ -2211,9 +2211,10 @@ class TestRegradeUnittestRunner(RegradeFixture):
             diff = regrade_diff(work, {"toy/core.py": sleeper + TOY_FIX})
             instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
                                                 [("hangs", "toy-1", diff)])
+            # --sandbox none: the process group kill itself, without bwrap's PID namespace.
             status, report, err = regrade_json([instances, predictions, "--repo", self.repo,
                                                 "--timeout", "2", "--env",
-                                                f"CHILD_PID_FILE={pid_file}"])
+                                                f"CHILD_PID_FILE={pid_file}", "--sandbox", "none"])
             self.assertEqual(status, 0, err)
             verdict = report["runs"][0]
             self.assertEqual(verdict["status"], "timeout")
@@ -2313,7 +2314,9 @@ class TestRegradeUnittestRunner(RegradeFixture):
             # Legacy editable installs (easy-install.pth) move their path to the front.
             write(site_dir, "easy-install.pth",
                   f"import sys; sys.path.insert(0, {self.repo!r})\n")
-            verdicts = self.grade("unittest", ["fix", "wrong-fix"], ["--python", python])
+            # --sandbox none: under bwrap the other copy is not visible at all.
+            verdicts = self.grade("unittest", ["fix", "wrong-fix"],
+                                  ["--python", python, "--sandbox", "none"])
             self.assert_status(verdicts, {"fix": "wrong_code_under_test",
                                           "wrong-fix": "wrong_code_under_test"})
             self.assertIsNone(verdicts["fix"]["completed"])
@@ -2321,7 +2324,7 @@ class TestRegradeUnittestRunner(RegradeFixture):
             # A plain editable install (path appended) loses to the tree: no false alarm.
             os.remove(os.path.join(site_dir, "easy-install.pth"))
             write(site_dir, "__editable__.toy.pth", self.repo + "\n")
-            verdicts = self.grade("unittest", ["fix"], ["--python", python])
+            verdicts = self.grade("unittest", ["fix"], ["--python", python, "--sandbox", "none"])
             self.assertEqual(verdicts["fix"]["status"], "resolved")
             self.assertEqual(verdicts["fix"]["code_under_test"], "tree")
 
@@ -2349,8 +2352,9 @@ class TestRegradeUnittestRunner(RegradeFixture):
                     ("flaky", "toy-1", regrade_diff(work, flaky))]
             instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")], runs)
             counter = os.path.join(folder, "counter")       # in this test's own temp folder
+            # --sandbox none: the counter lives outside the tree, where bwrap would hide it.
             base = [instances, predictions, "--repo", self.repo, "--env",
-                    f"FLAKY_COUNTER={counter}"]
+                    f"FLAKY_COUNTER={counter}", "--sandbox", "none"]
             verdicts = regrade_by_run(regrade_json(base + ["--repeat", "2"])[1])
             self.assertEqual(verdicts["skip-p2p"]["status"], "unresolved")
             self.assertEqual(verdicts["skip-p2p"]["pass_to_pass"]["skipped"],
@@ -2474,7 +2478,9 @@ class TestRegradeUnittestRunner(RegradeFixture):
             instances, predictions = self.files(
                 folder, [self.instance("toy-1", "unittest", test_env={"FROM_INSTANCE": "yes"})],
                 [("probe", "toy-1", diff)])
-            argv = [instances, predictions, "--repo", self.repo, "--env", f"PROBE_FILE={probe_file}"]
+            # --sandbox none: the probe file lives outside the tree, where bwrap would hide it.
+            argv = [instances, predictions, "--repo", self.repo, "--env",
+                    f"PROBE_FILE={probe_file}", "--sandbox", "none"]
             os.environ["MY_API_TOKEN"] = "s3cret"
             try:
                 first = regrade_json(argv)
@@ -2982,7 +2988,7 @@ class TestRegradeReviewRules(RegradeFixture):
             instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
                                                 [("probe", "toy-1", diff)])
             argv = [instances, predictions, "--repo", self.repo, "--env",
-                    f"PROBE_FILE={probe_file}"]
+                    f"PROBE_FILE={probe_file}", "--sandbox", "none"]   # the probe is outside
             saved = {k: os.environ.get(k) for k in ("MIRROR", "NETRC", "PLAIN_URL")}
             os.environ.update(MIRROR="https://bob:hunter2@pypi.example/simple",
                               NETRC="/home/x/.netrc", PLAIN_URL="https://pypi.example/simple")
@@ -4805,6 +4811,315 @@ def bench_delivery_conditions():
     print(f"delivery_audit.py default audit, 20,000 runs in 500 tasks, two conditions: "
           f"{took:.2f} s (exit {status}), of which the stratified exact test {exact_test:.2f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
+# === regrade.py sandbox ===
+# Hostile code under each --sandbox mode. The diff below fixes the toy bug and,
+# when the tests import it, tries to write into the user's home and clone, read
+# a secret from the home, connect to a listener this test opens on 127.0.0.1,
+# leave a process running, and write into the tree's .git and the recorder.
+# Each attempt prints what it got, so the log shows what happened inside.
+SANDBOX_HOSTILE = """\
+import json, os, socket, subprocess, sys
+FACTS = {}
+
+
+def attempt(name, action):
+    try:
+        FACTS[name] = action()
+    except Exception as exc:
+        FACTS[name] = 'blocked: ' + type(exc).__name__
+
+
+def write(path, mode='w'):
+    with open(path, mode) as handle:
+        handle.write('planted by the code under test\\\\n' if mode == 'w' else '')
+    return 'done'
+
+
+def read(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def connect():
+    with socket.create_connection(('127.0.0.1', PORT), timeout=5) as sock:
+        sock.sendall(b'leak')
+    return 'done'
+
+
+def linger():
+    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', TOKEN],
+                     start_new_session=True, stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return 'started'
+
+
+attempt('write_home', lambda: write(os.path.join(HOME, 'planted.txt')))
+attempt('write_clone', lambda: write(os.path.join(CLONE, 'planted.txt')))
+attempt('read_home', lambda: read(os.path.join(HOME, 'secret.txt')))
+attempt('connect', connect)
+attempt('linger', linger)
+attempt('git_config', lambda: write(os.path.join(os.getcwd(), '.git', 'config'), 'a'))
+attempt('recorder', lambda: write(sys.argv[0], 'a'))
+attempt('etc_shadow', lambda: os.path.exists('/etc/shadow'))
+print('HOSTILE ' + json.dumps(FACTS, sort_keys=True), flush=True)
+
+
+"""
+SANDBOX_SECRET = "the user's secret\n"
+
+
+def sandbox_lingering(token):
+    """Live processes whose command line holds `token` (zombies are dead)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in cmdline.split(b"\0") and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def bench_regrade_sandbox():
+    """What bwrap adds per test command: the shipped example under none and bwrap, interleaved."""
+    regrade = load("regrade.py")
+    try:
+        regrade.choose_sandbox("bwrap", sys.executable, False)
+    except regrade.InputError as exc:
+        print(f"regrade sandbox: skipped ({exc})")
+        return
+    example = os.path.join(HERE, "examples", "regrade")
+    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle")]
+    tests = {"none": [], "bwrap": []}
+    for round_number in range(5):
+        for mode in ("none", "bwrap") if round_number % 2 == 0 else ("bwrap", "none"):
+            report = regrade_json(argv + ["--sandbox", mode])[1]
+            ran = [v for v in report["runs"] if v["tests_status"]]
+            tests[mode].append(sum(v["test_s"] for v in ran) / len(ran))
+    none, bwrap = (sorted(tests[m])[2] for m in ("none", "bwrap"))
+    print(f"regrade sandbox: median test command {none:.3f} s under none, {bwrap:.3f} s under "
+          f"bwrap: {1000 * (bwrap - none):.0f} ms per run (5 interleaved rounds of the example)")
+
+
+class RegradeSandboxFixture(RegradeFixture):
+    """Grade the hostile run, the plain fix and no change under one --sandbox mode."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.regrade = load("regrade.py")
+        try:
+            cls.regrade.choose_sandbox("bwrap", sys.executable, False)
+            cls.no_bwrap = ""
+        except cls.regrade.InputError as exc:
+            cls.no_bwrap = str(exc)
+
+    def hostile_grade(self, sandbox_argv, python_in_home=False):
+        """Return (verdicts, facts seen inside, what leaked outside, the text summary)."""
+        import socket
+        with TempDir() as folder:
+            home = os.path.join(folder, "home")
+            write(home, "secret.txt", SANDBOX_SECRET)
+            python = sys.executable
+            if python_in_home:         # a virtualenv under the user's home, as many have
+                venv = os.path.join(home, "venv")
+                subprocess.run([sys.executable, "-m", "venv", "--without-pip",
+                                "--system-site-packages", venv], check=True, capture_output=True)
+                python = os.path.join(venv, "bin", "python")
+            home_before, clone_before = snapshot(home), snapshot(self.repo)
+            token = f"regrade-hostile-{os.getpid()}-{time.monotonic_ns()}"
+            listener = socket.socket()
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(5)
+            constants = (f"HOME = {home!r}\nCLONE = {self.repo!r}\n"
+                         f"PORT = {listener.getsockname()[1]}\nTOKEN = {token!r}\n")
+            diff = self.diff_of({"toy/core.py": constants + SANDBOX_HOSTILE + TOY_FIX})
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")], [
+                ("hostile", "toy-1", diff), ("fix", "toy-1", self.diffs["fix"]),
+                ("empty", "toy-1", "")])
+            out = os.path.join(folder, "out")
+            saved_home = os.environ.get("HOME")
+            os.environ["HOME"] = home        # the grader's user's home is the fake one
+            try:
+                status, report, err = regrade_json([instances, predictions, "--repo", self.repo,
+                                                    "--out", out, "--python", python,
+                                                    *sandbox_argv])
+                lingering = sandbox_lingering(token)
+                for _ in range(100):        # a bounded wait for the kernel to reap
+                    if not lingering:
+                        break
+                    time.sleep(0.1)
+                    lingering = sandbox_lingering(token)
+                listener.setblocking(False)
+                try:
+                    listener.accept()[0].close()
+                    connected = True
+                except BlockingIOError:
+                    connected = False
+            finally:
+                listener.close()
+                for pid in sandbox_lingering(token):
+                    os.kill(pid, signal.SIGKILL)
+                if saved_home is None:
+                    os.environ.pop("HOME", None)
+                else:
+                    os.environ["HOME"] = saved_home
+                home_after, clone_after = snapshot(home), snapshot(self.repo)
+                planted = os.path.join(self.repo, "planted.txt")
+                if os.path.exists(planted):
+                    os.remove(planted)
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "logs", "hostile.log"), encoding="utf-8") as handle:
+                facts = [json.loads(line[len("HOSTILE "):]) for line in handle
+                         if line.startswith("HOSTILE ")]
+            summary = run("regrade.py", ["--summarize", os.path.join(out, "verdicts.jsonl")])[1]
+        self.assertEqual(len(facts), 1, "the hostile code ran once")
+        leaks = {"home": sorted(set(home_after) - set(home_before)),
+                 "clone": sorted(set(clone_after) - set(clone_before)),
+                 "connected": connected, "lingering": bool(lingering)}
+        return regrade_by_run(report), facts[0], leaks, " ".join(summary.split())
+
+    def assert_verdicts_right(self, verdicts, isolation):
+        self.assert_status(verdicts, {"hostile": "resolved", "fix": "resolved",
+                                      "empty": "unresolved"})
+        self.assertEqual({v["isolation"] for v in verdicts.values()}, {isolation})
+
+
+class TestRegradeSandboxBwrap(RegradeSandboxFixture):
+    def test_hostile_code_is_contained_and_the_fix_still_resolves(self):
+        if self.no_bwrap:
+            self.skipTest(self.no_bwrap)
+        verdicts, facts, leaks, summary = self.hostile_grade(["--sandbox", "bwrap"],
+                                                             python_in_home=True)
+        self.assert_verdicts_right(verdicts, "bwrap")
+        self.assertEqual(leaks, {"home": [], "clone": [], "connected": False,
+                                 "lingering": False})
+        blocked = {k: v for k, v in facts.items() if str(v).startswith("blocked: ")}
+        self.assertEqual(sorted(set(blocked) - {"write_home"}), [
+            "connect", "git_config", "read_home", "recorder", "write_clone"], facts)
+        # The home holds the virtualenv, so the sandbox makes the folders above
+        # it; where those sit on its private /tmp the write lands there and
+        # vanishes with the run (leaks["home"] above is the real home).
+        self.assertTrue(facts["write_home"] == "done" or "write_home" in blocked, facts)
+        self.assertEqual(facts["linger"], "started")     # started, and killed with the run
+        self.assertIs(facts["etc_shadow"], False)
+        self.assertIn("sandbox: 3 runs under bwrap (no network", summary)
+        self.assertNotIn("not isolated", summary)
+
+    def test_a_timeout_under_bwrap_leaves_no_process_behind(self):
+        if self.no_bwrap:
+            self.skipTest(self.no_bwrap)
+        token = f"regrade-hangs-{os.getpid()}-{time.monotonic_ns()}"
+        hangs = ("import subprocess, sys, time\n"
+                 f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', "
+                 f"{token!r}], start_new_session=True)\ntime.sleep(120)\n")
+        self.diffs["hangs"] = self.diff_of({"toy/core.py": hangs + TOY_FIX})
+        try:
+            verdicts = self.grade("unittest", ["hangs"], ["--timeout", "2", "--sandbox", "bwrap"])
+            lingering = sandbox_lingering(token)
+            for _ in range(100):
+                if not lingering:
+                    break
+                time.sleep(0.1)
+                lingering = sandbox_lingering(token)
+        finally:
+            for pid in sandbox_lingering(token):
+                os.kill(pid, signal.SIGKILL)
+            del self.diffs["hangs"]
+        self.assertEqual(verdicts["hangs"]["status"], "timeout")
+        self.assertEqual(lingering, [], "a process of the timed-out run survived")
+
+    def test_the_default_is_bwrap_where_it_runs(self):
+        if self.no_bwrap:
+            self.skipTest(self.no_bwrap)
+        verdicts = self.grade("unittest", ["fix", "empty"])
+        self.assertEqual({v["isolation"] for v in verdicts.values()}, {"bwrap"})
+
+
+class TestRegradeSandboxNone(RegradeSandboxFixture):
+    def test_without_a_sandbox_the_hostile_code_reaches_everything(self):
+        # What --sandbox none leaks, recorded so that a change shows: the home
+        # and the clone are written, the secret read, the listener reached, and
+        # a process started in its own session outlives the test command.
+        verdicts, facts, leaks, summary = self.hostile_grade(["--sandbox", "none"])
+        self.assert_verdicts_right(verdicts, "none")
+        self.assertEqual(leaks, {"home": ["planted.txt"], "clone": ["planted.txt"],
+                                 "connected": True, "lingering": True})
+        self.assertEqual(facts["read_home"], SANDBOX_SECRET)
+        self.assertEqual({k: facts[k] for k in ("write_home", "write_clone", "connect",
+                                                "git_config", "recorder")},
+                         dict.fromkeys(("write_home", "write_clone", "connect", "git_config",
+                                        "recorder"), "done"))
+        self.assertIn("sandbox: 3 runs under none (the code under test runs with your user's "
+                      "rights: files, network and processes are not isolated)", summary)
+
+
+class TestRegradeSandboxSummary(unittest.TestCase):
+    def test_summary_counts_runs_per_isolation_and_older_verdicts_as_not_recorded(self):
+        regrade = load("regrade.py")
+        verdict = {"run_id": "r", "instance_id": "i", "status": "resolved", "resolution": "FULL",
+                   "reason": "", "tests_status": None, "fail_to_pass": {}, "pass_to_pass": {},
+                   "applied_with": "git apply", "duration_s": 0.0, "test_s": 0.0,
+                   "completed": True, "touched_tests": [], "flaky": [], "results_from": None}
+        runs = [dict(verdict, run_id="a", isolation="none"),
+                dict(verdict, run_id="b", isolation="bwrap"),
+                dict(verdict, run_id="c", isolation="bwrap"), dict(verdict, run_id="d")]
+        summary = regrade.summarise(runs)
+        self.assertEqual(summary["isolation"], {"bwrap": 2, "none": 1, "not recorded": 1})
+        text = " ".join(regrade.render_summary(summary, runs, "text", {
+            "script": "regrade.py", "version": "0", "python": "3", "script_sha256": "0" * 64,
+            "command": "c", "seed": None, "inputs": []}).split())
+        self.assertIn("sandbox: 2 runs under bwrap (no network,", text)
+        self.assertIn("sandbox: 1 run under none (the code under test runs with your user's "
+                      "rights", text)
+        self.assertIn("sandbox: 1 run whose isolation was not recorded", text)
+
+
+class TestRegradeSandboxFallback(RegradeSandboxFixture):
+    def without_bwrap(self):
+        """Play a machine without bwrap for the duration of a with block."""
+        programs = self.regrade.SANDBOX_PROGRAMS
+
+        @contextlib.contextmanager
+        def missing():
+            saved = dict(programs)
+            programs["bwrap"] = "regrade-test-no-such-bwrap"
+            try:
+                yield
+            finally:
+                programs.update(saved)
+        return missing()
+
+    def test_sandbox_bwrap_where_bwrap_is_missing_exits_2_saying_how_to_install(self):
+        with self.without_bwrap(), TempDir() as folder:
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
+                                                [("fix", "toy-1", self.diffs["fix"])])
+            status, out, err = run("regrade.py", [instances, predictions, "--repo", self.repo,
+                                                  "--sandbox", "bwrap"])
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("error: --sandbox bwrap: bwrap is not installed", err)
+        self.assertIn("apt-get install bubblewrap", err)
+
+    def test_auto_without_bwrap_falls_back_to_unshare_and_says_files_are_not_isolated(self):
+        with self.without_bwrap():
+            chosen = self.regrade.choose_sandbox("auto", sys.executable, False)
+            if chosen["isolation"] != "unshare":
+                self.skipTest(f"unshare cannot run here either: {chosen['fallback']}")
+            verdicts, facts, leaks, summary = self.hostile_grade([])
+        self.assert_verdicts_right(verdicts, "unshare")
+        # The network and the processes are contained; the files are not.
+        self.assertEqual(leaks, {"home": ["planted.txt"], "clone": ["planted.txt"],
+                                 "connected": False, "lingering": False})
+        self.assertEqual(facts["read_home"], SANDBOX_SECRET)
+        self.assertTrue(facts["connect"].startswith("blocked: "), facts)
+        self.assertIn("sandbox: 3 runs under unshare (no network and no process outlives a "
+                      "run, but the filesystem is not isolated", summary)
 
 
 # === Runner ===
