@@ -99,17 +99,39 @@ Definitions (what every printed number means):
                 points the other way), with the number of such pairs.
   family null   shuffle the outcome --perms times (--permute rows: across all runs;
                 strata: within each stratum, the default with --strata; tasks: whole
-                tasks' outcome vectors among tasks with the same number of runs, which
-                keeps within-task agreement; a task with no other task of its size never
-                moves and the report counts those; with no task column, or no task that
-                can move, it exits 2). Under each shuffle every family feature
-                is rescored on its own defined rows with its direction chosen afresh,
-                and the family maximum is kept. Reported: the null median of the
-                maximum; the share of shuffles whose maximum exceeds the baseline's
-                AUC (the bar); each feature's adjusted p = (1 + number of shuffles
-                whose maximum >= the feature's AUC) / (1 + N), the single-step
-                max-statistic of Westfall & Young (1993); the same for the observed
-                maximum. No p-value is ever 0.
+                tasks' outcomes among tasks with the same number of runs, which keeps
+                within-task agreement: each task receives another same-size task's
+                number of successes, placed on a random subset of its own runs, so no
+                pairing of one task's runs with another's is assumed; a task with no
+                other task of its size keeps its own count and the report counts those;
+                with no task column, or no task that can move, it exits 2). Under each
+                shuffle every family feature is rescored on its own defined rows with
+                its direction chosen afresh. From the same shuffles:
+                  perm p      each feature's own permutation p = (1 + shuffles whose
+                              AUC for that feature >= its observed AUC) / (1 + N).
+                  minP adj p  gate 2's family-wise adjusted p: Westfall & Young's
+                              (1993, Algorithm 2.8) free step-down minP over those
+                              p-values, the observed outcome counted as one of the
+                              N + 1 draws. Features are taken in order of perm p; the
+                              k-th adjusted p is the share of draws whose smallest p
+                              among the k-th and later features is <= the k-th's perm p,
+                              made monotone. Tied perm p-values are adjusted together,
+                              whatever order the features come in. A feature on two
+                              rows (AUC 1 whenever its rows hold one of each outcome)
+                              has a large perm p and no longer caps the others, as a
+                              maximum of raw AUCs would. It assumes only that the
+                              shuffled outcomes are exchangeable under the null (the
+                              scheme above). Monte Carlo caveat: where two features'
+                              exact p-values tie, N shuffles estimate them a hair
+                              apart and the estimate can sit up to that atom's size low.
+                  max-AUC p   the report's §7 single-step figure ("joint p"): (1 +
+                              shuffles whose family maximum AUC >= the feature's AUC) /
+                              (1 + N); shown beside minP, not used by the verdict.
+                Also reported, descriptively: the null median of the family maximum;
+                the share of shuffles whose maximum exceeds the baseline's AUC (the
+                bar); the max-AUC joint p of the observed maximum; and the report's
+                robustness figure, the same joint p with the best feature removed from
+                the family and from every shuffle. No p-value is ever 0.
   task identity each run is scored by the success rate of the OTHER runs of its task
                 (leave-one-out); its AUC is what knowing only the task gives, the bar
                 for "more than task difficulty". Runs alone in their task are left out;
@@ -982,18 +1004,29 @@ class NullFamily:
         return aucs
 
 
-def null_maxima(family, draws):
-    """Family maximum of better-direction AUCs under each draw.
+def null_aucs(family, draws):
+    """Every family feature's better-direction AUC under each draw (None without pairs).
 
     `draws` yields (row indices, True if they are the successes, False if the
-    failures). A feature left with no success/failure pair under a draw does not
-    enter that draw's maximum.
+    failures). Returns one list per draw, in family order.
     """
-    maxima = []
-    for picked, are_successes in draws:
-        aucs = family.best_aucs(picker(picked), are_successes)
-        maxima.append(max((a for a in aucs if a is not None), default=0.0))
-    return maxima
+    return [family.best_aucs(picker(picked), are_successes) for picked, are_successes in draws]
+
+
+def null_maxima(family, draws):
+    """Family maximum of better-direction AUCs under each draw; a feature left with no
+    success/failure pair under a draw does not enter that draw's maximum."""
+    return [family_maximum(aucs) for aucs in null_aucs(family, draws)]
+
+
+def family_maximum(aucs, skip=None):
+    """The largest defined AUC in one draw (0.0 when none is defined), leaving out the
+    feature at index `skip`.
+
+    >>> family_maximum([0.6, None, 0.7]), family_maximum([0.6, None, 0.7], skip=2)
+    (0.7, 0.6)
+    """
+    return max((a for j, a in enumerate(aucs) if a is not None and j != skip), default=0.0)
 
 
 def adjusted_p(value, ordered_maxima):
@@ -1006,11 +1039,81 @@ def adjusted_p(value, ordered_maxima):
     return (1 + beaten) / (1 + len(ordered_maxima))
 
 
+def at_least_counts(observed, null):
+    """Per feature and per draw, how many of the B + 1 statistics (the observed one and
+    the B null ones) are >= that draw's statistic: B + 1 times its permutation p.
+
+    Returns (counts for the observed statistics, [counts for each null draw]). An
+    undefined statistic (None) is below every defined one, so its count is B + 1.
+
+    >>> at_least_counts([0.9, 0.6], [[0.7, 0.6], [0.9, None]])
+    ([2, 2], [[3, 2], [2, 3]])
+    """
+    total = len(null) + 1
+    ladders = []
+    for j, value in enumerate(observed):
+        column = [row[j] for row in null] + [value]
+        ladders.append(sorted(a for a in column if a is not None))
+
+    def count(j, value):
+        if value is None:
+            return total
+        return len(ladders[j]) - bisect.bisect_left(ladders[j], value)
+
+    return ([count(j, value) for j, value in enumerate(observed)],
+            [[count(j, value) for j, value in enumerate(row)] for row in null])
+
+
+def stepdown_minp(observed, null):
+    """Westfall & Young's free step-down minP adjusted p-values (1993, Algorithm 2.8).
+
+    `observed` holds each feature's statistic (larger = more extreme), `null` one list
+    per shuffle. Each feature's permutation p comes from the same shuffles, with the
+    observed statistic counted among them: p = (1 + shuffles with a statistic >= it) /
+    (1 + B). With the features ordered by p, the k-th adjusted p is the share of the
+    B + 1 draws (the observed one included) whose smallest p among the features from
+    the k-th on is <= the k-th p, made monotone. Features whose p-values tie are
+    adjusted together over the set that still holds all of them, so a tie never
+    depends on the order the features were given in. Returns (raw p, adjusted p).
+
+    >>> stepdown_minp([0.9, 0.8], [[0.9, 0.5], [0.6, 0.8], [0.5, 0.6]])
+    ([0.5, 0.5], [0.75, 0.75])
+    """
+    total = len(null) + 1
+    observed_counts, null_counts = at_least_counts(observed, null)
+    order = sorted(range(len(observed)), key=lambda j: (observed_counts[j], j))
+    # Successive minima from the last (largest p) feature back to each position k.
+    minima = []
+    for counts in null_counts:
+        running, tail = total, [0] * len(order)
+        for k in range(len(order) - 1, -1, -1):
+            running = min(running, counts[order[k]])
+            tail[k] = running
+        minima.append(tail)
+    adjusted = [None] * len(observed)
+    previous, k = 0, 0
+    while k < len(order):
+        level = observed_counts[order[k]]
+        end = k
+        while end < len(order) and observed_counts[order[end]] == level:
+            end += 1
+        # The observed draw always counts: its minimum over positions k.. is `level`.
+        hits = 1 + sum(1 for tail in minima if tail[k] <= level)
+        previous = max(previous, hits)
+        for position in range(k, end):
+            adjusted[order[position]] = previous / total
+        k = end
+    return [c / total for c in observed_counts], adjusted
+
+
 def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
     """Yield `perms` shuffled outcome assignments as (rows, are_successes).
 
     mode 'rows' shuffles across all runs, 'strata' within each stratum, 'tasks'
-    moves whole tasks' outcome vectors among tasks with the same number of runs.
+    moves whole tasks' outcomes among tasks with the same number of runs: each task
+    receives another's number of successes, placed on a uniformly random subset of
+    its runs, so no pairing of one task's runs with another's is assumed and the
+    draw does not depend on the order of the runs inside a task.
     """
     n = len(labels)
     successes = sum(labels)
@@ -1033,17 +1136,17 @@ def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
     else:
         by_size = {}
         for members in group_rows(tasks_codes, range(n)):
-            by_size.setdefault(len(members), []).append(members)
+            count = sum(labels[i] for i in members)
+            by_size.setdefault(len(members), []).append(
+                (members, count if use_successes else len(members) - count))
         groups = [by_size[size] for size in sorted(by_size)]
         for _ in range(perms):
             picked = []
             for tasks in groups:
-                order = list(range(len(tasks)))
-                rng.shuffle(order)
-                for target, source in zip(tasks, order):
-                    vector = tasks[source]
-                    picked.extend(row for row, src in zip(target, vector)
-                                  if labels[src] == use_successes)
+                counts = [count for _, count in tasks]
+                rng.shuffle(counts)
+                for (members, _), count in zip(tasks, counts):
+                    picked.extend(rng.sample(members, count))
             yield picked, use_successes
 
 
@@ -1174,14 +1277,14 @@ def run_chunk(job):
     shared = _SHARED
     rng = random.Random(f"{seed}:{kind}:{index}")
     if kind == "null":
-        return null_maxima(shared["family"], shuffled_draws(
+        return null_aucs(shared["family"], shuffled_draws(
             shared["labels"], shared["permute"], shared["strata_codes"],
             shared["task_codes"], size, rng))
     return bootstrap_differences(shared["sweeps"], shared["n_clusters"], size, rng)
 
 
 def resample_in_chunks(shared, perms, boot, seed, parallel):
-    """Null family maxima, sorted bootstrap differences per feature, and skip counts.
+    """Null AUCs per shuffle, sorted bootstrap differences per feature, and skip counts.
 
     With `parallel`, the chunks are spread over forked processes (one per available
     core) where the platform can fork; elsewhere they run here, with the same result.
@@ -1204,17 +1307,17 @@ def resample_in_chunks(shared, perms, boot, seed, parallel):
             results = [run_chunk(job) for job in jobs]
     finally:
         _SHARED.clear()
-    maxima = []
+    null = []
     differences = [[] for _ in shared["sweeps"]]
     skipped = [0] * len(shared["sweeps"])
     for job, result in zip(jobs, results):
         if job[0] == "null":
-            maxima.extend(result)
+            null.extend(result)
         else:
             for index, (diffs, skips) in enumerate(zip(*result)):
                 differences[index].extend(diffs)
                 skipped[index] += skips
-    return maxima, [sorted(d) for d in differences], skipped
+    return null, [sorted(d) for d in differences], skipped
 
 
 def codes_of(values):
@@ -1257,7 +1360,7 @@ def gate_verdict(feature, clusters_resampled=True):
     if feature["delta_same_rows"] <= 0:
         return "fails gate 1: not better than the baseline on its own rows"
     if feature["adjusted_p"] is None or feature["adjusted_p"] >= ALPHA:
-        return "fails gate 2: not beyond the family's chance maximum"
+        return "fails gate 2: not significant once the family's width is counted"
     if not clusters_resampled:
         return "fails gate 3: fewer than 2 clusters to resample"
     if ci is None or ci[0] is None or ci[0] <= 0:
@@ -1289,6 +1392,48 @@ def tasks_alone_in_size(tasks, permute):
                          f"number of runs, so no task can move and every shuffle would be "
                          f"the observed outcome; use --permute rows or strata")
     return alone
+
+
+def family_tests(features, null, base_auc, perms):
+    """Gate 2 from the shuffles' AUCs: per-feature permutation p, the step-down minP
+    adjusted p (written into each feature), and the report's single-step max-AUC
+    figures; returns the family-null summary."""
+    observed = [f["auc"] for f in features]
+    maxima = [family_maximum(aucs) for aucs in null]
+    ordered_maxima = sorted(maxima)
+    if null:
+        raw, adjusted = stepdown_minp(observed, null)
+    else:
+        raw = adjusted = [None] * len(features)
+    for feature, raw_p, adjusted_value in zip(features, raw, adjusted):
+        feature["permutation_p"] = raw_p
+        feature["adjusted_p"] = adjusted_value
+        feature["max_auc_p"] = adjusted_p(feature["auc"], ordered_maxima) if null else None
+    best = max(range(len(features)), key=lambda j: (observed[j], -j), default=None)
+    summary = {
+        "perms": perms, "family_size": len(features),
+        "median_max": statistics.median(maxima) if maxima else None,
+        "p_clear_bar": (sum(m > base_auc for m in maxima) / len(maxima)) if maxima else None,
+        "observed_max": observed[best] if best is not None else None,
+        "observed_max_feature": features[best]["name"] if best is not None else None,
+        "p_observed_max": (adjusted_p(observed[best], ordered_maxima)
+                           if best is not None and null else None),
+        "without_best": None,
+        "histogram": histogram(maxima),
+        "smallest_p": 1 / (1 + perms),
+    }
+    if best is not None and null and len(features) >= 2:
+        # The report's robustness figure: the same single-step family p, with the best
+        # feature taken out of the observed family and of every shuffle.
+        rest = [family_maximum(aucs, skip=best) for aucs in null]
+        rest_best = max((j for j in range(len(features)) if j != best),
+                        key=lambda j: (observed[j], -j))
+        summary["without_best"] = {
+            "removed": features[best]["name"],
+            "observed_max": observed[rest_best],
+            "observed_max_feature": features[rest_best]["name"],
+            "p": adjusted_p(observed[rest_best], sorted(rest))}
+    return summary
 
 
 def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
@@ -1378,38 +1523,23 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     null_family = NullFamily([values_of[f["name"]] for f in features], strata_codes,
                              len(strata_levels) or 1)
     work = n * max(1, len(features)) * (perms + boot)
-    maxima, differences, skipped = resample_in_chunks(
+    null, differences, skipped = resample_in_chunks(
         {"family": null_family, "labels": labels, "permute": permute,
          "strata_codes": strata_codes, "task_codes": task_codes, "sweeps": sweeps,
          "n_clusters": n_clusters}, perms if features else 0,
         boot if clusters_resampled else 0, seed,
         parallel=work >= PARALLEL_WORK)
-    ordered_maxima = sorted(maxima)
-
-    def adjusted(value):
-        return adjusted_p(value, ordered_maxima)
+    family_null = family_tests(features, null, base_auc, perms)
+    family_null["permute"] = permute
+    family_null["tasks_never_moved"] = tasks_never_moved
 
     low, high = (1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2
     for feature, diffs, skips in zip(features, differences, skipped):
-        feature["adjusted_p"] = adjusted(feature["auc"]) if maxima else None
         feature["delta_ci"] = [percentile(diffs, low), percentile(diffs, high)] \
             if diffs else None
         feature["bootstrap_skipped"] = skips
         feature["verdict"] = gate_verdict(feature, clusters_resampled)
 
-    best = max(features, key=lambda f: (f["auc"], -family_names.index(f["name"])),
-               default=None)
-    family_null = {
-        "perms": perms, "permute": permute, "family_size": len(features),
-        "median_max": statistics.median(maxima) if maxima else None,
-        "p_clear_bar": (sum(m > base_auc for m in maxima) / len(maxima)) if maxima else None,
-        "observed_max": best["auc"] if best else None,
-        "observed_max_feature": best["name"] if best else None,
-        "p_observed_max": adjusted(best["auc"]) if best and maxima else None,
-        "histogram": histogram(maxima),
-        "tasks_never_moved": tasks_never_moved,
-        "smallest_p": 1 / (1 + perms),
-    }
     passing = [f["name"] for f in features if f["verdict"] == "passes all three gates"]
     return {
         "n_runs": n, "n_successes": sum(labels), "n_failures": n - sum(labels),
@@ -1893,7 +2023,7 @@ def verdict_lines(result):
         if feature["name"] not in passing:
             lines.append(f"{feature['name']}: {feature['verdict']} (diff "
                          f"{signed(feature['delta_same_rows'])} "
-                         f"{fmt_ci(feature['delta_ci']) or '[undefined]'}, adjusted p "
+                         f"{fmt_ci(feature['delta_ci']) or '[undefined]'}, minP adj p "
                          f"{fmt_p(feature['adjusted_p'])}).")
     for feature in features:
         if "same_row_sign_flip" in feature["flags"]:
@@ -1958,7 +2088,8 @@ def feature_tables(result, style, names):
                 fmt_p(f["delong_p"])]
         first.append(row)
     letters = {code: letter for code, letter, _ in FLAG_LETTERS}
-    second = [[names[f["name"]], fmt_p(f["adjusted_p"]), fmt(f["within_task_auc"]),
+    second = [[names[f["name"]], fmt_p(f["permutation_p"]), fmt_p(f["adjusted_p"]),
+               fmt_p(f["max_auc_p"]), fmt(f["within_task_auc"]),
                str(f["within_task_pairs"]),
                " ".join(letters[c] for c in f["flags"]) or "-",
                f["verdict"].replace("fails ", "").split(":")[0]]
@@ -1966,7 +2097,8 @@ def feature_tables(result, style, names):
     headers = ["feature", "rows", "AUC"] + (["pooled"] if stratified else []) + \
         ["base all", "base same", "diff", "95% CI", "DeLong p"]
     return (render_table(headers, first, style),
-            render_table(["feature", "adj p", "within-task", "pairs", "flags", "verdict"],
+            render_table(["feature", "perm p", "minP adj p", "max-AUC p", "within-task",
+                          "pairs", "flags", "verdict"],
                          second, style))
 
 
@@ -2040,6 +2172,10 @@ def render_report(result, style):
         legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
         out.append("")
         out.append(f"- flags: {legend}" if md else wrap(f"flags: {legend}", indent="  "))
+        columns = ("perm p: the feature's own permutation p; minP adj p: Westfall-Young "
+                   "step-down minP over the family (gate 2); max-AUC p: single-step "
+                   "family-maximum joint p (the report's §7)")
+        out.append(f"- {columns}" if md else wrap(columns, indent="  "))
         direction = "AUC direction: + higher means success, - lower means success"
         out.append(f"- {direction}" if md else direction)
         out.append("")
@@ -2048,7 +2184,13 @@ def render_report(result, style):
                  f"{fmt(result['baseline']['auc'])}", fmt(null["p_clear_bar"])],
                 [f"observed maximum ({names[null['observed_max_feature']]})",
                  fmt(null["observed_max"])],
-                ["p of the observed maximum", fmt_p(null["p_observed_max"])]]
+                ["joint p of the observed maximum (single-step max-AUC, the report's §7)",
+                 fmt_p(null["p_observed_max"])]]
+        rest = null["without_best"]
+        if rest:
+            rows.append([f"the same without {names[rest['removed']]}: joint p of "
+                         f"{names[rest['observed_max_feature']]} {fmt(rest['observed_max'])}",
+                         fmt_p(rest["p"])])
         out.append(render_table(["family null", "value"], rows, style))
         out.append("")
     if result["degenerate"]:
@@ -2073,7 +2215,9 @@ def render_report(result, style):
         notes.append(f"--permute tasks: {plural(never_moved, 'task')} of "
                      f"{result['n_tasks']} {'has' if never_moved == 1 else 'have'} no "
                      f"other task with the same number of runs and never "
-                     f"{'moves' if never_moved == 1 else 'move'} in the shuffles")
+                     f"{'moves' if never_moved == 1 else 'move'} in the shuffles (only "
+                     f"{'its' if never_moved == 1 else 'their'} runs' outcomes are "
+                     f"reshuffled within the task)")
     skipped = [(f["name"], f["bootstrap_skipped"]) for f in result["features"]
                if f["bootstrap_skipped"]]
     if skipped:
