@@ -140,18 +140,24 @@ Definitions (what every printed number means):
                 with no task effect, leaving a run out lowers its task's rate exactly
                 when the run succeeded, an artificial - signal (so a value below 0.5
                 says the task predicts nothing, not that it predicts the reverse).
-  degenerate    left out of the family, with the reason shown: undefined on every
-                row; constant over its defined rows; one outcome class on its defined
-                rows (or, with --strata, in every stratum); equal on every row to the
-                outcome, the baseline or an earlier
-                column; constant within every stratum (it reproduces the strata);
-                binarised at its own best (Youden) threshold, equal to the strata or
-                to an earlier column binarised the same way. This screen (the best
-                threshold and the one-class checks) looks at the observed outcomes, so
-                the null family is the screened family: when columns were dropped, the
-                adjusted p-values are slightly optimistic. A column (a numeric
-                condition, say) is recognised as reproducing the strata only with
-                --strata; without it, such a column stays in the family.
+  left out      only these columns are left out of the default family, each listed
+                with its reason: one with no testable AUC (undefined on every row,
+                constant, one outcome class on its rows, or with --strata no stratum
+                holding both; or constant within every stratum, where every counted
+                pair ties: it reproduces the strata); a copy of the outcome, of the
+                baseline or of an earlier column (the same values, or the same ranking,
+                or its reverse, on the same rows: every AUC of it is an AUC of that
+                one); and a column that is numeric except for a few cells ('8.0m', '?'),
+                shown with its first such cell (row and value). Binarising at the best
+                (Youden) threshold only flags (Y): equal cuts do not mean equal
+                rankings. The report counts the features tested and the columns left
+                out, and names every other column with why it is not a candidate (run
+                id, task, strata, outcome, baseline, id-like name, text). A column named
+                with --features is always tested, a copy flagged D, or refused (exit 2)
+                with the reason; a cell there that is not a number is an error naming
+                its row and value. The screen (the one-class checks) looks at observed
+                outcomes only through which rows hold both classes. A numeric condition
+                column is recognised as reproducing the strata only with --strata.
   verdict       a feature passes when its same-row interval lies above 0 AND its
                 adjusted p < 0.05. Otherwise the first gate it fails is named:
                 gate 1 same rows (diff <= 0), gate 2 search width (adjusted p >= 0.05),
@@ -173,10 +179,12 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 """
 import bisect
 import itertools
+from fractions import Fraction
 import math
 import os
 import operator
 import random
+import re
 import statistics
 import sys
 
@@ -662,6 +670,19 @@ def run_main(body, argv):
 # success/failure pair the success wins and 1 for every tie. They become floats once,
 # by one correctly rounded division, so equal AUCs always compare equal.
 
+def number_text(value):
+    """Print a cell's exact value: integers as integers, others as Python prints them.
+
+    >>> number_text(3), number_text(4.0), number_text(2.5), number_text(2 ** 53 + 1)
+    ('3', '4', '2.5', '9007199254740993')
+    """
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, Fraction):
+        return str(value.numerator) if value.denominator == 1 else repr(float(value))
+    return str(value)
+
+
 def doubled_midranks(values):
     """Rank `values` 1..n, ties sharing their mean rank; return twice each rank.
 
@@ -844,73 +865,130 @@ def percentile(ordered, fraction):
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def find_degenerate(candidates, labels, baseline, strata):
-    """Split candidate features into the family and the degenerate ones.
+def ranking_key(values):
+    """The defined rows and their doubled midranks: two columns with equal keys rank
+    the same rows the same way, so every AUC of one is an AUC of the other.
+
+    >>> ranking_key([5, None, 2, 5]) == ranking_key([9, None, 1, 9])
+    True
+    """
+    rows = tuple(i for i, v in enumerate(values) if v is not None)
+    return rows, tuple(doubled_midranks([values[i] for i in rows]))
+
+
+def reversed_ranking_key(key):
+    """The key of the reversed ranking (what an AUC read in the other direction sees)."""
+    rows, ranks = key
+    return rows, tuple(2 * (len(rows) + 1) - r for r in ranks)
+
+
+def untestable_reason(values, labels, strata):
+    """Why a column can have no AUC worth testing, or None: undefined or constant,
+    one outcome class (or no stratum with both) on its rows, or (with strata)
+    constant within every stratum, where every counted pair is a tie."""
+    defined = [i for i, v in enumerate(values) if v is not None]
+    if not defined:
+        return "undefined on every row"
+    distinct = {values[i] for i in defined}
+    own_rows = f"its {plural(len(defined), 'defined row')}"
+    if len(distinct) == 1:
+        where = "every row" if len(defined) == len(values) else own_rows
+        return f"constant ({number_text(next(iter(distinct)))}) on {where}"
+    successes = sum(labels[i] for i in defined)
+    if successes in (0, len(defined)):
+        return f"one outcome class on {own_rows}: no success/failure pair, no AUC"
+    if strata is not None and pair_count(values, labels, strata, defined)[1] == 0:
+        return "no stratum holds both outcomes on its defined rows: no AUC"
+    if strata is not None and len(set(strata)) > 1:
+        by_stratum = {}
+        for i in defined:
+            by_stratum.setdefault(strata[i], set()).add(values[i])
+        if all(len(v) == 1 for v in by_stratum.values()):
+            return ("constant within every stratum: it reproduces the strata column "
+                    "(every within-stratum pair ties)")
+    return None
+
+
+def copy_of(values, labels, seen):
+    """Name what this column copies, or None: the outcome (same values or reversed),
+    or a column in `seen` [(description, values, ranking key)] with the same values
+    or the same ranking (or its reverse) on the same rows."""
+    outcome = tuple(labels)
+    if tuple(values) == outcome or tuple(None if v is None else 1 - v
+                                         for v in values) == outcome:
+        return "the outcome", "equals the outcome on every row"
+    key = ranking_key(values)
+    flipped = reversed_ranking_key(key)
+    for other, other_values, other_key in seen:
+        if tuple(values) == other_values:
+            return other, f"identical to {other} on every row"
+        if key == other_key or flipped == other_key:
+            reverse = "" if key == other_key else " (reversed)"
+            return other, (f"the same ranking{reverse} as {other} on the same "
+                           f"{plural(len(key[0]), 'row')} (so the same AUCs)")
+    return None
+
+
+def youden_twin(binary, defined, seen_binary, strata_binary):
+    """The Youden flag: what this column equals once binarised at its best threshold
+    (the strata, or an earlier column binarised the same way), or None. Equal cuts do
+    not mean equal rankings, so this only flags."""
+    binary_defined = [binary[i] for i in defined]
+    if len(set(binary_defined)) != 2:
+        return None
+    if strata_binary is not None:
+        complement = tuple(1 - s for s in strata_binary)
+        if all(binary[i] == strata_binary[i] for i in defined) or \
+                all(binary[i] == complement[i] for i in defined):
+            return "the strata column"
+    for other, other_binary in seen_binary:
+        if binary == other_binary:
+            return f"{other} binarised"
+    return None
+
+
+def find_degenerate(candidates, labels, baseline, strata, *, named=False):
+    """Split candidate features into the family and the columns left out.
 
     `candidates` is [(name, values)] in column order; `baseline` is (name, values) or
-    None. Returns (family names, [{'name', 'reason'}]).
+    None. Left out: a column with no testable AUC (undefined, constant, one outcome
+    class, no stratum with both, constant within every stratum) and a copy of the
+    outcome, of the baseline or of an earlier family column (same values, or the same
+    ranking on the same rows). With `named` (the user's --features) nothing is left
+    out: an untestable column or an outcome copy is an InputError that says why, and
+    a copy is tested with the 'duplicate' note. Returns (family names, [{'name',
+    'reason'}], {name: {'duplicate_of': reason or None, 'youden_equal_to': ... }}).
     """
-    degenerate, family = [], []
-    seen_values = [] if baseline is None else [(f"the baseline {baseline[0]!r}",
-                                                tuple(baseline[1]))]
-    outcome_values = tuple(float(y) for y in labels)
+    left_out, family, notes = [], [], {}
+    seen = []
     seen_binary = []
     if baseline is not None:
+        seen.append((f"the baseline {baseline[0]!r}", tuple(baseline[1]),
+                     ranking_key(baseline[1])))
         seen_binary.append((f"the baseline {baseline[0]!r}",
                             youden_binarise(baseline[1], labels)))
-    strata_binary = None
     levels = sorted(set(strata)) if strata is not None else []
-    if len(levels) == 2:
-        strata_binary = tuple(int(s == levels[1]) for s in strata)
+    strata_binary = (tuple(int(s == levels[1]) for s in strata) if len(levels) == 2
+                     else None)
     for name, values in candidates:
+        reason = untestable_reason(values, labels, strata)
+        copy = None if reason else copy_of(values, labels, seen)
+        if copy and (copy[0] == "the outcome" or not named):
+            reason = copy[1]
+        if reason is not None:
+            if named:
+                raise InputError(f"--features: {name!r} cannot be tested: {reason}")
+            left_out.append({"name": name, "reason": reason})
+            continue
         defined = [i for i, v in enumerate(values) if v is not None]
-        distinct = {values[i] for i in defined}
-        successes = sum(labels[i] for i in defined)
         binary = youden_binarise(values, labels)
-        binary_defined = [binary[i] for i in defined]
-        own_rows = f"its {len(defined)} defined row{'' if len(defined) == 1 else 's'}"
-        reason = None
-        if not defined:
-            reason = "undefined on every row"
-        elif len(distinct) == 1:
-            where = "every row" if len(defined) == len(values) else own_rows
-            value = next(iter(distinct))
-            reason = f"constant ({int(value) if value.is_integer() else value}) on {where}"
-        elif successes in (0, len(defined)):
-            reason = f"one outcome class on {own_rows}"
-        elif strata is not None and pair_count(values, labels, strata, defined)[1] == 0:
-            reason = "no stratum holds both outcomes on its defined rows"
-        elif tuple(values) == outcome_values or tuple(
-                None if v is None else 1.0 - v for v in values) == outcome_values:
-            reason = "equals the outcome on every row"
-        if reason is None:
-            for other, other_values in seen_values:
-                if tuple(values) == other_values:
-                    reason = f"identical to {other} on every row"
-                    break
-        if reason is None and strata is not None and len(levels) > 1:
-            by_stratum = {}
-            for i in defined:
-                by_stratum.setdefault(strata[i], set()).add(values[i])
-            if all(len(v) == 1 for v in by_stratum.values()):
-                reason = "constant within every stratum: it reproduces the strata column"
-        if reason is None and strata_binary is not None and len(set(binary_defined)) == 2:
-            complement = tuple(1 - s for s in strata_binary)
-            if all(binary[i] == strata_binary[i] for i in defined) or \
-                    all(binary[i] == complement[i] for i in defined):
-                reason = "binarised at its best threshold it reproduces the strata column"
-        if reason is None and len(set(binary_defined)) == 2:
-            for other, other_binary in seen_binary:
-                if binary == other_binary:
-                    reason = f"binarised at its best threshold it equals {other} binarised"
-                    break
-        if reason is None:
-            family.append(name)
-            seen_values.append((repr(name), tuple(values)))
-            seen_binary.append((repr(name), binary))
-        else:
-            degenerate.append({"name": name, "reason": reason})
-    return family, degenerate
+        notes[name] = {"duplicate_of": copy[1] if copy else None,
+                       "youden_equal_to": youden_twin(binary, defined, seen_binary,
+                                                      strata_binary)}
+        family.append(name)
+        seen.append((repr(name), tuple(values), ranking_key(values)))
+        seen_binary.append((repr(name), binary))
+    return family, left_out, notes
 
 
 # --- the permutation null: rank once, then each shuffle is a sum over successes ---
@@ -1437,7 +1515,8 @@ def family_tests(features, null, base_auc, perms):
 
 
 def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
-          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name=DEFAULT_BASELINE):
+          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name=DEFAULT_BASELINE,
+          named=False):
     """Apply the three gates; return the report as plain data.
 
     labels: list of 0/1. candidates: [(name, values)] with None for undefined.
@@ -1463,8 +1542,8 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
                          "within-stratum AUC exists; drop --strata or choose another column")
     base_auc, base_direction = better_direction(base_u, base_pairs)
     base_pooled = better_direction(*pair_count(baseline, labels))[0]
-    family_names, degenerate = find_degenerate(candidates, labels,
-                                               (baseline_name, baseline), strata)
+    family_names, degenerate, screen_notes = find_degenerate(
+        candidates, labels, (baseline_name, baseline), strata, named=named)
     values_of = dict(candidates)
 
     # Task identity is read in the fixed '+' direction: with no task effect,
@@ -1509,6 +1588,10 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
             flags.append("below_task_identity")
         if len(rows) < n:
             flags.append("partial_rows")
+        if screen_notes[name]["duplicate_of"]:
+            flags.append("duplicate")
+        if screen_notes[name]["youden_equal_to"]:
+            flags.append("youden_equal")
         features.append({
             "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
             "n_successes": sum(labels[i] for i in rows), "auc": auc,
@@ -1518,7 +1601,9 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
             "baseline_direction_same_rows": base_same_direction,
             "delta_all_rows": delta_all, "delta_same_rows": delta_same,
             "delong_p": delong_p(scores, base_scores, labels, groups, rows),
-            "within_task_auc": within, "within_task_pairs": within_pairs, "flags": flags})
+            "within_task_auc": within, "within_task_pairs": within_pairs, "flags": flags,
+            "duplicate_of": screen_notes[name]["duplicate_of"],
+            "youden_equal_to": screen_notes[name]["youden_equal_to"]})
 
     null_family = NullFamily([values_of[f["name"]] for f in features], strata_codes,
                              len(strata_levels) or 1)
@@ -1654,29 +1739,76 @@ def select_rows(table, conditions):
     return rows
 
 
-def numeric_column(table, column, rows):
-    """Read a column as numbers (None where undefined); a yes/no column reads as 1/0."""
+INTEGER_CELL = re.compile(r"[+-]?\d+")
+SHORT_DECIMAL_CELL = re.compile(r"[+-]?(\d+\.\d*|\.\d+)")
+
+
+def exact_number(value, where):
+    """Read a numeric cell exactly: an integer as a Python int (so 2**53 + 1 keeps its
+    order and its ties), a decimal of at most 15 significant digits as the float it
+    rounds to (distinct such decimals stay distinct and in order), anything longer or
+    in exponent form as an exact Fraction; None where the cell is missing.
+
+    >>> exact_number("9007199254740993", "x"), exact_number("2.5", "x")
+    (9007199254740993, 2.5)
+    >>> exact_number("1e3", "x"), exact_number("0.12345678901234567", "x")
+    (1000, Fraction(12345678901234567, 100000000000000000))
+    >>> exact_number("NA", "x") is None
+    True
+    """
+    if is_missing(value):
+        return None
+    text = str(value).strip()
+    if INTEGER_CELL.fullmatch(text):
+        return int(text)
+    if SHORT_DECIMAL_CELL.fullmatch(text) and \
+            len(text.lstrip("+-").replace(".", "").lstrip("0")) <= 15:
+        return float(text)
+    number = parse_number(text, where)       # the shared rules: NaN missing, inf refused
+    if number is None:
+        return None
     try:
-        return [parse_number(table.rows[i][column], table.where(i, column)) for i in rows]
+        exact = Fraction(text)
+    except ValueError:
+        # Forms float() accepts and Fraction does not ('1_000', ' 1e3'): the float.
+        return number
+    return exact.numerator if exact.denominator == 1 else exact
+
+
+def numeric_column(table, column, rows):
+    """Read a column as exact numbers (None where undefined); a yes/no column reads
+    as 1/0. A cell that is neither is an error naming its row and value."""
+    try:
+        return [exact_number(table.rows[i][column], table.where(i, column)) for i in rows]
     except InputError as number_error:
         try:
             return [None if is_missing(table.rows[i][column]) else
-                    float(parse_bool(table.rows[i][column], table.where(i, column)))
+                    int(parse_bool(table.rows[i][column], table.where(i, column)))
                     for i in rows]
         except InputError:
             raise number_error from None
 
 
-def looks_like_feature(table, column, rows):
-    """True when every defined cell of the column is a number."""
-    for i in rows:
-        cell = table.rows[i][column]
-        if not is_missing(cell):
-            try:
-                float(cell)
-            except ValueError:
-                return False
-    return True
+def is_number_text(cell):
+    """True for a cell float() reads as a finite number or NaN (NaN means missing)."""
+    try:
+        return not math.isinf(float(cell))
+    except ValueError:
+        return False
+
+
+def column_kind(table, column, rows):
+    """'numeric', ('mostly numeric', first offending row, its value, bad, defined), or
+    'text' (fewer than half of the defined cells are numbers) for a candidate column."""
+    defined = [i for i in rows if not is_missing(table.rows[i][column])]
+    bad = [i for i in defined if not is_number_text(table.rows[i][column])]
+    if not bad:
+        return "numeric"
+    if 2 * len(bad) < len(defined):
+        first = bad[0]
+        return ("mostly numeric", table.lines[first], table.rows[first][column], len(bad),
+                len(defined))
+    return "text"
 
 
 def id_like(column):
@@ -1844,10 +1976,30 @@ def read_runs(args, inputs):
                                  f"strata or baseline column, not a feature")
         if len(set(names)) != len(names):
             raise InputError("--features: a column is named twice")
+    roles = {run_col: "run id", task_col: "task", strata_col: "strata", base_col: "baseline"}
+    if not args.verdicts:
+        roles[outcome_col] = "outcome"
+    left_out, not_candidates = [], []
+    if args.features:
+        not_candidates = [{"name": c, "why": roles.get(c, "not named")}
+                          for c in table.columns if c not in names]
     else:
-        names = [c for c in table.columns if c not in taken and not id_like(c)
-                 and c.lower() not in OUTCOME_NAMES and c.lower() not in TASK_NAMES
-                 and c.lower() not in RUN_ID_NAMES and looks_like_feature(table, c, rows)]
+        names = []
+        for c in table.columns:
+            role = roles.get(c) or ("id-like name" if id_like(c) else None)
+            if role is None and (c.lower() in OUTCOME_NAMES or c.lower() in TASK_NAMES
+                                 or c.lower() in RUN_ID_NAMES):
+                role = "outcome, task or run id name"
+            kind = "numeric" if role else column_kind(table, c, rows)
+            if role or kind == "text":
+                not_candidates.append({"name": c, "why": role or "text"})
+            elif kind == "numeric":
+                names.append(c)
+            else:
+                _, line, cell, bad, defined = kind
+                left_out.append({"name": c, "reason": (
+                    f"not a number at row {line}: {cell!r} ({bad} of {defined} defined "
+                    f"cells are not numbers; name it with --features to see the error)")})
         if not names:
             raise InputError(f"{table.name}: no numeric feature columns; name them with "
                              f"--features")
@@ -1863,7 +2015,9 @@ def read_runs(args, inputs):
         "strata": strata, "baseline_name": base_col or args.baseline,
         "meta": {"table": table.name, "outcome": outcome_name, "task": task_name,
                  "strata": strata_col, "run_id": run_col, "where": list(args.where),
-                 "baseline_source": base_source, "baseline_check": check, "notes": notes},
+                 "baseline_source": base_source, "baseline_check": check, "notes": notes,
+                 "columns": list(table.columns), "not_candidates": not_candidates},
+        "left_out": left_out,
     }
 
 
@@ -1910,11 +2064,12 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=No
             run, table_value, count = mismatches[0]
             check["first_mismatch"] = {
                 "run_id": run, "recomputed": int(count),
-                "table": int(table_value) if table_value.is_integer() else table_value}
+                "table": (int(table_value) if table_value == int(table_value)
+                          else float(table_value))}
             check["notes"].append(
                 f"baseline check failed: {base_col!r} differs from the count of "
                 f"{tool_table.name} rows on {plural(len(mismatches), 'run')}, first {run} "
-                f"({count_text(table_value)} vs {count_text(count)}); the table's "
+                f"({number_text(table_value)} vs {count_text(count)}); the table's "
                 f"column is used")
     return check
 
@@ -1923,7 +2078,10 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=No
 FLAG_LETTERS = (("same_row_sign_flip", "T", "same-row sign flip (the same-row trap)"),
                 ("within_task_reversed", "W", "within-task AUC below 0.5"),
                 ("below_task_identity", "I", "below the task-identity AUC"),
-                ("partial_rows", "P", "undefined on some runs"))
+                ("partial_rows", "P", "undefined on some runs"),
+                ("duplicate", "D", "a named copy of another column"),
+                ("youden_equal", "Y", "equal to another column at their best cuts (a flag "
+                 "only)"))
 PERMUTE_WORDS = {"rows": "across all runs", "strata": "within strata",
                  "tasks": "whole tasks among tasks of equal size"}
 
@@ -1988,8 +2146,14 @@ def summary_lines(result):
                     f"runs' success rate in the same task, read in the fixed + direction "
                     f"(a higher rate means success; the direction is not chosen)")
     lines.append(("task identity", identity))
-    lines.append(("family", f"{plural(null['family_size'], 'feature')} tested, "
-                            f"{len(result['degenerate'])} left out as degenerate"))
+    others = meta["not_candidates"]
+    text = (f"{plural(null['family_size'], 'feature')} tested, "
+            f"{plural(len(result['degenerate']), 'column')} left out"
+            f"{' (listed below)' if result['degenerate'] else ''}")
+    if others:
+        text += ("; not candidates: " +
+                 ", ".join(f"{c['name']} ({c['why']})" for c in others))
+    lines.append(("family", text))
     return lines
 
 
@@ -2194,7 +2358,7 @@ def render_report(result, style):
         out.append(render_table(["family null", "value"], rows, style))
         out.append("")
     if result["degenerate"]:
-        out.append(heading("Left out of the family as degenerate"))
+        out.append(heading("Left out of the family, with the reason"))
         out.append("")
         out.append(degenerate_table(result["degenerate"], names, style))
         out.append("")
@@ -2218,6 +2382,14 @@ def render_report(result, style):
                      f"{'moves' if never_moved == 1 else 'move'} in the shuffles (only "
                      f"{'its' if never_moved == 1 else 'their'} runs' outcomes are "
                      f"reshuffled within the task)")
+    for feature in result["features"]:
+        if feature["duplicate_of"]:
+            notes.append(f"{feature['name']} (named with --features, so tested): "
+                         f"{feature['duplicate_of']}")
+        if feature["youden_equal_to"]:
+            notes.append(f"{feature['name']}: binarised at its best (Youden) threshold it "
+                         f"equals {feature['youden_equal_to']}; equal cuts need not mean "
+                         f"equal rankings, so it stays in the family")
     skipped = [(f["name"], f["bootstrap_skipped"]) for f in result["features"]
                if f["bootstrap_skipped"]]
     if skipped:
@@ -2336,6 +2508,7 @@ def render_json(result):
     data["baseline"] = dict(data["baseline"], source=meta["baseline_source"],
                             check=meta["baseline_check"])
     data["notes"] = meta["notes"]
+    data["not_candidates"] = meta["not_candidates"]
     return to_json(data)
 
 
@@ -2387,7 +2560,10 @@ def _main(argv):
     result = audit(data["labels"], data["candidates"], data["baseline"],
                    tasks=data["tasks"], strata=data["strata"], perms=args.perms,
                    boot=args.boot, seed=args.seed, permute=args.permute,
-                   baseline_name=data["baseline_name"])
+                   baseline_name=data["baseline_name"], named=bool(args.features))
+    order = {column: index for index, column in enumerate(data["meta"]["columns"])}
+    result["degenerate"] = sorted(result["degenerate"] + data["left_out"],
+                                  key=lambda item: order[item["name"]])
     result["meta"] = data["meta"]
     result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs)
     if args.svg:

@@ -1638,8 +1638,7 @@ class TestAucBaselineRecount(unittest.TestCase):
         log = self.log([(r[0], r[3]) for r in self.rows])
         status, out, err = audit_folder({"runs.csv": table_text(self.header, self.rows),
                                          "tool_calls.csv": log},
-                                        ["--where", "f=0", "--perms", "10", "--boot", "10",
-                                         "--features", "f"])
+                                        ["--where", "f=0", "--perms", "10", "--boot", "10"])
         self.assertNotIn("not in the runs table", err)
         self.assertEqual(status, 0, err)
         self.assertIn("2 of 12 runs", " ".join(out.split()))
@@ -1781,10 +1780,15 @@ class TestAucManualAndWording(unittest.TestCase):
         without = auc_audit_json(files, ["--perms", "20", "--boot", "20"])
         self.assertIn("arm", [f["name"] for f in without["features"]])
         strat = table_text(header + ["cond"], [r + ["ab"[r[4]]] for r in rows])
-        within = auc_audit_json({"runs.csv": strat}, ["--strata", "cond", "--features", "arm,f",
+        within = auc_audit_json({"runs.csv": strat}, ["--strata", "cond",
                                                   "--perms", "20", "--boot", "20"])
         reasons = {d["name"]: d["reason"] for d in within["degenerate"]}
         self.assertIn("strata", reasons.get("arm", ""))
+        # Named, it is refused with the reason rather than dropped (issue 11 item 2).
+        status, out, err = audit_folder({"runs.csv": strat}, ["--strata", "cond",
+                                                              "--features", "arm,f"])
+        self.assertEqual(status, 2)
+        self.assertIn("'arm' cannot be tested: constant within every stratum", err)
 
     def test_plurals(self):
         header, rows = strong_rows(lambda i: "only")
@@ -3329,6 +3333,94 @@ class TestAucStepDownMinP(unittest.TestCase):
         self.assertEqual(rest["removed"], "search_calls")
         self.assertNotEqual(rest["observed_max_feature"], "search_calls")
         self.assertGreater(rest["p"], 0.05)
+
+
+def youden_repro_table():
+    """Issue 11 item 2: f and tool_calls cut at their best thresholds agree, their
+    rankings do not: f scores 30/36 = 0.833 against the baseline's 21/36 = 0.583."""
+    successes = [(12, 35), (76, 21), (74, 5), (56, 52), (42, 63), (79, 6)]
+    failures = [(71, 56), (60, 69), (48, 71), (64, 37), (61, 93), (17, 33)]
+    rows = [[f"r{i:02d}", y, calls, f] for i, (y, (calls, f)) in enumerate(
+        [(1, pair) for pair in successes] + [(0, pair) for pair in failures])]
+    return ["run_id", "verified", "tool_calls", "f"], rows
+
+
+class TestAucNothingDroppedInSilence(unittest.TestCase):
+    def test_youden_equal_column_is_flagged_and_tested(self):
+        header, rows = youden_repro_table()
+        labels = [r[1] for r in rows]
+        self.assertEqual(best(pair_auc([r[3] for r in rows], labels)), Fraction(5, 6))
+        self.assertEqual(best(pair_auc([r[2] for r in rows], labels)), Fraction(7, 12))
+        files = {"runs.csv": csv_text(header, rows)}
+        for argv in (["--features", "f"], []):
+            result = auc_audit_json(files, argv + ["--perms", "200", "--boot", "50"])
+            self.assertEqual([f["name"] for f in result["features"]], ["f"])
+            feature = result["features"][0]
+            self.assertEqual(feature["auc"], 5 / 6)
+            self.assertEqual(feature["baseline_auc_same_rows"], 7 / 12)
+            self.assertIn("youden_equal", feature["flags"])
+            self.assertEqual(feature["youden_equal_to"], "the baseline 'tool_calls' binarised")
+            self.assertEqual(result["degenerate"], [])
+
+    def table(self):
+        header = ["run_id", "task_id", "condition", "verified", "tool_calls", "good",
+                  "const", "copy", "monotone", "flipped", "by_condition", "elapsed",
+                  "claimed"]
+        rows = []
+        rng = random.Random(3)
+        for i in range(16):
+            y = int(i % 3 != 0)
+            good = rng.randint(0, 9) + 4 * y
+            rows.append([f"r{i:02d}", f"t{i // 2}", "ab"[i % 2], y, 10 + (i * 7) % 11, good,
+                         5, 10 + (i * 7) % 11, good * good + 1, 100 - good, 3 + i % 2,
+                         "8.0m" if i == 5 else ("?" if i == 9 else i * 1.5),
+                         "yes" if i % 4 else "no"])
+        return header, rows
+
+    def test_only_constant_copies_and_strata_are_left_out_each_with_its_reason(self):
+        header, rows = self.table()
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--strata", "condition", "--perms", "100", "--boot", "30"])
+        reasons = {d["name"]: d["reason"] for d in result["degenerate"]}
+        self.assertEqual([f["name"] for f in result["features"]], ["good"])
+        self.assertIn("constant (5)", reasons["const"])
+        self.assertIn("identical to the baseline 'tool_calls'", reasons["copy"])
+        self.assertIn("the same ranking as 'good' on the same 16 rows", reasons["monotone"])
+        self.assertIn("the same ranking (reversed) as 'good'", reasons["flipped"])
+        self.assertIn("reproduces the strata", reasons["by_condition"])
+        # A numeric column with a few bad cells: its first bad cell, row and value.
+        self.assertIn("not a number at row 7: '8.0m' (2 of 16", reasons["elapsed"])
+        self.assertEqual([d["name"] for d in result["degenerate"]],
+                         ["const", "copy", "monotone", "flipped", "by_condition", "elapsed"])
+        self.assertEqual(result["not_candidates"][-1], {"name": "claimed", "why": "text"})
+        status, out, err = audit_folder({"runs.csv": csv_text(header, rows)},
+                                        ["--strata", "condition", "--perms", "100",
+                                         "--boot", "30"])
+        flat = " ".join(out.split())
+        self.assertIn("1 feature tested, 6 columns left out (listed below); not candidates: "
+                      "run_id (run id), task_id (task), condition (strata), verified "
+                      "(outcome), tool_calls (baseline), claimed (text)", flat)
+
+    def test_named_features_are_tested_or_refused_with_the_reason(self):
+        header, rows = self.table()
+        files = {"runs.csv": csv_text(header, rows)}
+        result = auc_audit_json(files, ["--features", "good,monotone,copy", "--perms", "50",
+                                        "--boot", "20"])
+        self.assertEqual([f["name"] for f in result["features"]], ["good", "monotone", "copy"])
+        by_name = {f["name"]: f for f in result["features"]}
+        self.assertIn("duplicate", by_name["monotone"]["flags"])
+        self.assertIn("'good'", by_name["monotone"]["duplicate_of"])
+        self.assertIn("the baseline 'tool_calls'", by_name["copy"]["duplicate_of"])
+        for name, words in (("const", "cannot be tested: constant (5)"),
+                            ("elapsed", "row 7, column 'elapsed': expected a number, got '8.0m'")):
+            status, out, err = audit_folder(files, ["--features", f"good,{name}"])
+            self.assertEqual(status, 2)
+            self.assertIn(words, err)
+            self.assertNotIn("Traceback", err)
+        status, out, err = audit_folder(files, ["--features", "by_condition", "--strata",
+                                                "condition"])
+        self.assertEqual(status, 2)
+        self.assertIn("'by_condition' cannot be tested: constant within every stratum", err)
 
 
 # === Runner ===
