@@ -58,6 +58,11 @@ Columns (auto-detected by name, first match wins; name them with the option):
                         task, the strata and the baseline. A yes/no column can be
                         named explicitly; it counts as 1/0.
 Empty, NA, n/a, null, none, nan and undefined mean "undefined for this run".
+Numbers are read exactly: an integer cell as an integer (nanosecond timestamps beyond
+2**53 keep their order and their ties), a decimal of up to 15 significant digits as
+the double it rounds to (distinct such decimals stay distinct and ordered), anything
+longer or in exponent form as an exact fraction. Ranks, ties, copies and the screen
+compare these exact values; AUCs are exact integer ratios until printed.
 If the runs folder has tool_calls.csv (one row per tool call, with a run id column),
 the baseline is recomputed by counting rows per run and compared with the tool_calls
 column on every run; with no such column the recomputed count is the baseline. A

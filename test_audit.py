@@ -3423,6 +3423,52 @@ class TestAucNothingDroppedInSilence(unittest.TestCase):
         self.assertIn("'by_condition' cannot be tested: constant within every stratum", err)
 
 
+class TestAucExactNumbers(unittest.TestCase):
+    def test_integers_beyond_2_53_keep_their_order_and_ties(self):
+        # Issue 11 item 3: nanosecond-like values 2**53 .. 2**53 + 5. Read as floats,
+        # 2**53 + 1 collapses onto 2**53 and +3, +5 onto +4: AUC 11/18 = 0.611.
+        # Exactly, the alternating outcome gives 2/3 = 0.667.
+        stamps = [2 ** 53 + i for i in range(6)]
+        labels = [1, 0, 1, 0, 1, 0]
+        self.assertEqual(best(pair_auc(stamps, labels)), Fraction(2, 3))
+        self.assertEqual(best(pair_auc([float(s) for s in stamps], labels)), Fraction(11, 18))
+        header = ["run_id", "verified", "tool_calls", "stamp"]
+        rows = [[f"r{i}", y, 10 + i % 4, s] for i, (y, s) in enumerate(zip(labels, stamps))]
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--features", "stamp", "--perms", "50", "--boot", "20"])
+        self.assertEqual(round(result["features"][0]["auc"], 3), 0.667)
+        self.assertEqual(result["features"][0]["auc"], 2 / 3)
+
+    def test_exact_values_in_ties_copies_and_the_screen(self):
+        # Two columns a float reader would make equal (and constant) differ exactly.
+        big = 2 ** 53
+        header = ["run_id", "verified", "tool_calls", "a", "b"]
+        labels = [1, 0, 1, 1, 0, 0]
+        rows = [[f"r{i}", y, 10 + i, big + (i % 2), big + 2 * (i % 3)]
+                for i, y in enumerate(labels)]
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--perms", "50", "--boot", "20"])
+        self.assertEqual([f["name"] for f in result["features"]], ["a", "b"])
+        self.assertEqual(result["degenerate"], [])
+        a = [big + (i % 2) for i in range(6)]
+        self.assertEqual(result["features"][0]["auc"], float(best(pair_auc(a, labels))))
+
+    def test_exact_reader(self):
+        module = load(AUC)
+        read = module.exact_number
+        self.assertEqual(read("9007199254740993", "x"), 2 ** 53 + 1)
+        self.assertIsInstance(read("12", "x"), int)
+        self.assertEqual(read("-0.25", "x"), -0.25)
+        self.assertEqual(read("0.30000000000000001", "x"), Fraction(30000000000000001, 10 ** 17))
+        self.assertNotEqual(read("0.30000000000000001", "x"), read("0.3", "x"))
+        self.assertEqual(read("1e20", "x"), 10 ** 20)
+        self.assertIsNone(read("nan", "x"))
+        with self.assertRaises(module.InputError):
+            read("inf", "x")
+        with self.assertRaises(module.InputError):
+            read("8.0m", "x")
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
