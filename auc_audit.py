@@ -97,8 +97,24 @@ Definitions (what every printed number means):
   DeLong p      two-sided test that the feature's and the baseline's AUCs on the same
                 rows are equal, from the structural components of DeLong, DeLong &
                 Clarke-Pearson (1988). With strata, per-stratum estimates are combined
-                with weights equal to each stratum's share of the pairs; a stratum
-                with fewer than 2 successes or failures adds no variance term.
+                with weights equal to each stratum's share of the pairs. It needs at
+                least 2 successes and 2 failures on the rows compared (with strata: in
+                every stratum that contributes pairs); elsewhere it prints 'undefined'
+                (JSON null) and a note gives the reason, never a p-value. It treats
+                runs as independent.
+  clustered p   the same hypothesis with runs of one task correlated: Obuchowski's
+                (1997, Biometrics 53:567) clustered AUC variance applied to the paired
+                difference. Each task's influence is, per stratum with the same pair
+                weights, (its successes' V10 minus the AUC) / successes + (its
+                failures' V01 minus the AUC) / failures, feature minus baseline; the
+                variance is I / (I - 1) times the sum of the I tasks' squared
+                influences (without strata exactly Obuchowski's S10/M + S01/N +
+                2 S11/(MN)); two-sided normal p. It assumes tasks independent of one
+                another and enough tasks for the normal approximation. Undefined where
+                DeLong is, or with fewer than 2 clusters. With no task column each run
+                is its own cluster.
+                Neither p enters the verdict: gate 2 uses the minP adjusted p, gate 3
+                the task-cluster bootstrap interval; these two are shown beside them.
   within-task   AUC over success/failure pairs inside one task only, in the
                 feature's chosen direction (below 0.5: inside a task the signal
                 points the other way), with the number of such pairs.
@@ -160,16 +176,20 @@ Definitions (what every printed number means):
                 id, task, strata, outcome, baseline, id-like name, text). A column named
                 with --features is always tested, a copy flagged D, or refused (exit 2)
                 with the reason; a cell there that is not a number is an error naming
-                its row and value. The screen (the one-class checks) looks at observed
-                outcomes only through which rows hold both classes. A numeric condition
-                column is recognised as reproducing the strata only with --strata.
-  verdict       a feature passes when its same-row interval lies above 0 AND its
+                its row and value. This screen (the one-class checks and the outcome
+                copy) looks at the observed outcomes, so the null family is the screened
+                family: when such columns were left out, the adjusted p-values are
+                slightly optimistic. A numeric condition column is recognised as
+                reproducing the strata only with --strata.
+  verdict       a feature passes when its same-row interval lies above 0 AND its minP
                 adjusted p < 0.05. Otherwise the first gate it fails is named:
-                gate 1 same rows (diff <= 0), gate 2 search width (adjusted p >= 0.05),
-                gate 3 clustering (the task-cluster interval reaches 0).
-  flags         same_row_sign_flip: the all-rows and same-row comparisons with the
-                baseline disagree in sign (the same-row trap); within_task_reversed;
-                below_task_identity; partial_rows (undefined on some runs).
+                gate 1 same rows (diff <= 0), gate 2 search width (minP adjusted p >=
+                0.05), gate 3 clustering (the task-cluster interval reaches 0).
+  flags         same_row_sign_flip (T): the all-rows and same-row comparisons with the
+                baseline disagree in sign (the same-row trap); within_task_reversed (W);
+                below_task_identity (I): below task identity scored on the feature's
+                own rows, the same-row rule of gate 1; partial_rows (P, undefined on
+                some runs); duplicate (D, a named copy); youden_equal (Y, see above).
 
 Speed: each feature is ranked once; under a shuffle its AUC is a rank sum over the
 successes (several features' sums packed into one machine-word sum), and a bootstrap
@@ -765,49 +785,132 @@ def oriented(values, direction):
     return [None if v is None else -v for v in values]
 
 
-def delong_p(feature, baseline, labels, groups, rows):
-    """Two-sided DeLong p that two AUCs on the same `rows` are equal.
-
-    Both score lists must already point the same way (higher = success). Per group
-    the structural components are V10 (each success's credit against the group's
-    failures) and V01 (each failure's credit against its successes); group estimates
-    are combined with weights equal to their share of the pairs. Returns None when
-    the variance is 0 and the AUCs differ.
-
-    >>> round(delong_p([1, 2, 3, 4], [1, 3, 2, 4], [0, 0, 1, 1], None, range(4)), 6)
-    0.4795
-    """
-    total_pairs = 0
+def comparable_strata(labels, groups, rows):
+    """The strata that contribute success/failure pairs on `rows`:
+    [(stratum, successes, failures)] with row lists, in sorted stratum order."""
     parts = []
     for members in group_rows(groups, rows):
         successes = [row for row in members if labels[row]]
         failures = [row for row in members if not labels[row]]
-        if not successes or not failures:
-            continue
-        total_pairs += len(successes) * len(failures)
-        parts.append((successes, failures))
-    if total_pairs == 0:
+        if successes and failures:
+            parts.append((groups[members[0]] if groups is not None else None,
+                          successes, failures))
+    return parts
+
+
+def variance_undefined(labels, groups, rows):
+    """Why DeLong's variance is undefined on `rows`, or None: it needs at least two
+    successes and two failures in every stratum that contributes pairs.
+
+    >>> variance_undefined([1, 1, 0, 1], None, range(4))
+    '3 successes and 1 failure on the rows compared (DeLong needs at least 2 of each)'
+    """
+    parts = comparable_strata(labels, groups, rows)
+    if not parts:
+        return "no success/failure pair on the rows compared"
+    for stratum, successes, failures in parts:
+        if len(successes) < 2 or len(failures) < 2:
+            where = "on the rows compared" if stratum is None else \
+                f"in stratum {stratum!r}"
+            return (f"{plural(len(successes), 'success', 'successes')} and "
+                    f"{plural(len(failures), 'failure')} {where} (DeLong needs at least "
+                    f"2 of each{'' if stratum is None else ' in every stratum with pairs'})")
+    return None
+
+
+def structural_components(scores, successes, failures):
+    """DeLong's V10 (each success's credit against the failures) and V01 (each
+    failure's credit against the successes, read as 'the success is above'), exact
+    from doubled midranks."""
+    n1, n0 = len(successes), len(failures)
+    both = doubled_midranks([scores[r] for r in successes + failures])
+    own1 = doubled_midranks([scores[r] for r in successes])
+    own0 = doubled_midranks([scores[r] for r in failures])
+    v10 = [Fraction(a - b, 2 * n0) for a, b in zip(both[:n1], own1)]
+    v01 = [1 - Fraction(a - b, 2 * n1) for a, b in zip(both[n1:], own0)]
+    return v10, v01
+
+
+def delong_p(feature, baseline, labels, groups, rows):
+    """Two-sided DeLong p that two AUCs on the same `rows` are equal, or None.
+
+    Both score lists must already point the same way (higher = success). Per stratum
+    the structural components are V10 (each success's credit against the stratum's
+    failures) and V01 (each failure's credit against its successes); stratum
+    estimates are combined with weights equal to their share of the pairs. None where
+    the variance is undefined (see variance_undefined) or 0 while the AUCs differ.
+
+    >>> round(delong_p([1, 2, 3, 4], [1, 3, 2, 4], [0, 0, 1, 1], None, range(4)), 6)
+    0.4795
+    >>> delong_p([2, 3, 3, 3], [-8, -8, -10, -8], [1, 1, 0, 1], None, range(4)) is None
+    True
+    """
+    if variance_undefined(labels, groups, rows):
         return None
+    parts = comparable_strata(labels, groups, rows)
+    total_pairs = sum(len(s) * len(f) for _, s, f in parts)
     difference = variance = 0.0
-    for successes, failures in parts:
-        n1, n0 = len(successes), len(failures)
-        weight = n1 * n0 / total_pairs
-        v10, v01 = [], []
-        for scores in (feature, baseline):
-            both = doubled_midranks([scores[r] for r in successes + failures])
-            own1 = doubled_midranks([scores[r] for r in successes])
-            own0 = doubled_midranks([scores[r] for r in failures])
-            v10.append([(a - b) / (2 * n0) for a, b in zip(both[:n1], own1)])
-            v01.append([1 - (a - b) / (2 * n1) for a, b in zip(both[n1:], own0)])
-        difference += weight * (statistics.fmean(v10[0]) - statistics.fmean(v10[1]))
-        for components, count in ((v10, n1), (v01, n0)):
-            if count < 2:
-                continue
-            gaps = [a - b for a, b in zip(components[0], components[1])]
-            variance += weight ** 2 * statistics.variance(gaps) / count
+    for _, successes, failures in parts:
+        weight = len(successes) * len(failures) / total_pairs
+        (x10, x01), (y10, y01) = (structural_components(feature, successes, failures),
+                                  structural_components(baseline, successes, failures))
+        difference += weight * float(sum(x10) - sum(y10)) / len(successes)
+        for x, y in ((x10, y10), (x01, y01)):
+            gaps = [float(a - b) for a, b in zip(x, y)]
+            variance += weight ** 2 * statistics.variance(gaps) / len(gaps)
     if variance <= 0:
         return 1.0 if abs(difference) < 1e-15 else None
     return math.erfc(abs(difference) / math.sqrt(variance) / math.sqrt(2))
+
+
+def clustered_difference(feature, baseline, labels, groups, clusters, rows):
+    """Task-clustered test that two AUCs on the same `rows` are equal: Obuchowski's
+    (1997) clustered AUC variance applied to the paired difference.
+
+    Each cluster's influence is, summed over strata with weight w (the stratum's
+    share of the pairs), w * (sum over its successes of (V10 - AUC) / M + sum over
+    its failures of (V01 - AUC) / N), with M and N the stratum's successes and
+    failures, computed for the feature minus the baseline. The variance is
+    I / (I - 1) times the sum of the I clusters' squared influences: without strata
+    exactly Obuchowski's S10 / M + S01 / N + 2 S11 / (M N). Two-sided normal p.
+    Returns {'difference', 'variance', 'p', 'clusters', 'undefined'}; 'undefined'
+    holds the reason where there is no p.
+    """
+    result = {"difference": None, "variance": None, "p": None, "clusters": 0,
+              "undefined": variance_undefined(labels, groups, rows)}
+    used = sorted({clusters[r] for r in rows})
+    result["clusters"] = len(used)
+    if result["undefined"]:
+        return result
+    if len(used) < 2:
+        result["undefined"] = "fewer than 2 clusters on the rows compared"
+        return result
+    parts = comparable_strata(labels, groups, rows)
+    total_pairs = sum(len(s) * len(f) for _, s, f in parts)
+    influence = {c: 0.0 for c in used}
+    difference = 0.0
+    for _, successes, failures in parts:
+        m, n = len(successes), len(failures)
+        weight = m * n / total_pairs
+        (x10, x01), (y10, y01) = (structural_components(feature, successes, failures),
+                                  structural_components(baseline, successes, failures))
+        gap = (sum(x10) - sum(y10)) / m
+        difference += weight * float(gap)
+        for members, components, size in ((successes, zip(x10, y10), m),
+                                          (failures, zip(x01, y01), n)):
+            for row, (x, y) in zip(members, components):
+                influence[clusters[row]] += weight * float(x - y - gap) / size
+    count = len(used)
+    variance = count / (count - 1) * math.fsum(v * v for v in influence.values())
+    result.update(difference=difference, variance=variance)
+    if variance <= 0:
+        if abs(difference) < 1e-15:
+            result["p"] = 1.0
+        else:
+            result["undefined"] = "zero variance while the AUCs differ"
+        return result
+    result["p"] = math.erfc(abs(difference) / math.sqrt(variance) / math.sqrt(2))
+    return result
 
 
 def leave_one_out_task_rate(labels, tasks):
@@ -1606,6 +1709,9 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
             "baseline_direction_same_rows": base_same_direction,
             "delta_all_rows": delta_all, "delta_same_rows": delta_same,
             "delong_p": delong_p(scores, base_scores, labels, groups, rows),
+            "delong_undefined": variance_undefined(labels, groups, rows),
+            "clustered": clustered_difference(scores, base_scores, labels, groups,
+                                              task_codes, rows),
             "within_task_auc": within, "within_task_pairs": within_pairs, "flags": flags,
             "duplicate_of": screen_notes[name]["duplicate_of"],
             "youden_equal_to": screen_notes[name]["youden_equal_to"]})
@@ -2258,7 +2364,7 @@ def feature_tables(result, style, names):
         first.append(row)
     letters = {code: letter for code, letter, _ in FLAG_LETTERS}
     second = [[names[f["name"]], fmt_p(f["permutation_p"]), fmt_p(f["adjusted_p"]),
-               fmt_p(f["max_auc_p"]), fmt(f["within_task_auc"]),
+               fmt_p(f["max_auc_p"]), fmt_p(f["clustered"]["p"]), fmt(f["within_task_auc"]),
                str(f["within_task_pairs"]),
                " ".join(letters[c] for c in f["flags"]) or "-",
                f["verdict"].replace("fails ", "").split(":")[0]]
@@ -2266,8 +2372,8 @@ def feature_tables(result, style, names):
     headers = ["feature", "rows", "AUC"] + (["pooled"] if stratified else []) + \
         ["base all", "base same", "diff", "95% CI", "DeLong p"]
     return (render_table(headers, first, style),
-            render_table(["feature", "perm p", "minP adj p", "max-AUC p", "within-task",
-                          "pairs", "flags", "verdict"],
+            render_table(["feature", "perm p", "minP adj p", "max-AUC p", "clustered p",
+                          "within-task", "pairs", "flags", "verdict"],
                          second, style))
 
 
@@ -2278,8 +2384,8 @@ def text_names(result):
     full = [f["name"] for f in result["features"]]
     if not full:
         return {}
-    probe = feature_tables(result, "text", {name: "" for name in full})[0]
-    others = max(len(line) for line in probe.splitlines()) - len("feature")
+    probes = feature_tables(result, "text", {name: "" for name in full})
+    others = max(len(line) for probe in probes for line in probe.splitlines()) - len("feature")
     limit = max(TEXT_NAME_MIN, min(TEXT_NAME_LIMIT, TEXT_WIDTH - others))
     return short_names(full + [d["name"] for d in result["degenerate"]], limit)
 
@@ -2343,7 +2449,9 @@ def render_report(result, style):
         out.append(f"- flags: {legend}" if md else wrap(f"flags: {legend}", indent="  "))
         columns = ("perm p: the feature's own permutation p; minP adj p: Westfall-Young "
                    "step-down minP over the family (gate 2); max-AUC p: single-step "
-                   "family-maximum joint p (the report's §7)")
+                   "family-maximum joint p (the report's §7); clustered p: Obuchowski's "
+                   f"{'task' if result['clusters'] == 'tasks' else 'run'}-clustered test of "
+                   "the same-row difference (shown, not used by the verdict)")
         out.append(f"- {columns}" if md else wrap(columns, indent="  "))
         direction = "AUC direction: + higher means success, - lower means success"
         out.append(f"- {direction}" if md else direction)
@@ -2387,6 +2495,13 @@ def render_report(result, style):
                      f"{'moves' if never_moved == 1 else 'move'} in the shuffles (only "
                      f"{'its' if never_moved == 1 else 'their'} runs' outcomes are "
                      f"reshuffled within the task)")
+    for feature in result["features"]:
+        if feature["delong_undefined"]:
+            notes.append(f"{feature['name']}: DeLong p and clustered p undefined: "
+                         f"{feature['delong_undefined']}")
+        elif feature["clustered"]["undefined"]:
+            notes.append(f"{feature['name']}: clustered p undefined: "
+                         f"{feature['clustered']['undefined']}")
     for feature in result["features"]:
         if feature["duplicate_of"]:
             notes.append(f"{feature['name']} (named with --features, so tested): "

@@ -943,9 +943,15 @@ class TestAucStatistics(unittest.TestCase):
                     variance += w * w * var(d10) / len(pos)
                 if len(neg) > 1:
                     variance += w * w * var(d01) / len(neg)
+            got = self.a.delong_p(x, y, labels, groups, range(n))
+            # Issue 11 item 4: with fewer than 2 successes or failures in a stratum that
+            # has pairs, DeLong's variance is undefined and no p is printed.
+            if any(len(pos) < 2 or len(neg) < 2 for pos, neg in parts):
+                self.assertIsNone(got)
+                checked += 1
+                continue
             if variance <= 1e-12:
                 continue
-            got = self.a.delong_p(x, y, labels, groups, range(n))
             self.assertAlmostEqual(got, math.erfc(abs(diff) / math.sqrt(variance) / math.sqrt(2)),
                                    places=10)
             checked += 1
@@ -3467,6 +3473,145 @@ class TestAucExactNumbers(unittest.TestCase):
             read("inf", "x")
         with self.assertRaises(module.InputError):
             read("8.0m", "x")
+
+
+def psi(a, b):
+    return Fraction(1) if a > b else Fraction(1, 2) if a == b else Fraction(0)
+
+
+def obuchowski_difference(x, y, labels, clusters):
+    """Obuchowski (1997) clustered variance of AUC(x) - AUC(y), term by term, in
+    Fractions: S10, S01 and S11 per test and across tests, straight from the paper."""
+    pos = [i for i in range(len(labels)) if labels[i]]
+    neg = [i for i in range(len(labels)) if not labels[i]]
+    big_m, big_n = len(pos), len(neg)
+    names = sorted(set(clusters))
+    count = len(names)
+    comps = {}
+    for key, t in (("x", x), ("y", y)):
+        v10 = {i: sum(psi(t[i], t[k]) for k in neg) / big_n for i in pos}
+        v01 = {k: sum(psi(t[i], t[k]) for i in pos) / big_m for k in neg}
+        theta = sum(v10.values()) / big_m
+        a = {c: sum(v10[i] for i in pos if clusters[i] == c)
+             - theta * sum(1 for i in pos if clusters[i] == c) for c in names}
+        b = {c: sum(v01[k] for k in neg if clusters[k] == c)
+             - theta * sum(1 for k in neg if clusters[k] == c) for c in names}
+        comps[key] = (theta, a, b)
+    factor = Fraction(count, count - 1)
+
+    def s10(p, q):
+        return factor / big_m * sum(comps[p][1][c] * comps[q][1][c] for c in names)
+
+    def s01(p, q):
+        return factor / big_n * sum(comps[p][2][c] * comps[q][2][c] for c in names)
+
+    def s11(p, q):
+        return factor * sum(comps[p][1][c] * comps[q][2][c] for c in names)
+
+    def cov(p, q):
+        return (s10(p, q) / big_m + s01(p, q) / big_n
+                + (s11(p, q) + s11(q, p)) / (big_m * big_n))
+
+    difference = comps["x"][0] - comps["y"][0]
+    return difference, cov("x", "x") + cov("y", "y") - 2 * cov("x", "y")
+
+
+class TestAucDeLongAndClustered(unittest.TestCase):
+    def setUp(self):
+        self.a = load(AUC)
+
+    def test_delong_undefined_with_one_failure(self):
+        # Issue 11 item 4: 3 successes and 1 failure; pROC gives NaN, the old code 0.0455.
+        header = ["run_id", "verified", "tool_calls", "f"]
+        rows = [["r1", 1, 8, 2], ["r2", 1, 8, 3], ["r3", 0, 10, 3], ["r4", 1, 8, 3]]
+        files = {"runs.csv": csv_text(header, rows)}
+        result = auc_audit_json(files, ["--features", "f", "--perms", "20", "--boot", "20"])
+        feature = result["features"][0]
+        self.assertIsNone(feature["delong_p"])
+        self.assertIn("3 successes and 1 failure", feature["delong_undefined"])
+        self.assertIsNone(feature["clustered"]["p"])
+        status, out, err = audit_folder(files, ["--features", "f", "--perms", "20",
+                                                "--boot", "20"])
+        row = next(l for l in out.splitlines() if l.startswith("f ") and "0.667" in l)
+        self.assertTrue(row.endswith("undefined"), row)
+        self.assertIn("DeLong p and clustered p undefined: 3 successes and 1 failure",
+                      " ".join(out.split()))
+
+    def test_stratified_delong_needs_two_of_each_in_every_stratum_with_pairs(self):
+        labels = [1, 1, 0, 0, 1, 0, 0, 1]
+        groups = ["p", "p", "p", "p", "q", "q", "q", "q"]
+        x = [5, 4, 1, 2, 7, 3, 1, 2]
+        y = [3, 1, 2, 4, 1, 2, 7, 5]
+        self.assertIsNotNone(self.a.delong_p(x, y, labels, groups, range(8)))
+        labels_one = [1, 1, 0, 0, 1, 0, 0, 0]          # stratum q: 1 success, 3 failures
+        self.assertIsNone(self.a.delong_p(x, y, labels_one, groups, range(8)))
+        self.assertIn("in stratum 'q'",
+                      self.a.variance_undefined(labels_one, groups, range(8)))
+        # A stratum with no pair at all contributes nothing and does not block.
+        labels_none = [1, 1, 0, 0, 0, 0, 0, 0]
+        self.assertIsNone(self.a.variance_undefined(labels_none, groups, range(8)))
+
+    def test_clustered_variance_matches_obuchowski_term_by_term(self):
+        rng = random.Random(57)
+        checked = 0
+        for _ in range(80):
+            n = rng.randint(6, 18)
+            labels = [1, 1, 0, 0] + [rng.randint(0, 1) for _ in range(n - 4)]
+            clusters = [rng.randint(0, 4) for _ in range(n)]
+            x = [rng.randint(0, 5) for _ in range(n)]
+            y = [rng.randint(0, 5) for _ in range(n)]
+            if len(set(clusters)) < 2:
+                continue
+            difference, variance = obuchowski_difference(x, y, labels, clusters)
+            got = self.a.clustered_difference(x, y, labels, None, clusters, range(n))
+            self.assertAlmostEqual(got["difference"], float(difference), places=12)
+            self.assertAlmostEqual(got["variance"], float(variance), places=12)
+            if variance > 0:
+                self.assertAlmostEqual(got["p"], math.erfc(abs(float(difference)) / math.sqrt(
+                    float(variance)) / math.sqrt(2)), places=10)
+                checked += 1
+        self.assertGreater(checked, 50)
+
+    def test_stratified_clustered_variance_matches_the_per_pair_influences(self):
+        rng = random.Random(58)
+        checked = 0
+        for _ in range(40):
+            n = rng.randint(10, 20)
+            groups = [rng.randint(0, 1) for _ in range(n)]
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            clusters = [rng.randint(0, 5) for _ in range(n)]
+            x = [rng.randint(0, 4) for _ in range(n)]
+            y = [rng.randint(0, 4) for _ in range(n)]
+            parts = []
+            for g in (0, 1):
+                pos = [i for i in range(n) if groups[i] == g and labels[i]]
+                neg = [i for i in range(n) if groups[i] == g and not labels[i]]
+                if pos and neg:
+                    parts.append((pos, neg))
+            got = self.a.clustered_difference(x, y, labels, groups, clusters, range(n))
+            if not parts or any(len(p) < 2 or len(q) < 2 for p, q in parts):
+                self.assertIsNone(got["p"])
+                continue
+            total = sum(len(p) * len(q) for p, q in parts)
+            influence = {c: Fraction(0) for c in set(clusters)}
+            difference = Fraction(0)
+            for pos, neg in parts:
+                w = Fraction(len(pos) * len(neg), total)
+                d = {(i, k): psi(x[i], x[k]) - psi(y[i], y[k]) for i in pos for k in neg}
+                gap = sum(d.values()) / (len(pos) * len(neg))
+                difference += w * gap
+                for i in pos:
+                    influence[clusters[i]] += w * (sum(d[i, k] for k in neg) / len(neg)
+                                                   - gap) / len(pos)
+                for k in neg:
+                    influence[clusters[k]] += w * (sum(d[i, k] for i in pos) / len(pos)
+                                                   - gap) / len(neg)
+            count = len(influence)
+            variance = Fraction(count, count - 1) * sum(v * v for v in influence.values())
+            self.assertAlmostEqual(got["difference"], float(difference), places=12)
+            self.assertAlmostEqual(got["variance"], float(variance), places=12)
+            checked += 1
+        self.assertGreater(checked, 15)
 
 
 # === Runner ===
