@@ -931,7 +931,9 @@ def youden_binarise(scores, labels):
     """Cut scores at the threshold that maximises sensitivity + specificity.
 
     Returns a tuple of 1 (at or above the cut in the better direction), 0, or None
-    where the score is undefined. Ties between thresholds go to the lowest cut.
+    where the score is undefined. Where several cuts reach the same best gain, the +
+    direction (higher = success) wins over the - direction, and within a direction
+    the cut that calls the fewest runs 1 wins: in + the highest cut, in - the lowest.
 
     >>> youden_binarise([1, 5, 2, None, 7], [0, 1, 0, 1, 1])
     (0, 1, 0, None, 1)
@@ -1692,7 +1694,13 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         within = auc_in_direction(within_u, within_pairs, "+")
         if within is not None and within < 0.5:
             flags.append("within_task_reversed")
-        if identity_auc is not None and auc < identity_auc:
+        identity_same = None
+        if identity_auc is not None:
+            # The same-row rule of gate 1: task identity scored on the feature's rows.
+            identity_rows = [i for i in rows if rate[i] is not None]
+            identity_same = auc_in_direction(*pair_count(rate, labels, groups,
+                                                         identity_rows), "+")
+        if identity_same is not None and auc < identity_same:
             flags.append("below_task_identity")
         if len(rows) < n:
             flags.append("partial_rows")
@@ -1712,7 +1720,8 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
             "delong_undefined": variance_undefined(labels, groups, rows),
             "clustered": clustered_difference(scores, base_scores, labels, groups,
                                               task_codes, rows),
-            "within_task_auc": within, "within_task_pairs": within_pairs, "flags": flags,
+            "within_task_auc": within, "within_task_pairs": within_pairs,
+            "task_identity_auc_same_rows": identity_same, "flags": flags,
             "duplicate_of": screen_notes[name]["duplicate_of"],
             "youden_equal_to": screen_notes[name]["youden_equal_to"]})
 
@@ -1944,6 +1953,12 @@ def read_runs(args, inputs):
     task_col = table.column(args.task, flag="--task", candidates=TASK_NAMES, required=False)
     strata_col = table.column(args.strata, flag="--strata") if args.strata else None
     rows = select_rows(table, args.where)
+    # One canonical order (by run id, else by the row's cells), so that the same rows
+    # in any order give the same draws, the same "first" examples and the same bytes.
+    if run_col:
+        rows.sort(key=lambda i: table.rows[i][run_col].strip())
+    else:
+        rows.sort(key=lambda i: [table.rows[i][c] for c in table.columns])
     n_selected = len(rows)
     if run_col:
         seen = {}
@@ -2188,7 +2203,7 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=No
 # === Report ===
 FLAG_LETTERS = (("same_row_sign_flip", "T", "same-row sign flip (the same-row trap)"),
                 ("within_task_reversed", "W", "within-task AUC below 0.5"),
-                ("below_task_identity", "I", "below the task-identity AUC"),
+                ("below_task_identity", "I", "below the task-identity AUC on its rows"),
                 ("partial_rows", "P", "undefined on some runs"),
                 ("duplicate", "D", "a named copy of another column"),
                 ("youden_equal", "Y", "equal to another column at their best cuts (a flag "
@@ -2287,7 +2302,9 @@ def verdict_lines(result):
                               f"{plural(feature['within_task_pairs'], 'pair')}, so inside a task its "
                               f"signal points the other way")
             if "below_task_identity" in feature["flags"]:
-                doubts.append(f"knowing only the task scores {fmt(identity)}, above its "
+                doubts.append(f"knowing only the task scores "
+                              f"{fmt(feature['task_identity_auc_same_rows'])} on its "
+                              f"{plural(feature['n_defined'], 'row')}, above its "
                               f"{fmt(feature['auc'])}")
             if doubts:
                 lines.append(f"But {feature['name']}: {'; '.join(doubts)}. It may measure "
@@ -2317,10 +2334,11 @@ def verdict_lines(result):
                      f"shuffles (null median {fmt(null['median_max'])}).")
     identity = result["task_identity_auc"]
     if identity is not None:
-        beaten = [f["name"] for f in features if f["auc"] > identity]
-        lines.append(f"Task identity alone scores {fmt(identity)}; "
-                     + (f"above it: {', '.join(beaten)}." if beaten else
-                        "no feature scores above it."))
+        beaten = [f["name"] for f in features if f["task_identity_auc_same_rows"] is not None
+                  and f["auc"] > f["task_identity_auc_same_rows"]]
+        lines.append(f"Task identity alone scores {fmt(identity)} on all rows; "
+                     + (f"above it on their own rows: {', '.join(beaten)}." if beaten else
+                        "no feature scores above it on its own rows."))
     return lines
 
 
