@@ -191,18 +191,23 @@ Definitions (what every printed number means):
                 own rows, the same-row rule of gate 1; partial_rows (P, undefined on
                 some runs); duplicate (D, a named copy); youden_equal (Y, see above).
 
-Speed: each feature is ranked once; under a shuffle its AUC is a rank sum over the
-successes (several features' sums packed into one machine-word sum), and a bootstrap
-resample reuses the sorted order with a weighted prefix-sum sweep: O(n) per shuffle
-or resample, no sorting. Shuffles and resamples are drawn in 8 separately seeded
-chunks; on large tables the chunks run in forked processes, one per core, and the
-output is the same bytes either way.
+Speed: each feature is ranked once; under a shuffle every feature's AUC is a rank sum
+over the successes, and all the family's rank sums are read off one sum of big
+integers (one per run, every feature's rank in its own field). A bootstrap resample
+reuses the sorted order: a column with few distinct values (counts) sums each value's
+task weights and sweeps the values; other columns sweep a weighted prefix sum of
+the failures: O(n) per shuffle or resample, no sorting. The baseline on a feature's
+own rows (its AUC, its DeLong components, its bootstrap sweep) is computed once for
+every feature defined on the same rows. Shuffles and resamples are drawn in 8
+separately seeded chunks; on large tables the chunks run in forked processes, one
+per core, and the output is the same bytes either way.
 
 Defaults: --perms 2000, --boot 2000, --seed 20260801, --permute strata with --strata
 and rows without, --format text. Same input and seed give the same bytes out.
 Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 """
 import bisect
+import collections
 import itertools
 from fractions import Fraction
 import math
@@ -719,13 +724,12 @@ def doubled_midranks(values):
     order = sorted(range(len(values)), key=values.__getitem__)
     ranks = [0] * len(values)
     start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for position in range(start, end + 1):
-            ranks[order[position]] = start + end + 2
-        start = end + 1
+    for _, run in itertools.groupby(order, key=values.__getitem__):
+        run = list(run)
+        rank = 2 * start + len(run) + 1       # twice the mean of start+1 .. start+len
+        for position in run:
+            ranks[position] = rank
+        start += len(run)
     return ranks
 
 
@@ -748,13 +752,32 @@ def pair_count(scores, labels, groups=None, rows=None):
     (0, 2)
     """
     rows = range(len(scores)) if rows is None else rows
+    if groups is None:
+        order = sorted(rows, key=scores.__getitem__)
+        keys = [0] * len(order)
+    else:
+        order = sorted(rows, key=lambda row: (groups[row], scores[row]))
+        keys = [groups[row] for row in order]
+    # One sweep in (group, score) order: each run of tied scores credits its
+    # successes 2 per failure below them in the group and 1 per tied failure.
     twice_u = pairs = 0
-    for members in group_rows(groups, rows):
-        ranks = doubled_midranks([scores[row] for row in members])
-        successes = sum(labels[row] for row in members)
-        twice_u += sum(r for r, row in zip(ranks, members) if labels[row])
-        twice_u -= successes * (successes + 1)
-        pairs += successes * (len(members) - successes)
+    start, end = 0, len(order)
+    while start < end:
+        group = keys[start]
+        below = successes = 0
+        while start < end and keys[start] == group:
+            value = scores[order[start]]
+            tied_successes = tied_failures = 0
+            while start < end and keys[start] == group and scores[order[start]] == value:
+                if labels[order[start]]:
+                    tied_successes += 1
+                else:
+                    tied_failures += 1
+                start += 1
+            twice_u += tied_successes * (2 * below + tied_failures)
+            below += tied_failures
+            successes += tied_successes
+        pairs += successes * below
     return twice_u, pairs
 
 
@@ -820,18 +843,37 @@ def variance_undefined(labels, groups, rows):
 
 def structural_components(scores, successes, failures):
     """DeLong's V10 (each success's credit against the failures) and V01 (each
-    failure's credit against the successes, read as 'the success is above'), exact
-    from doubled midranks."""
+    failure's credit against the successes, read as 'the success is above'), from
+    doubled midranks: exact integers over 2 * failures (V10) and 2 * successes (V01)
+    until one division each."""
     n1, n0 = len(successes), len(failures)
     both = doubled_midranks([scores[r] for r in successes + failures])
     own1 = doubled_midranks([scores[r] for r in successes])
     own0 = doubled_midranks([scores[r] for r in failures])
-    v10 = [Fraction(a - b, 2 * n0) for a, b in zip(both[:n1], own1)]
-    v01 = [1 - Fraction(a - b, 2 * n1) for a, b in zip(both[n1:], own0)]
+    v10 = [(a - b) / (2 * n0) for a, b in zip(both[:n1], own1)]
+    v01 = [(2 * n1 - a + b) / (2 * n1) for a, b in zip(both[n1:], own0)]
     return v10, v01
 
 
-def delong_p(feature, baseline, labels, groups, rows):
+def paired_parts(feature, baseline, labels, groups, rows, baseline_parts=None):
+    """Per stratum with pairs: (stratum, successes, failures, the feature's structural
+    components, the baseline's). `baseline_parts` maps a row set to the baseline's
+    components, so features on the same rows share them."""
+    key = tuple(rows)
+    known = None if baseline_parts is None else baseline_parts.get(key)
+    parts = []
+    for index, (stratum, successes, failures) in enumerate(
+            comparable_strata(labels, groups, rows)):
+        base = (known[index] if known is not None
+                else structural_components(baseline, successes, failures))
+        parts.append((stratum, successes, failures,
+                      structural_components(feature, successes, failures), base))
+    if baseline_parts is not None and known is None:
+        baseline_parts[key] = [part[4] for part in parts]
+    return parts
+
+
+def delong_p(feature, baseline, labels, groups, rows, *, parts=None):
     """Two-sided DeLong p that two AUCs on the same `rows` are equal, or None.
 
     Both score lists must already point the same way (higher = success). Per stratum
@@ -847,23 +889,21 @@ def delong_p(feature, baseline, labels, groups, rows):
     """
     if variance_undefined(labels, groups, rows):
         return None
-    parts = comparable_strata(labels, groups, rows)
-    total_pairs = sum(len(s) * len(f) for _, s, f in parts)
+    parts = paired_parts(feature, baseline, labels, groups, rows) if parts is None else parts
+    total_pairs = sum(len(s) * len(f) for _, s, f, _, _ in parts)
     difference = variance = 0.0
-    for _, successes, failures in parts:
+    for _, successes, failures, (x10, x01), (y10, y01) in parts:
         weight = len(successes) * len(failures) / total_pairs
-        (x10, x01), (y10, y01) = (structural_components(feature, successes, failures),
-                                  structural_components(baseline, successes, failures))
-        difference += weight * float(sum(x10) - sum(y10)) / len(successes)
+        difference += weight * (math.fsum(x10) - math.fsum(y10)) / len(successes)
         for x, y in ((x10, y10), (x01, y01)):
-            gaps = [float(a - b) for a, b in zip(x, y)]
+            gaps = [a - b for a, b in zip(x, y)]
             variance += weight ** 2 * statistics.variance(gaps) / len(gaps)
     if variance <= 0:
         return 1.0 if abs(difference) < 1e-15 else None
     return math.erfc(abs(difference) / math.sqrt(variance) / math.sqrt(2))
 
 
-def clustered_difference(feature, baseline, labels, groups, clusters, rows):
+def clustered_difference(feature, baseline, labels, groups, clusters, rows, *, parts=None):
     """Task-clustered test that two AUCs on the same `rows` are equal: Obuchowski's
     (1997) clustered AUC variance applied to the paired difference.
 
@@ -885,21 +925,19 @@ def clustered_difference(feature, baseline, labels, groups, clusters, rows):
     if len(used) < 2:
         result["undefined"] = "fewer than 2 clusters on the rows compared"
         return result
-    parts = comparable_strata(labels, groups, rows)
-    total_pairs = sum(len(s) * len(f) for _, s, f in parts)
+    parts = paired_parts(feature, baseline, labels, groups, rows) if parts is None else parts
+    total_pairs = sum(len(s) * len(f) for _, s, f, _, _ in parts)
     influence = {c: 0.0 for c in used}
     difference = 0.0
-    for _, successes, failures in parts:
+    for _, successes, failures, (x10, x01), (y10, y01) in parts:
         m, n = len(successes), len(failures)
         weight = m * n / total_pairs
-        (x10, x01), (y10, y01) = (structural_components(feature, successes, failures),
-                                  structural_components(baseline, successes, failures))
-        gap = (sum(x10) - sum(y10)) / m
-        difference += weight * float(gap)
+        gap = (math.fsum(x10) - math.fsum(y10)) / m
+        difference += weight * gap
         for members, components, size in ((successes, zip(x10, y10), m),
                                           (failures, zip(x01, y01), n)):
             for row, (x, y) in zip(members, components):
-                influence[clusters[row]] += weight * float(x - y - gap) / size
+                influence[clusters[row]] += weight * (x - y - gap) / size
     count = len(used)
     variance = count / (count - 1) * math.fsum(v * v for v in influence.values())
     result.update(difference=difference, variance=variance)
@@ -1120,11 +1158,13 @@ class NullFamily:
     (several features per word), and each set of defined rows has a 1 in a count
     field per stratum. One sum per word over the successes of a shuffle then yields
     every feature's rank sum and every stratum's success count at once: the AUCs
-    under a shuffle, with nothing sorted again. Words stay below 2**62 so that sum()
-    runs on machine integers, and fields are wide enough never to carry.
+    under a shuffle, with nothing sorted again. All features share one word per row
+    (a big integer: Python adds those in C, and one sum beats many machine-word
+    sums, each with its own pass over the rows); fields are wide enough never to
+    carry.
     """
 
-    WORD_BITS = 62
+    WORD_BITS = 1 << 20
 
     def __init__(self, features, strata_codes, n_strata):
         n = len(strata_codes)
@@ -1294,6 +1334,43 @@ def stepdown_minp(observed, null):
     return [c / total for c in observed_counts], adjusted
 
 
+def sample(rng, population, k):
+    """random.Random.sample(population, k) step for step (the same draws from the
+    same generator state), with the random-number call inlined: the shuffles spend
+    most of their time here.
+
+    >>> rng_a, rng_b = random.Random(5), random.Random(5)
+    >>> sample(rng_a, range(100), 40) == rng_b.sample(range(100), 40)
+    True
+    """
+    n = len(population)
+    result = [None] * k
+    setsize = 21
+    if k > 5:
+        setsize += 4 ** math.ceil(math.log(k * 3, 4))
+    getrandbits = rng.getrandbits
+    if n <= setsize:
+        pool = list(population)
+        for i in range(k):
+            left = n - i
+            bits = left.bit_length()
+            j = getrandbits(bits)
+            while j >= left:
+                j = getrandbits(bits)
+            result[i] = pool[j]
+            pool[j] = pool[left - 1]
+    else:
+        selected = set()
+        bits = n.bit_length()
+        for i in range(k):
+            j = getrandbits(bits)
+            while j >= n or j in selected:
+                j = getrandbits(bits)
+            selected.add(j)
+            result[i] = population[j]
+    return result
+
+
 def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
     """Yield `perms` shuffled outcome assignments as (rows, are_successes).
 
@@ -1310,7 +1387,7 @@ def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
         population = range(n)
         size = successes if use_successes else n - successes
         for _ in range(perms):
-            yield rng.sample(population, size), use_successes
+            yield sample(rng, population, size), use_successes
     elif mode == "strata":
         parts = []
         for members in group_rows(strata_codes, range(n)):
@@ -1319,7 +1396,7 @@ def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
         for _ in range(perms):
             picked = []
             for members, size in parts:
-                picked.extend(rng.sample(members, size))
+                picked.extend(sample(rng, members, size))
             yield picked, use_successes
     else:
         by_size = {}
@@ -1348,9 +1425,22 @@ class BootstrapSweep:
     (failures below it, plus half the tied ones) in O(n), with no sorting.
     """
 
-    def __init__(self, scores, labels, strata_codes, task_codes, rows):
+    def __init__(self, scores, labels, strata_codes, task_codes, rows, *, grouped=None):
         fail_tasks, succ_tasks, low, high = [], [], [], []
         self.bounds = []        # per stratum: (first success, end, first failure, end)
+        # Few distinct values (counts): sum the weights of each value's successes and
+        # failures, then one pass over the values; far fewer steps than one per run.
+        self.value_groups = []  # per stratum: [(successes' weights, failures' weights)]
+        strata_members = group_rows(strata_codes, rows)
+        n_values = sum(len({scores[r] for r in members}) for members in strata_members)
+        self.grouped = (8 * n_values <= len(rows)) if grouped is None else grouped
+        for members in strata_members if self.grouped else ():
+            by_value = {}
+            for r in members:
+                by_value.setdefault(scores[r], ([], []))[0 if labels[r] else 1].append(
+                    task_codes[r])
+            self.value_groups.append([(picker(by_value[v][0]), picker(by_value[v][1]))
+                                      for v in sorted(by_value)])
         for members in group_rows(strata_codes, rows):
             failures = sorted(scores[r] for r in members if not labels[r])
             fail_rows = sorted((r for r in members if not labels[r]), key=scores.__getitem__)
@@ -1384,8 +1474,25 @@ class BootstrapSweep:
         """Total success weight in each stratum (shared like the success weights)."""
         return [sum(success_weights[first:last]) for first, last, _, _ in self.bounds]
 
+    def grouped_pair_count(self, weights):
+        """Weighted (2U, pairs) one distinct value at a time: credit 2 per failure
+        weight below a success's value and 1 per failure weight at it."""
+        twice_u = pairs = 0
+        for groups in self.value_groups:
+            below = successes = 0
+            for take_successes, take_failures in groups:
+                here = sum(take_failures(weights))
+                weight = sum(take_successes(weights))
+                twice_u += weight * (2 * below + here)
+                below += here
+                successes += weight
+            pairs += successes * below
+        return twice_u, pairs
+
     def pair_count(self, weights, success_weights=None, stratum_successes=None):
         """Return weighted (2U, pairs) when task t counts weights[t] times."""
+        if self.grouped:
+            return self.grouped_pair_count(weights)
         cumulative = list(itertools.accumulate(self.fail_weights(weights), initial=0))
         if success_weights is None:
             success_weights = self.succ_weights(weights)
@@ -1410,10 +1517,11 @@ class BootstrapSweep:
 
 def cluster_weights(rng, n_tasks):
     """How many times each task is drawn in one bootstrap resample."""
-    weights = [0] * n_tasks
-    for task in rng.choices(range(n_tasks), k=n_tasks):
-        weights[task] += 1
-    return weights
+    # rng.choices(range(n_tasks), k=n_tasks), draw for draw, counted in C.
+    random_draw, scale = rng.random, float(n_tasks)
+    drawn = collections.Counter([math.floor(random_draw() * scale)
+                                 for _ in itertools.repeat(None, n_tasks)])
+    return [drawn[task] for task in range(n_tasks)]
 
 
 def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
@@ -1431,10 +1539,16 @@ def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
         cache = {}
         for index, (feature, baseline) in enumerate(pairs_of_sweeps):
             if id(baseline) not in cache:
-                shared = baseline.success_weights(weights)
-                sums = baseline.stratum_successes(shared)
-                cache[id(baseline)] = shared, sums, baseline.pair_count(weights, shared, sums)
-            shared, sums, (base_twice_u, base_pairs) = cache[id(baseline)]
+                shared = sums = None
+                if not (feature.grouped and baseline.grouped):
+                    shared = baseline.success_weights(weights)
+                    sums = baseline.stratum_successes(shared)
+                cache[id(baseline)] = [shared, sums, baseline.pair_count(weights, shared, sums)]
+            entry = cache[id(baseline)]
+            if entry[0] is None and not feature.grouped:
+                entry[0] = baseline.success_weights(weights)
+                entry[1] = baseline.stratum_successes(entry[0])
+            shared, sums, (base_twice_u, base_pairs) = entry
             twice_u, pairs = feature.pair_count(weights, shared, sums)
             if pairs == 0:
                 skipped[index] += 1
@@ -1669,24 +1783,32 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     features = []
     sweeps = []
     base_sweeps = {}
+    base_components = {}
+    same_rows, identity_rows = {}, {}
     for name in family_names:
         values = values_of[name]
         rows = [i for i in everyone if values[i] is not None]
         twice_u, pairs = pair_count(values, labels, groups, rows)
         auc, direction = better_direction(twice_u, pairs)
-        pooled, pooled_direction = better_direction(*pair_count(values, labels, None, rows))
-        same_u, same_pairs = pair_count(baseline, labels, groups, rows)
-        base_same, base_same_direction = better_direction(same_u, same_pairs)
+        pooled, pooled_direction = better_direction(
+            *(pair_count(values, labels, None, rows) if groups is not None
+              else (twice_u, pairs)))
+        key = tuple(rows)
+        if key not in same_rows:       # the same for every feature on these rows
+            same_rows[key] = better_direction(*pair_count(baseline, labels, groups, rows))
+        base_same, base_same_direction = same_rows[key]
         scores = oriented(values, direction)
         base_scores = oriented(baseline, base_same_direction)
         within_u, within_pairs = (pair_count(scores, labels, tasks, rows)
                                   if tasks is not None else (0, 0))
-        key = tuple(rows)
         if key not in base_sweeps:
             base_sweeps[key] = BootstrapSweep(base_scores, labels, strata_codes,
                                               task_codes, rows)
         sweeps.append((BootstrapSweep(scores, labels, strata_codes, task_codes, rows),
                        base_sweeps[key]))
+        undefined = variance_undefined(labels, groups, rows)
+        parts = None if undefined else paired_parts(scores, base_scores, labels, groups,
+                                                    rows, base_components)
         flags = []
         delta_all, delta_same = auc - base_auc, auc - base_same
         if delta_all * delta_same < 0:
@@ -1697,9 +1819,11 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         identity_same = None
         if identity_auc is not None:
             # The same-row rule of gate 1: task identity scored on the feature's rows.
-            identity_rows = [i for i in rows if rate[i] is not None]
-            identity_same = auc_in_direction(*pair_count(rate, labels, groups,
-                                                         identity_rows), "+")
+            if key not in identity_rows:
+                scored_rows = [i for i in rows if rate[i] is not None]
+                identity_rows[key] = auc_in_direction(*pair_count(rate, labels, groups,
+                                                                  scored_rows), "+")
+            identity_same = identity_rows[key]
         if identity_same is not None and auc < identity_same:
             flags.append("below_task_identity")
         if len(rows) < n:
@@ -1716,10 +1840,10 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
             "baseline_auc_all_rows": base_auc, "baseline_auc_same_rows": base_same,
             "baseline_direction_same_rows": base_same_direction,
             "delta_all_rows": delta_all, "delta_same_rows": delta_same,
-            "delong_p": delong_p(scores, base_scores, labels, groups, rows),
-            "delong_undefined": variance_undefined(labels, groups, rows),
+            "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
+            "delong_undefined": undefined,
             "clustered": clustered_difference(scores, base_scores, labels, groups,
-                                              task_codes, rows),
+                                              task_codes, rows, parts=parts),
             "within_task_auc": within, "within_task_pairs": within_pairs,
             "task_identity_auc_same_rows": identity_same, "flags": flags,
             "duplicate_of": screen_notes[name]["duplicate_of"],
@@ -1881,18 +2005,35 @@ def exact_number(value, where):
     text = str(value).strip()
     if INTEGER_CELL.fullmatch(text):
         return int(text)
-    if SHORT_DECIMAL_CELL.fullmatch(text) and \
-            len(text.lstrip("+-").replace(".", "").lstrip("0")) <= 15:
-        return float(text)
     number = parse_number(text, where)       # the shared rules: NaN missing, inf refused
     if number is None:
         return None
+    if SHORT_DECIMAL_CELL.fullmatch(text) and \
+            len(text.lstrip("+-").replace(".", "").lstrip("0")) <= 15:
+        return number
     try:
         exact = Fraction(text)
     except ValueError:
         # Forms float() accepts and Fraction does not ('1_000', ' 1e3'): the float.
         return number
     return exact.numerator if exact.denominator == 1 else exact
+
+
+def tolerant_column(table, column, rows):
+    """Read a column exactly, noting instead of raising: (values with None where
+    undefined or not a number, [row indices whose cell is not a number])."""
+    values, bad = [], []
+    for i in rows:
+        text = table.rows[i][column].strip()
+        if text.isdecimal():                  # the common case, read without ceremony
+            values.append(int(text))
+            continue
+        try:
+            values.append(exact_number(text, ""))
+        except InputError:
+            values.append(None)
+            bad.append(i)
+    return values, bad
 
 
 def numeric_column(table, column, rows):
@@ -1907,28 +2048,6 @@ def numeric_column(table, column, rows):
                     for i in rows]
         except InputError:
             raise number_error from None
-
-
-def is_number_text(cell):
-    """True for a cell float() reads as a finite number or NaN (NaN means missing)."""
-    try:
-        return not math.isinf(float(cell))
-    except ValueError:
-        return False
-
-
-def column_kind(table, column, rows):
-    """'numeric', ('mostly numeric', first offending row, its value, bad, defined), or
-    'text' (fewer than half of the defined cells are numbers) for a candidate column."""
-    defined = [i for i in rows if not is_missing(table.rows[i][column])]
-    bad = [i for i in defined if not is_number_text(table.rows[i][column])]
-    if not bad:
-        return "numeric"
-    if 2 * len(bad) < len(defined):
-        first = bad[0]
-        return ("mostly numeric", table.lines[first], table.rows[first][column], len(bad),
-                len(defined))
-    return "text"
 
 
 def id_like(column):
@@ -2105,7 +2224,7 @@ def read_runs(args, inputs):
     roles = {run_col: "run id", task_col: "task", strata_col: "strata", base_col: "baseline"}
     if not args.verdicts:
         roles[outcome_col] = "outcome"
-    left_out, not_candidates = [], []
+    left_out, not_candidates, read = [], [], {}
     if args.features:
         not_candidates = [{"name": c, "why": roles.get(c, "not named")}
                           for c in table.columns if c not in names]
@@ -2116,20 +2235,27 @@ def read_runs(args, inputs):
             if role is None and (c.lower() in OUTCOME_NAMES or c.lower() in TASK_NAMES
                                  or c.lower() in RUN_ID_NAMES):
                 role = "outcome, task or run id name"
-            kind = "numeric" if role else column_kind(table, c, rows)
-            if role or kind == "text":
-                not_candidates.append({"name": c, "why": role or "text"})
-            elif kind == "numeric":
+            if role:
+                not_candidates.append({"name": c, "why": role})
+                continue
+            values, bad = tolerant_column(table, c, rows)
+            defined = len(bad) + sum(v is not None for v in values)
+            if not bad:
                 names.append(c)
+                read[c] = values
+            elif 2 * len(bad) >= defined:
+                not_candidates.append({"name": c, "why": "text"})
             else:
-                _, line, cell, bad, defined = kind
+                first = min(bad, key=lambda i: table.lines[i])
                 left_out.append({"name": c, "reason": (
-                    f"not a number at row {line}: {cell!r} ({bad} of {defined} defined "
-                    f"cells are not numbers; name it with --features to see the error)")})
+                    f"not a number at row {table.lines[first]}: {table.rows[first][c]!r} "
+                    f"({len(bad)} of {defined} defined cells are not numbers; name it "
+                    f"with --features to see the error)")})
         if not names:
             raise InputError(f"{table.name}: no numeric feature columns; name them with "
                              f"--features")
-    candidates = [(name, numeric_column(table, name, rows)) for name in names]
+    candidates = [(name, read[name] if name in read else numeric_column(table, name, rows))
+                  for name in names]
     if all(v is None for _, values in candidates for v in values):
         raise InputError(f"{table.name}: every feature is undefined on every audited run "
                          f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})")

@@ -3720,6 +3720,45 @@ class TestAucRowOrderAndIdentity(unittest.TestCase):
             self.assertEqual(module.youden_binarise(scores, labels), top[3])
 
 
+class TestAucSpeedPathsAgree(unittest.TestCase):
+    def test_grouped_and_per_run_sweeps_match_weighted_brute_force(self):
+        module = load(AUC)
+        rng = random.Random(61)
+        for trial in range(120):
+            n = rng.randint(3, 24)
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            strata = [rng.randint(0, 1) for _ in range(n)]
+            tasks = [rng.randint(0, 5) for _ in range(n)]
+            draw = (lambda: rng.randint(0, 3)) if trial % 2 else (lambda: rng.random())
+            scores = [None if rng.random() < 0.2 else draw() for _ in range(n)]
+            rows = [i for i in range(n) if scores[i] is not None]
+            weights = [rng.randint(0, 3) for _ in range(6)]
+            expected, expected_pairs = brute_pairs(scores, labels, strata, rows,
+                                                   [weights[t] for t in tasks])
+            for grouped in (True, False):
+                sweep = module.BootstrapSweep(scores, labels, strata, tasks, rows,
+                                              grouped=grouped)
+                twice_u, pairs = sweep.pair_count(weights)
+                self.assertEqual(pairs, expected_pairs)
+                if pairs:
+                    self.assertEqual(Fraction(twice_u, 2 * pairs), expected)
+
+    def test_inlined_sampler_and_task_weights_reproduce_the_standard_library(self):
+        module = load(AUC)
+        for seed in range(200):
+            sizes = random.Random(seed)
+            n = sizes.randint(1, 5000)
+            k = sizes.randint(0, n)
+            population = range(n) if seed % 2 else [f"r{i}" for i in range(n)]
+            ours, theirs = random.Random(seed), random.Random(seed)
+            self.assertEqual(module.sample(ours, population, k), theirs.sample(population, k))
+            tasks = sizes.randint(1, 300)
+            counts = [0] * tasks
+            for task in theirs.choices(range(tasks), k=tasks):
+                counts[task] += 1
+            self.assertEqual(module.cluster_weights(ours, tasks), counts)
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
