@@ -918,14 +918,15 @@ def clustered_difference(feature, baseline, labels, groups, clusters, rows, *, p
     """
     result = {"difference": None, "variance": None, "p": None, "clusters": 0,
               "undefined": variance_undefined(labels, groups, rows)}
-    used = sorted({clusters[r] for r in rows})
-    result["clusters"] = len(used)
     if result["undefined"]:
         return result
+    parts = paired_parts(feature, baseline, labels, groups, rows) if parts is None else parts
+    # The clusters that hold a run of a stratum with pairs: the AUCs' own runs.
+    used = sorted({clusters[r] for _, s, f, _, _ in parts for r in s + f})
+    result["clusters"] = len(used)
     if len(used) < 2:
         result["undefined"] = "fewer than 2 clusters on the rows compared"
         return result
-    parts = paired_parts(feature, baseline, labels, groups, rows) if parts is None else parts
     total_pairs = sum(len(s) * len(f) for _, s, f, _, _ in parts)
     influence = {c: 0.0 for c in used}
     difference = 0.0

@@ -3593,7 +3593,8 @@ class TestAucDeLongAndClustered(unittest.TestCase):
                 self.assertIsNone(got["p"])
                 continue
             total = sum(len(p) * len(q) for p, q in parts)
-            influence = {c: Fraction(0) for c in set(clusters)}
+            # I counts the clusters holding a run of a stratum with pairs.
+            influence = {clusters[i]: Fraction(0) for p, q in parts for i in p + q}
             difference = Fraction(0)
             for pos, neg in parts:
                 w = Fraction(len(pos) * len(neg), total)
