@@ -208,6 +208,7 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 """
 import bisect
 import collections
+import decimal
 import itertools
 from fractions import Fraction
 import math
@@ -705,11 +706,20 @@ def number_text(value):
 
     >>> number_text(3), number_text(4.0), number_text(2.5), number_text(2 ** 53 + 1)
     ('3', '4', '2.5', '9007199254740993')
+    >>> number_text(Fraction("0.12345678901234567")), number_text(Fraction(1, 3))
+    ('0.12345678901234567', '0.3333333333333333')
     """
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, Fraction):
-        return str(value.numerator) if value.denominator == 1 else repr(float(value))
+        if value.denominator == 1:
+            return str(value.numerator)
+        with decimal.localcontext() as context:
+            context.prec = 60
+            exact = decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator)
+        text = format(exact.normalize(), "f")
+        # A decimal cell comes back digit for digit; anything else (1/3) as a float.
+        return text if Fraction(text) == value else repr(float(value))
     return str(value)
 
 
@@ -2205,7 +2215,7 @@ def read_runs(args, inputs):
         base_source = f"column {base_col!r}"
     if len(set(baseline)) == 1:
         raise InputError(f"{table.name}: the baseline {base_col or args.baseline} "
-                         f"({base_source}) is {count_text(baseline[0])} on every one of the "
+                         f"({base_source}) is {number_text(baseline[0])} on every one of the "
                          f"{len(baseline)} audited runs; a constant baseline has no AUC to "
                          f"beat")
 

@@ -3459,6 +3459,15 @@ class TestAucExactNumbers(unittest.TestCase):
         a = [big + (i % 2) for i in range(6)]
         self.assertEqual(result["features"][0]["auc"], float(best(pair_auc(a, labels))))
 
+    def test_a_constant_long_decimal_baseline_is_an_error_not_a_traceback(self):
+        header = ["run_id", "verified", "tool_calls", "f"]
+        rows = [["r1", 1, "0.12345678901234567", 1], ["r2", 0, "0.12345678901234567", 2],
+                ["r3", 1, "0.12345678901234567", 3]]
+        status, out, err = audit_folder({"runs.csv": csv_text(header, rows)}, [])
+        self.assertEqual(status, 2)
+        self.assertIn("is 0.12345678901234567 on every one of the 3 audited runs", err)
+        self.assertNotIn("Traceback", err)
+
     def test_exact_reader(self):
         module = load(AUC)
         read = module.exact_number
