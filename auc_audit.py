@@ -66,6 +66,11 @@ Columns (auto-detected by name, first match wins; name them with the option):
                         task, the strata and the baseline. A yes/no column can be
                         named explicitly; it counts as 1/0.
 Empty, NA, n/a, null, none, nan and undefined mean "undefined for this run".
+Numbers are read exactly: an integer cell as an integer (nanosecond timestamps beyond
+2**53 keep their order and their ties), a decimal of up to 15 significant digits as
+the double it rounds to (distinct such decimals stay distinct and ordered), anything
+longer or in exponent form as an exact fraction. Ranks, ties, copies and the screen
+compare these exact values; AUCs are exact integer ratios until printed.
 If the runs folder has tool_calls.csv (one row per tool call, with a run id column),
 the baseline is recomputed by counting rows per run and compared with the tool_calls
 column on every run; with no such column the recomputed count is the baseline. A
@@ -107,24 +112,64 @@ Definitions (what every printed number means):
   DeLong p      two-sided test that the feature's and the baseline's AUCs on the same
                 rows are equal, from the structural components of DeLong, DeLong &
                 Clarke-Pearson (1988). With strata, per-stratum estimates are combined
-                with weights equal to each stratum's share of the pairs; a stratum
-                with fewer than 2 successes or failures adds no variance term.
+                with weights equal to each stratum's share of the pairs. It needs at
+                least 2 successes and 2 failures on the rows compared (with strata: in
+                every stratum that contributes pairs); elsewhere it prints 'undefined'
+                (JSON null) and a note gives the reason, never a p-value. It treats
+                runs as independent.
+  clustered p   the same hypothesis with runs of one task correlated: Obuchowski's
+                (1997, Biometrics 53:567) clustered AUC variance applied to the paired
+                difference. Each task's influence is, per stratum with the same pair
+                weights, (its successes' V10 minus the AUC) / successes + (its
+                failures' V01 minus the AUC) / failures, feature minus baseline; the
+                variance sums the success parts squared times I10 / (I10 - 1), the
+                failure parts squared times I01 / (I01 - 1) and twice their products
+                times I / (I - 1), where I10 and I01 count the tasks holding a success
+                and a failure (without strata exactly Obuchowski's S10/M + S01/N +
+                2 S11/(MN)); two-sided normal p. It assumes tasks independent of one
+                another and enough tasks for the normal approximation. Undefined where
+                DeLong is, or with fewer than 2 clusters. With no task column each run
+                is its own cluster.
+                Neither p enters the verdict: gate 2 uses the minP adjusted p, gate 3
+                the task-cluster bootstrap interval; these two are shown beside them.
   within-task   AUC over success/failure pairs inside one task only, in the
                 feature's chosen direction (below 0.5: inside a task the signal
                 points the other way), with the number of such pairs.
   family null   shuffle the outcome --perms times (--permute rows: across all runs;
                 strata: within each stratum, the default with --strata; tasks: whole
-                tasks' outcome vectors among tasks with the same number of runs, which
-                keeps within-task agreement; a task with no other task of its size never
-                moves and the report counts those; with no task column, or no task that
-                can move, it exits 2). Under each shuffle every family feature
-                is rescored on its own defined rows with its direction chosen afresh,
-                and the family maximum is kept. Reported: the null median of the
-                maximum; the share of shuffles whose maximum exceeds the baseline's
-                AUC (the bar); each feature's adjusted p = (1 + number of shuffles
-                whose maximum >= the feature's AUC) / (1 + N), the single-step
-                max-statistic of Westfall & Young (1993); the same for the observed
-                maximum. No p-value is ever 0.
+                tasks' outcomes among tasks with the same number of runs, which keeps
+                within-task agreement: each task receives another same-size task's
+                number of successes, placed on a random subset of its own runs, so no
+                pairing of one task's runs with another's is assumed; a task with no
+                other task of its size keeps its own count and the report counts those;
+                with no task column, or no task that can move, it exits 2). Under each
+                shuffle every family feature is rescored on its own defined rows with
+                its direction chosen afresh. From the same shuffles:
+                  perm p      each feature's own permutation p = (1 + shuffles whose
+                              AUC for that feature >= its observed AUC) / (1 + N).
+                  minP adj p  gate 2's family-wise adjusted p: Westfall & Young's
+                              (1993, Algorithm 2.8) free step-down minP over those
+                              p-values, the observed outcome counted as one of the
+                              N + 1 draws. Features are taken in order of perm p; the
+                              k-th adjusted p is the share of draws whose smallest p
+                              among the k-th and later features is <= the k-th's perm p,
+                              made monotone. Tied perm p-values are adjusted together,
+                              whatever order the features come in. A feature on two
+                              rows (AUC 1 whenever its rows hold one of each outcome)
+                              has a large perm p and no longer caps the others, as a
+                              maximum of raw AUCs would. It assumes only that the
+                              shuffled outcomes are exchangeable under the null (the
+                              scheme above). Monte Carlo caveat: where two features'
+                              exact p-values tie, N shuffles estimate them a hair
+                              apart and the estimate can sit up to that atom's size low.
+                  max-AUC p   the report's §7 single-step figure ("joint p"): (1 +
+                              shuffles whose family maximum AUC >= the feature's AUC) /
+                              (1 + N); shown beside minP, not used by the verdict.
+                Also reported, descriptively: the null median of the family maximum;
+                the share of shuffles whose maximum exceeds the baseline's AUC (the
+                bar); the max-AUC joint p of the observed maximum; and the report's
+                robustness figure, the same joint p with the best feature removed from
+                the family and from every shuffle. No p-value is ever 0.
   task identity each run is scored by the success rate of the OTHER runs of its task
                 (leave-one-out); its AUC is what knowing only the task gives, the bar
                 for "more than task difficulty". Runs alone in their task are left out;
@@ -133,43 +178,61 @@ Definitions (what every printed number means):
                 with no task effect, leaving a run out lowers its task's rate exactly
                 when the run succeeded, an artificial - signal (so a value below 0.5
                 says the task predicts nothing, not that it predicts the reverse).
-  degenerate    left out of the family, with the reason shown: undefined on every
-                row; constant over its defined rows; one outcome class on its defined
-                rows (or, with --strata, in every stratum); equal on every row to the
-                outcome, the baseline or an earlier
-                column; constant within every stratum (it reproduces the strata);
-                binarised at its own best (Youden) threshold, equal to the strata or
-                to an earlier column binarised the same way. This screen (the best
-                threshold and the one-class checks) looks at the observed outcomes, so
-                the null family is the screened family: when columns were dropped, the
-                adjusted p-values are slightly optimistic. A column (a numeric
-                condition, say) is recognised as reproducing the strata only with
-                --strata; without it, such a column stays in the family.
-  verdict       a feature passes when its same-row interval lies above 0 AND its
+  left out      only these columns are left out of the default family, each listed
+                with its reason: one with no testable AUC (undefined on every row,
+                constant, one outcome class on its rows, or with --strata no stratum
+                holding both; or constant within every stratum, where every counted
+                pair ties: it reproduces the strata); a copy of the outcome, of the
+                baseline or of an earlier column (the same values, or the same ranking,
+                or its reverse, on the same rows: every AUC of it is an AUC of that
+                one); and a column that is numeric except for a few cells ('8.0m', '?'),
+                shown with its first such cell (row and value). Binarising at the best
+                (Youden) threshold only flags (Y): equal cuts do not mean equal
+                rankings. The report counts the features tested and the columns left
+                out, and names every other column with why it is not a candidate (run
+                id, task, strata, outcome, baseline, id-like name, text). A column named
+                with --features is always tested, a copy flagged D, or refused (exit 2)
+                with the reason; a cell there that is not a number is an error naming
+                its row and value. This screen (the one-class checks and the outcome
+                copy) looks at the observed outcomes, so the null family is the screened
+                family: when such columns were left out, the adjusted p-values are
+                slightly optimistic. A numeric condition column is recognised as
+                reproducing the strata only with --strata.
+  verdict       a feature passes when its same-row interval lies above 0 AND its minP
                 adjusted p < 0.05. Otherwise the first gate it fails is named:
-                gate 1 same rows (diff <= 0), gate 2 search width (adjusted p >= 0.05),
-                gate 3 clustering (the task-cluster interval reaches 0).
-  flags         same_row_sign_flip: the all-rows and same-row comparisons with the
-                baseline disagree in sign (the same-row trap); within_task_reversed;
-                below_task_identity; partial_rows (undefined on some runs).
+                gate 1 same rows (diff <= 0), gate 2 search width (minP adjusted p >=
+                0.05), gate 3 clustering (the task-cluster interval reaches 0).
+  flags         same_row_sign_flip (T): the all-rows and same-row comparisons with the
+                baseline disagree in sign (the same-row trap); within_task_reversed (W);
+                below_task_identity (I): below task identity scored on the feature's
+                own rows, the same-row rule of gate 1; partial_rows (P, undefined on
+                some runs); duplicate (D, a named copy); youden_equal (Y, see above).
 
-Speed: each feature is ranked once; under a shuffle its AUC is a rank sum over the
-successes (several features' sums packed into one machine-word sum), and a bootstrap
-resample reuses the sorted order with a weighted prefix-sum sweep: O(n) per shuffle
-or resample, no sorting. Shuffles and resamples are drawn in 8 separately seeded
-chunks; on large tables the chunks run in forked processes, one per core, and the
-output is the same bytes either way.
+Speed: each feature is ranked once; under a shuffle every feature's AUC is a rank sum
+over the successes, and all the family's rank sums are read off one sum of big
+integers (one per run, every feature's rank in its own field). A bootstrap resample
+reuses the sorted order: a column with few distinct values (counts) sums each value's
+task weights and sweeps the values; other columns sweep a weighted prefix sum of
+the failures: O(n) per shuffle or resample, no sorting. The baseline on a feature's
+own rows (its AUC, its DeLong components, its bootstrap sweep) is computed once for
+every feature defined on the same rows. Shuffles and resamples are drawn in 8
+separately seeded chunks; on large tables the chunks run in forked processes, one
+per core, and the output is the same bytes either way.
 
 Defaults: --perms 2000, --boot 2000, --seed 20260801, --permute strata with --strata
 and rows without, --format text. Same input and seed give the same bytes out.
 Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 """
 import bisect
+import collections
+import decimal
 import itertools
+from fractions import Fraction
 import math
 import os
 import operator
 import random
+import re
 import statistics
 import sys
 
@@ -2110,6 +2173,28 @@ def write_runs(inputs, path, folder):
 # success/failure pair the success wins and 1 for every tie. They become floats once,
 # by one correctly rounded division, so equal AUCs always compare equal.
 
+def number_text(value):
+    """Print a cell's exact value: integers as integers, others as Python prints them.
+
+    >>> number_text(3), number_text(4.0), number_text(2.5), number_text(2 ** 53 + 1)
+    ('3', '4', '2.5', '9007199254740993')
+    >>> number_text(Fraction("0.12345678901234567")), number_text(Fraction(1, 3))
+    ('0.12345678901234567', '0.3333333333333333')
+    """
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, Fraction):
+        if value.denominator == 1:
+            return str(value.numerator)
+        with decimal.localcontext() as context:
+            context.prec = 60
+            exact = decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator)
+        text = format(exact.normalize(), "f")
+        # A decimal cell comes back digit for digit; anything else (1/3) as a float.
+        return text if Fraction(text) == value else repr(float(value))
+    return str(value)
+
+
 def doubled_midranks(values):
     """Rank `values` 1..n, ties sharing their mean rank; return twice each rank.
 
@@ -2121,13 +2206,12 @@ def doubled_midranks(values):
     order = sorted(range(len(values)), key=values.__getitem__)
     ranks = [0] * len(values)
     start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for position in range(start, end + 1):
-            ranks[order[position]] = start + end + 2
-        start = end + 1
+    for _, run in itertools.groupby(order, key=values.__getitem__):
+        run = list(run)
+        rank = 2 * start + len(run) + 1       # twice the mean of start+1 .. start+len
+        for position in run:
+            ranks[position] = rank
+        start += len(run)
     return ranks
 
 
@@ -2150,13 +2234,32 @@ def pair_count(scores, labels, groups=None, rows=None):
     (0, 2)
     """
     rows = range(len(scores)) if rows is None else rows
+    if groups is None:
+        order = sorted(rows, key=scores.__getitem__)
+        keys = [0] * len(order)
+    else:
+        order = sorted(rows, key=lambda row: (groups[row], scores[row]))
+        keys = [groups[row] for row in order]
+    # One sweep in (group, score) order: each run of tied scores credits its
+    # successes 2 per failure below them in the group and 1 per tied failure.
     twice_u = pairs = 0
-    for members in group_rows(groups, rows):
-        ranks = doubled_midranks([scores[row] for row in members])
-        successes = sum(labels[row] for row in members)
-        twice_u += sum(r for r, row in zip(ranks, members) if labels[row])
-        twice_u -= successes * (successes + 1)
-        pairs += successes * (len(members) - successes)
+    start, end = 0, len(order)
+    while start < end:
+        group = keys[start]
+        below = successes = 0
+        while start < end and keys[start] == group:
+            value = scores[order[start]]
+            tied_successes = tied_failures = 0
+            while start < end and keys[start] == group and scores[order[start]] == value:
+                if labels[order[start]]:
+                    tied_successes += 1
+                else:
+                    tied_failures += 1
+                start += 1
+            twice_u += tied_successes * (2 * below + tied_failures)
+            below += tied_failures
+            successes += tied_successes
+        pairs += successes * below
     return twice_u, pairs
 
 
@@ -2187,49 +2290,170 @@ def oriented(values, direction):
     return [None if v is None else -v for v in values]
 
 
-def delong_p(feature, baseline, labels, groups, rows):
-    """Two-sided DeLong p that two AUCs on the same `rows` are equal.
-
-    Both score lists must already point the same way (higher = success). Per group
-    the structural components are V10 (each success's credit against the group's
-    failures) and V01 (each failure's credit against its successes); group estimates
-    are combined with weights equal to their share of the pairs. Returns None when
-    the variance is 0 and the AUCs differ.
-
-    >>> round(delong_p([1, 2, 3, 4], [1, 3, 2, 4], [0, 0, 1, 1], None, range(4)), 6)
-    0.4795
-    """
-    total_pairs = 0
+def comparable_strata(labels, groups, rows):
+    """The strata that contribute success/failure pairs on `rows`:
+    [(stratum, successes, failures)] with row lists, in sorted stratum order."""
     parts = []
     for members in group_rows(groups, rows):
         successes = [row for row in members if labels[row]]
         failures = [row for row in members if not labels[row]]
-        if not successes or not failures:
-            continue
-        total_pairs += len(successes) * len(failures)
-        parts.append((successes, failures))
-    if total_pairs == 0:
+        if successes and failures:
+            parts.append((groups[members[0]] if groups is not None else None,
+                          successes, failures))
+    return parts
+
+
+def variance_undefined(labels, groups, rows):
+    """Why DeLong's variance is undefined on `rows`, or None: it needs at least two
+    successes and two failures in every stratum that contributes pairs.
+
+    >>> variance_undefined([1, 1, 0, 1], None, range(4))
+    '3 successes and 1 failure on the rows compared (DeLong needs at least 2 of each)'
+    """
+    parts = comparable_strata(labels, groups, rows)
+    if not parts:
+        return "no success/failure pair on the rows compared"
+    for stratum, successes, failures in parts:
+        if len(successes) < 2 or len(failures) < 2:
+            where = "on the rows compared" if stratum is None else \
+                f"in stratum {stratum!r}"
+            return (f"{plural(len(successes), 'success', 'successes')} and "
+                    f"{plural(len(failures), 'failure')} {where} (DeLong needs at least "
+                    f"2 of each{'' if stratum is None else ' in every stratum with pairs'})")
+    return None
+
+
+def structural_components(scores, successes, failures):
+    """DeLong's V10 (each success's credit against the failures) and V01 (each
+    failure's credit against the successes, read as 'the success is above'), from
+    doubled midranks: exact integers over 2 * failures (V10) and 2 * successes (V01)
+    until one division each."""
+    n1, n0 = len(successes), len(failures)
+    both = doubled_midranks([scores[r] for r in successes + failures])
+    own1 = doubled_midranks([scores[r] for r in successes])
+    own0 = doubled_midranks([scores[r] for r in failures])
+    v10 = [(a - b) / (2 * n0) for a, b in zip(both[:n1], own1)]
+    v01 = [(2 * n1 - a + b) / (2 * n1) for a, b in zip(both[n1:], own0)]
+    return v10, v01
+
+
+def paired_parts(feature, baseline, labels, groups, rows, baseline_parts=None):
+    """Per stratum with pairs: (stratum, successes, failures, the feature's structural
+    components, the baseline's). `baseline_parts` maps a row set to the baseline's
+    components, so features on the same rows share them."""
+    key = tuple(rows)
+    known = None if baseline_parts is None else baseline_parts.get(key)
+    parts = []
+    for index, (stratum, successes, failures) in enumerate(
+            comparable_strata(labels, groups, rows)):
+        base = (known[index] if known is not None
+                else structural_components(baseline, successes, failures))
+        parts.append((stratum, successes, failures,
+                      structural_components(feature, successes, failures), base))
+    if baseline_parts is not None and known is None:
+        baseline_parts[key] = [part[4] for part in parts]
+    return parts
+
+
+def delong_p(feature, baseline, labels, groups, rows, *, parts=None):
+    """Two-sided DeLong p that two AUCs on the same `rows` are equal, or None.
+
+    Both score lists must already point the same way (higher = success). Per stratum
+    the structural components are V10 (each success's credit against the stratum's
+    failures) and V01 (each failure's credit against its successes); stratum
+    estimates are combined with weights equal to their share of the pairs. None where
+    the variance is undefined (see variance_undefined) or 0 while the AUCs differ.
+
+    >>> round(delong_p([1, 2, 3, 4], [1, 3, 2, 4], [0, 0, 1, 1], None, range(4)), 6)
+    0.4795
+    >>> delong_p([2, 3, 3, 3], [-8, -8, -10, -8], [1, 1, 0, 1], None, range(4)) is None
+    True
+    """
+    if variance_undefined(labels, groups, rows):
         return None
+    parts = paired_parts(feature, baseline, labels, groups, rows) if parts is None else parts
+    total_pairs = sum(len(s) * len(f) for _, s, f, _, _ in parts)
     difference = variance = 0.0
-    for successes, failures in parts:
-        n1, n0 = len(successes), len(failures)
-        weight = n1 * n0 / total_pairs
-        v10, v01 = [], []
-        for scores in (feature, baseline):
-            both = doubled_midranks([scores[r] for r in successes + failures])
-            own1 = doubled_midranks([scores[r] for r in successes])
-            own0 = doubled_midranks([scores[r] for r in failures])
-            v10.append([(a - b) / (2 * n0) for a, b in zip(both[:n1], own1)])
-            v01.append([1 - (a - b) / (2 * n1) for a, b in zip(both[n1:], own0)])
-        difference += weight * (statistics.fmean(v10[0]) - statistics.fmean(v10[1]))
-        for components, count in ((v10, n1), (v01, n0)):
-            if count < 2:
-                continue
-            gaps = [a - b for a, b in zip(components[0], components[1])]
-            variance += weight ** 2 * statistics.variance(gaps) / count
+    for _, successes, failures, (x10, x01), (y10, y01) in parts:
+        weight = len(successes) * len(failures) / total_pairs
+        difference += weight * (math.fsum(x10) - math.fsum(y10)) / len(successes)
+        for x, y in ((x10, y10), (x01, y01)):
+            gaps = [a - b for a, b in zip(x, y)]
+            variance += weight ** 2 * statistics.variance(gaps) / len(gaps)
     if variance <= 0:
         return 1.0 if abs(difference) < 1e-15 else None
     return math.erfc(abs(difference) / math.sqrt(variance) / math.sqrt(2))
+
+
+def cluster_influences(parts, clusters, used):
+    """The weighted difference of the AUCs, and each cluster's (success, failure) share
+    of it: summed over strata with weight w (the stratum's share of the pairs),
+    w * sum over its successes of (V10 - AUC) / M, and likewise for its failures."""
+    total_pairs = sum(len(s) * len(f) for _, s, f, _, _ in parts)
+    influence = {c: [0.0, 0.0] for c in used}
+    difference = 0.0
+    for _, successes, failures, (x10, x01), (y10, y01) in parts:
+        m, n = len(successes), len(failures)
+        weight = m * n / total_pairs
+        gap = (math.fsum(x10) - math.fsum(y10)) / m
+        difference += weight * gap
+        for side, members, components, size in ((0, successes, zip(x10, y10), m),
+                                                (1, failures, zip(x01, y01), n)):
+            for row, (x, y) in zip(members, components):
+                influence[clusters[row]][side] += weight * (x - y - gap) / size
+    return difference, influence
+
+
+def clustered_difference(feature, baseline, labels, groups, clusters, rows, *, parts=None):
+    """Task-clustered test that two AUCs on the same `rows` are equal: Obuchowski's
+    (1997) clustered AUC variance applied to the paired difference.
+
+    Each cluster's influence is, summed over strata with weight w (the stratum's
+    share of the pairs), w * (sum over its successes of (V10 - AUC) / M + sum over
+    its failures of (V01 - AUC) / N), with M and N the stratum's successes and
+    failures, computed for the feature minus the baseline. The variance is
+    I10 / (I10 - 1) times the sum of the squared success shares, plus I01 / (I01 - 1)
+    times that of the failure shares, plus 2 I / (I - 1) times the sum of their
+    products, where I10 and I01 count the clusters holding a success and a failure:
+    without strata exactly Obuchowski's S10 / M + S01 / N + 2 S11 / (M N). Two-sided
+    normal p; undefined with fewer than 2 clusters holding successes or failures.
+    Returns {'difference', 'variance', 'p', 'clusters', 'undefined'}; 'undefined'
+    holds the reason where there is no p.
+    """
+    result = {"difference": None, "variance": None, "p": None, "clusters": 0,
+              "undefined": variance_undefined(labels, groups, rows)}
+    if result["undefined"]:
+        return result
+    parts = paired_parts(feature, baseline, labels, groups, rows) if parts is None else parts
+    # The clusters that hold a run of a stratum with pairs: the AUCs' own runs.
+    used = sorted({clusters[r] for _, s, f, _, _ in parts for r in s + f})
+    result["clusters"] = len(used)
+    if len(used) < 2:
+        result["undefined"] = "fewer than 2 clusters on the rows compared"
+        return result
+    holding = ({clusters[r] for _, s, _, _, _ in parts for r in s},
+               {clusters[r] for _, _, f, _, _ in parts for r in f})
+    if min(len(h) for h in holding) < 2:
+        result["undefined"] = ("fewer than 2 clusters hold successes, or failures, on the "
+                               "rows compared")
+        return result
+    difference, influence = cluster_influences(parts, clusters, used)
+    # Obuchowski's small-sample factors: I10 / (I10 - 1) over the clusters holding a
+    # success, I01 / (I01 - 1) over those holding a failure, I / (I - 1) for the
+    # cross term.
+    factors = [len(h) / (len(h) - 1) for h in holding] + [len(used) / (len(used) - 1)]
+    variance = (factors[0] * math.fsum(a * a for a, _ in influence.values())
+                + factors[1] * math.fsum(b * b for _, b in influence.values())
+                + 2 * factors[2] * math.fsum(a * b for a, b in influence.values()))
+    result.update(difference=difference, variance=variance)
+    if variance <= 0:
+        if abs(difference) < 1e-15:
+            result["p"] = 1.0
+        else:
+            result["undefined"] = "zero variance while the AUCs differ"
+        return result
+    result["p"] = math.erfc(abs(difference) / math.sqrt(variance) / math.sqrt(2))
+    return result
 
 
 def leave_one_out_task_rate(labels, tasks):
@@ -2250,7 +2474,9 @@ def youden_binarise(scores, labels):
     """Cut scores at the threshold that maximises sensitivity + specificity.
 
     Returns a tuple of 1 (at or above the cut in the better direction), 0, or None
-    where the score is undefined. Ties between thresholds go to the lowest cut.
+    where the score is undefined. Where several cuts reach the same best gain, the +
+    direction (higher = success) wins over the - direction, and within a direction
+    the cut that calls the fewest runs 1 wins: in + the highest cut, in - the lowest.
 
     >>> youden_binarise([1, 5, 2, None, 7], [0, 1, 0, 1, 1])
     (0, 1, 0, None, 1)
@@ -2292,73 +2518,130 @@ def percentile(ordered, fraction):
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def find_degenerate(candidates, labels, baseline, strata):
-    """Split candidate features into the family and the degenerate ones.
+def ranking_key(values):
+    """The defined rows and their doubled midranks: two columns with equal keys rank
+    the same rows the same way, so every AUC of one is an AUC of the other.
+
+    >>> ranking_key([5, None, 2, 5]) == ranking_key([9, None, 1, 9])
+    True
+    """
+    rows = tuple(i for i, v in enumerate(values) if v is not None)
+    return rows, tuple(doubled_midranks([values[i] for i in rows]))
+
+
+def reversed_ranking_key(key):
+    """The key of the reversed ranking (what an AUC read in the other direction sees)."""
+    rows, ranks = key
+    return rows, tuple(2 * (len(rows) + 1) - r for r in ranks)
+
+
+def untestable_reason(values, labels, strata):
+    """Why a column can have no AUC worth testing, or None: undefined or constant,
+    one outcome class (or no stratum with both) on its rows, or (with strata)
+    constant within every stratum, where every counted pair is a tie."""
+    defined = [i for i, v in enumerate(values) if v is not None]
+    if not defined:
+        return "undefined on every row"
+    distinct = {values[i] for i in defined}
+    own_rows = f"its {plural(len(defined), 'defined row')}"
+    if len(distinct) == 1:
+        where = "every row" if len(defined) == len(values) else own_rows
+        return f"constant ({number_text(next(iter(distinct)))}) on {where}"
+    successes = sum(labels[i] for i in defined)
+    if successes in (0, len(defined)):
+        return f"one outcome class on {own_rows}: no success/failure pair, no AUC"
+    if strata is not None and pair_count(values, labels, strata, defined)[1] == 0:
+        return "no stratum holds both outcomes on its defined rows: no AUC"
+    if strata is not None and len(set(strata)) > 1:
+        by_stratum = {}
+        for i in defined:
+            by_stratum.setdefault(strata[i], set()).add(values[i])
+        if all(len(v) == 1 for v in by_stratum.values()):
+            return ("constant within every stratum: it reproduces the strata column "
+                    "(every within-stratum pair ties)")
+    return None
+
+
+def copy_of(values, labels, seen):
+    """Name what this column copies, or None: the outcome (same values or reversed),
+    or a column in `seen` [(description, values, ranking key)] with the same values
+    or the same ranking (or its reverse) on the same rows."""
+    outcome = tuple(labels)
+    if tuple(values) == outcome or tuple(None if v is None else 1 - v
+                                         for v in values) == outcome:
+        return "the outcome", "equals the outcome on every row"
+    key = ranking_key(values)
+    flipped = reversed_ranking_key(key)
+    for other, other_values, other_key in seen:
+        if tuple(values) == other_values:
+            return other, f"identical to {other} on every row"
+        if key == other_key or flipped == other_key:
+            reverse = "" if key == other_key else " (reversed)"
+            return other, (f"the same ranking{reverse} as {other} on the same "
+                           f"{plural(len(key[0]), 'row')} (so the same AUCs)")
+    return None
+
+
+def youden_twin(binary, defined, seen_binary, strata_binary):
+    """The Youden flag: what this column equals once binarised at its best threshold
+    (the strata, or an earlier column binarised the same way), or None. Equal cuts do
+    not mean equal rankings, so this only flags."""
+    binary_defined = [binary[i] for i in defined]
+    if len(set(binary_defined)) != 2:
+        return None
+    if strata_binary is not None:
+        complement = tuple(1 - s for s in strata_binary)
+        if all(binary[i] == strata_binary[i] for i in defined) or \
+                all(binary[i] == complement[i] for i in defined):
+            return "the strata column"
+    for other, other_binary in seen_binary:
+        if binary == other_binary:
+            return f"{other} binarised"
+    return None
+
+
+def find_degenerate(candidates, labels, baseline, strata, *, named=False):
+    """Split candidate features into the family and the columns left out.
 
     `candidates` is [(name, values)] in column order; `baseline` is (name, values) or
-    None. Returns (family names, [{'name', 'reason'}]).
+    None. Left out: a column with no testable AUC (undefined, constant, one outcome
+    class, no stratum with both, constant within every stratum) and a copy of the
+    outcome, of the baseline or of an earlier family column (same values, or the same
+    ranking on the same rows). With `named` (the user's --features) nothing is left
+    out: an untestable column or an outcome copy is an InputError that says why, and
+    a copy is tested with the 'duplicate' note. Returns (family names, [{'name',
+    'reason'}], {name: {'duplicate_of': reason or None, 'youden_equal_to': ... }}).
     """
-    degenerate, family = [], []
-    seen_values = [] if baseline is None else [(f"the baseline {baseline[0]!r}",
-                                                tuple(baseline[1]))]
-    outcome_values = tuple(float(y) for y in labels)
+    left_out, family, notes = [], [], {}
+    seen = []
     seen_binary = []
     if baseline is not None:
+        seen.append((f"the baseline {baseline[0]!r}", tuple(baseline[1]),
+                     ranking_key(baseline[1])))
         seen_binary.append((f"the baseline {baseline[0]!r}",
                             youden_binarise(baseline[1], labels)))
-    strata_binary = None
     levels = sorted(set(strata)) if strata is not None else []
-    if len(levels) == 2:
-        strata_binary = tuple(int(s == levels[1]) for s in strata)
+    strata_binary = (tuple(int(s == levels[1]) for s in strata) if len(levels) == 2
+                     else None)
     for name, values in candidates:
+        reason = untestable_reason(values, labels, strata)
+        copy = None if reason else copy_of(values, labels, seen)
+        if copy and (copy[0] == "the outcome" or not named):
+            reason = copy[1]
+        if reason is not None:
+            if named:
+                raise InputError(f"--features: {name!r} cannot be tested: {reason}")
+            left_out.append({"name": name, "reason": reason})
+            continue
         defined = [i for i, v in enumerate(values) if v is not None]
-        distinct = {values[i] for i in defined}
-        successes = sum(labels[i] for i in defined)
         binary = youden_binarise(values, labels)
-        binary_defined = [binary[i] for i in defined]
-        own_rows = f"its {len(defined)} defined row{'' if len(defined) == 1 else 's'}"
-        reason = None
-        if not defined:
-            reason = "undefined on every row"
-        elif len(distinct) == 1:
-            where = "every row" if len(defined) == len(values) else own_rows
-            value = next(iter(distinct))
-            reason = f"constant ({int(value) if value.is_integer() else value}) on {where}"
-        elif successes in (0, len(defined)):
-            reason = f"one outcome class on {own_rows}"
-        elif strata is not None and pair_count(values, labels, strata, defined)[1] == 0:
-            reason = "no stratum holds both outcomes on its defined rows"
-        elif tuple(values) == outcome_values or tuple(
-                None if v is None else 1.0 - v for v in values) == outcome_values:
-            reason = "equals the outcome on every row"
-        if reason is None:
-            for other, other_values in seen_values:
-                if tuple(values) == other_values:
-                    reason = f"identical to {other} on every row"
-                    break
-        if reason is None and strata is not None and len(levels) > 1:
-            by_stratum = {}
-            for i in defined:
-                by_stratum.setdefault(strata[i], set()).add(values[i])
-            if all(len(v) == 1 for v in by_stratum.values()):
-                reason = "constant within every stratum: it reproduces the strata column"
-        if reason is None and strata_binary is not None and len(set(binary_defined)) == 2:
-            complement = tuple(1 - s for s in strata_binary)
-            if all(binary[i] == strata_binary[i] for i in defined) or \
-                    all(binary[i] == complement[i] for i in defined):
-                reason = "binarised at its best threshold it reproduces the strata column"
-        if reason is None and len(set(binary_defined)) == 2:
-            for other, other_binary in seen_binary:
-                if binary == other_binary:
-                    reason = f"binarised at its best threshold it equals {other} binarised"
-                    break
-        if reason is None:
-            family.append(name)
-            seen_values.append((repr(name), tuple(values)))
-            seen_binary.append((repr(name), binary))
-        else:
-            degenerate.append({"name": name, "reason": reason})
-    return family, degenerate
+        notes[name] = {"duplicate_of": copy[1] if copy else None,
+                       "youden_equal_to": youden_twin(binary, defined, seen_binary,
+                                                      strata_binary)}
+        family.append(name)
+        seen.append((repr(name), tuple(values), ranking_key(values)))
+        seen_binary.append((repr(name), binary))
+    return family, left_out, notes
 
 
 # --- the permutation null: rank once, then each shuffle is a sum over successes ---
@@ -2380,11 +2663,13 @@ class NullFamily:
     (several features per word), and each set of defined rows has a 1 in a count
     field per stratum. One sum per word over the successes of a shuffle then yields
     every feature's rank sum and every stratum's success count at once: the AUCs
-    under a shuffle, with nothing sorted again. Words stay below 2**62 so that sum()
-    runs on machine integers, and fields are wide enough never to carry.
+    under a shuffle, with nothing sorted again. All features share one word per row
+    (a big integer: Python adds those in C, and one sum beats many machine-word
+    sums, each with its own pass over the rows); fields are wide enough never to
+    carry.
     """
 
-    WORD_BITS = 62
+    WORD_BITS = 1 << 20
 
     def __init__(self, features, strata_codes, n_strata):
         n = len(strata_codes)
@@ -2452,18 +2737,29 @@ class NullFamily:
         return aucs
 
 
-def null_maxima(family, draws):
-    """Family maximum of better-direction AUCs under each draw.
+def null_aucs(family, draws):
+    """Every family feature's better-direction AUC under each draw (None without pairs).
 
     `draws` yields (row indices, True if they are the successes, False if the
-    failures). A feature left with no success/failure pair under a draw does not
-    enter that draw's maximum.
+    failures). Returns one list per draw, in family order.
     """
-    maxima = []
-    for picked, are_successes in draws:
-        aucs = family.best_aucs(picker(picked), are_successes)
-        maxima.append(max((a for a in aucs if a is not None), default=0.0))
-    return maxima
+    return [family.best_aucs(picker(picked), are_successes) for picked, are_successes in draws]
+
+
+def null_maxima(family, draws):
+    """Family maximum of better-direction AUCs under each draw; a feature left with no
+    success/failure pair under a draw does not enter that draw's maximum."""
+    return [family_maximum(aucs) for aucs in null_aucs(family, draws)]
+
+
+def family_maximum(aucs, skip=None):
+    """The largest defined AUC in one draw (0.0 when none is defined), leaving out the
+    feature at index `skip`.
+
+    >>> family_maximum([0.6, None, 0.7]), family_maximum([0.6, None, 0.7], skip=2)
+    (0.7, 0.6)
+    """
+    return max((a for j, a in enumerate(aucs) if a is not None and j != skip), default=0.0)
 
 
 def adjusted_p(value, ordered_maxima):
@@ -2476,11 +2772,118 @@ def adjusted_p(value, ordered_maxima):
     return (1 + beaten) / (1 + len(ordered_maxima))
 
 
+def at_least_counts(observed, null):
+    """Per feature and per draw, how many of the B + 1 statistics (the observed one and
+    the B null ones) are >= that draw's statistic: B + 1 times its permutation p.
+
+    Returns (counts for the observed statistics, [counts for each null draw]). An
+    undefined statistic (None) is below every defined one, so its count is B + 1.
+
+    >>> at_least_counts([0.9, 0.6], [[0.7, 0.6], [0.9, None]])
+    ([2, 2], [[3, 2], [2, 3]])
+    """
+    total = len(null) + 1
+    ladders = []
+    for j, value in enumerate(observed):
+        column = [row[j] for row in null] + [value]
+        ladders.append(sorted(a for a in column if a is not None))
+
+    def count(j, value):
+        if value is None:
+            return total
+        return len(ladders[j]) - bisect.bisect_left(ladders[j], value)
+
+    return ([count(j, value) for j, value in enumerate(observed)],
+            [[count(j, value) for j, value in enumerate(row)] for row in null])
+
+
+def stepdown_minp(observed, null):
+    """Westfall & Young's free step-down minP adjusted p-values (1993, Algorithm 2.8).
+
+    `observed` holds each feature's statistic (larger = more extreme), `null` one list
+    per shuffle. Each feature's permutation p comes from the same shuffles, with the
+    observed statistic counted among them: p = (1 + shuffles with a statistic >= it) /
+    (1 + B). With the features ordered by p, the k-th adjusted p is the share of the
+    B + 1 draws (the observed one included) whose smallest p among the features from
+    the k-th on is <= the k-th p, made monotone. Features whose p-values tie are
+    adjusted together over the set that still holds all of them, so a tie never
+    depends on the order the features were given in. Returns (raw p, adjusted p).
+
+    >>> stepdown_minp([0.9, 0.8], [[0.9, 0.5], [0.6, 0.8], [0.5, 0.6]])
+    ([0.5, 0.5], [0.75, 0.75])
+    """
+    total = len(null) + 1
+    observed_counts, null_counts = at_least_counts(observed, null)
+    order = sorted(range(len(observed)), key=lambda j: (observed_counts[j], j))
+    # Successive minima from the last (largest p) feature back to each position k.
+    minima = []
+    for counts in null_counts:
+        running, tail = total, [0] * len(order)
+        for k in range(len(order) - 1, -1, -1):
+            running = min(running, counts[order[k]])
+            tail[k] = running
+        minima.append(tail)
+    adjusted = [None] * len(observed)
+    previous, k = 0, 0
+    while k < len(order):
+        level = observed_counts[order[k]]
+        end = k
+        while end < len(order) and observed_counts[order[end]] == level:
+            end += 1
+        # The observed draw always counts: its minimum over positions k.. is `level`.
+        hits = 1 + sum(1 for tail in minima if tail[k] <= level)
+        previous = max(previous, hits)
+        for position in range(k, end):
+            adjusted[order[position]] = previous / total
+        k = end
+    return [c / total for c in observed_counts], adjusted
+
+
+def sample(rng, population, k):
+    """random.Random.sample(population, k) step for step (the same draws from the
+    same generator state), with the random-number call inlined: the shuffles spend
+    most of their time here.
+
+    >>> rng_a, rng_b = random.Random(5), random.Random(5)
+    >>> sample(rng_a, range(100), 40) == rng_b.sample(range(100), 40)
+    True
+    """
+    n = len(population)
+    result = [None] * k
+    setsize = 21
+    if k > 5:
+        setsize += 4 ** math.ceil(math.log(k * 3, 4))
+    getrandbits = rng.getrandbits
+    if n <= setsize:
+        pool = list(population)
+        for i in range(k):
+            left = n - i
+            bits = left.bit_length()
+            j = getrandbits(bits)
+            while j >= left:
+                j = getrandbits(bits)
+            result[i] = pool[j]
+            pool[j] = pool[left - 1]
+    else:
+        selected = set()
+        bits = n.bit_length()
+        for i in range(k):
+            j = getrandbits(bits)
+            while j >= n or j in selected:
+                j = getrandbits(bits)
+            selected.add(j)
+            result[i] = population[j]
+    return result
+
+
 def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
     """Yield `perms` shuffled outcome assignments as (rows, are_successes).
 
     mode 'rows' shuffles across all runs, 'strata' within each stratum, 'tasks'
-    moves whole tasks' outcome vectors among tasks with the same number of runs.
+    moves whole tasks' outcomes among tasks with the same number of runs: each task
+    receives another's number of successes, placed on a uniformly random subset of
+    its runs, so no pairing of one task's runs with another's is assumed and the
+    draw does not depend on the order of the runs inside a task.
     """
     n = len(labels)
     successes = sum(labels)
@@ -2489,7 +2892,7 @@ def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
         population = range(n)
         size = successes if use_successes else n - successes
         for _ in range(perms):
-            yield rng.sample(population, size), use_successes
+            yield sample(rng, population, size), use_successes
     elif mode == "strata":
         parts = []
         for members in group_rows(strata_codes, range(n)):
@@ -2498,22 +2901,22 @@ def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
         for _ in range(perms):
             picked = []
             for members, size in parts:
-                picked.extend(rng.sample(members, size))
+                picked.extend(sample(rng, members, size))
             yield picked, use_successes
     else:
         by_size = {}
         for members in group_rows(tasks_codes, range(n)):
-            by_size.setdefault(len(members), []).append(members)
+            count = sum(labels[i] for i in members)
+            by_size.setdefault(len(members), []).append(
+                (members, count if use_successes else len(members) - count))
         groups = [by_size[size] for size in sorted(by_size)]
         for _ in range(perms):
             picked = []
             for tasks in groups:
-                order = list(range(len(tasks)))
-                rng.shuffle(order)
-                for target, source in zip(tasks, order):
-                    vector = tasks[source]
-                    picked.extend(row for row, src in zip(target, vector)
-                                  if labels[src] == use_successes)
+                counts = [count for _, count in tasks]
+                rng.shuffle(counts)
+                for (members, _), count in zip(tasks, counts):
+                    picked.extend(rng.sample(members, count))
             yield picked, use_successes
 
 
@@ -2527,9 +2930,22 @@ class BootstrapSweep:
     (failures below it, plus half the tied ones) in O(n), with no sorting.
     """
 
-    def __init__(self, scores, labels, strata_codes, task_codes, rows):
+    def __init__(self, scores, labels, strata_codes, task_codes, rows, *, grouped=None):
         fail_tasks, succ_tasks, low, high = [], [], [], []
         self.bounds = []        # per stratum: (first success, end, first failure, end)
+        # Few distinct values (counts): sum the weights of each value's successes and
+        # failures, then one pass over the values; far fewer steps than one per run.
+        self.value_groups = []  # per stratum: [(successes' weights, failures' weights)]
+        strata_members = group_rows(strata_codes, rows)
+        n_values = sum(len({scores[r] for r in members}) for members in strata_members)
+        self.grouped = (8 * n_values <= len(rows)) if grouped is None else grouped
+        for members in strata_members if self.grouped else ():
+            by_value = {}
+            for r in members:
+                by_value.setdefault(scores[r], ([], []))[0 if labels[r] else 1].append(
+                    task_codes[r])
+            self.value_groups.append([(picker(by_value[v][0]), picker(by_value[v][1]))
+                                      for v in sorted(by_value)])
         for members in group_rows(strata_codes, rows):
             failures = sorted(scores[r] for r in members if not labels[r])
             fail_rows = sorted((r for r in members if not labels[r]), key=scores.__getitem__)
@@ -2563,8 +2979,25 @@ class BootstrapSweep:
         """Total success weight in each stratum (shared like the success weights)."""
         return [sum(success_weights[first:last]) for first, last, _, _ in self.bounds]
 
+    def grouped_pair_count(self, weights):
+        """Weighted (2U, pairs) one distinct value at a time: credit 2 per failure
+        weight below a success's value and 1 per failure weight at it."""
+        twice_u = pairs = 0
+        for groups in self.value_groups:
+            below = successes = 0
+            for take_successes, take_failures in groups:
+                here = sum(take_failures(weights))
+                weight = sum(take_successes(weights))
+                twice_u += weight * (2 * below + here)
+                below += here
+                successes += weight
+            pairs += successes * below
+        return twice_u, pairs
+
     def pair_count(self, weights, success_weights=None, stratum_successes=None):
         """Return weighted (2U, pairs) when task t counts weights[t] times."""
+        if self.grouped:
+            return self.grouped_pair_count(weights)
         cumulative = list(itertools.accumulate(self.fail_weights(weights), initial=0))
         if success_weights is None:
             success_weights = self.succ_weights(weights)
@@ -2589,10 +3022,11 @@ class BootstrapSweep:
 
 def cluster_weights(rng, n_tasks):
     """How many times each task is drawn in one bootstrap resample."""
-    weights = [0] * n_tasks
-    for task in rng.choices(range(n_tasks), k=n_tasks):
-        weights[task] += 1
-    return weights
+    # rng.choices(range(n_tasks), k=n_tasks), draw for draw, counted in C.
+    random_draw, scale = rng.random, float(n_tasks)
+    drawn = collections.Counter([math.floor(random_draw() * scale)
+                                 for _ in itertools.repeat(None, n_tasks)])
+    return [drawn[task] for task in range(n_tasks)]
 
 
 def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
@@ -2610,10 +3044,16 @@ def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
         cache = {}
         for index, (feature, baseline) in enumerate(pairs_of_sweeps):
             if id(baseline) not in cache:
-                shared = baseline.success_weights(weights)
-                sums = baseline.stratum_successes(shared)
-                cache[id(baseline)] = shared, sums, baseline.pair_count(weights, shared, sums)
-            shared, sums, (base_twice_u, base_pairs) = cache[id(baseline)]
+                shared = sums = None
+                if not (feature.grouped and baseline.grouped):
+                    shared = baseline.success_weights(weights)
+                    sums = baseline.stratum_successes(shared)
+                cache[id(baseline)] = [shared, sums, baseline.pair_count(weights, shared, sums)]
+            entry = cache[id(baseline)]
+            if entry[0] is None and not feature.grouped:
+                entry[0] = baseline.success_weights(weights)
+                entry[1] = baseline.stratum_successes(entry[0])
+            shared, sums, (base_twice_u, base_pairs) = entry
             twice_u, pairs = feature.pair_count(weights, shared, sums)
             if pairs == 0:
                 skipped[index] += 1
@@ -2644,14 +3084,14 @@ def run_chunk(job):
     shared = _SHARED
     rng = random.Random(f"{seed}:{kind}:{index}")
     if kind == "null":
-        return null_maxima(shared["family"], shuffled_draws(
+        return null_aucs(shared["family"], shuffled_draws(
             shared["labels"], shared["permute"], shared["strata_codes"],
             shared["task_codes"], size, rng))
     return bootstrap_differences(shared["sweeps"], shared["n_clusters"], size, rng)
 
 
 def resample_in_chunks(shared, perms, boot, seed, parallel):
-    """Null family maxima, sorted bootstrap differences per feature, and skip counts.
+    """Null AUCs per shuffle, sorted bootstrap differences per feature, and skip counts.
 
     With `parallel`, the chunks are spread over forked processes (one per available
     core) where the platform can fork; elsewhere they run here, with the same result.
@@ -2674,17 +3114,17 @@ def resample_in_chunks(shared, perms, boot, seed, parallel):
             results = [run_chunk(job) for job in jobs]
     finally:
         _SHARED.clear()
-    maxima = []
+    null = []
     differences = [[] for _ in shared["sweeps"]]
     skipped = [0] * len(shared["sweeps"])
     for job, result in zip(jobs, results):
         if job[0] == "null":
-            maxima.extend(result)
+            null.extend(result)
         else:
             for index, (diffs, skips) in enumerate(zip(*result)):
                 differences[index].extend(diffs)
                 skipped[index] += skips
-    return maxima, [sorted(d) for d in differences], skipped
+    return null, [sorted(d) for d in differences], skipped
 
 
 def codes_of(values):
@@ -2727,7 +3167,7 @@ def gate_verdict(feature, clusters_resampled=True):
     if feature["delta_same_rows"] <= 0:
         return "fails gate 1: not better than the baseline on its own rows"
     if feature["adjusted_p"] is None or feature["adjusted_p"] >= ALPHA:
-        return "fails gate 2: not beyond the family's chance maximum"
+        return "fails gate 2: not significant once the family's width is counted"
     if not clusters_resampled:
         return "fails gate 3: fewer than 2 clusters to resample"
     if ci is None or ci[0] is None or ci[0] <= 0:
@@ -2761,8 +3201,51 @@ def tasks_alone_in_size(tasks, permute):
     return alone
 
 
+def family_tests(features, null, base_auc, perms):
+    """Gate 2 from the shuffles' AUCs: per-feature permutation p, the step-down minP
+    adjusted p (written into each feature), and the report's single-step max-AUC
+    figures; returns the family-null summary."""
+    observed = [f["auc"] for f in features]
+    maxima = [family_maximum(aucs) for aucs in null]
+    ordered_maxima = sorted(maxima)
+    if null:
+        raw, adjusted = stepdown_minp(observed, null)
+    else:
+        raw = adjusted = [None] * len(features)
+    for feature, raw_p, adjusted_value in zip(features, raw, adjusted):
+        feature["permutation_p"] = raw_p
+        feature["adjusted_p"] = adjusted_value
+        feature["max_auc_p"] = adjusted_p(feature["auc"], ordered_maxima) if null else None
+    best = max(range(len(features)), key=lambda j: (observed[j], -j), default=None)
+    summary = {
+        "perms": perms, "family_size": len(features),
+        "median_max": statistics.median(maxima) if maxima else None,
+        "p_clear_bar": (sum(m > base_auc for m in maxima) / len(maxima)) if maxima else None,
+        "observed_max": observed[best] if best is not None else None,
+        "observed_max_feature": features[best]["name"] if best is not None else None,
+        "p_observed_max": (adjusted_p(observed[best], ordered_maxima)
+                           if best is not None and null else None),
+        "without_best": None,
+        "histogram": histogram(maxima),
+        "smallest_p": 1 / (1 + perms),
+    }
+    if best is not None and null and len(features) >= 2:
+        # The report's robustness figure: the same single-step family p, with the best
+        # feature taken out of the observed family and of every shuffle.
+        rest = [family_maximum(aucs, skip=best) for aucs in null]
+        rest_best = max((j for j in range(len(features)) if j != best),
+                        key=lambda j: (observed[j], -j))
+        summary["without_best"] = {
+            "removed": features[best]["name"],
+            "observed_max": observed[rest_best],
+            "observed_max_feature": features[rest_best]["name"],
+            "p": adjusted_p(observed[rest_best], sorted(rest))}
+    return summary
+
+
 def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
-          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name=DEFAULT_BASELINE):
+          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name=DEFAULT_BASELINE,
+          named=False):
     """Apply the three gates; return the report as plain data.
 
     labels: list of 0/1. candidates: [(name, values)] with None for undefined.
@@ -2788,8 +3271,8 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
                          "within-stratum AUC exists; drop --strata or choose another column")
     base_auc, base_direction = better_direction(base_u, base_pairs)
     base_pooled = better_direction(*pair_count(baseline, labels))[0]
-    family_names, degenerate = find_degenerate(candidates, labels,
-                                               (baseline_name, baseline), strata)
+    family_names, degenerate, screen_notes = find_degenerate(
+        candidates, labels, (baseline_name, baseline), strata, named=named)
     values_of = dict(candidates)
 
     # Task identity is read in the fixed '+' direction: with no task effect,
@@ -2805,24 +3288,32 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     features = []
     sweeps = []
     base_sweeps = {}
+    base_components = {}
+    same_rows, identity_rows = {}, {}
     for name in family_names:
         values = values_of[name]
         rows = [i for i in everyone if values[i] is not None]
         twice_u, pairs = pair_count(values, labels, groups, rows)
         auc, direction = better_direction(twice_u, pairs)
-        pooled, pooled_direction = better_direction(*pair_count(values, labels, None, rows))
-        same_u, same_pairs = pair_count(baseline, labels, groups, rows)
-        base_same, base_same_direction = better_direction(same_u, same_pairs)
+        pooled, pooled_direction = better_direction(
+            *(pair_count(values, labels, None, rows) if groups is not None
+              else (twice_u, pairs)))
+        key = tuple(rows)
+        if key not in same_rows:       # the same for every feature on these rows
+            same_rows[key] = better_direction(*pair_count(baseline, labels, groups, rows))
+        base_same, base_same_direction = same_rows[key]
         scores = oriented(values, direction)
         base_scores = oriented(baseline, base_same_direction)
         within_u, within_pairs = (pair_count(scores, labels, tasks, rows)
                                   if tasks is not None else (0, 0))
-        key = tuple(rows)
         if key not in base_sweeps:
             base_sweeps[key] = BootstrapSweep(base_scores, labels, strata_codes,
                                               task_codes, rows)
         sweeps.append((BootstrapSweep(scores, labels, strata_codes, task_codes, rows),
                        base_sweeps[key]))
+        undefined = variance_undefined(labels, groups, rows)
+        parts = None if undefined else paired_parts(scores, base_scores, labels, groups,
+                                                    rows, base_components)
         flags = []
         delta_all, delta_same = auc - base_auc, auc - base_same
         if delta_all * delta_same < 0:
@@ -2830,10 +3321,22 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         within = auc_in_direction(within_u, within_pairs, "+")
         if within is not None and within < 0.5:
             flags.append("within_task_reversed")
-        if identity_auc is not None and auc < identity_auc:
+        identity_same = None
+        if identity_auc is not None:
+            # The same-row rule of gate 1: task identity scored on the feature's rows.
+            if key not in identity_rows:
+                scored_rows = [i for i in rows if rate[i] is not None]
+                identity_rows[key] = auc_in_direction(*pair_count(rate, labels, groups,
+                                                                  scored_rows), "+")
+            identity_same = identity_rows[key]
+        if identity_same is not None and auc < identity_same:
             flags.append("below_task_identity")
         if len(rows) < n:
             flags.append("partial_rows")
+        if screen_notes[name]["duplicate_of"]:
+            flags.append("duplicate")
+        if screen_notes[name]["youden_equal_to"]:
+            flags.append("youden_equal")
         features.append({
             "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
             "n_successes": sum(labels[i] for i in rows), "auc": auc,
@@ -2842,44 +3345,35 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
             "baseline_auc_all_rows": base_auc, "baseline_auc_same_rows": base_same,
             "baseline_direction_same_rows": base_same_direction,
             "delta_all_rows": delta_all, "delta_same_rows": delta_same,
-            "delong_p": delong_p(scores, base_scores, labels, groups, rows),
-            "within_task_auc": within, "within_task_pairs": within_pairs, "flags": flags})
+            "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
+            "delong_undefined": undefined,
+            "clustered": clustered_difference(scores, base_scores, labels, groups,
+                                              task_codes, rows, parts=parts),
+            "within_task_auc": within, "within_task_pairs": within_pairs,
+            "task_identity_auc_same_rows": identity_same, "flags": flags,
+            "duplicate_of": screen_notes[name]["duplicate_of"],
+            "youden_equal_to": screen_notes[name]["youden_equal_to"]})
 
     null_family = NullFamily([values_of[f["name"]] for f in features], strata_codes,
                              len(strata_levels) or 1)
     work = n * max(1, len(features)) * (perms + boot)
-    maxima, differences, skipped = resample_in_chunks(
+    null, differences, skipped = resample_in_chunks(
         {"family": null_family, "labels": labels, "permute": permute,
          "strata_codes": strata_codes, "task_codes": task_codes, "sweeps": sweeps,
          "n_clusters": n_clusters}, perms if features else 0,
         boot if clusters_resampled else 0, seed,
         parallel=work >= PARALLEL_WORK)
-    ordered_maxima = sorted(maxima)
-
-    def adjusted(value):
-        return adjusted_p(value, ordered_maxima)
+    family_null = family_tests(features, null, base_auc, perms)
+    family_null["permute"] = permute
+    family_null["tasks_never_moved"] = tasks_never_moved
 
     low, high = (1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2
     for feature, diffs, skips in zip(features, differences, skipped):
-        feature["adjusted_p"] = adjusted(feature["auc"]) if maxima else None
         feature["delta_ci"] = [percentile(diffs, low), percentile(diffs, high)] \
             if diffs else None
         feature["bootstrap_skipped"] = skips
         feature["verdict"] = gate_verdict(feature, clusters_resampled)
 
-    best = max(features, key=lambda f: (f["auc"], -family_names.index(f["name"])),
-               default=None)
-    family_null = {
-        "perms": perms, "permute": permute, "family_size": len(features),
-        "median_max": statistics.median(maxima) if maxima else None,
-        "p_clear_bar": (sum(m > base_auc for m in maxima) / len(maxima)) if maxima else None,
-        "observed_max": best["auc"] if best else None,
-        "observed_max_feature": best["name"] if best else None,
-        "p_observed_max": adjusted(best["auc"]) if best and maxima else None,
-        "histogram": histogram(maxima),
-        "tasks_never_moved": tasks_never_moved,
-        "smallest_p": 1 / (1 + perms),
-    }
     passing = [f["name"] for f in features if f["verdict"] == "passes all three gates"]
     return {
         "n_runs": n, "n_successes": sum(labels), "n_failures": n - sum(labels),
@@ -2994,29 +3488,71 @@ def select_rows(table, conditions):
     return rows
 
 
-def numeric_column(table, column, rows):
-    """Read a column as numbers (None where undefined); a yes/no column reads as 1/0."""
+INTEGER_CELL = re.compile(r"[+-]?\d+")
+SHORT_DECIMAL_CELL = re.compile(r"[+-]?(\d+\.\d*|\.\d+)")
+
+
+def exact_number(value, where):
+    """Read a numeric cell exactly: an integer as a Python int (so 2**53 + 1 keeps its
+    order and its ties), a decimal of at most 15 significant digits as the float it
+    rounds to (distinct such decimals stay distinct and in order), anything longer or
+    in exponent form as an exact Fraction; None where the cell is missing.
+
+    >>> exact_number("9007199254740993", "x"), exact_number("2.5", "x")
+    (9007199254740993, 2.5)
+    >>> exact_number("1e3", "x"), exact_number("0.12345678901234567", "x")
+    (1000, Fraction(12345678901234567, 100000000000000000))
+    >>> exact_number("NA", "x") is None
+    True
+    """
+    if is_missing(value):
+        return None
+    text = str(value).strip()
+    if INTEGER_CELL.fullmatch(text):
+        return int(text)
+    number = parse_number(text, where)       # the shared rules: NaN missing, inf refused
+    if number is None:
+        return None
+    if SHORT_DECIMAL_CELL.fullmatch(text) and \
+            len(text.lstrip("+-").replace(".", "").lstrip("0")) <= 15:
+        return number
     try:
-        return [parse_number(table.rows[i][column], table.where(i, column)) for i in rows]
+        exact = Fraction(text)
+    except ValueError:
+        # Forms float() accepts and Fraction does not ('1_000', ' 1e3'): the float.
+        return number
+    return exact.numerator if exact.denominator == 1 else exact
+
+
+def tolerant_column(table, column, rows):
+    """Read a column exactly, noting instead of raising: (values with None where
+    undefined or not a number, [row indices whose cell is not a number])."""
+    values, bad = [], []
+    for i in rows:
+        text = table.rows[i][column].strip()
+        if text.isdecimal():                  # the common case, read without ceremony
+            values.append(int(text))
+            continue
+        try:
+            values.append(exact_number(text, ""))
+        except InputError:
+            values.append(None)
+            bad.append(i)
+    return values, bad
+
+
+def numeric_column(table, column, rows):
+    """Read a column as exact numbers (None where undefined); a yes/no column reads
+    as 1/0. A cell that is neither is an error naming its row and value."""
+    try:
+        return [exact_number(table.rows[i][column], table.where(i, column)) for i in rows]
     except InputError as number_error:
         try:
             return [None if is_missing(table.rows[i][column]) else
-                    float(parse_bool(table.rows[i][column], table.where(i, column)))
+                    int(parse_bool(table.rows[i][column], table.where(i, column)))
                     for i in rows]
         except InputError:
             raise number_error from None
-
-
-def looks_like_feature(table, column, rows):
-    """True when every defined cell of the column is a number."""
-    for i in rows:
-        cell = table.rows[i][column]
-        if not is_missing(cell):
-            try:
-                float(cell)
-            except ValueError:
-                return False
-    return True
 
 
 def id_like(column):
@@ -3041,6 +3577,12 @@ def read_runs(args, inputs):
     task_col = table.column(args.task, flag="--task", candidates=TASK_NAMES, required=False)
     strata_col = table.column(args.strata, flag="--strata") if args.strata else None
     rows = select_rows(table, args.where)
+    # One canonical order (by run id, else by the row's cells), so that the same rows
+    # in any order give the same draws, the same "first" examples and the same bytes.
+    if run_col:
+        rows.sort(key=lambda i: table.rows[i][run_col].strip())
+    else:
+        rows.sort(key=lambda i: [table.rows[i][c] for c in table.columns])
     n_selected = len(rows)
     if run_col:
         seen = {}
@@ -3147,7 +3689,7 @@ def read_runs(args, inputs):
         base_source = f"column {base_col!r}"
     if len(set(baseline)) == 1:
         raise InputError(f"{table.name}: the baseline {base_col or args.baseline} "
-                         f"({base_source}) is {count_text(baseline[0])} on every one of the "
+                         f"({base_source}) is {number_text(baseline[0])} on every one of the "
                          f"{len(baseline)} audited runs; a constant baseline has no AUC to "
                          f"beat")
 
@@ -3164,18 +3706,47 @@ def read_runs(args, inputs):
                                  f"strata or baseline column, not a feature")
         if len(set(names)) != len(names):
             raise InputError("--features: a column is named twice")
+    roles = {run_col: "run id", task_col: "task", strata_col: "strata", base_col: "baseline"}
+    if not args.verdicts:
+        roles[outcome_col] = "outcome"
+    left_out, not_candidates, read = [], [], {}
+    if args.features:
+        not_candidates = [{"name": c, "why": roles.get(c, "not named")}
+                          for c in table.columns if c not in names]
     elif set(RUN_COLUMNS) <= set(table.columns):
         # A runs table derived from agent output (or written by --write-runs): the
         # family is the derived process measures, tool_calls the baseline.
         names = [c for c in PROCESS_MEASURES if c not in taken]
+        not_candidates = [{"name": c, "why": roles.get(c, "not a process measure")}
+                          for c in table.columns if c not in names and c not in taken]
     else:
-        names = [c for c in table.columns if c not in taken and not id_like(c)
-                 and c.lower() not in OUTCOME_NAMES and c.lower() not in TASK_NAMES
-                 and c.lower() not in RUN_ID_NAMES and looks_like_feature(table, c, rows)]
+        names = []
+        for c in table.columns:
+            role = roles.get(c) or ("id-like name" if id_like(c) else None)
+            if role is None and (c.lower() in OUTCOME_NAMES or c.lower() in TASK_NAMES
+                                 or c.lower() in RUN_ID_NAMES):
+                role = "outcome, task or run id name"
+            if role:
+                not_candidates.append({"name": c, "why": role})
+                continue
+            values, bad = tolerant_column(table, c, rows)
+            defined = len(bad) + sum(v is not None for v in values)
+            if not bad:
+                names.append(c)
+                read[c] = values
+            elif 2 * len(bad) >= defined:
+                not_candidates.append({"name": c, "why": "text"})
+            else:
+                first = min(bad, key=lambda i: table.lines[i])
+                left_out.append({"name": c, "reason": (
+                    f"not a number at row {table.lines[first]}: {table.rows[first][c]!r} "
+                    f"({len(bad)} of {defined} defined cells are not numbers; name it "
+                    f"with --features to see the error)")})
         if not names:
             raise InputError(f"{table.name}: no numeric feature columns; name them with "
                              f"--features")
-    candidates = [(name, numeric_column(table, name, rows)) for name in names]
+    candidates = [(name, read[name] if name in read else numeric_column(table, name, rows))
+                  for name in names]
     if all(v is None for _, values in candidates for v in values):
         raise InputError(f"{table.name}: every feature is undefined on every audited run "
                          f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})")
@@ -3187,7 +3758,9 @@ def read_runs(args, inputs):
         "strata": strata, "baseline_name": base_col or args.baseline,
         "meta": {"table": table.name, "outcome": outcome_name, "task": task_name,
                  "strata": strata_col, "run_id": run_col, "where": list(args.where),
-                 "baseline_source": base_source, "baseline_check": check, "notes": notes},
+                 "baseline_source": base_source, "baseline_check": check, "notes": notes,
+                 "columns": list(table.columns), "not_candidates": not_candidates},
+        "left_out": left_out,
     }
 
 
@@ -3234,11 +3807,12 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=No
             run, table_value, count = mismatches[0]
             check["first_mismatch"] = {
                 "run_id": run, "recomputed": int(count),
-                "table": int(table_value) if table_value.is_integer() else table_value}
+                "table": (int(table_value) if table_value == int(table_value)
+                          else float(table_value))}
             check["notes"].append(
                 f"baseline check failed: {base_col!r} differs from the count of "
                 f"{tool_table.name} rows on {plural(len(mismatches), 'run')}, first {run} "
-                f"({count_text(table_value)} vs {count_text(count)}); the table's "
+                f"({number_text(table_value)} vs {count_text(count)}); the table's "
                 f"column is used")
     return check
 
@@ -3246,8 +3820,11 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=No
 # === Report ===
 FLAG_LETTERS = (("same_row_sign_flip", "T", "same-row sign flip (the same-row trap)"),
                 ("within_task_reversed", "W", "within-task AUC below 0.5"),
-                ("below_task_identity", "I", "below the task-identity AUC"),
-                ("partial_rows", "P", "undefined on some runs"))
+                ("below_task_identity", "I", "below the task-identity AUC on its rows"),
+                ("partial_rows", "P", "undefined on some runs"),
+                ("duplicate", "D", "a named copy of another column"),
+                ("youden_equal", "Y", "equal to another column at their best cuts (a flag "
+                 "only)"))
 PERMUTE_WORDS = {"rows": "across all runs", "strata": "within strata",
                  "tasks": "whole tasks among tasks of equal size"}
 
@@ -3326,8 +3903,14 @@ def summary_lines(result, style="text"):
                     f"direction "
                     f"(a higher rate means success; the direction is not chosen)")
     lines.append(("task identity", identity))
-    lines.append(("family", f"{plural(null['family_size'], 'feature')} tested, "
-                            f"{len(result['degenerate'])} left out as degenerate"))
+    others = meta["not_candidates"]
+    text = (f"{plural(null['family_size'], 'feature')} tested, "
+            f"{plural(len(result['degenerate']), 'column')} left out"
+            f"{' (listed below)' if result['degenerate'] else ''}")
+    if others:
+        text += ("; not candidates: " +
+                 ", ".join(f"{c['name']} ({c['why']})" for c in others))
+    lines.append(("family", text))
     return lines
 
 
@@ -3350,7 +3933,9 @@ def verdict_lines(result):
                               f"{plural(feature['within_task_pairs'], 'pair')}, so inside a task its "
                               f"signal points the other way")
             if "below_task_identity" in feature["flags"]:
-                doubts.append(f"knowing only the task scores {fmt(identity)}, above its "
+                doubts.append(f"knowing only the task scores "
+                              f"{fmt(feature['task_identity_auc_same_rows'])} on its "
+                              f"{plural(feature['n_defined'], 'row')}, above its "
                               f"{fmt(feature['auc'])}")
             if doubts:
                 lines.append(f"But {feature['name']}: {'; '.join(doubts)}. It may measure "
@@ -3361,7 +3946,7 @@ def verdict_lines(result):
         if feature["name"] not in passing:
             lines.append(f"{feature['name']}: {feature['verdict']} (diff "
                          f"{signed(feature['delta_same_rows'])} "
-                         f"{fmt_ci(feature['delta_ci']) or '[undefined]'}, adjusted p "
+                         f"{fmt_ci(feature['delta_ci']) or '[undefined]'}, minP adj p "
                          f"{fmt_p(feature['adjusted_p'])}).")
     for feature in features:
         if "same_row_sign_flip" in feature["flags"]:
@@ -3380,10 +3965,11 @@ def verdict_lines(result):
                      f"shuffles (null median {fmt(null['median_max'])}).")
     identity = result["task_identity_auc"]
     if identity is not None:
-        beaten = [f["name"] for f in features if f["auc"] > identity]
-        lines.append(f"Task identity alone scores {fmt(identity)}; "
-                     + (f"above it: {', '.join(beaten)}." if beaten else
-                        "no feature scores above it."))
+        beaten = [f["name"] for f in features if f["task_identity_auc_same_rows"] is not None
+                  and f["auc"] > f["task_identity_auc_same_rows"]]
+        lines.append(f"Task identity alone scores {fmt(identity)} on all rows; "
+                     + (f"above it on their own rows: {', '.join(beaten)}." if beaten else
+                        "no feature scores above it on its own rows."))
     return lines
 
 
@@ -3413,8 +3999,8 @@ def short_names(names, limit):
 
 
 def feature_tables(result, style, names):
-    """The gate-1 table and the gates-2-and-3 table; `names` maps a feature's name to
-    the form printed (shortened in text, full in Markdown)."""
+    """The gate-1 table, the p-values table and the gate-3 table; `names` maps a
+    feature's name to the form printed (shortened in text, full in Markdown)."""
     stratified = bool(result["meta"]["strata"])
     first = []
     for f in result["features"]:
@@ -3426,10 +4012,12 @@ def feature_tables(result, style, names):
                 signed(f["delta_same_rows"]), fmt_ci(f["delta_ci"]) or "undefined"]
         first.append(row)
     letters = {code: letter for code, letter, _ in FLAG_LETTERS}
-    # DeLong's p is no gate: it sits with the other p in the second table, so the
-    # first one fits an issue comment (about 780 px) without wrapping a value.
-    second = [[names[f["name"]], fmt_p(f["adjusted_p"]), fmt_p(f["delong_p"]),
-               fmt(f["within_task_auc"]),
+    # Two tables, not one: each fits an issue comment (about 780 px) without
+    # wrapping a value. The p-values first, then gate 3 and the flags.
+    second = [[names[f["name"]], fmt_p(f["permutation_p"]), fmt_p(f["adjusted_p"]),
+               fmt_p(f["max_auc_p"]), fmt_p(f["delong_p"]), fmt_p(f["clustered"]["p"])]
+              for f in result["features"]]
+    third = [[names[f["name"]], fmt(f["within_task_auc"]),
                str(f["within_task_pairs"]),
                " ".join(letters[c] for c in f["flags"]) or "-",
                # 'passes' or the first gate failed, as 'gate 2': short, so it never wraps
@@ -3439,9 +4027,10 @@ def feature_tables(result, style, names):
     headers = ["feature", "rows", "AUC"] + (["pooled"] if stratified else []) + \
         ["base all", "base same", "diff", "95% CI"]
     return (render_table(headers, first, style),
-            render_table(["feature", "adj p", "DeLong p", "within-task", "pairs", "flags",
-                          "verdict"],
-                         second, style))
+            render_table(["feature", "perm p", "minP adj p", "max-AUC p", "DeLong p",
+                          "clustered p"], second, style),
+            render_table(["feature", "within-task", "pairs", "flags", "verdict"],
+                         third, style))
 
 
 def text_names(result):
@@ -3451,8 +4040,8 @@ def text_names(result):
     full = [f["name"] for f in result["features"]]
     if not full:
         return {}
-    probe = feature_tables(result, "text", {name: "" for name in full})[0]
-    others = max(len(line) for line in probe.splitlines()) - len("feature")
+    probes = feature_tables(result, "text", {name: "" for name in full})
+    others = max(len(line) for probe in probes for line in probe.splitlines()) - len("feature")
     limit = max(TEXT_NAME_MIN, min(TEXT_NAME_LIMIT, TEXT_WIDTH - others))
     return short_names(full + [d["name"] for d in result["degenerate"]], limit)
 
@@ -3498,7 +4087,8 @@ def render_report(result, style):
     # GitHub comments turn a line break into a break: Markdown prose stays one line.
     paragraph = (lambda text: text) if md else wrap
     if result["features"]:
-        gate1, gates23 = feature_tables(result, style, names)
+        gate1, p_values, gate3 = feature_tables(result, style, names)
+        gates23 = p_values + "\n\n" + gate3
         kind = "task" if result["clusters"] == "tasks" else "run"
         if boot["defined"]:
             interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
@@ -3527,17 +4117,31 @@ def render_report(result, style):
         legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
         out.append("")
         out.append(f"- flags: {legend}" if md else wrap(f"flags: {legend}", indent="  "))
+        columns = ("perm p: the feature's own permutation p; minP adj p: Westfall-Young "
+                   "step-down minP over the family (gate 2); max-AUC p: single-step "
+                   "family-maximum joint p (the report's §7); DeLong p and clustered p: "
+                   "DeLong's paired test and Obuchowski's "
+                   f"{'task' if result['clusters'] == 'tasks' else 'run'}-clustered test of "
+                   "the same-row difference (shown, not used by the verdict); verdict: "
+                   "'passes', or the first gate failed")
+        out.append(f"- {columns}" if md else wrap(columns, indent="  "))
         out.append("")
         rows = [["null median of the family maximum", fmt(null["median_max"])],
                 [f"share of shuffles whose maximum exceeds the baseline "
                  f"{fmt(result['baseline']['auc'])}", fmt(null["p_clear_bar"])],
                 [f"observed maximum ({names[null['observed_max_feature']]})",
                  fmt(null["observed_max"])],
-                ["p of the observed maximum", fmt_p(null["p_observed_max"])]]
+                ["joint p of the observed maximum (single-step max-AUC, the report's §7)",
+                 fmt_p(null["p_observed_max"])]]
+        rest = null["without_best"]
+        if rest:
+            rows.append([f"the same without {names[rest['removed']]}: joint p of "
+                         f"{names[rest['observed_max_feature']]} {fmt(rest['observed_max'])}",
+                         fmt_p(rest["p"])])
         out.append(render_table(["family null", "value"], rows, style))
         out.append("")
     if result["degenerate"]:
-        out.append(heading("Left out of the family as degenerate"))
+        out.append(heading("Left out of the family, with the reason"))
         out.append("")
         out.append(degenerate_table(result["degenerate"], names, style))
         out.append("")
@@ -3558,7 +4162,24 @@ def render_report(result, style):
         notes.append(f"--permute tasks: {plural(never_moved, 'task')} of "
                      f"{result['n_tasks']} {'has' if never_moved == 1 else 'have'} no "
                      f"other task with the same number of runs and never "
-                     f"{'moves' if never_moved == 1 else 'move'} in the shuffles")
+                     f"{'moves' if never_moved == 1 else 'move'} in the shuffles (only "
+                     f"{'its' if never_moved == 1 else 'their'} runs' outcomes are "
+                     f"reshuffled within the task)")
+    for feature in result["features"]:
+        if feature["delong_undefined"]:
+            notes.append(f"{feature['name']}: DeLong p and clustered p undefined: "
+                         f"{feature['delong_undefined']}")
+        elif feature["clustered"]["undefined"]:
+            notes.append(f"{feature['name']}: clustered p undefined: "
+                         f"{feature['clustered']['undefined']}")
+    for feature in result["features"]:
+        if feature["duplicate_of"]:
+            notes.append(f"{feature['name']} (named with --features, so tested): "
+                         f"{feature['duplicate_of']}")
+        if feature["youden_equal_to"]:
+            notes.append(f"{feature['name']}: binarised at its best (Youden) threshold it "
+                         f"equals {feature['youden_equal_to']}; equal cuts need not mean "
+                         f"equal rankings, so it stays in the family")
     skipped = [(f["name"], f["bootstrap_skipped"]) for f in result["features"]
                if f["bootstrap_skipped"]]
     if skipped:
@@ -3793,6 +4414,7 @@ def render_json(result):
     data["baseline"] = dict(data["baseline"], source=meta["baseline_source"],
                             check=meta["baseline_check"])
     data["notes"] = meta["notes"]
+    data["not_candidates"] = meta["not_candidates"]
     return to_json(data)
 
 
@@ -3850,7 +4472,10 @@ def _main(argv):
     result = audit(data["labels"], data["candidates"], data["baseline"],
                    tasks=data["tasks"], strata=data["strata"], perms=args.perms,
                    boot=args.boot, seed=args.seed, permute=args.permute,
-                   baseline_name=data["baseline_name"])
+                   baseline_name=data["baseline_name"], named=bool(args.features))
+    order = {column: index for index, column in enumerate(data["meta"]["columns"])}
+    result["degenerate"] = sorted(result["degenerate"] + data["left_out"],
+                                  key=lambda item: order[item["name"]])
     result["meta"] = data["meta"]
     if args.write_runs:
         write_runs(inputs, args.runs, args.write_runs)

@@ -960,9 +960,15 @@ class TestAucStatistics(unittest.TestCase):
                     variance += w * w * var(d10) / len(pos)
                 if len(neg) > 1:
                     variance += w * w * var(d01) / len(neg)
+            got = self.a.delong_p(x, y, labels, groups, range(n))
+            # Issue 11 item 4: with fewer than 2 successes or failures in a stratum that
+            # has pairs, DeLong's variance is undefined and no p is printed.
+            if any(len(pos) < 2 or len(neg) < 2 for pos, neg in parts):
+                self.assertIsNone(got)
+                checked += 1
+                continue
             if variance <= 1e-12:
                 continue
-            got = self.a.delong_p(x, y, labels, groups, range(n))
             self.assertAlmostEqual(got, math.erfc(abs(diff) / math.sqrt(variance) / math.sqrt(2)),
                                    places=10)
             checked += 1
@@ -1007,7 +1013,7 @@ class TestAucStatistics(unittest.TestCase):
             rows_defined = [i for i in range(n) if values[i] is not None]
             observed = float(best(brute_pairs(values, labels, rows=rows_defined)[0]))
             exact = sum(m >= observed for m in exact_maxima) / len(subsets)
-            self.assertAlmostEqual(feature["adjusted_p"], exact, delta=0.015)
+            self.assertAlmostEqual(feature["max_auc_p"], exact, delta=0.015)
 
     def test_stratified_null_family_matches_brute_force_under_shuffles(self):
         rng = random.Random(14)
@@ -1061,8 +1067,8 @@ class TestAucStatistics(unittest.TestCase):
     def test_task_permutation_moves_whole_task_vectors(self):
         labels = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0]
         tasks = [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4]
-        vectors_by_size = {3: sorted([(1, 0, 1), (1, 0, 0)]),
-                           2: sorted([(1, 0), (1, 1), (1, 0)])}
+        # A task receives another task's number of successes (on random runs of its own).
+        vectors_by_size = {3: [1, 2], 2: [1, 1, 2]}
         draws = self.a.shuffled_draws(labels, "tasks", [0] * 12, tasks, 50, random.Random(3))
         for picked, are_successes in draws:
             shuffled = [int(not are_successes)] * 12
@@ -1071,7 +1077,7 @@ class TestAucStatistics(unittest.TestCase):
             seen = {3: [], 2: []}
             for task in range(5):
                 members = [i for i in range(12) if tasks[i] == task]
-                seen[len(members)].append(tuple(shuffled[i] for i in members))
+                seen[len(members)].append(sum(shuffled[i] for i in members))
             self.assertEqual({k: sorted(v) for k, v in seen.items()}, vectors_by_size)
 
     def test_bootstrap_sweep_matches_weighted_brute_force(self):
@@ -1655,8 +1661,7 @@ class TestAucBaselineRecount(unittest.TestCase):
         log = self.log([(r[0], r[3]) for r in self.rows])
         status, out, err = audit_folder({"runs.csv": table_text(self.header, self.rows),
                                          "tool_calls.csv": log},
-                                        ["--where", "f=0", "--perms", "10", "--boot", "10",
-                                         "--features", "f"])
+                                        ["--where", "f=0", "--perms", "10", "--boot", "10"])
         self.assertNotIn("not in the runs table", err)
         self.assertEqual(status, 0, err)
         self.assertIn("2 of 12 runs", " ".join(out.split()))
@@ -1736,15 +1741,16 @@ class TestAucPermuteTasks(unittest.TestCase):
                                                 "--boot", "20"])
         self.assertIn("2 tasks of 5 have no other task with the same number of runs",
                       " ".join(out.split()))
-        # Under every shuffle the runs of d and e keep their own outcomes.
+        # Under every shuffle d and e keep their own number of successes.
         module = load(AUC)
         codes = [sorted(set(tasks)).index(t) for t in tasks]
-        fixed = [i for i, t in enumerate(tasks) if t in ("d", "e")]
         draws = module.shuffled_draws(labels, "tasks", None, codes, 200, random.Random(5))
         for picked, are_successes in draws:
             chosen = set(picked)
-            for i in fixed:
-                self.assertEqual(i in chosen, labels[i] == are_successes)
+            for task in ("d", "e"):
+                members = [i for i, t in enumerate(tasks) if t == task]
+                self.assertEqual(sum(i in chosen for i in members),
+                                 sum(labels[i] == are_successes for i in members))
 
 
 class TestAucVerdictsWithoutOutcome(unittest.TestCase):
@@ -1797,10 +1803,15 @@ class TestAucManualAndWording(unittest.TestCase):
         without = auc_audit_json(files, ["--perms", "20", "--boot", "20"])
         self.assertIn("arm", [f["name"] for f in without["features"]])
         strat = table_text(header + ["cond"], [r + ["ab"[r[4]]] for r in rows])
-        within = auc_audit_json({"runs.csv": strat}, ["--strata", "cond", "--features", "arm,f",
+        within = auc_audit_json({"runs.csv": strat}, ["--strata", "cond",
                                                   "--perms", "20", "--boot", "20"])
         reasons = {d["name"]: d["reason"] for d in within["degenerate"]}
         self.assertIn("strata", reasons.get("arm", ""))
+        # Named, it is refused with the reason rather than dropped (issue 11 item 2).
+        status, out, err = audit_folder({"runs.csv": strat}, ["--strata", "cond",
+                                                              "--features", "arm,f"])
+        self.assertEqual(status, 2)
+        self.assertIn("'arm' cannot be tested: constant within every stratum", err)
 
     def test_plurals(self):
         header, rows = strong_rows(lambda i: "only")
@@ -1913,11 +1924,10 @@ class TestAucLayout(unittest.TestCase):
             self.assertLessEqual(max(len(l) for l in body.splitlines()), 100, body)
             self.assertIn("…", body)
             # The two names share a 30-character prefix: their cut forms must differ.
-            table = body[body.index("Gates 2 and 3"):]
-            cut = [l.split("  ")[0] for l in table.splitlines()
-                   if l.startswith("implementa")]
-            self.assertEqual(len(cut), 2)
-            self.assertNotEqual(cut[0], cut[1])
+            table = body[body.index("Gates 2 and 3"):body.index("flags:")]
+            cut = sorted({l.split("  ")[0] for l in table.splitlines()
+                          if l.startswith("implementa")})
+            self.assertEqual(len(cut), 2, table)
             status, out, err = audit_folder(files, argv + ["--format", "markdown",
                                                           "--perms", "30", "--boot", "30"])
             self.assertIn(f"| {self.long_a} |", out)
@@ -5120,6 +5130,747 @@ class TestRegradeSandboxFallback(RegradeSandboxFixture):
         self.assertTrue(facts["connect"].startswith("blocked: "), facts)
         self.assertIn("sandbox: 3 runs under unshare (no network and no process outlives a "
                       "run, but the filesystem is not isolated", summary)
+# === auc_audit.py: statistics review (issue 11) ===
+def review_orbit(labels, scheme, strata=None, tasks=None):
+    """Every equally likely outcome vector of a permutation scheme, with multiplicity.
+
+    rows: every choice of the successes among all runs; strata: within each stratum;
+    tasks: every assignment of same-size tasks' success counts to those tasks, times
+    every placement of each count on its task's runs (each pair is equally likely,
+    since the product of the placements' numbers is the same for every assignment).
+    """
+    n = len(labels)
+    if scheme == "rows":
+        for subset in itertools.combinations(range(n), sum(labels)):
+            yield tuple(int(i in subset) for i in range(n))
+        return
+    if scheme == "strata":
+        parts = []
+        for level in sorted(set(strata)):
+            members = [i for i in range(n) if strata[i] == level]
+            parts.append(list(itertools.combinations(members, sum(labels[i] for i in members))))
+        for choice in itertools.product(*parts):
+            chosen = set(itertools.chain(*choice))
+            yield tuple(int(i in chosen) for i in range(n))
+        return
+    by_size = {}
+    for task in sorted(set(tasks)):
+        members = [i for i in range(n) if tasks[i] == task]
+        by_size.setdefault(len(members), []).append(members)
+    groups = [by_size[size] for size in sorted(by_size)]
+    counts = [[sum(labels[i] for i in members) for members in group] for group in groups]
+    for orders in itertools.product(*(itertools.permutations(range(len(g))) for g in groups)):
+        placements = []
+        for group, group_counts, order in zip(groups, counts, orders):
+            for members, source in zip(group, order):
+                placements.append(list(itertools.combinations(members, group_counts[source])))
+        for choice in itertools.product(*placements):
+            chosen = set(itertools.chain(*choice))
+            yield tuple(int(i in chosen) for i in range(n))
+
+
+def review_auc(values, labels, strata=None):
+    """Exact better-direction AUC on the feature's defined rows (None without pairs)."""
+    rows = [i for i in range(len(values)) if values[i] is not None]
+    auc, _ = brute_pairs(values, labels, strata, rows)
+    return None if auc is None else best(auc)
+
+
+def review_stepdown(statistics_by_draw):
+    """Westfall-Young free step-down minP, straight from the definition, in Fractions.
+
+    Row 0 is the observed draw. p_j(b) = share of all draws whose statistic for j is
+    >= draw b's (an undefined statistic has p 1). Feature j's adjusted p is the
+    largest, over the features whose p is <= its own, of the share of draws whose
+    smallest p among the features with p >= that feature's p is <= that p.
+    """
+    draws = len(statistics_by_draw)
+    m = len(statistics_by_draw[0])
+
+    def p(j, value):
+        if value is None:
+            return Fraction(1)
+        return Fraction(sum(1 for row in statistics_by_draw
+                            if row[j] is not None and row[j] >= value), draws)
+
+    null_p = [[p(j, row[j]) for j in range(m)] for row in statistics_by_draw]
+    raw = null_p[0]
+    single = {}
+    for j in range(m):
+        still = [l for l in range(m) if raw[l] >= raw[j]]
+        single[j] = Fraction(sum(1 for row in null_p if min(row[l] for l in still) <= raw[j]),
+                             draws)
+    adjusted = [max(single[l] for l in range(m) if raw[l] <= raw[j]) for j in range(m)]
+    return raw, adjusted
+
+
+REVIEW_LABELS = [1, 1, 0, 1, 0, 0, 1, 0, 1]
+REVIEW_STRATA = ["p", "p", "p", "p", "q", "q", "q", "q", "q"]
+REVIEW_TASKS = ["a", "a", "b", "b", "c", "c", "d", "d", "d"]
+REVIEW_FEATURES = [
+    [3, 5, 1, 4, 2, 2, 6, 0, 5],                    # ties
+    [1, None, 2, 2, 3, None, 1, 4, 2],              # partial rows
+    [7, 7, 1, 2, 7, 3, 3, 1, 7],                    # heavy ties
+    [None, 2, 1, None, None, None, None, None, None],   # a column on 2 rows
+    [7, 7, 1, 2, 7, 3, 3, 1, 7],                    # the same as the third: tied p
+]
+
+
+class TestAucStepDownMinP(unittest.TestCase):
+    def setUp(self):
+        self.a = load(AUC)
+
+    def exact_and_script(self, scheme):
+        labels, strata, tasks = REVIEW_LABELS, None, None
+        if scheme == "strata":
+            strata = REVIEW_STRATA
+        if scheme == "tasks":
+            tasks = REVIEW_TASKS
+        orbit = list(review_orbit(labels, scheme, strata, tasks))
+        observed = tuple(labels)
+        self.assertIn(observed, orbit)
+        # The exact answer: the observed draw first, then every other member of the orbit.
+        others = list(orbit)
+        others.remove(observed)
+        statistics_by_draw = [[review_auc(v, list(draw), strata) for v in REVIEW_FEATURES]
+                              for draw in [observed] + others]
+        raw, adjusted = review_stepdown(statistics_by_draw)
+        # The script, fed the same draws.
+        codes = [0] * len(labels) if strata is None else [sorted(set(strata)).index(s)
+                                                          for s in strata]
+        family = self.a.NullFamily(REVIEW_FEATURES, codes, max(codes) + 1)
+        draws = [([i for i, y in enumerate(draw) if y], True) for draw in others]
+        null = self.a.null_aucs(family, draws)
+        got_observed = family.best_aucs(self.a.picker(
+            [i for i, y in enumerate(labels) if y]), True)
+        got_raw, got_adjusted = self.a.stepdown_minp(got_observed, null)
+        return orbit, raw, adjusted, got_raw, got_adjusted
+
+    def test_stepdown_minp_equals_exact_enumeration_rows(self):
+        orbit, raw, adjusted, got_raw, got_adjusted = self.exact_and_script("rows")
+        self.assertEqual(len(orbit), 126)
+        self.assertEqual(got_raw, [float(p) for p in raw])
+        self.assertEqual(got_adjusted, [float(p) for p in adjusted])
+
+    def test_stepdown_minp_equals_exact_enumeration_strata(self):
+        orbit, raw, adjusted, got_raw, got_adjusted = self.exact_and_script("strata")
+        self.assertEqual(len(orbit), 4 * 10)
+        self.assertEqual(got_raw, [float(p) for p in raw])
+        self.assertEqual(got_adjusted, [float(p) for p in adjusted])
+
+    def test_stepdown_minp_equals_exact_enumeration_tasks(self):
+        orbit, raw, adjusted, got_raw, got_adjusted = self.exact_and_script("tasks")
+        # 3! orders of the 2-run tasks' counts (2, 1, 0) x 2 placements of the 1, times
+        # the lone 3-run task's 3 placements of its 2 successes.
+        self.assertEqual(len(orbit), 6 * 2 * 3)
+        self.assertEqual(got_raw, [float(p) for p in raw])
+        self.assertEqual(got_adjusted, [float(p) for p in adjusted])
+
+    def test_tied_p_values_get_one_adjusted_p_whatever_the_feature_order(self):
+        for scheme in ("rows", "strata", "tasks"):
+            _, raw, adjusted, _, got = self.exact_and_script(scheme)
+            self.assertEqual(raw[2], raw[4])
+            self.assertEqual(got[2], got[4])
+        rng = random.Random(41)
+        observed = [rng.choice([0.6, 0.7, 0.8]) for _ in range(6)]
+        null = [[rng.choice([0.5, 0.6, 0.7, 0.8, None]) for _ in range(6)]
+                for _ in range(40)]
+        raw, adjusted = self.a.stepdown_minp(observed, null)
+        exact_raw, exact_adjusted = review_stepdown([observed] + null)
+        self.assertEqual(adjusted, [float(p) for p in exact_adjusted])
+        for _ in range(10):
+            order = list(range(6))
+            rng.shuffle(order)
+            _, shuffled = self.a.stepdown_minp([observed[j] for j in order],
+                                               [[row[j] for j in order] for row in null])
+            self.assertEqual(shuffled, [adjusted[j] for j in order])
+
+    def test_script_draws_stay_in_the_orbit_and_cover_it(self):
+        for scheme in ("rows", "strata", "tasks"):
+            strata = REVIEW_STRATA if scheme == "strata" else None
+            tasks = REVIEW_TASKS if scheme == "tasks" else None
+            orbit = set(review_orbit(REVIEW_LABELS, scheme, strata, tasks))
+            n = len(REVIEW_LABELS)
+            codes = None if strata is None else [sorted(set(strata)).index(s) for s in strata]
+            task_codes = None if tasks is None else [sorted(set(tasks)).index(t) for t in tasks]
+            seen = set()
+            for picked, are_successes in self.a.shuffled_draws(
+                    REVIEW_LABELS, scheme, codes, task_codes, 3000, random.Random(7)):
+                draw = [int(not are_successes)] * n
+                for row in picked:
+                    draw[row] = int(are_successes)
+                self.assertIn(tuple(draw), orbit)
+                seen.add(tuple(draw))
+            self.assertEqual(seen, orbit)
+
+    def test_command_line_minp_approaches_the_exact_value(self):
+        for scheme, argv in (("rows", []), ("tasks", ["--permute", "tasks"]),
+                             ("strata", ["--strata", "condition"])):
+            tasks = REVIEW_TASKS if scheme == "tasks" else None
+            strata = REVIEW_STRATA if scheme == "strata" else None
+            orbit = list(review_orbit(REVIEW_LABELS, scheme, strata, tasks))
+            others = list(orbit)
+            others.remove(tuple(REVIEW_LABELS))
+            features = REVIEW_FEATURES[:4]
+            statistics_by_draw = [[review_auc(v, list(d), strata) for v in features]
+                                  for d in [tuple(REVIEW_LABELS)] + others]
+            raw, adjusted = review_stepdown(statistics_by_draw)
+            header = ["run_id", "task_id", "condition", "verified", "tool_calls",
+                      "a", "b", "c", "d"]
+            rows = [[f"r{i}", REVIEW_TASKS[i], REVIEW_STRATA[i], REVIEW_LABELS[i], 10 + i % 3]
+                    + ["" if v[i] is None else v[i] for v in features]
+                    for i in range(len(REVIEW_LABELS))]
+            result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                    ["--perms", "20000", "--boot", "10", "--features",
+                                     "a,b,c,d", *argv])
+            self.assertEqual(len(result["features"]), 4)
+            for feature in result["features"]:
+                j = "abcd".index(feature["name"])
+                self.assertAlmostEqual(feature["permutation_p"], float(raw[j]), delta=0.01)
+                # Where two features' exact p-values tie (here a's and b's top atoms, both
+                # 2/126 under rows), Monte Carlo estimates them a hair apart and minP can
+                # drop that atom: the estimate may sit up to one atom (0.016) low.
+                self.assertAlmostEqual(feature["adjusted_p"], float(adjusted[j]), delta=0.03)
+
+    def test_a_column_on_two_rows_no_longer_caps_the_family(self):
+        # Issue 11 item 1: 'tiny' (2 on run-001, a success; 1 on run-002, a failure)
+        # scores AUC 1 under every shuffle that keeps one of each on its two rows, so the
+        # single-step max-AUC null capped search_calls' adjusted p at 0.477.
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+        out = [lines[0] + ",tiny"]
+        for line in lines[1:]:
+            run_id = line.split(",", 1)[0]
+            out.append(line + "," + {"run-001": "2", "run-002": "1"}.get(run_id, ""))
+        result = auc_audit_json({"runs.csv": "\n".join(out) + "\n"}, ["--strata", "condition"])
+        search = next(f for f in result["features"] if f["name"] == "search_calls")
+        self.assertLess(search["adjusted_p"], 0.05)
+        self.assertGreater(search["max_auc_p"], 0.4)      # the report's single-step figure
+
+    def test_example_keeps_the_report_figures_beside_the_stepdown(self):
+        result = auc_audit_json({"runs.csv": open(os.path.join(EXAMPLE_RUNS, "runs.csv"),
+                                                  encoding="utf-8").read()},
+                                ["--strata", "condition"])
+        null = result["family_null"]
+        search = next(f for f in result["features"] if f["name"] == "search_calls")
+        self.assertEqual(null["observed_max_feature"], "search_calls")
+        self.assertEqual(round(null["p_observed_max"], 3), round(search["max_auc_p"], 3))
+        self.assertLess(search["adjusted_p"], 0.05)
+        self.assertLessEqual(search["permutation_p"], search["adjusted_p"])
+        rest = null["without_best"]
+        self.assertEqual(rest["removed"], "search_calls")
+        self.assertNotEqual(rest["observed_max_feature"], "search_calls")
+        self.assertGreater(rest["p"], 0.05)
+
+
+def youden_repro_table():
+    """Issue 11 item 2: f and tool_calls cut at their best thresholds agree, their
+    rankings do not: f scores 30/36 = 0.833 against the baseline's 21/36 = 0.583."""
+    successes = [(12, 35), (76, 21), (74, 5), (56, 52), (42, 63), (79, 6)]
+    failures = [(71, 56), (60, 69), (48, 71), (64, 37), (61, 93), (17, 33)]
+    rows = [[f"r{i:02d}", y, calls, f] for i, (y, (calls, f)) in enumerate(
+        [(1, pair) for pair in successes] + [(0, pair) for pair in failures])]
+    return ["run_id", "verified", "tool_calls", "f"], rows
+
+
+class TestAucNothingDroppedInSilence(unittest.TestCase):
+    def test_youden_equal_column_is_flagged_and_tested(self):
+        header, rows = youden_repro_table()
+        labels = [r[1] for r in rows]
+        self.assertEqual(best(pair_auc([r[3] for r in rows], labels)), Fraction(5, 6))
+        self.assertEqual(best(pair_auc([r[2] for r in rows], labels)), Fraction(7, 12))
+        files = {"runs.csv": csv_text(header, rows)}
+        for argv in (["--features", "f"], []):
+            result = auc_audit_json(files, argv + ["--perms", "200", "--boot", "50"])
+            self.assertEqual([f["name"] for f in result["features"]], ["f"])
+            feature = result["features"][0]
+            self.assertEqual(feature["auc"], 5 / 6)
+            self.assertEqual(feature["baseline_auc_same_rows"], 7 / 12)
+            self.assertIn("youden_equal", feature["flags"])
+            self.assertEqual(feature["youden_equal_to"], "the baseline 'tool_calls' binarised")
+            self.assertEqual(result["degenerate"], [])
+
+    def table(self):
+        header = ["run_id", "task_id", "condition", "verified", "tool_calls", "good",
+                  "const", "copy", "monotone", "flipped", "by_condition", "elapsed",
+                  "claimed"]
+        rows = []
+        rng = random.Random(3)
+        for i in range(16):
+            y = int(i % 3 != 0)
+            good = rng.randint(0, 9) + 4 * y
+            rows.append([f"r{i:02d}", f"t{i // 2}", "ab"[i % 2], y, 10 + (i * 7) % 11, good,
+                         5, 10 + (i * 7) % 11, good * good + 1, 100 - good, 3 + i % 2,
+                         "8.0m" if i == 5 else ("?" if i == 9 else i * 1.5),
+                         "yes" if i % 4 else "no"])
+        return header, rows
+
+    def test_only_constant_copies_and_strata_are_left_out_each_with_its_reason(self):
+        header, rows = self.table()
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--strata", "condition", "--perms", "100", "--boot", "30"])
+        reasons = {d["name"]: d["reason"] for d in result["degenerate"]}
+        self.assertEqual([f["name"] for f in result["features"]], ["good"])
+        self.assertIn("constant (5)", reasons["const"])
+        self.assertIn("identical to the baseline 'tool_calls'", reasons["copy"])
+        self.assertIn("the same ranking as 'good' on the same 16 rows", reasons["monotone"])
+        self.assertIn("the same ranking (reversed) as 'good'", reasons["flipped"])
+        self.assertIn("reproduces the strata", reasons["by_condition"])
+        # A numeric column with a few bad cells: its first bad cell, row and value.
+        self.assertIn("not a number at row 7: '8.0m' (2 of 16", reasons["elapsed"])
+        self.assertEqual([d["name"] for d in result["degenerate"]],
+                         ["const", "copy", "monotone", "flipped", "by_condition", "elapsed"])
+        self.assertEqual(result["not_candidates"][-1], {"name": "claimed", "why": "text"})
+        status, out, err = audit_folder({"runs.csv": csv_text(header, rows)},
+                                        ["--strata", "condition", "--perms", "100",
+                                         "--boot", "30"])
+        flat = " ".join(out.split())
+        self.assertIn("1 feature tested, 6 columns left out (listed below); not candidates: "
+                      "run_id (run id), task_id (task), condition (strata), verified "
+                      "(outcome), tool_calls (baseline), claimed (text)", flat)
+
+    def test_named_features_are_tested_or_refused_with_the_reason(self):
+        header, rows = self.table()
+        files = {"runs.csv": csv_text(header, rows)}
+        result = auc_audit_json(files, ["--features", "good,monotone,copy", "--perms", "50",
+                                        "--boot", "20"])
+        self.assertEqual([f["name"] for f in result["features"]], ["good", "monotone", "copy"])
+        by_name = {f["name"]: f for f in result["features"]}
+        self.assertIn("duplicate", by_name["monotone"]["flags"])
+        self.assertIn("'good'", by_name["monotone"]["duplicate_of"])
+        self.assertIn("the baseline 'tool_calls'", by_name["copy"]["duplicate_of"])
+        for name, words in (("const", "cannot be tested: constant (5)"),
+                            ("elapsed", "row 7, column 'elapsed': expected a number, got '8.0m'")):
+            status, out, err = audit_folder(files, ["--features", f"good,{name}"])
+            self.assertEqual(status, 2)
+            self.assertIn(words, err)
+            self.assertNotIn("Traceback", err)
+        status, out, err = audit_folder(files, ["--features", "by_condition", "--strata",
+                                                "condition"])
+        self.assertEqual(status, 2)
+        self.assertIn("'by_condition' cannot be tested: constant within every stratum", err)
+
+
+class TestAucExactNumbers(unittest.TestCase):
+    def test_integers_beyond_2_53_keep_their_order_and_ties(self):
+        # Issue 11 item 3: nanosecond-like values 2**53 .. 2**53 + 5. Read as floats,
+        # 2**53 + 1 collapses onto 2**53 and +3, +5 onto +4: AUC 11/18 = 0.611.
+        # Exactly, the alternating outcome gives 2/3 = 0.667.
+        stamps = [2 ** 53 + i for i in range(6)]
+        labels = [1, 0, 1, 0, 1, 0]
+        self.assertEqual(best(pair_auc(stamps, labels)), Fraction(2, 3))
+        self.assertEqual(best(pair_auc([float(s) for s in stamps], labels)), Fraction(11, 18))
+        header = ["run_id", "verified", "tool_calls", "stamp"]
+        rows = [[f"r{i}", y, 10 + i % 4, s] for i, (y, s) in enumerate(zip(labels, stamps))]
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--features", "stamp", "--perms", "50", "--boot", "20"])
+        self.assertEqual(round(result["features"][0]["auc"], 3), 0.667)
+        self.assertEqual(result["features"][0]["auc"], 2 / 3)
+
+    def test_exact_values_in_ties_copies_and_the_screen(self):
+        # Two columns a float reader would make equal (and constant) differ exactly.
+        big = 2 ** 53
+        header = ["run_id", "verified", "tool_calls", "a", "b"]
+        labels = [1, 0, 1, 1, 0, 0]
+        rows = [[f"r{i}", y, 10 + i, big + (i % 2), big + 2 * (i % 3)]
+                for i, y in enumerate(labels)]
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--perms", "50", "--boot", "20"])
+        self.assertEqual([f["name"] for f in result["features"]], ["a", "b"])
+        self.assertEqual(result["degenerate"], [])
+        a = [big + (i % 2) for i in range(6)]
+        self.assertEqual(result["features"][0]["auc"], float(best(pair_auc(a, labels))))
+
+    def test_a_constant_long_decimal_baseline_is_an_error_not_a_traceback(self):
+        header = ["run_id", "verified", "tool_calls", "f"]
+        rows = [["r1", 1, "0.12345678901234567", 1], ["r2", 0, "0.12345678901234567", 2],
+                ["r3", 1, "0.12345678901234567", 3]]
+        status, out, err = audit_folder({"runs.csv": csv_text(header, rows)}, [])
+        self.assertEqual(status, 2)
+        self.assertIn("is 0.12345678901234567 on every one of the 3 audited runs", err)
+        self.assertNotIn("Traceback", err)
+
+    def test_exact_reader(self):
+        module = load(AUC)
+        read = module.exact_number
+        self.assertEqual(read("9007199254740993", "x"), 2 ** 53 + 1)
+        self.assertIsInstance(read("12", "x"), int)
+        self.assertEqual(read("-0.25", "x"), -0.25)
+        self.assertEqual(read("0.30000000000000001", "x"), Fraction(30000000000000001, 10 ** 17))
+        self.assertNotEqual(read("0.30000000000000001", "x"), read("0.3", "x"))
+        self.assertEqual(read("1e20", "x"), 10 ** 20)
+        self.assertIsNone(read("nan", "x"))
+        with self.assertRaises(module.InputError):
+            read("inf", "x")
+        with self.assertRaises(module.InputError):
+            read("8.0m", "x")
+
+
+def psi(a, b):
+    return Fraction(1) if a > b else Fraction(1, 2) if a == b else Fraction(0)
+
+
+def obuchowski_difference(x, y, labels, clusters):
+    """Obuchowski (1997) clustered variance of AUC(x) - AUC(y), term by term, in
+    Fractions: S10, S01 and S11 per test and across tests, straight from the paper."""
+    pos = [i for i in range(len(labels)) if labels[i]]
+    neg = [i for i in range(len(labels)) if not labels[i]]
+    big_m, big_n = len(pos), len(neg)
+    names = sorted(set(clusters))
+    count = len(names)
+    comps = {}
+    for key, t in (("x", x), ("y", y)):
+        v10 = {i: sum(psi(t[i], t[k]) for k in neg) / big_n for i in pos}
+        v01 = {k: sum(psi(t[i], t[k]) for i in pos) / big_m for k in neg}
+        theta = sum(v10.values()) / big_m
+        a = {c: sum(v10[i] for i in pos if clusters[i] == c)
+             - theta * sum(1 for i in pos if clusters[i] == c) for c in names}
+        b = {c: sum(v01[k] for k in neg if clusters[k] == c)
+             - theta * sum(1 for k in neg if clusters[k] == c) for c in names}
+        comps[key] = (theta, a, b)
+    # The paper's I10 and I01: the clusters holding at least one success (failure).
+    i10 = len({clusters[i] for i in pos})
+    i01 = len({clusters[k] for k in neg})
+
+    def s10(p, q):
+        return (Fraction(i10, i10 - 1) / big_m
+                * sum(comps[p][1][c] * comps[q][1][c] for c in names))
+
+    def s01(p, q):
+        return (Fraction(i01, i01 - 1) / big_n
+                * sum(comps[p][2][c] * comps[q][2][c] for c in names))
+
+    def s11(p, q):
+        return Fraction(count, count - 1) * sum(comps[p][1][c] * comps[q][2][c]
+                                                 for c in names)
+
+    def cov(p, q):
+        return (s10(p, q) / big_m + s01(p, q) / big_n
+                + (s11(p, q) + s11(q, p)) / (big_m * big_n))
+
+    difference = comps["x"][0] - comps["y"][0]
+    return difference, cov("x", "x") + cov("y", "y") - 2 * cov("x", "y")
+
+
+class TestAucDeLongAndClustered(unittest.TestCase):
+    def setUp(self):
+        self.a = load(AUC)
+
+    def test_delong_undefined_with_one_failure(self):
+        # Issue 11 item 4: 3 successes and 1 failure; pROC gives NaN, the old code 0.0455.
+        header = ["run_id", "verified", "tool_calls", "f"]
+        rows = [["r1", 1, 8, 2], ["r2", 1, 8, 3], ["r3", 0, 10, 3], ["r4", 1, 8, 3]]
+        files = {"runs.csv": csv_text(header, rows)}
+        result = auc_audit_json(files, ["--features", "f", "--perms", "20", "--boot", "20"])
+        feature = result["features"][0]
+        self.assertIsNone(feature["delong_p"])
+        self.assertIn("3 successes and 1 failure", feature["delong_undefined"])
+        self.assertIsNone(feature["clustered"]["p"])
+        status, out, err = audit_folder(files, ["--features", "f", "--perms", "20",
+                                                "--boot", "20"])
+        p_values = out[out.index("feature  perm p"):]
+        row = next(l for l in p_values.splitlines() if l.startswith("f "))
+        self.assertTrue(row.endswith("undefined  undefined"), row)
+        self.assertIn("DeLong p and clustered p undefined: 3 successes and 1 failure",
+                      " ".join(out.split()))
+
+    def test_stratified_delong_needs_two_of_each_in_every_stratum_with_pairs(self):
+        labels = [1, 1, 0, 0, 1, 0, 0, 1]
+        groups = ["p", "p", "p", "p", "q", "q", "q", "q"]
+        x = [5, 4, 1, 2, 7, 3, 1, 2]
+        y = [3, 1, 2, 4, 1, 2, 7, 5]
+        self.assertIsNotNone(self.a.delong_p(x, y, labels, groups, range(8)))
+        labels_one = [1, 1, 0, 0, 1, 0, 0, 0]          # stratum q: 1 success, 3 failures
+        self.assertIsNone(self.a.delong_p(x, y, labels_one, groups, range(8)))
+        self.assertIn("in stratum 'q'",
+                      self.a.variance_undefined(labels_one, groups, range(8)))
+        # A stratum with no pair at all contributes nothing and does not block.
+        labels_none = [1, 1, 0, 0, 0, 0, 0, 0]
+        self.assertIsNone(self.a.variance_undefined(labels_none, groups, range(8)))
+
+    def test_clustered_variance_counts_clusters_per_outcome(self):
+        # An outside review: tasks t1 (two successes) and t2 (two failures) hold one
+        # outcome only, so Obuchowski's I10 = I01 = 3 of I = 4 clusters. The old
+        # code's I / (I - 1) on every term gave variance 0.114583 (p 0.712). By hand
+        # from the paper: 0.128255208... (p 0.727).
+        labels = [1, 1, 0, 0, 1, 0, 1, 0]
+        clusters = ["t1", "t1", "t2", "t2", "t3", "t3", "t4", "t4"]
+        baseline = [-5, -3, -4, -6, -2, -1, -7, -8]    # tool_calls, read in its - direction
+        feature = [9, 7, 2, 5, 6, 4, 3, 8]
+        difference, variance = obuchowski_difference(feature, baseline, labels, clusters)
+        self.assertEqual(difference, Fraction(1, 8))
+        self.assertEqual(variance, Fraction(985, 7680))
+        got = self.a.clustered_difference(feature, baseline, labels, None, clusters, range(8))
+        self.assertAlmostEqual(got["variance"], 985 / 7680, places=12)
+        self.assertAlmostEqual(got["p"], 0.727060904417455, places=9)
+
+    def test_clustered_variance_matches_obuchowski_term_by_term(self):
+        rng = random.Random(57)
+        checked = 0
+        for _ in range(80):
+            n = rng.randint(6, 18)
+            labels = [1, 1, 0, 0] + [rng.randint(0, 1) for _ in range(n - 4)]
+            clusters = [rng.randint(0, 4) for _ in range(n)]
+            x = [rng.randint(0, 5) for _ in range(n)]
+            y = [rng.randint(0, 5) for _ in range(n)]
+            if len(set(clusters)) < 2:
+                continue
+            difference, variance = obuchowski_difference(x, y, labels, clusters)
+            got = self.a.clustered_difference(x, y, labels, None, clusters, range(n))
+            self.assertAlmostEqual(got["difference"], float(difference), places=12)
+            self.assertAlmostEqual(got["variance"], float(variance), places=12)
+            if variance > 0:
+                self.assertAlmostEqual(got["p"], math.erfc(abs(float(difference)) / math.sqrt(
+                    float(variance)) / math.sqrt(2)), places=10)
+                checked += 1
+        self.assertGreater(checked, 50)
+
+    def test_stratified_clustered_variance_matches_the_per_pair_influences(self):
+        rng = random.Random(58)
+        checked = 0
+        for _ in range(40):
+            n = rng.randint(10, 20)
+            groups = [rng.randint(0, 1) for _ in range(n)]
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            clusters = [rng.randint(0, 5) for _ in range(n)]
+            x = [rng.randint(0, 4) for _ in range(n)]
+            y = [rng.randint(0, 4) for _ in range(n)]
+            parts = []
+            for g in (0, 1):
+                pos = [i for i in range(n) if groups[i] == g and labels[i]]
+                neg = [i for i in range(n) if groups[i] == g and not labels[i]]
+                if pos and neg:
+                    parts.append((pos, neg))
+            got = self.a.clustered_difference(x, y, labels, groups, clusters, range(n))
+            if not parts or any(len(p) < 2 or len(q) < 2 for p, q in parts):
+                self.assertIsNone(got["p"])
+                continue
+            total = sum(len(p) * len(q) for p, q in parts)
+            # I counts the clusters holding a run of a stratum with pairs; I10 and I01
+            # those holding a success and a failure (Obuchowski's small-sample factors).
+            used = {clusters[i] for p, q in parts for i in p + q}
+            i10 = len({clusters[i] for p, _ in parts for i in p})
+            i01 = len({clusters[k] for _, q in parts for k in q})
+            if i10 < 2 or i01 < 2:
+                self.assertIsNone(got["p"])
+                continue
+            success = {c: Fraction(0) for c in used}
+            failure = {c: Fraction(0) for c in used}
+            difference = Fraction(0)
+            for pos, neg in parts:
+                w = Fraction(len(pos) * len(neg), total)
+                d = {(i, k): psi(x[i], x[k]) - psi(y[i], y[k]) for i in pos for k in neg}
+                gap = sum(d.values()) / (len(pos) * len(neg))
+                difference += w * gap
+                for i in pos:
+                    success[clusters[i]] += w * (sum(d[i, k] for k in neg) / len(neg)
+                                                 - gap) / len(pos)
+                for k in neg:
+                    failure[clusters[k]] += w * (sum(d[i, k] for i in pos) / len(pos)
+                                                 - gap) / len(neg)
+            count = len(used)
+            variance = (Fraction(i10, i10 - 1) * sum(v * v for v in success.values())
+                        + Fraction(i01, i01 - 1) * sum(v * v for v in failure.values())
+                        + 2 * Fraction(count, count - 1)
+                        * sum(success[c] * failure[c] for c in used))
+            self.assertAlmostEqual(got["difference"], float(difference), places=12)
+            self.assertAlmostEqual(got["variance"], float(variance), places=12)
+            checked += 1
+        self.assertGreater(checked, 15)
+
+
+class TestAucRowOrderAndIdentity(unittest.TestCase):
+    def shuffled_copy(self, seed):
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+        body = lines[1:]
+        random.Random(seed).shuffle(body)
+        return "\n".join([lines[0]] + body) + "\n"
+
+    def report_without_provenance(self, text, argv):
+        status, out, err = audit_folder({"runs.csv": text}, argv)
+        self.assertEqual(status, 0, err)
+        return out.split("-- provenance --")[0]
+
+    def test_same_rows_in_any_order_give_the_same_bytes(self):
+        # Issue 11 item 5: reversing rows within tasks moved edit_calls' adjusted p
+        # under --permute tasks from 0.188 to 0.202 (8 Monte Carlo standard errors).
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            original = handle.read()
+        for argv in (["--permute", "tasks", "--perms", "400", "--boot", "200"],
+                     ["--strata", "condition", "--perms", "400", "--boot", "200"],
+                     ["--perms", "400", "--boot", "200", "--format", "json"]):
+            expected = self.report_without_provenance(original, argv)
+            if "json" in argv:
+                expected = json.dumps({k: v for k, v in json.loads(expected).items()
+                                       if k != "provenance"})
+            for seed in (1, 2):
+                got = self.report_without_provenance(self.shuffled_copy(seed), argv)
+                if "json" in argv:
+                    got = json.dumps({k: v for k, v in json.loads(got).items()
+                                      if k != "provenance"})
+                self.assertEqual(got, expected)
+
+    def test_rows_without_run_ids_are_ordered_by_their_cells(self):
+        header = ["task_id", "verified", "tool_calls", "f", "g"]
+        rng = random.Random(9)
+        rows = [[f"t{i // 3}", int(rng.random() < 0.5), rng.randint(5, 30),
+                 rng.randint(0, 9), round(rng.random(), 3)] for i in range(30)]
+        rows[0][1], rows[1][1] = 1, 0
+        argv = ["--permute", "tasks", "--perms", "300", "--boot", "100"]
+        expected = self.report_without_provenance(csv_text(header, rows), argv)
+        for seed in (3, 4):
+            shuffled = list(rows)
+            random.Random(seed).shuffle(shuffled)
+            self.assertEqual(self.report_without_provenance(csv_text(header, shuffled), argv),
+                             expected)
+
+    def test_task_identity_flag_uses_the_features_own_rows(self):
+        # Pure tasks (all succeed or all fail) make task identity near perfect on all
+        # rows; the feature is defined only in mixed tasks, where leaving a run out
+        # points the other way: identity on its own rows is far below its AUC.
+        header = ["run_id", "task_id", "verified", "tool_calls", "f"]
+        rows = []
+        for t in range(4):                          # pure tasks, f undefined
+            for r in range(4):
+                rows.append([f"p{t}{r}", f"pure{t}", int(t % 2 == 0), 10 + (t * 3 + r) % 7, ""])
+        for t in range(4):                          # mixed tasks: 2 of 4 succeed
+            for r in range(4):
+                y = int(r < 2)
+                rows.append([f"m{t}{r}", f"mixed{t}", y, 10 + (t + 2 * r) % 5,
+                             (t * r) % 5 + 2 * y])
+        labels = [r[2] for r in rows]
+        tasks = [r[1] for r in rows]
+        rate = []
+        for i in range(len(rows)):
+            others = [labels[j] for j in range(len(rows)) if tasks[j] == tasks[i] and j != i]
+            rate.append(Fraction(sum(others), len(others)))
+        own = [i for i in range(len(rows)) if rows[i][4] != ""]
+        identity_all = pair_auc(rate, labels)
+        identity_own = pair_auc(rate, labels, own)
+        feature_auc = best(pair_auc([rows[i][4] if i in own else None for i in range(len(rows))],
+                                    labels, own))
+        self.assertGreater(identity_all, feature_auc)
+        self.assertLess(identity_own, feature_auc)
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--perms", "50", "--boot", "30"])
+        feature = result["features"][0]
+        self.assertEqual(feature["auc"], float(feature_auc))
+        self.assertEqual(result["task_identity_auc"], float(identity_all))
+        self.assertEqual(feature["task_identity_auc_same_rows"], float(identity_own))
+        self.assertNotIn("below_task_identity", feature["flags"])
+
+    def test_youden_tie_rule_is_the_one_the_manual_states(self):
+        module = load(AUC)
+        doc = " ".join(module.youden_binarise.__doc__.split())
+        self.assertIn("the + direction (higher = success) wins over the - direction", doc)
+        self.assertIn("in + the highest cut, in - the lowest", doc)
+        rng = random.Random(21)
+        for _ in range(300):
+            n = rng.randint(2, 12)
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            scores = [rng.randint(0, 4) for _ in range(n)]
+            n1, n0 = sum(labels), n - sum(labels)
+            if not n1 or not n0:
+                continue
+            candidates = []           # (gain, + first, fewest called 1) per cut
+            for sign in (1, -1):
+                for cut in sorted(set(scores)):
+                    called = [int(sign * v >= sign * cut) for v in scores]
+                    hits = sum(c for c, y in zip(called, labels) if y)
+                    alarms = sum(c for c, y in zip(called, labels) if not y)
+                    candidates.append((hits * n0 - alarms * n1, sign, -sum(called),
+                                       tuple(called)))
+            top = max(candidates)
+            self.assertEqual(module.youden_binarise(scores, labels), top[3])
+
+
+class TestAucSpeedPathsAgree(unittest.TestCase):
+    def test_grouped_and_per_run_sweeps_match_weighted_brute_force(self):
+        module = load(AUC)
+        rng = random.Random(61)
+        for trial in range(120):
+            n = rng.randint(3, 24)
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            strata = [rng.randint(0, 1) for _ in range(n)]
+            tasks = [rng.randint(0, 5) for _ in range(n)]
+            draw = (lambda: rng.randint(0, 3)) if trial % 2 else (lambda: rng.random())
+            scores = [None if rng.random() < 0.2 else draw() for _ in range(n)]
+            rows = [i for i in range(n) if scores[i] is not None]
+            weights = [rng.randint(0, 3) for _ in range(6)]
+            expected, expected_pairs = brute_pairs(scores, labels, strata, rows,
+                                                   [weights[t] for t in tasks])
+            for grouped in (True, False):
+                sweep = module.BootstrapSweep(scores, labels, strata, tasks, rows,
+                                              grouped=grouped)
+                twice_u, pairs = sweep.pair_count(weights)
+                self.assertEqual(pairs, expected_pairs)
+                if pairs:
+                    self.assertEqual(Fraction(twice_u, 2 * pairs), expected)
+
+    def test_inlined_sampler_and_task_weights_reproduce_the_standard_library(self):
+        module = load(AUC)
+        for seed in range(200):
+            sizes = random.Random(seed)
+            n = sizes.randint(1, 5000)
+            k = sizes.randint(0, n)
+            population = range(n) if seed % 2 else [f"r{i}" for i in range(n)]
+            ours, theirs = random.Random(seed), random.Random(seed)
+            self.assertEqual(module.sample(ours, population, k), theirs.sample(population, k))
+            tasks = sizes.randint(1, 300)
+            counts = [0] * tasks
+            for task in theirs.choices(range(tasks), k=tasks):
+                counts[task] += 1
+            self.assertEqual(module.cluster_weights(ours, tasks), counts)
+
+
+def issue11_shape_runs(seed=1, n_runs=10000, n_features=20, runs_per_task=4,
+                       undefined_share=0.3):
+    """Issue 11's speed shape: a 500-instance benchmark run 20 times, as 2,500 tasks of
+    4 runs, 20 features (half counts, half continuous), 5 of them undefined on the
+    same 30% of runs (the runs that never edited), no strata."""
+    rng = random.Random(seed)
+    ease = [rng.random() for _ in range(n_runs // runs_per_task)]
+    header = ["run_id", "task_id", "condition", "verified", "tool_calls"] + \
+        [f"f{j:02d}" for j in range(n_features)]
+    rows = []
+    for i in range(n_runs):
+        task = i // runs_per_task
+        y = int(rng.random() < ease[task])
+        edited = rng.random() >= undefined_share
+        row = [f"r{i:05d}", f"t{task:04d}", "a", y, rng.randint(10, 80) + (0 if y else 8)]
+        for j in range(n_features):
+            if j % 4 == 0 and not edited:
+                row.append("")
+            elif j % 2:
+                row.append(rng.randint(0, 40) + (3 * y if j % 3 == 0 else 0))
+            else:
+                row.append(f"{rng.gauss(0.2 * y * (j % 3 == 0), 1):.4f}")
+        rows.append(row)
+    return csv_text(header, rows)
+
+
+def bench_auc_issue11_shape():
+    """The whole default audit (no strata) on issue 11's shape: wall and CPU seconds,
+    the load average, and the speed-up over recomputing every AUC from scratch."""
+    table = issue11_shape_runs()
+    load_before = os.getloadavg()
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", table)
+        start, before = time.perf_counter(), os.times()
+        status, out, err = run(AUC, [path, "--format", "json"])
+        seconds, after = time.perf_counter() - start, os.times()
+    assert status == 0, err
+    cpu = sum(after[:4]) - sum(before[:4])       # this process and its forked workers
+    load_after = os.getloadavg()
+    naive = naive_audit_seconds(table, 2000, 2000, 3, 2)
+    print(f"auc_audit.py issue-11 shape: 10000 runs x 20 features, 2500 tasks of 4, no "
+          f"strata, 5 features undefined on 30%: whole default audit (2000 shuffles with "
+          f"step-down minP + 2000 task resamples) {seconds:.1f} s wall, {cpu:.1f} s CPU; "
+          f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
+          f"({os.cpu_count()} cores); recomputing every AUC from scratch needs ~{naive:.0f} s "
+          f"CPU for the shuffles and resamples alone (extrapolated from 3 + 2): "
+          f"{naive / cpu:.0f}x the whole audit's CPU")
 
 
 # === Runner ===
