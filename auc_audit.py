@@ -48,7 +48,7 @@ with a run_id column matching the predictions you graded):
         --repo examples/regrade/calc.bundle --out regraded
     python3 auc_audit.py my_runs.csv --verdicts regraded/verdicts.csv
 To take it from SWE-bench's, sb-cli's or OpenHands' own grading (synthetic examples):
-    python3 auc_audit.py examples/verdicts --features search_calls \
+    python3 auc_audit.py examples/verdicts --features search_calls \\
         --verdicts examples/verdicts/swebench/example-org__agent-a.eval-1.json
 To see it work on a small embedded table:
     python3 auc_audit.py --demo
@@ -562,14 +562,26 @@ class Inputs:
                 raise InputError(f"{path}: refusing to overwrite an input file")
 
 
+def current_umask():
+    """The process's umask (reading it means setting it, so it is set back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path, text):
-    """Write `text` to `path` via a temporary file and a rename."""
+    """Write `text` to `path` via a temporary file and a rename.
+
+    The file gets the mode an ordinary write would give it (0666 less the umask),
+    not the temporary file's private 0600: reports and tables are meant to be shared.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     temp = None
     try:
         handle, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)
+        os.chmod(temp, 0o666 & ~current_umask())
         os.replace(temp, path)
     except OSError as exc:
         if temp is not None and os.path.exists(temp):

@@ -26,12 +26,12 @@ To take the verified column from regrade.py's verdicts (see regrade.py --out):
         --repo examples/regrade/calc.bundle --out regraded
     python3 delivery_audit.py examples/regrade/runs.csv --verdicts regraded/verdicts.csv
 To take it from SWE-bench's, sb-cli's or OpenHands' own grading (synthetic examples):
-    python3 delivery_audit.py examples/verdicts \
+    python3 delivery_audit.py examples/verdicts \\
         --verdicts examples/verdicts/logs/run_evaluation/eval-1
 To have people rate the claims blind, then read their sheets back:
     python3 delivery_audit.py examples/verdicts --rating-sheet examples/verdicts/ratings/sheet.csv
-    python3 delivery_audit.py examples/verdicts --verdicts examples/verdicts/regrade/verdicts.csv \
-        --ratings examples/verdicts/ratings/rater_a.csv,examples/verdicts/ratings/rater_b.csv,\
+    python3 delivery_audit.py examples/verdicts --verdicts examples/verdicts/regrade/verdicts.csv \\
+        --ratings examples/verdicts/ratings/rater_a.csv,examples/verdicts/ratings/rater_b.csv,\\
 examples/verdicts/ratings/rater_c.csv --rating-key examples/verdicts/ratings/sheet.key.csv
 To paste the result into a GitHub issue or forum post:
     python3 delivery_audit.py examples/runs --format markdown
@@ -544,14 +544,26 @@ class Inputs:
                 raise InputError(f"{path}: refusing to overwrite an input file")
 
 
+def current_umask():
+    """The process's umask (reading it means setting it, so it is set back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path, text):
-    """Write `text` to `path` via a temporary file and a rename."""
+    """Write `text` to `path` via a temporary file and a rename.
+
+    The file gets the mode an ordinary write would give it (0666 less the umask),
+    not the temporary file's private 0600: reports and tables are meant to be shared.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     temp = None
     try:
         handle, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)
+        os.chmod(temp, 0o666 & ~current_umask())
         os.replace(temp, path)
     except OSError as exc:
         if temp is not None and os.path.exists(temp):
@@ -3216,10 +3228,18 @@ def claim_source(table, claim_col, raters, ratings):
         return f"the majority label of the rater columns {', '.join(raters)}"
     formats = sorted({row.get("format", "").strip() for row in table.rows
                       if not is_missing(row[claim_col])} - {""})
-    if "format" in table.columns and formats:
-        return (f"column {claim_col!r}: the harness's own explicit claim (format "
-                f"{', '.join(formats)}, e.g. OpenHands task_completed), not a rating")
-    return f"column {claim_col!r}"
+    if "format" not in table.columns or not formats:
+        return f"column {claim_col!r}"
+    # Only OpenHands records a claim of its own (task_completed); any other claim in
+    # a table derived from agent output came from the runs table beside it.
+    if formats == ["openhands"]:
+        return (f"column {claim_col!r}: the harness's own explicit claim (OpenHands "
+                f"task_completed) where the run recorded one, else the runs table beside "
+                f"the agent output; not a rating")
+    return (f"column {claim_col!r}, from the runs table beside the agent output (format "
+            f"{', '.join(formats)} records no claim of its own)"
+            + ("; for OpenHands runs, task_completed where recorded" if "openhands" in formats
+               else ""))
 
 
 def apply_verdicts(runs, found, source, runs_table):
@@ -3354,10 +3374,13 @@ def write_rating_sheet(inputs, table, args):
              f"Wrote its key {keyfile} (sheet id -> run id): keep it away from the raters.",
              "Each rater fills the claim column of a copy of the sheet with claimed, not "
              "claimed or equivocal, blind to the outcome. Then:"]
-    command = (f"python3 delivery_audit.py {shlex.quote(args.runs)} --ratings a.csv,b.csv,c.csv "
-               f"--rating-key {shlex.quote(keyfile)}")
+    # The audit needs the verified outcomes too, which the sheet step never reads.
+    lines[-1] = lines[-1].replace(" Then:", " Then (add --verdicts FILE unless the runs "
+                                            "table has a verified column):")
+    command = [f"python3 delivery_audit.py {shlex.quote(args.runs)} \\",
+               f"    --ratings a.csv,b.csv,c.csv --rating-key {shlex.quote(keyfile)}"]
     return ("\n".join(textwrap.fill(line, 100) for line in lines) + "\n    "
-            + command + "\n")
+            + "\n    ".join(command) + "\n")
 
 
 def read_ratings(inputs, files, keyfile):

@@ -3892,7 +3892,7 @@ class TestRatingSheets(unittest.TestCase):
                 ["r1", "t1", "openhands", "yes", "1", "done"],
                 ["r2", "t2", "openhands", "no", "0", "stuck"]]))
             result = audit_json([path, "--boot", "0"])
-            self.assertIn("the harness's own explicit claim (format openhands",
+            self.assertIn("the harness's own explicit claim (OpenHands task_completed)",
                           result["claim_source"])
             blank = write(folder, "blank.csv", csv_text(header, [
                 ["r1", "t1", "swe-agent", "", "1", "done"]]))
@@ -5871,6 +5871,57 @@ def bench_auc_issue11_shape():
           f"({os.cpu_count()} cores); recomputing every AUC from scratch needs ~{naive:.0f} s "
           f"CPU for the shuffles and resamples alone (extrapolated from 3 + 2): "
           f"{naive / cpu:.0f}x the whole audit's CPU")
+
+
+# === Walkthrough fixes ===
+class TestWalkthroughFixes(unittest.TestCase):
+    def test_claims_from_a_table_beside_agent_output_are_not_called_the_harness(self):
+        # A new user saw SWE-agent claims (from a rater's runs.csv) labelled as "the
+        # harness's own explicit claim"; only OpenHands records one.
+        header = ["run_id", "task_id", "format", "claimed", "verified"]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", csv_text(header, [
+                ["r1", "t1", "swe-agent", "yes", "1"], ["r2", "t2", "swe-agent", "no", "0"]]))
+            status, text, err = run("delivery_audit.py", [path, "--boot", "0",
+                                                          "--format", "json"])
+        self.assertEqual(status, 0, err)
+        source = json.loads(text)["claim_source"]
+        self.assertNotIn("harness's own", source)
+        self.assertIn("records no claim of its own", source)
+
+    def test_help_fits_100_columns(self):
+        # A '\\' at a docstring line's end joined two example lines into one of 282.
+        for script in SCRIPTS:
+            done = subprocess.run([sys.executable, os.path.join(HERE, script), "--help"],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            wide = [line for line in done.stdout.splitlines() if len(line) > 100]
+            self.assertEqual(wide, [], script)
+
+    def test_rating_sheet_hint_says_to_add_the_verdicts(self):
+        with TempDir() as folder:
+            sheet = os.path.join(folder, "sheet.csv")
+            status, out, err = run("delivery_audit.py", [os.path.join(HERE, "examples",
+                                                                       "verdicts"),
+                                                          "--rating-sheet", sheet])
+        self.assertEqual(status, 0, err)
+        self.assertIn("add --verdicts FILE", out)
+        self.assertLessEqual(max(len(line) for line in out.splitlines()), 100, out)
+
+    def test_written_files_get_the_umask_mode_not_private(self):
+        # mkstemp's 0600 survived the rename, so shared reports were unreadable to others.
+        module = load(CANONICAL)
+        old = os.umask(0o022)
+        try:
+            with TempDir() as folder:
+                path = os.path.join(folder, "out.csv")
+                module.write_atomic(path, "a\n")
+                self.assertEqual(os.stat(path).st_mode & 0o777, 0o644)
+                os.umask(0o077)
+                module.write_atomic(path, "b\n")
+                self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
+        finally:
+            os.umask(old)
 
 
 # === Runner ===
