@@ -1822,37 +1822,66 @@ def remove_shadowing(tree, paths):
 
 def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict, log):
     """Steps 1-8 of the procedure for one run, filling `verdict` as they go."""
+    job = check_out(run, instance, source, settings, folder, grader_dir, log)
+    if not apply_run_diff(job, verdict, log):
+        return
+    reset_test_tree(job, verdict, log)
+    if not apply_test_patch(job, verdict, log):
+        return
+    plan = plan_tests(job, verdict)
+    if plan is None:
+        return
+    record = run_tests(job, plan, verdict, log)
+    if record is not None:
+        decide_run(job, plan, record, verdict)
+
+
+def check_out(run, instance, source, settings, folder, grader_dir, log):
+    """Step 1: check the base commit out; return the job's state (a plain dict)."""
     tree = make_tree(source, run["base_commit"], folder)
     log.append(f"checked out {run['base_commit']}\n")
     base_names = {"": import_names(tree), "src/": import_names(os.path.join(tree, "src"))}
     # The tree's own copies of pytest and friends (grading pytest itself) are code under test.
     own_tools = {n for n in GUARDED_MODULES + TEST_TOOL_MODULES
                  if any(n in names for names in base_names.values())}
-    diff = normalise_diff(run["diff"])
+    return {"run": run, "instance": instance, "settings": settings, "folder": folder,
+            "grader_dir": grader_dir, "tree": tree, "base_names": base_names,
+            "own_tools": own_tools, "diff": normalise_diff(run["diff"])}
+
+
+def apply_run_diff(job, verdict, log):
+    """Step 2: apply the run's diff with the fallbacks; False when none applies (patch_failed)."""
+    diff = job["diff"]
     if diff:
-        patch_file = os.path.join(folder, "run.diff")
+        patch_file = os.path.join(job["folder"], "run.diff")
         with open(patch_file, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(diff)
-        method, text = apply_diff(tree, patch_file, settings["fuzz"])
+        method, text = apply_diff(job["tree"], patch_file, job["settings"]["fuzz"])
         log.append(text)
         if method is None:
             last = [l for l in text.strip().splitlines() if l and not l.startswith(("$", "exit"))]
             verdict.update(status="patch_failed", completed=False,
                            reason="the diff does not apply: " + (last[-1] if last else "")[:300])
-            return
+            return False
         verdict["applied_with"] = method
     else:
         verdict["applied_with"] = "empty"
     log.append(f"applied with: {verdict['applied_with']}\n")
+    return True
 
-    # Step 3: the run's own test files and the test patch's files go back to base,
-    # and files it added that would replace the grader's own modules are removed.
-    test_patch = normalise_diff(instance["test_patch"])
-    patch_paths = diff_paths(test_patch)
-    run_paths = diff_paths(diff)
+
+def reset_test_tree(job, verdict, log):
+    """Step 3: the run's own test files and the test patch's files go back to base.
+
+    Files the run added that would replace the grader's own modules are removed.
+    """
+    tree, settings = job["tree"], job["settings"]
+    job["test_patch"] = normalise_diff(job["instance"]["test_patch"])
+    patch_paths = job["patch_paths"] = diff_paths(job["test_patch"])
+    run_paths = job["run_paths"] = diff_paths(job["diff"])
     run_tests = [p for p in run_paths if is_test_path(p, settings["test_patterns"])]
     roots = [""] + (["src/"] if os.path.isdir(os.path.join(tree, "src")) else [])
-    shadowing = shadowing_paths(run_paths, roots, base_names)
+    shadowing = shadowing_paths(run_paths, roots, job["base_names"])
     verdict["removed_shadowing"] = shadowing
     verdict["touched_tests"] = sorted(set(run_tests) | (set(run_paths) & set(patch_paths)) |
                                       set(shadowing))
@@ -1864,20 +1893,31 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
     if verdict["touched_tests"]:
         log.append("reset to base: " + ", ".join(verdict["touched_tests"]) + "\n")
 
-    # Step 4: the maintainers' test patch.
-    if test_patch:
-        test_patch_file = os.path.join(folder, "test.diff")
-        with open(test_patch_file, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(test_patch)
-        status, output = git(["-C", tree, "apply", "--whitespace=nowarn", test_patch_file],
-                             check=False)
-        log.append(f"$ git apply test.diff\n{output}exit {status}\n")
-        if status != 0:
-            verdict.update(status="test_patch_failed", completed=None,
-                           reason="the test patch does not apply: " + output.strip()[-300:])
-            return
 
-    # Steps 5-7: run the listed tests with the tree's code first on the path.
+def apply_test_patch(job, verdict, log):
+    """Step 4: apply the maintainers' test patch; False when it does not apply."""
+    if not job["test_patch"]:
+        return True
+    test_patch_file = os.path.join(job["folder"], "test.diff")
+    with open(test_patch_file, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(job["test_patch"])
+    status, output = git(["-C", job["tree"], "apply", "--whitespace=nowarn", test_patch_file],
+                         check=False)
+    log.append(f"$ git apply test.diff\n{output}exit {status}\n")
+    if status != 0:
+        verdict.update(status="test_patch_failed", completed=None,
+                       reason="the test patch does not apply: " + output.strip()[-300:])
+        return False
+    return True
+
+
+def plan_tests(job, verdict):
+    """Step 5: the runner, the command and its environment, the tree's code first on the path.
+
+    None when a listed id names no file or module at all (an error verdict).
+    """
+    tree, settings, instance = job["tree"], job["settings"], job["instance"]
+    grader_dir = job["grader_dir"]
     f2p, p2p = instance["FAIL_TO_PASS"], instance["PASS_TO_PASS"]
     listed = f2p + p2p
     runner = choose_runner(instance.get("test_runner") or settings["runner"], listed)
@@ -1890,9 +1930,9 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
     import_paths = [import_root] + ([tree] if import_root != tree else []) + [grader_dir]
     env_extra = dict(settings["env"])
     env_extra.update(instance.get("test_env") or {})
-    env = scrubbed_environment(folder, import_paths, settings["python"], env_extra,
+    env = scrubbed_environment(job["folder"], import_paths, settings["python"], env_extra,
                                settings["keep_env"])
-    files = test_files(listed, patch_paths)
+    files = test_files(listed, job["patch_paths"])
     dotted = [unittest_name(t) for t in listed]
     modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
     unfound = [] if template else unfound_tests(listed, dotted, tree, [import_root, tree])
@@ -1903,24 +1943,36 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
                        reason=f"{len(unfound)} listed test(s) name no file or module in the "
                               f"tree after the test patch, e.g. {unfound[0]!r}: check the "
                               f"instance's FAIL_TO_PASS / PASS_TO_PASS ids")
-        return
+        return None
     argv = test_command(runner, template, settings["python"], files, listed, modules, grader_dir)
-    top_modules = top_level_modules(import_root)
-    observed, failures_recorded, exit_statuses, places = {}, False, [], {}
-    shadowed, tampered, unfinished = set(), set(), False
     structured = runner in ("pytest", "unittest")
     verdict["results_from"] = {"pytest": "pytest plugin", "unittest": "unittest runner",
                                "log": "log"}[runner]
     if not structured:
         verdict["notes"].append("results read from the test log, not from a structured record")
+    return {"f2p": f2p, "p2p": p2p, "listed": listed, "runner": runner, "argv": argv,
+            "env": env, "structured": structured, "top_modules": top_level_modules(import_root)}
+
+
+def run_tests(job, plan, verdict, log):
+    """Step 6: run the test command --repeat times, reading each attempt's results.
+
+    Return what was read (a plain dict), or None after a timeout (the verdict says so).
+    """
+    tree, settings, folder, grader_dir = job["tree"], job["settings"], job["folder"], \
+        job["grader_dir"]
+    argv, env = plan["argv"], plan["env"]
+    record = {"observed": {}, "failures_recorded": False, "exit_statuses": [], "places": {},
+              "shadowed": set(), "tampered": set(), "unfinished": False}
     for attempt in range(settings["repeat"]):
         results_path = os.path.join(grader_dir, f"results-{attempt}.jsonl")
         config_path = os.path.join(grader_dir, f"config-{attempt}.json")
         secret = secrets.token_bytes(32)
         with open(config_path, "w", encoding="utf-8") as handle:
-            json.dump({"results": results_path, "modules": top_modules, "secret": secret.hex(),
-                       "tree": tree, "guarded": [n for n in GUARDED_MODULES
-                                                 if n not in own_tools]}, handle)
+            json.dump({"results": results_path, "modules": plan["top_modules"],
+                       "secret": secret.hex(), "tree": tree,
+                       "guarded": [n for n in GUARDED_MODULES if n not in job["own_tools"]]},
+                      handle)
         env[RESULTS_VARIABLE] = config_path
         output_path = os.path.join(folder, f"output-{attempt}.txt")
         log.append(f"$ {' '.join(shlex.quote(a) for a in argv)}  (in the tree)\n")
@@ -1932,47 +1984,66 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
             output = handle.read()
         log.append(output + ("" if output.endswith("\n") or not output else "\n"))
         log.append(f"exit {status} after {seconds:.2f} s\n")
-        exit_statuses.append(status)
+        record["exit_statuses"].append(status)
         if os.path.exists(config_path):       # the recorder deletes it as it starts
             os.remove(config_path)
         if timed_out:
-            verdict.update(status="timeout", completed=False, exit_status=exit_statuses,
+            verdict.update(status="timeout", completed=False,
+                           exit_status=record["exit_statuses"],
                            reason=f"the test command ran longer than {settings['timeout']:g} s "
                                   f"and was killed")
-            return
-        if structured:
-            results = read_results(results_path, tree, secret)
-            if results["rejected"]:
-                verdict["notes"].append(f"{results['rejected']} result records without a valid "
-                                        f"signature were ignored")
-            shadowed.update(results["shadowed"])
-            tampered.update(f"unittest: {name} replaced" for name in results["tampered"])
-            tampered.update(f"pytest plugin from the tree: {p}" for p in tampering_plugins(
-                results["plugins"], tree, set(run_paths), own_tools))
-            if not results["started"]:
-                if shadowed or tampered:
-                    break
-                raise GradingError(f"the {runner} recorder did not load (no structured results; "
-                                   f"exit {status})")
-            unfinished |= not results["finished"]
-            outcomes = results["outcomes"]
-            failures_recorded |= bool(results["collect_errors"]) or any(
-                o in FAILING for o in outcomes.values())
-            if results["modules"] is None:
-                verdict["notes"].append("the test process ended before recording where "
-                                        "the code was imported from")
-            else:
-                for name, found in results["modules"].items():
-                    places.setdefault(name, set()).update(found)
-        else:
-            outcomes = parse_test_log(output)
-            failures_recorded |= any(o in FAILING for o in outcomes.values())
-        outcomes = canonical_outcomes(outcomes)
-        for test_id in listed:
-            observed.setdefault(test_id, []).append(lookup(outcomes, test_id, runner))
+            return None
+        if not read_attempt(job, plan, record, verdict, results_path, secret, output, status):
+            break
+    return record
 
-    # Step 8: the verdict.
-    decided = decide(f2p, p2p, observed, p2p_skip_ok=settings["p2p_skip_ok"])
+
+def read_attempt(job, plan, record, verdict, results_path, secret, output, status):
+    """Step 7: read one attempt's results into `record`; False to stop repeating.
+
+    Structured runners are read from their signed record, --runner log from the output.
+    """
+    tree, runner = job["tree"], plan["runner"]
+    if plan["structured"]:
+        results = read_results(results_path, tree, secret)
+        if results["rejected"]:
+            verdict["notes"].append(f"{results['rejected']} result records without a valid "
+                                    f"signature were ignored")
+        record["shadowed"].update(results["shadowed"])
+        record["tampered"].update(f"unittest: {name} replaced" for name in results["tampered"])
+        record["tampered"].update(f"pytest plugin from the tree: {p}" for p in tampering_plugins(
+            results["plugins"], tree, set(job["run_paths"]), job["own_tools"]))
+        if not results["started"]:
+            if record["shadowed"] or record["tampered"]:
+                return False
+            raise GradingError(f"the {runner} recorder did not load (no structured results; "
+                               f"exit {status})")
+        record["unfinished"] |= not results["finished"]
+        outcomes = results["outcomes"]
+        record["failures_recorded"] |= bool(results["collect_errors"]) or any(
+            o in FAILING for o in outcomes.values())
+        if results["modules"] is None:
+            verdict["notes"].append("the test process ended before recording where "
+                                    "the code was imported from")
+        else:
+            for name, found in results["modules"].items():
+                record["places"].setdefault(name, set()).update(found)
+    else:
+        outcomes = parse_test_log(output)
+        record["failures_recorded"] |= any(o in FAILING for o in outcomes.values())
+    outcomes = canonical_outcomes(outcomes)
+    for test_id in plan["listed"]:
+        record["observed"].setdefault(test_id, []).append(lookup(outcomes, test_id, runner))
+    return True
+
+
+def decide_run(job, plan, record, verdict):
+    """Step 8: the verdict from what was read, tampering and grading errors first."""
+    tree, settings = job["tree"], job["settings"]
+    exit_statuses = record["exit_statuses"]
+    shadowed, tampered = record["shadowed"], record["tampered"]
+    decided = decide(plan["f2p"], plan["p2p"], record["observed"],
+                     p2p_skip_ok=settings["p2p_skip_ok"])
     verdict.update(fail_to_pass=decided["fail_to_pass"], pass_to_pass=decided["pass_to_pass"],
                    flaky=decided["flaky"], completed=decided["completed"],
                    resolution=decided["resolution"], tests_status=decided["tests_status"],
@@ -1985,8 +2056,8 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
         verdict.update(status="unresolved", completed=False, resolution="NO",
                        reason=f"{what}: " + "; ".join(detail)[:300])
         return
-    wrong = outside_tree({k: sorted(v) for k, v in places.items()}, tree)
-    if structured:
+    wrong = outside_tree({k: sorted(v) for k, v in record["places"].items()}, tree)
+    if plan["structured"]:
         verdict["code_under_test"] = "outside the tree: " + "; ".join(wrong) if wrong else "tree"
     if wrong:
         verdict.update(status="wrong_code_under_test", completed=None, resolution="NO",
@@ -1994,11 +2065,11 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
                               "throwaway tree: " + "; ".join(wrong)[:300])
         return
     silent = [s for s in exit_statuses if s != 0]
-    if silent and not failures_recorded:
+    if silent and not record["failures_recorded"]:
         verdict.update(status="error", completed=None, resolution="NO",
                        reason=f"the test command exited {silent[0]} but recorded no failing test")
         return
-    if decided["completed"] and unfinished:
+    if decided["completed"] and record["unfinished"]:
         verdict.update(status="unresolved", completed=False, resolution="NO",
                        reason="the test process ended before the recorder's last record, so "
                               "tampering could not be ruled out")
@@ -2009,6 +2080,11 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
             verdict["notes"].append("listed tests all passed; other tests in their files failed")
         return
     verdict["status"] = "unresolved"
+    verdict["reason"] = unresolved_reason(decided, settings)
+
+
+def unresolved_reason(decided, settings):
+    """The counts that kept a run from resolving, e.g. '1 FAIL_TO_PASS failed'."""
     reasons = []
     for key, label in (("fail_to_pass", "FAIL_TO_PASS"), ("pass_to_pass", "PASS_TO_PASS")):
         for group in ("failed", "skipped", "missing"):
@@ -2017,7 +2093,7 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
                 reasons.append(f"{len(decided[key][group])} {label} {group}")
     if decided["flaky"]:
         reasons.append(f"{len(decided['flaky'])} flaky across {settings['repeat']} repeats")
-    verdict["reason"] = ", ".join(reasons)
+    return ", ".join(reasons)
 
 
 # === Input ===
