@@ -68,7 +68,16 @@ Procedure per run (each step is recorded in the verdict):
        of a FAIL_TO_PASS test is not a pass; an xfailed PASS_TO_PASS test counts
        as passing and an xpassed test as failed, as in SWE-bench; a skipped
        PASS_TO_PASS test fails the run unless --p2p-skip-ok. A non-zero exit
-       with no failure recorded is a grading error. Ids match exactly
+       with no failure recorded, and a runner that recognised no test result at
+       all (a --runner log parser that matched nothing), are grading errors. A
+       listed test that did not run is told apart by the collection records: its
+       file failed to collect (an import or syntax error) or was skipped whole
+       (pytest.skip(allow_module_level=True), unittest.SkipTest on import): the
+       run's failure, the error quoted in the reason; its file collected cleanly
+       without it (a mistyped id): a grading error naming the id, listed in
+       `uncollected`. pytest stopping before collection (a conftest.py whose
+       imports fail) is the run's failure when its output names a file or module
+       the run changed, else a grading error. Ids match exactly
        (parametrised pytest ids included), except that non-ASCII characters
        compare in pytest's escaped form: test_x[café] matches test_x[caf\\xe9].
        Never resolved, whatever the tests say: the code under test replaced a
@@ -88,7 +97,12 @@ about the run: completed true only for resolved), and the grading errors
 test_patch_failed, wrong_code_under_test and error, whose `completed` is empty
 (null), not false, since they say nothing about the agent, and whose resolution
 is NO. A run naming an instance the instances file lacks, or a base commit the
-repository lacks, is an error verdict; the other runs are still graded. Resolution is
+repository lacks, is an error verdict; the other runs are still graded. So is
+a run whose instance row is malformed (test_patch not text, FAIL_TO_PASS holding
+non-strings, test_env not an object, ...), whose model_patch is not text, or
+whose diff is binary (a NUL byte), not UTF-8, or over 64 MiB (MAX_DIFF_BYTES); a
+null model_patch is graded as no change (patch_is_none). A file with no usable
+row is bad input (exit 2), with a hint when INSTANCES and RUNS look swapped. Resolution is
 SWE-bench's FULL / PARTIAL / NO (an empty FAIL_TO_PASS or PASS_TO_PASS list
 counts as passed, as there).
 
@@ -215,6 +229,8 @@ GIT_OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
 PLUGIN_MODULE = "regrade_pytest_plugin"
 UNITTEST_MODULE = "regrade_unittest_runner"
 RESULTS_VARIABLE = "REGRADE_RESULTS_FILE"
+# A diff or test patch larger than this is not graded (that run is an error verdict).
+MAX_DIFF_BYTES = 64 * 2 ** 20
 
 # === Shared helpers ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
@@ -1050,7 +1066,10 @@ PYTEST_PLUGIN = '"""Written by regrade.py: records each pytest outcome to a file
     RECORDER_COMMON + r'''
 import types
 
-_write({"kind": "start", "runner": "pytest", "shadowed": _shadowed()})
+import pytest as _pytest_module
+
+_write({"kind": "start", "runner": "pytest", "shadowed": _shadowed(),
+        "python": sys.version.split()[0], "pytest": getattr(_pytest_module, "__version__", "")})
 _PLUGINS = {}
 
 
@@ -1094,9 +1113,29 @@ def pytest_configure(config):
     _write({"kind": "rootdir", "path": str(root)})
 
 
+def _report_text(report):
+    try:
+        longrepr = report.longrepr
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:
+            return str(longrepr[2])[-1000:]
+        return str(getattr(report, "longreprtext", "") or longrepr or "")[-1000:]
+    except Exception as exc:
+        return repr(exc)[:200]
+
+
 def pytest_collectreport(report):
+    # Every collector's report: a listed test that never ran is told apart as
+    # a file that failed to collect, was skipped whole, or collected without it.
     if report.failed:
-        _write({"kind": "collect_error", "nodeid": report.nodeid})
+        _write({"kind": "collect_error", "nodeid": report.nodeid, "error": _report_text(report)})
+    elif report.skipped:
+        _write({"kind": "collect_skip", "nodeid": report.nodeid, "error": _report_text(report)})
+    else:
+        _write({"kind": "collected", "nodeid": report.nodeid})
+
+
+def pytest_collection_finish(session):
+    _write({"kind": "items", "nodeids": [item.nodeid for item in session.items]})
 
 
 def pytest_runtest_logreport(report):
@@ -1116,6 +1155,8 @@ def pytest_sessionfinish(session, exitstatus):
 
 UNITTEST_RUNNER = '"""Written by regrade.py: runs unittest modules, records outcomes to a file."""' + \
     RECORDER_COMMON + r'''
+import importlib
+import traceback
 import unittest
 
 
@@ -1168,15 +1209,50 @@ def _runner_parts():
     return found
 
 
+def _load(loader, suite, module_name, name):
+    """Import the module (recording an error or a skip), find the name in it, load it."""
+    try:
+        module = importlib.import_module(module_name)
+    except unittest.SkipTest as exc:
+        _write({"kind": "collect_skip", "nodeid": module_name, "error": str(exc)[:1000]})
+        return
+    except (Exception, SystemExit):
+        _write({"kind": "collect_error", "nodeid": module_name,
+                "error": traceback.format_exc()[-1000:]})
+        return
+    _write({"kind": "collected", "nodeid": module_name})
+    target = module
+    for part in name[len(module_name):].lstrip(".").split(".") if name != module_name else []:
+        target = getattr(target, part, None)
+        if target is None:
+            _write({"kind": "not_found", "nodeid": name})
+            return
+    try:
+        suite.addTest(loader.loadTestsFromName(name))
+    except Exception as exc:
+        _write({"kind": "collect_error", "nodeid": name, "error": repr(exc)[:1000]})
+
+
+def _tests(suite):
+    for test in suite:
+        if isinstance(test, unittest.TestSuite):
+            yield from _tests(test)
+        else:
+            yield test
+
+
 def main(names):
-    _write({"kind": "start", "runner": "unittest", "shadowed": _shadowed()})
+    _write({"kind": "start", "runner": "unittest", "shadowed": _shadowed(),
+            "python": sys.version.split()[0]})
     before = _runner_parts()
     loader, suite = unittest.TestLoader(), unittest.TestSuite()
-    for name in names:
-        try:
-            suite.addTest(loader.loadTestsFromName(name))
-        except Exception as exc:
-            _write({"kind": "collect_error", "nodeid": name, "error": repr(exc)[:500]})
+    # The grader names each module, and with --select ids each listed test, in
+    # its settings file (never on the command line); a custom command names them.
+    module_of = _CONFIG.get("module_of") or {}
+    pairs = [(module_of.get(n, n), n) for n in names] if names else _CONFIG.get("load") or []
+    for module_name, name in pairs:
+        _load(loader, suite, module_name, name)
+    _write({"kind": "items", "nodeids": [t.id() for t in _tests(suite)]})
     result = unittest.TextTestRunner(resultclass=_Recorder, verbosity=2,
                                      stream=sys.stderr).run(suite)
     status = 0 if result.wasSuccessful() and not loader.errors else 1
@@ -1379,6 +1455,8 @@ def read_results(path, tree, secret):
     test's last report for that phase does.
     """
     phases, outcomes, collect_errors = {}, {}, []
+    collect = {"errors": {}, "skips": {}, "collected": set(), "not_found": set(),
+               "items": set()}
     start, finish, rootdir = None, None, None
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -1394,6 +1472,15 @@ def read_results(path, tree, secret):
             rootdir = record.get("path")
         elif kind == "collect_error":
             collect_errors.append(record.get("nodeid", ""))
+            collect["errors"].setdefault(str(record.get("nodeid", "")), str(record.get("error", "")))
+        elif kind == "collect_skip":
+            collect["skips"].setdefault(str(record.get("nodeid", "")), str(record.get("error", "")))
+        elif kind == "collected":
+            collect["collected"].add(str(record.get("nodeid", "")))
+        elif kind == "not_found":
+            collect["not_found"].add(str(record.get("nodeid", "")))
+        elif kind == "items" and isinstance(record.get("nodeids"), list):
+            collect["items"].update(str(n) for n in record["nodeids"])
         elif kind == "finish" and finish is None:
             finish = record
         elif kind == "test" and "when" in record:
@@ -1417,6 +1504,12 @@ def read_results(path, tree, secret):
         outcome = pytest_outcome(parts)
         if outcome is not None:
             outcomes[prefix + nodeid] = outcome
+    if prefix:
+        collect = {"errors": {prefix + k: v for k, v in collect["errors"].items()},
+                   "skips": {prefix + k: v for k, v in collect["skips"].items()},
+                   "collected": {prefix + k for k in collect["collected"]},
+                   "not_found": collect["not_found"],
+                   "items": {prefix + k for k in collect["items"]}}
     shadowed = sorted(set((start or {}).get("shadowed") or []) |
                       set((finish or {}).get("shadowed") or []))
     return {"started": start is not None, "outcomes": outcomes,
@@ -1425,7 +1518,9 @@ def read_results(path, tree, secret):
             "exit_status": finish.get("exitstatus") if finish else None,
             "modules": finish.get("modules") if finish else None,
             "shadowed": shadowed, "tampered": (finish or {}).get("tampered") or [],
-            "plugins": (finish or {}).get("plugins") or []}
+            "plugins": (finish or {}).get("plugins") or [], "collect": collect,
+            "configured": rootdir is not None, "versions": {
+                "python": (start or {}).get("python"), "pytest": (start or {}).get("pytest")}}
 
 
 def tampering_plugins(plugins, tree, touched, own_modules):
@@ -1950,8 +2045,12 @@ def plan_tests(job, verdict):
                                "log": "log"}[runner]
     if not structured:
         verdict["notes"].append("results read from the test log, not from a structured record")
+    module_of = {d: unittest_module(d, [import_root, tree]) for d in dotted}
+    module_of.update({m: m for m in modules})
+    recorder = {"module_of": module_of}
     return {"f2p": f2p, "p2p": p2p, "listed": listed, "runner": runner, "argv": argv,
-            "env": env, "structured": structured, "top_modules": top_level_modules(import_root)}
+            "env": env, "structured": structured, "top_modules": top_level_modules(import_root),
+            "recorder": recorder, "module_of": module_of}
 
 
 def run_tests(job, plan, verdict, log):
@@ -1963,16 +2062,19 @@ def run_tests(job, plan, verdict, log):
         job["grader_dir"]
     argv, env = plan["argv"], plan["env"]
     record = {"observed": {}, "failures_recorded": False, "exit_statuses": [], "places": {},
-              "shadowed": set(), "tampered": set(), "unfinished": False}
+              "shadowed": set(), "tampered": set(), "unfinished": False, "results_seen": 0,
+              "collect": {"errors": {}, "skips": {}, "collected": set(), "not_found": set(),
+                          "items": set()},
+              "configured": False, "output": "", "versions": {}}
     for attempt in range(settings["repeat"]):
         results_path = os.path.join(grader_dir, f"results-{attempt}.jsonl")
         config_path = os.path.join(grader_dir, f"config-{attempt}.json")
         secret = secrets.token_bytes(32)
         with open(config_path, "w", encoding="utf-8") as handle:
-            json.dump({"results": results_path, "modules": plan["top_modules"],
-                       "secret": secret.hex(), "tree": tree,
-                       "guarded": [n for n in GUARDED_MODULES if n not in job["own_tools"]]},
-                      handle)
+            json.dump(dict(plan["recorder"], results=results_path, modules=plan["top_modules"],
+                       secret=secret.hex(), tree=tree,
+                       guarded=[n for n in GUARDED_MODULES if n not in job["own_tools"]]),
+                  handle)
         env[RESULTS_VARIABLE] = config_path
         output_path = os.path.join(folder, f"output-{attempt}.txt")
         log.append(f"$ {' '.join(shlex.quote(a) for a in argv)}  (in the tree)\n")
@@ -2019,9 +2121,18 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
             raise GradingError(f"the {runner} recorder did not load (no structured results; "
                                f"exit {status})")
         record["unfinished"] |= not results["finished"]
+        record["configured"] |= results["configured"]
+        record["versions"] = results["versions"]
         outcomes = results["outcomes"]
+        collect = results["collect"]
+        for key in ("errors", "skips"):
+            for nodeid, text in collect[key].items():
+                record["collect"][key].setdefault(nodeid, text)
+        for key in ("collected", "not_found", "items"):
+            record["collect"][key].update(collect[key])
+        record["results_seen"] += len(outcomes) + sum(len(v) for v in collect.values())
         record["failures_recorded"] |= bool(results["collect_errors"]) or any(
-            o in FAILING for o in outcomes.values())
+            o in FAILING for o in outcomes.values()) or bool(collect["skips"])
         if results["modules"] is None:
             verdict["notes"].append("the test process ended before recording where "
                                     "the code was imported from")
@@ -2030,7 +2141,9 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
                 record["places"].setdefault(name, set()).update(found)
     else:
         outcomes = parse_test_log(output)
+        record["results_seen"] += len(outcomes)
         record["failures_recorded"] |= any(o in FAILING for o in outcomes.values())
+    record["output"] = output
     outcomes = canonical_outcomes(outcomes)
     for test_id in plan["listed"]:
         record["observed"].setdefault(test_id, []).append(lookup(outcomes, test_id, runner))
@@ -2064,6 +2177,24 @@ def decide_run(job, plan, record, verdict):
                        reason="the tests imported the repository's code from outside the "
                               "throwaway tree: " + "; ".join(wrong)[:300])
         return
+    startup_failed = plan["runner"] == "pytest" and not record["configured"] and \
+        any(s != 0 for s in exit_statuses)
+    # A recorder cut short by the run's code is judged below, as it always was.
+    if not record["results_seen"] and (startup_failed or not record["unfinished"]):
+        verdict.update(status="error", completed=None, resolution="NO",
+                       reason=no_result_reason(job, plan, record))
+        if verdict["reason"].startswith("the run's code"):
+            verdict.update(status="unresolved", completed=False)
+        return
+    causes = missing_causes(plan, record)
+    if causes["uncollected"]:
+        uncollected = causes["uncollected"]
+        verdict["uncollected"] = uncollected
+        verdict.update(status="error", completed=None, resolution="NO",
+                       reason=f"{len(uncollected)} listed test(s) never collected although "
+                              f"their file collected without error, e.g. {uncollected[0]!r}: "
+                              f"check the instance's FAIL_TO_PASS / PASS_TO_PASS ids")
+        return
     silent = [s for s in exit_statuses if s != 0]
     if silent and not record["failures_recorded"]:
         verdict.update(status="error", completed=None, resolution="NO",
@@ -2081,6 +2212,76 @@ def decide_run(job, plan, record, verdict):
         return
     verdict["status"] = "unresolved"
     verdict["reason"] = unresolved_reason(decided, settings)
+    for (what, place), text in sorted(causes["collection"].items()):
+        first = next((l.strip() for l in reversed(text.splitlines()) if l.strip()), "")
+        verdict["reason"] += f"; {place} {what}: {first[:200]}"
+
+
+def collectors_of(test_id, runner, module_of):
+    """The collector ids whose failure or skip would hide a listed test, the test's own first.
+
+    >>> collectors_of("t/a/test_x.py::C::test_y[1]", "pytest", {})
+    ['t/a/test_x.py::C', 't/a/test_x.py', 't/a', 't', '']
+    >>> collectors_of("t.test_x.C.test_y", "unittest", {"t.test_x.C.test_y": "t.test_x"})
+    ['t.test_x.C.test_y', 't.test_x']
+    """
+    if runner != "pytest":
+        return [test_id] + [module_of[test_id]] if test_id in module_of else [test_id]
+    parts = test_id.split("::")
+    found = ["::".join(parts[:size]) for size in range(len(parts) - 1, 1, -1)]
+    path = parts[0].split("/")
+    found += ["/".join(path[:size]) for size in range(len(path), -1, -1)]
+    return found
+
+
+def missing_causes(plan, record):
+    """Why each listed test that never ran is missing: its collection failed or was skipped
+    (the run's failure), or its file collected cleanly without it (the instance's mistake)."""
+    causes = {"uncollected": [], "collection": {}}
+    if not plan["structured"] or record["unfinished"]:
+        return causes
+    collect = record["collect"]
+    items = {canonical_id(i): True for i in collect["items"]}
+    for test_id in plan["listed"]:
+        if any(o is not None for o in record["observed"].get(test_id, [None])):
+            continue
+        if lookup(items, test_id, plan["runner"]):
+            continue      # collected but not run (say -x stopped early): the run's failure
+        name = unittest_name(test_id) if plan["runner"] == "unittest" else test_id
+        chain = collectors_of(name, plan["runner"], plan["module_of"])
+        error = next((c for c in chain if c in collect["errors"]), None)
+        skip = next((c for c in chain if c in collect["skips"]), None)
+        if error is not None:
+            causes["collection"][("failed to collect", error or "the session")] = \
+                collect["errors"][error]
+        elif skip is not None:
+            causes["collection"][("was skipped whole at collection", skip or "the session")] = \
+                collect["skips"][skip]
+        else:
+            causes["uncollected"].append(test_id)
+    return causes
+
+
+def no_result_reason(job, plan, record):
+    """Why a test command left no test result at all; "the run's code ..." when it is the run's.
+
+    pytest that stops before collecting (a conftest.py whose imports fail) is the
+    run's failure only when its output names a file or module the run changed.
+    """
+    exit_statuses = [s for s in record["exit_statuses"] if s != 0]
+    lines = [l.strip() for l in record["output"].splitlines() if l.strip()]
+    quoted = (lines[-1] if lines else "no output")[:200]
+    if plan["runner"] == "pytest" and not record["configured"] and exit_statuses:
+        changed = set(job["run_paths"])
+        changed |= {p[:-3].replace("/", ".") for p in job["run_paths"] if p.endswith(".py")}
+        changed |= {p[:-12].replace("/", ".") for p in job["run_paths"]
+                    if p.endswith("/__init__.py")}
+        if any(c and c in record["output"] for c in changed):
+            return f"the run's code stopped pytest before it collected any test: {quoted}"
+        return f"pytest stopped before collecting any test, naming none of the run's files: {quoted}"
+    where = "in the test output" if plan["runner"] == "log" else "in the structured record"
+    status = f" (exit {exit_statuses[0]})" if exit_statuses else ""
+    return f"the {plan['runner']} runner recognised no test result {where}{status}: {quoted}"
 
 
 def unresolved_reason(decided, settings):
@@ -2126,6 +2327,8 @@ def parse_json_object(value, where):
         data = value
     elif is_missing(value):
         return {}
+    elif not isinstance(value, str):
+        raise InputError(f"{where}: expected a JSON object, got {type(value).__name__}")
     else:
         try:
             data = json.loads(value)
@@ -2173,36 +2376,105 @@ def read_records(path, inputs):
     return records
 
 
-def load_instances(path, inputs):
-    """Read the instances file into {instance_id: instance} with lists parsed."""
-    instances = {}
-    for where, record in read_records(path, inputs):
-        for field in ("instance_id", "base_commit"):
-            if is_missing(record.get(field)):
-                raise InputError(f"{where}: no {field}")
-        if "test_patch" not in record:
-            raise InputError(f"{where}: no test_patch")
-        instance_id = str(record["instance_id"])
-        if instance_id in instances:
+def text_field(record, field, where, *, required=False):
+    """A field that must hold text (a number is taken as its digits); '' when absent or null."""
+    value = record.get(field)
+    if value is None or value == "":
+        if required:
+            raise InputError(f"{where}: no {field}")
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(f"{where}, field {field!r}: expected text, got {type(value).__name__}")
+    return str(value)
+
+
+def diff_problem(text, what="the diff"):
+    """Why a diff cannot be graded at all (too large, binary), or None.
+
+    >>> diff_problem("diff --git a/x b/x\\n"), diff_problem("a\\x00b")
+    (None, 'the diff holds a NUL byte at offset 1: binary data, not a text diff')
+    """
+    if not text:
+        return None
+    if len(text) > MAX_DIFF_BYTES // 4 and len(text.encode("utf-8")) > MAX_DIFF_BYTES:
+        return (f"{what} is {len(text.encode('utf-8')) / 2 ** 20:.1f} MiB, over the "
+                f"{MAX_DIFF_BYTES // 2 ** 20} MiB limit")
+    if "\x00" in text:
+        return f"{what} holds a NUL byte at offset {text.index(chr(0))}: binary data, not a text diff"
+    return None
+
+
+def parse_instance(record, where):
+    """One instances row as the grader uses it; InputError naming the field when it is malformed."""
+    instance_id = text_field(record, "instance_id", where, required=True)
+    if "test_patch" not in record:
+        raise InputError(f"{where}: no test_patch")
+    runner = text_field(record, "test_runner", where) or None
+    if runner is not None and runner not in RUNNERS:
+        raise InputError(f"{where}, field 'test_runner': expected one of "
+                         f"{', '.join(RUNNERS)}, got {runner!r}")
+    test_patch = text_field(record, "test_patch", where)
+    problem = diff_problem(test_patch, "the test patch")
+    if problem:
+        raise InputError(f"{where}, field 'test_patch': {problem}")
+    instance = {
+        "instance_id": instance_id, "repo": text_field(record, "repo", where),
+        "base_commit": text_field(record, "base_commit", where, required=True).strip(),
+        "test_patch": test_patch, "patch": text_field(record, "patch", where) or None,
+        "FAIL_TO_PASS": parse_test_list(record.get("FAIL_TO_PASS"),
+                                        f"{where}, field 'FAIL_TO_PASS'"),
+        "PASS_TO_PASS": parse_test_list(record.get("PASS_TO_PASS"),
+                                        f"{where}, field 'PASS_TO_PASS'"),
+        "test_cmd": text_field(record, "test_cmd", where) or None, "test_runner": runner,
+        "test_env": parse_json_object(record.get("test_env"), f"{where}, field 'test_env'"),
+        "where": where,
+    }
+    if not instance["FAIL_TO_PASS"]:
+        raise InputError(f"{where}: FAIL_TO_PASS is empty; nothing would show the fix works")
+    return instance
+
+
+def swapped_hint(records, path, wanted):
+    """A hint when INSTANCES and RUNS look given the wrong way round, else ''."""
+    has = [set(r) for _, r in records]
+    if wanted == "instances" and all("model_patch" in k and "test_patch" not in k for k in has):
+        return (f"{path} looks like a predictions file (model_patch, no test_patch): "
+                f"the instances file comes first, as in regrade.py INSTANCES RUNS --repo PATH")
+    if wanted == "runs" and all("test_patch" in k and "model_patch" not in k for k in has):
+        return (f"{path} looks like an instances file (test_patch, no model_patch): "
+                f"the predictions come second, as in regrade.py INSTANCES RUNS --repo PATH")
+    return ""
+
+
+def read_instances(path, inputs):
+    """Read the instances file: ({instance_id: instance}, {instance_id: why its row is unusable}).
+
+    A malformed row makes its own runs grading errors; a file with no usable row,
+    or a row naming no instance, is bad input.
+    """
+    records = read_records(path, inputs)
+    hint = swapped_hint(records, path, "instances")
+    if hint:
+        raise InputError(hint)
+    instances, invalid = {}, {}
+    for where, record in records:
+        instance_id = text_field(record, "instance_id", where, required=True)
+        if instance_id in instances or instance_id in invalid:
             raise InputError(f"{where}: instance {instance_id!r} appears twice")
-        runner = record.get("test_runner") or None
-        if runner is not None and runner not in RUNNERS:
-            raise InputError(f"{where}, field 'test_runner': expected one of "
-                             f"{', '.join(RUNNERS)}, got {runner!r}")
-        instances[instance_id] = {
-            "instance_id": instance_id, "repo": str(record.get("repo") or ""),
-            "base_commit": str(record["base_commit"]).strip(),
-            "test_patch": record.get("test_patch") or "", "patch": record.get("patch"),
-            "FAIL_TO_PASS": parse_test_list(record.get("FAIL_TO_PASS"),
-                                            f"{where}, field 'FAIL_TO_PASS'"),
-            "PASS_TO_PASS": parse_test_list(record.get("PASS_TO_PASS"),
-                                            f"{where}, field 'PASS_TO_PASS'"),
-            "test_cmd": record.get("test_cmd") or None, "test_runner": runner,
-            "test_env": parse_json_object(record.get("test_env"), f"{where}, field 'test_env'"),
-            "where": where,
-        }
-        if not instances[instance_id]["FAIL_TO_PASS"]:
-            raise InputError(f"{where}: FAIL_TO_PASS is empty; nothing would show the fix works")
+        try:
+            instances[instance_id] = parse_instance(record, where)
+        except InputError as exc:
+            invalid[instance_id] = str(exc)
+    if not instances:
+        raise InputError(next(iter(invalid.values())))
+    return instances, invalid
+
+
+def load_instances(path, inputs):
+    """Read the instances file into {instance_id: instance}; every row must be usable."""
+    instances, invalid = read_instances(path, inputs)
+    if invalid:
+        raise InputError(next(iter(invalid.values())))
     return instances
 
 
@@ -2221,19 +2493,32 @@ def default_run_ids(runs):
 def load_predictions(path, instances, inputs):
     """Read a SWE-bench predictions file into runs."""
     runs = []
-    for where, record in read_records(path, inputs):
+    records = read_records(path, inputs)
+    hint = swapped_hint(records, path, "runs")
+    if hint:
+        raise InputError(hint)
+    for where, record in records:
         if is_missing(record.get("instance_id")):
             raise InputError(f"{where}: no instance_id")
         if "model_patch" not in record:
             raise InputError(f"{where}: no model_patch")
+        run, problem = {"where": where}, None
+        for key, field in (("instance_id", "instance_id"), ("model", "model_name_or_path"),
+                           ("run_id", "run_id"), ("base_commit", "base_commit")):
+            try:
+                run[key] = text_field(record, field, where) or None
+            except InputError as exc:
+                run[key], problem = (repr(record.get(field))[:80] if key != "base_commit"
+                                     else None), problem or str(exc)
         patch = record["model_patch"]
         if patch is not None and not isinstance(patch, str):
-            raise InputError(f"{where}, field 'model_patch': expected a diff as text")
-        runs.append({"instance_id": str(record["instance_id"]), "diff": patch,
-                     "model": str(record.get("model_name_or_path") or "") or None,
-                     "run_id": str(record.get("run_id") or "") or None,
-                     "base_commit": str(record.get("base_commit") or "") or None,
-                     "where": where})
+            problem = problem or (f"{where}, field 'model_patch': expected a diff as text, "
+                                  f"got {type(patch).__name__}")
+            patch = None
+        run["diff"] = patch
+        if problem:
+            run["grading_error"] = problem
+        runs.append(run)
     return default_run_ids(runs)
 
 
@@ -2286,8 +2571,12 @@ def load_runs_folder(path, inputs):
                              f"{run_id!r}")
         if diff_path is None:
             raise InputError(f"{folder}: no diff file (expected *.diff or *.patch)")
-        runs.append({"instance_id": str(instance_id), "run_id": run_id,
-                     "diff": inputs.read_text(diff_path),
+        try:
+            diff, problem = inputs.read_bytes(diff_path).decode("utf-8-sig"), None
+        except UnicodeDecodeError as exc:
+            diff, problem = None, f"{diff_path}: not UTF-8 text (byte {exc.start})"
+        runs.append({"instance_id": str(instance_id), "run_id": run_id, "diff": diff,
+                     **({"grading_error": problem} if problem else {}),
                      "model": str(meta.get("model_name_or_path") or meta.get("model") or "")
                      or None,
                      "base_commit": str(meta.get("base_commit") or "") or None,
@@ -2297,10 +2586,18 @@ def load_runs_folder(path, inputs):
     return runs
 
 
-def load_runs(spec, instances, instances_path, inputs):
-    """The runs to grade: a predictions file, a runs folder, or the built-in gold / empty."""
+def load_runs(spec, instances, instances_path, inputs, invalid=None):
+    """The runs to grade: a predictions file, a runs folder, or the built-in gold / empty.
+
+    `invalid` maps instance ids whose row is malformed to why: their runs are errors.
+    """
+    invalid = invalid or {}
     if spec in ("gold", "empty"):
         runs = []
+        for instance_id in sorted(invalid):
+            runs.append({"instance_id": instance_id, "run_id": f"{instance_id}@{spec}",
+                         "diff": None, "model": spec, "base_commit": None,
+                         "where": f"{instances_path} ({spec})"})
         for instance_id in sorted(instances):
             patch = instances[instance_id]["patch"] if spec == "gold" else ""
             if spec == "gold" and not patch:
@@ -2320,6 +2617,15 @@ def load_runs(spec, instances, instances_path, inputs):
         if run["run_id"] in seen:
             raise InputError(f"{run['where']}: run id {run['run_id']!r} appears twice")
         seen.add(run["run_id"])
+        if run.get("grading_error"):
+            continue
+        problem = diff_problem(run["diff"])
+        if problem:
+            run["grading_error"] = f"{run['where']}: {problem}"
+            continue
+        if run["instance_id"] in invalid:
+            run["grading_error"] = f"the instance's row is malformed: {invalid[run['instance_id']]}"
+            continue
         if run["instance_id"] not in instances:
             # Graded as an error verdict; the other runs are still graded.
             run["grading_error"] = (f"instance {run['instance_id']!r} is not in "
@@ -2811,8 +3117,8 @@ def _main(argv):
     if not args.repo:
         raise InputError("--repo is required: a clone or a git bundle of the repository")
     inputs = Inputs()
-    instances = load_instances(args.instances, inputs)
-    runs = load_runs(args.runs, instances, args.instances, inputs)
+    instances, invalid = read_instances(args.instances, inputs)
+    runs = load_runs(args.runs, instances, args.instances, inputs, invalid)
     if args.instance:
         unknown = sorted(set(args.instance) - set(instances))
         if unknown:

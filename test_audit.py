@@ -3097,6 +3097,228 @@ def load_tests(loader, tests, pattern):
     return tests
 
 
+# === regrade.py: no wrong verdict in silence ===
+# Issue 8, sections 1, 1b, 3, 4 and 5: a verdict that cannot be trusted says so
+# (a grading error with its reason), the whole test tree is reset, only the listed
+# tests run, and each verdict records the environment that decided it.
+CORE_BASE = {
+    "calc/__init__.py": "from calc.ops import add\n",
+    "calc/ops.py": "def add(a, b):\n    return a - b\n",
+    "tests/__init__.py": "",
+    "tests/conftest.py": "import calc  # the project's own conftest imports the package\n",
+    "tests/test_ops.py": (
+        "import unittest\n\nfrom calc import add\n\n\n"
+        "class TestOps(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n"
+        "    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n"
+        "    def test_unlisted_broken(self):\n        self.assertEqual(1, 2)\n"),
+    "checks/test_more.py": "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 4\n",
+}
+CORE_FIX = {"calc/ops.py": "def add(a, b):\n    return a + b\n"}
+CORE_RUNS = {
+    "fix": CORE_FIX,
+    "empty": {},
+    "skips-on-import": dict(CORE_FIX, **{"calc/__init__.py": (
+        "import pytest\npytest.skip('needs another platform', allow_module_level=True)\n")}),
+    "unittest-skip-on-import": dict(CORE_FIX, **{"calc/__init__.py": (
+        "import unittest\nraise unittest.SkipTest('needs another platform')\n")}),
+    "syntax-error": {"calc/ops.py": "def add(a, b):\n    return a + b +\n"},
+}
+CORE_IDS = {
+    "pytest": (["tests/test_ops.py::TestOps::test_add"], ["tests/test_ops.py::TestOps::test_zero"]),
+    "unittest": (["tests.test_ops.TestOps.test_add"], ["tests.test_ops.TestOps.test_zero"]),
+    "checks": (["checks/test_more.py::test_more"], []),
+}
+
+
+class RegradeCoreFixture(unittest.TestCase):
+    """The calc repository and its runs' diffs, built once for a class."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.temp = TempDir()
+        cls.folder = cls.temp.__enter__()
+        cls.repo, cls.base = regrade_repo(cls.folder, CORE_BASE)
+        work = os.path.join(cls.folder, "work")
+        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
+        cls.diffs = {name: regrade_diff(work, files) for name, files in CORE_RUNS.items()}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.temp.__exit__(None, None, None)
+
+    def instance(self, instance_id, ids, **extra):
+        f2p, p2p = CORE_IDS[ids] if isinstance(ids, str) else ids
+        record = {"instance_id": instance_id, "repo": "acme/calc", "base_commit": self.base,
+                  "patch": self.diffs["fix"], "test_patch": "", "FAIL_TO_PASS": json.dumps(f2p),
+                  "PASS_TO_PASS": json.dumps(p2p)}
+        record.update(extra)
+        return record
+
+    def grade(self, instances, runs, extra_argv=()):
+        """Grade runs [(run_id, instance_id, diff name)] or a built-in set; verdicts by run id."""
+        with TempDir() as folder:
+            regrade_jsonl(folder, "instances.jsonl", instances)
+            if isinstance(runs, str):
+                predictions = runs
+            else:
+                predictions = regrade_jsonl(folder, "predictions.jsonl", [
+                    {"run_id": run_id, "instance_id": instance_id, "model_patch":
+                     self.diffs[name]} for run_id, instance_id, name in runs])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                predictions, "--repo", self.repo, *extra_argv])
+        self.assertEqual(status, 0, err)
+        self.report = report
+        return regrade_by_run(report)
+
+
+class TestRegradeNothingRecognised(RegradeCoreFixture):
+    def test_a_log_runner_that_parses_nothing_is_a_grading_error(self):
+        quiet = self.instance("quiet", "unittest", test_runner="log",
+                              test_cmd="{python} -c \"print('all good')\"")
+        verdicts = self.grade([quiet], [("fix", "quiet", "fix"), ("empty", "quiet", "empty")])
+        for name in ("fix", "empty"):
+            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
+                             ("error", None), name)
+            self.assertIn("recognised no test result", verdicts[name]["reason"])
+            self.assertIn("all good", verdicts[name]["reason"])
+
+    def test_a_mistyped_id_in_a_file_that_collected_is_a_grading_error(self):
+        cases = [self.instance("typo-unittest", (["tests.test_ops.TestOps.test_ad"], []))]
+        if regrade_has_pytest():
+            cases.append(self.instance("typo-pytest", (
+                ["tests/test_ops.py::TestOps::test_add"], ["tests/test_ops.py::TestOps::test_zer"])))
+        verdicts = self.grade(cases, "gold")
+        for case in cases:
+            verdict = verdicts[case["instance_id"] + "@gold"]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("error", None))
+            typo = (json.loads(case["FAIL_TO_PASS"]) + json.loads(case["PASS_TO_PASS"]))[-1]
+            self.assertIn(repr(typo), verdict["reason"])
+            self.assertIn("never collected", verdict["reason"])
+            self.assertEqual(verdict["uncollected"], [typo])
+
+    def test_right_ids_still_resolve_and_an_empty_run_fails(self):
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases += [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
+        verdicts = self.grade(cases, [(c["instance_id"] + name, c["instance_id"], name)
+                                      for c in cases for name in ("fix", "empty")])
+        for case in cases:
+            self.assertEqual(verdicts[case["instance_id"] + "fix"]["status"], "resolved")
+            self.assertEqual(verdicts[case["instance_id"] + "empty"]["status"], "unresolved")
+
+    def test_a_run_that_breaks_collection_fails_with_the_error_quoted(self):
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases += [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
+        verdicts = self.grade(cases, [(c["instance_id"], c["instance_id"], "syntax-error")
+                                      for c in cases])
+        for case in cases:
+            verdict = verdicts[case["instance_id"]]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("unresolved", False),
+                             verdict["reason"])
+            self.assertIn("SyntaxError", verdict["reason"])
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_code_that_skips_the_tests_on_import_is_unresolved_not_an_error(self):
+        # pytest.skip(allow_module_level=True) when the package is imported: from
+        # the project's conftest.py (pytest stops before collecting), and from the
+        # test module (the file is skipped whole). Both are the run's failure.
+        cases = [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
+        verdicts = self.grade(cases, [(c["instance_id"], c["instance_id"], "skips-on-import")
+                                      for c in cases] + [("fix", "pytest", "fix")])
+        for case in cases:
+            verdict = verdicts[case["instance_id"]]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("unresolved", False),
+                             verdict["reason"])
+        self.assertIn("stopped pytest", verdicts["pytest"]["reason"])
+        self.assertIn("skipped whole", verdicts["checks"]["reason"])
+        self.assertEqual(verdicts["fix"]["status"], "resolved")
+
+    def test_unittest_skip_on_import_is_unresolved(self):
+        verdicts = self.grade([self.instance("unittest", "unittest")],
+                              [("skip", "unittest", "unittest-skip-on-import")])
+        self.assertEqual(verdicts["skip"]["status"], "unresolved", verdicts["skip"]["reason"])
+        self.assertIn("skipped whole", verdicts["skip"]["reason"])
+
+
+class TestRegradeMalformedInput(RegradeCoreFixture):
+    def run_cli(self, folder, instances, predictions, swap=False):
+        regrade_jsonl(folder, "i.jsonl", instances)
+        regrade_jsonl(folder, "p.jsonl", predictions)
+        files = [os.path.join(folder, "i.jsonl"), os.path.join(folder, "p.jsonl")]
+        return run("regrade.py", (files[::-1] if swap else files) + ["--repo", self.repo,
+                                                                      "--format", "json"])
+
+    def assert_one_error_line(self, result, expected):
+        status, out, err = result
+        self.assertEqual((status, out), (2, ""), err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertTrue(err.startswith("error: "), err)
+        self.assertIn(expected, err)
+
+    def test_a_file_with_no_usable_row_exits_2_with_one_line(self):
+        good = self.instance("good", "unittest")
+        pred = {"instance_id": "good", "model_patch": self.diffs["fix"]}
+        with TempDir() as folder:
+            for field, value, expected in (
+                    ("test_patch", ["a list"], "field 'test_patch': expected text, got list"),
+                    ("test_patch", 7.5, "field 'test_patch': expected text, got float"),
+                    ("FAIL_TO_PASS", [1, 2], "field 'FAIL_TO_PASS'"),
+                    ("test_env", [1], "field 'test_env': expected a JSON object"),
+                    ("base_commit", {"sha": "x"}, "field 'base_commit': expected text")):
+                self.assert_one_error_line(
+                    self.run_cli(folder, [dict(good, **{field: value})], [pred]), expected)
+            self.assert_one_error_line(self.run_cli(folder, [good], [pred], swap=True),
+                                       "looks like a predictions file")
+            self.assert_one_error_line(self.run_cli(folder, [good], [good]),
+                                       "looks like an instances file")
+
+    def test_one_bad_row_is_that_runs_error_and_the_rest_are_graded(self):
+        good = self.instance("good", "unittest")
+        bad_patch = self.instance("bad-patch", "unittest", test_patch=["diff --git a/x b/x"])
+        bad_list = self.instance("bad-list", "unittest", FAIL_TO_PASS=[1, "x"])
+        fix = self.diffs["fix"]
+        predictions = [
+            {"run_id": "good", "instance_id": "good", "model_patch": fix},
+            {"run_id": "bad-patch", "instance_id": "bad-patch", "model_patch": fix},
+            {"run_id": "bad-list", "instance_id": "bad-list", "model_patch": fix},
+            {"run_id": "null-patch", "instance_id": "good", "model_patch": None},
+            {"run_id": "list-patch", "instance_id": "good", "model_patch": [fix]},
+            {"run_id": "binary", "instance_id": "good", "model_patch": fix + "\x00\x01\x02"},
+            {"run_id": "huge", "instance_id": "good",
+             "model_patch": fix + "+" + "x" * (65 * 2 ** 20) + "\n"}]
+        with TempDir() as folder:
+            status, out, err = self.run_cli(folder, [good, bad_patch, bad_list], predictions)
+        self.assertEqual(status, 0, err)
+        verdicts = regrade_by_run(json.loads(out))
+        self.assertEqual(verdicts["good"]["status"], "resolved")
+        self.assertEqual((verdicts["null-patch"]["status"], verdicts["null-patch"]["patch_is_none"]),
+                         ("unresolved", True))
+        for name, expected in (("bad-patch", "field 'test_patch'"),
+                               ("bad-list", "field 'FAIL_TO_PASS'"),
+                               ("list-patch", "field 'model_patch': expected a diff as text"),
+                               ("binary", "NUL byte"), ("huge", "MiB limit")):
+            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
+                             ("error", None), name)
+            self.assertIn(expected, verdicts[name]["reason"])
+
+    def test_a_runs_folder_diff_that_is_not_utf8_is_that_runs_error(self):
+        with TempDir() as folder:
+            regrade_jsonl(folder, "i.jsonl", [self.instance("good", "unittest")])
+            for name, data in (("ok", self.diffs["fix"].encode()), ("latin", b"\xff\xfe junk\n")):
+                write(folder, f"runs/{name}/run.json", json.dumps({"instance_id": "good"}))
+                with open(os.path.join(folder, "runs", name, "run.diff"), "wb") as handle:
+                    handle.write(data)
+            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"),
+                                                os.path.join(folder, "runs"), "--repo", self.repo])
+        self.assertEqual(status, 0, err)
+        verdicts = regrade_by_run(report)
+        self.assertEqual(verdicts["ok"]["status"], "resolved")
+        self.assertEqual(verdicts["latin"]["status"], "error")
+        self.assertIn("not UTF-8", verdicts["latin"]["reason"])
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
