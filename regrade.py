@@ -36,7 +36,12 @@ Procedure per run (each step is recorded in the verdict):
     3. Reset the test tree: every file the test patch touches and every test or
        test-configuration file the diff touched (tests/ anywhere, test/ and
        testing/ at the top, test_*.py, *_test.py, tests.py, noxfile.py;
-       --test-files replaces that list) goes back to base_commit, and so, anywhere
+       --test-files replaces that list) goes back to base_commit. So does every
+       file the diff touched at any depth below the test tree: the nearest
+       folder named test, tests or testing enclosing a listed test file or a
+       test-patch test file (pyflakes/test/ with its helper harness.py); such
+       folders holding no listed test (django/test/, numpy/testing/) are
+       source code and stay as the diff left them. And so, anywhere
        in the tree and whatever --test-files says, does every pytest.ini,
        .pytest.ini, tox.ini, setup.cfg, pyproject.toml, conftest.py,
        sitecustomize.py, usercustomize.py and *.pth it touched (each is listed in
@@ -184,6 +189,9 @@ RUNNERS = ("auto", "pytest", "unittest", "log")
 # (django/test/ and numpy/testing/ are source code, not tests).
 TEST_DIRS_ANYWHERE = ("tests",)
 TEST_DIRS_AT_TOP = ("test", "testing")
+# The folder names that make a test tree: every file below the nearest one
+# enclosing a listed test file or a test-patch test file is reset (step 3).
+TEST_TREE_NAMES = ("test", "tests", "testing")
 # Files that decide what tests run or how: a run must not bring its own.
 TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "pytest.ini",
                       "tox.ini", "noxfile.py", "sitecustomize.py", "usercustomize.py", "*.pth")
@@ -808,6 +816,55 @@ def is_test_path(path, patterns=None):
     if len(parts) > 1 and parts[0] in TEST_DIRS_AT_TOP:
         return True
     return any(fnmatch.fnmatchcase(parts[-1], p) for p in TEST_FILE_PATTERNS)
+
+
+def listed_test_paths(test_ids, import_roots):
+    """Tree paths (files, or module paths without .py) of the listed tests.
+
+    `import_roots` maps '' and 'src/' to the top-level names found there.
+
+    >>> listed_test_paths(["t/test_a.py::test_x[a/b::c]", "pkg.test.test_b.T.test_y"],
+    ...                   {"": {"t"}, "src/": {"pkg"}})
+    ['src/pkg/test/test_b/T/test_y', 't/test_a.py']
+    """
+    found = set()
+    for test_id in test_ids:
+        if "::" in test_id or test_id.endswith(".py"):
+            found.add(test_id.split("::")[0])
+        else:
+            dotted = unittest_name(test_id).split(".")
+            root = next((r for r in import_roots if r and dotted[0] in import_roots[r]), "")
+            found.add(root + "/".join(dotted))
+    return sorted(found)
+
+
+def test_tree_folders(paths):
+    """The test tree: each path's nearest enclosing folder named test, tests or testing.
+
+    Only such folders count, so a test file beside the source (pkg/test_x.py) adds
+    none, and django/test/ or numpy/testing/ count only when a listed test lives there.
+
+    >>> test_tree_folders(["pyflakes/test/test_api.py", "tests/unit/test_a.py", "pkg/test_x.py",
+    ...                    "numpy/testing/tests/test_utils.py", "setup.cfg"])
+    ['numpy/testing/tests', 'pyflakes/test', 'tests']
+    """
+    folders = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for size in range(len(parts), 0, -1):
+            if parts[size - 1] in TEST_TREE_NAMES:
+                folders.add("/".join(parts[:size]))
+                break
+    return sorted(folders)
+
+
+def in_test_tree(path, folders):
+    """True when `path` lies anywhere below one of the test tree's folders.
+
+    >>> in_test_tree("pyflakes/test/harness.py", ["pyflakes/test"]), in_test_tree("pyflakes/x.py", ["pyflakes/test"])
+    (True, False)
+    """
+    return any(path.startswith(folder + "/") for folder in folders)
 
 
 MODULE_SUFFIXES = (".py", ".pyc", ".pyw", ".pyd", ".so")
@@ -1974,7 +2031,12 @@ def reset_test_tree(job, verdict, log):
     job["test_patch"] = normalise_diff(job["instance"]["test_patch"])
     patch_paths = job["patch_paths"] = diff_paths(job["test_patch"])
     run_paths = job["run_paths"] = diff_paths(job["diff"])
-    run_tests = [p for p in run_paths if is_test_path(p, settings["test_patterns"])]
+    instance = job["instance"]
+    folders = test_tree_folders(listed_test_paths(
+        instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"], job["base_names"]) +
+        [p for p in patch_paths if is_test_path(p)])
+    run_tests = [p for p in run_paths if is_test_path(p, settings["test_patterns"]) or
+                 in_test_tree(p, folders)]
     roots = [""] + (["src/"] if os.path.isdir(os.path.join(tree, "src")) else [])
     shadowing = shadowing_paths(run_paths, roots, job["base_names"])
     verdict["removed_shadowing"] = shadowing

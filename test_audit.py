@@ -3319,6 +3319,97 @@ class TestRegradeMalformedInput(RegradeCoreFixture):
         self.assertIn("not UTF-8", verdicts["latin"]["reason"])
 
 
+# A repository shaped like pyflakes (tests and their helper modules in pkg/test/)
+# beside source folders named like tests (django/test/, numpy/testing/).
+TREE_BASE = {
+    "pkg/__init__.py": "", "pkg/checker.py": "def check(code):\n    return code.count('x')\n",
+    "pkg/test/__init__.py": "",
+    "pkg/test/harness.py": (
+        "import unittest\n\nfrom pkg.checker import check\n\n\n"
+        "class TestCase(unittest.TestCase):\n"
+        "    def flakes(self, code, expected):\n        self.assertEqual(check(code), expected)\n"),
+    "pkg/test/support/__init__.py": "",
+    "pkg/test/support/expect.py": "def expected(n):\n    return n\n",
+    "pkg/test/test_other.py": (
+        "from pkg.test.harness import TestCase\nfrom pkg.test.support.expect import expected\n\n\n"
+        "class Test(TestCase):\n    def test_y(self):\n        self.flakes('yy', 2)\n\n"
+        "    def test_expected(self):\n        self.flakes('yyy', expected(3))\n"),
+    "django/__init__.py": "", "django/test/__init__.py": "",
+    "django/test/utils.py": "def double(x):\n    return x * 3\n",
+    "numpy/__init__.py": "", "numpy/testing/__init__.py": "",
+    "numpy/testing/_utils.py": "def half(x):\n    return x // 2\n",
+    "numpy/tests/__init__.py": "",
+    "numpy/tests/test_half.py": (
+        "import unittest\n\nfrom numpy.testing._utils import half\n\n\n"
+        "class T(unittest.TestCase):\n    def test_half(self):\n        self.assertEqual(half(1), 0.5)\n"),
+    "tests/__init__.py": "",
+    "tests/test_utils.py": (
+        "import unittest\n\nfrom django.test.utils import double\n\n\n"
+        "class T(unittest.TestCase):\n    def test_double(self):\n        self.assertEqual(double(2), 4)\n"),
+}
+TREE_RUNS = {
+    "fix-checker": {"pkg/checker.py": "def check(code):\n    return code.count('y')\n"},
+    # No fix: one line in the shared assertion helper makes every check pass.
+    "edits-harness": {"pkg/test/harness.py": TREE_BASE["pkg/test/harness.py"].replace(
+        "        self.assertEqual(", "        return\n        self.assertEqual(")},
+    "edits-support": {"pkg/test/support/expect.py": "def expected(n):\n    return 0\n",
+                      "pkg/checker.py": "def check(code):\n    return code.count('y') if "
+                                        "code == 'yy' else 0\n"},
+    "fix-django": {"django/test/utils.py": "def double(x):\n    return x * 2\n"},
+    "fix-numpy": {"numpy/testing/_utils.py": "def half(x):\n    return x / 2\n"},
+}
+
+
+class TestRegradeTestTree(unittest.TestCase):
+    def grade_tree(self, pyflakes_ids):
+        with TempDir() as folder:
+            repo, base = regrade_repo(folder, TREE_BASE)
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", repo, work], folder)
+            diffs = {name: regrade_diff(work, files) for name, files in TREE_RUNS.items()}
+
+            def instance(instance_id, f2p, p2p=()):
+                return {"instance_id": instance_id, "repo": "acme/tree", "base_commit": base,
+                        "test_patch": "", "FAIL_TO_PASS": json.dumps(list(f2p)),
+                        "PASS_TO_PASS": json.dumps(list(p2p))}
+            regrade_jsonl(folder, "instances.jsonl", [
+                instance("pyflakes-like", *pyflakes_ids),
+                instance("django-like", ["tests.test_utils.T.test_double"]),
+                instance("numpy-like", ["numpy.tests.test_half.T.test_half"])])
+            regrade_jsonl(folder, "predictions.jsonl", [
+                {"run_id": name, "instance_id": instance_id, "model_patch": diffs[name]}
+                for name, instance_id in (
+                    ("fix-checker", "pyflakes-like"), ("edits-harness", "pyflakes-like"),
+                    ("edits-support", "pyflakes-like"), ("fix-django", "django-like"),
+                    ("fix-numpy", "numpy-like"))])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                os.path.join(folder, "predictions.jsonl"),
+                                                "--repo", repo])
+        self.assertEqual(status, 0, err)
+        return regrade_by_run(report)
+
+    def check(self, verdicts):
+        expected = {"fix-checker": "resolved", "edits-harness": "unresolved",
+                    "edits-support": "unresolved", "fix-django": "resolved",
+                    "fix-numpy": "resolved"}
+        self.assertEqual({k: verdicts[k]["status"] for k in expected}, expected,
+                         {k: verdicts[k]["reason"] for k in expected})
+        self.assertEqual(verdicts["edits-harness"]["touched_tests"], ["pkg/test/harness.py"])
+        self.assertEqual(verdicts["edits-support"]["touched_tests"],
+                         ["pkg/test/support/expect.py"])
+        for name in ("fix-checker", "fix-django", "fix-numpy"):
+            self.assertEqual(verdicts[name]["touched_tests"], [], name)
+
+    def test_a_helper_beside_the_listed_tests_is_reset_with_unittest_ids(self):
+        self.check(self.grade_tree((["pkg.test.test_other.Test.test_y"],
+                                    ["pkg.test.test_other.Test.test_expected"])))
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_a_helper_beside_the_listed_tests_is_reset_with_pytest_ids(self):
+        self.check(self.grade_tree((["pkg/test/test_other.py::Test::test_y"],
+                                    ["pkg/test/test_other.py::Test::test_expected"])))
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
