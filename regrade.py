@@ -54,11 +54,19 @@ Procedure per run (each step is recorded in the verdict):
        PYTHONPATH; after the tests, check where the repository's own top-level
        packages were imported from. From outside the tree (say an editable
        install of another copy): wrong_code_under_test, a grading error.
-    6. Run the listed tests' files (never the whole suite) with a timeout that
-       kills the process group, a scrubbed environment (HOME and TMPDIR in the
-       throwaway folder; dropped: credential-looking names, URLs with a
-       user:password@ part, NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and
-       PYTEST_PLUGINS; --keep-env NAME passes one on) and stdin closed.
+    6. Run only the listed tests (--select ids, the default): pytest collects
+       the listed tests' files and the recorder deselects every other item; the
+       unittest runner loads each listed id by name. The ids reach the recorder
+       through a file in the grader's folder, never the command line, so
+       thousands of ids with brackets, spaces, '::' or non-ASCII need no quoting.
+       --select files runs the listed tests' whole files instead (as SWE-bench's
+       harness does), for tests that depend on their neighbours; --runner log
+       and a custom unittest --test-cmd run what their command names. Never the
+       whole suite. The command runs with a timeout that kills the process
+       group, a scrubbed environment (HOME and TMPDIR in the throwaway folder;
+       dropped: credential-looking names, URLs with a user:password@ part,
+       NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and PYTEST_PLUGINS;
+       --keep-env NAME passes one on) and stdin closed.
     7. Read each result from a structured record: a pytest plugin loaded with
        -p, or a unittest runner, each writing to a file in a private folder of
        the grader's (not beside the tree). Each record is signed with an HMAC
@@ -112,7 +120,12 @@ SWE-bench's FULL / PARTIAL / NO (an empty FAIL_TO_PASS or PASS_TO_PASS list
 counts as passed, as there).
 
 Outputs with --out DIR:
-    verdicts.jsonl   one line per run, appended as soon as it is graded, then
+    verdicts.jsonl   one line per run (with its `environment`: the test interpreter
+                     as given and its version, the pytest version where pytest
+                     ran, the repository's identity (a bundle's SHA-256, or a
+                     clone's HEAD and whether every base commit was found) and the
+                     grader's SHA-256; the summary prints them above its footer),
+                     appended as soon as it is graded, then
                      rewritten (atomically, sorted by run id) with each run once,
                      its latest verdict, when the job ends, fails or is
                      interrupted; a re-run skips runs graded with the same inputs
@@ -128,7 +141,8 @@ Outputs with --out DIR:
                      an instance), plus one per instance with no run
 Without --out nothing is written. The summary (--format text, markdown or
 json) goes to stdout; progress to stderr when it is a terminal (--progress
-forces it).
+forces it): one line per run with its status and seconds. --timings adds a
+table of each run's test, total and grader seconds.
 
 To regrade the shipped example (offline, standard library only):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
@@ -151,7 +165,7 @@ code under test prints can fool a log parser, so prefer the structured runners):
     python3 regrade.py i.jsonl p.jsonl --repo R --runner log \\
         --test-cmd "{python} -m pytest -rA {files}"
 
-Defaults: --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
+Defaults: --select ids, --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
 listed ids contain '::', else unittest), --python the interpreter running this
 script. Exit status: 0 graded (whatever the verdicts), 2 bad input or usage
 (unreadable or malformed files, a --test-cmd or test_cmd that does not split,
@@ -938,6 +952,7 @@ class Source:
         self.label = label                          # as the user named it
         self.git_dir = git_dir                      # absolute path of a git directory
         self.objects = os.path.join(git_dir, "objects")
+        self.identity = {"path": label}               # what the environment record names
 
     def resolve(self, commits):
         """Map each commit name to its full hash, or None where the repository lacks it."""
@@ -959,7 +974,12 @@ def open_source(path, scratch, inputs):
                               "--git-common-dir"], check=False)
         if status != 0:
             raise InputError(f"--repo {path}: not a git repository")
-        return Source(path, output.strip().splitlines()[-1])
+        source = Source(path, output.strip().splitlines()[-1])
+        status, head = git(["--git-dir", source.git_dir, "rev-parse", "--verify", "-q", "HEAD"],
+                           check=False)
+        source.identity = {"path": path, "kind": "clone",
+                           "head": head.strip() if status == 0 else None}
+        return source
     if os.path.isfile(path):
         digest = hashlib.sha256()
         with open(path, "rb") as handle:
@@ -979,7 +999,9 @@ def open_source(path, scratch, inputs):
                              check=False)
         if status != 0:
             raise InputError(f"--repo {path}: cannot read the bundle ({output.strip()[-200:]})")
-        return Source(path, cache)
+        source = Source(path, cache)
+        source.identity = {"path": path, "kind": "bundle", "sha256": digest.hexdigest()}
+        return source
     raise InputError(f"--repo {path}: no such folder or file")
 
 
@@ -1128,6 +1150,30 @@ import pytest as _pytest_module
 _write({"kind": "start", "runner": "pytest", "shadowed": _shadowed(),
         "python": sys.version.split()[0], "pytest": getattr(_pytest_module, "__version__", "")})
 _PLUGINS = {}
+# --select ids: the listed ids, read now, before any test code is imported.
+_SELECT = None
+if _CONFIG.get("select"):
+    with open(_CONFIG["select"], encoding="utf-8") as _handle:
+        _SELECT = frozenset(json.load(_handle))
+
+
+def _canonical(test_id):
+    return "".join(c if ord(c) < 128 else c.encode("unicode_escape").decode("ascii")
+                   for c in test_id)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if _SELECT is None:
+        return
+    root = str(getattr(config, "rootpath", None) or getattr(config, "rootdir", ""))
+    prefix = os.path.relpath(os.path.realpath(root), os.path.realpath(_CONFIG["tree"]))
+    prefix = "" if prefix == "." or prefix.startswith("..") else prefix.replace(os.sep, "/") + "/"
+    keep, drop = [], []
+    for item in items:
+        (keep if _canonical(prefix + item.nodeid) in _SELECT else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def _plugin_files(plugin, manager):
@@ -1919,14 +1965,25 @@ def error_verdict(run, settings, reason):
     instance = {"repo": "", "test_patch": ""}
     verdict = empty_verdict(dict(run, base_commit=run.get("base_commit") or ""), instance,
                             settings)
+    verdict["environment"] = environment_record(settings)
     verdict.update(status="error", completed=None, resolution="NO", reason=reason)
     return verdict
+
+
+def environment_record(settings, source=None):
+    """What decided a verdict besides its inputs: interpreter, pytest, repository, grader."""
+    interpreter = settings.get("interpreter") or {}
+    return {"python": interpreter.get("python"), "python_executable": settings.get("python"),
+            "python_version": interpreter.get("version"), "pytest_version": None,
+            "repository": dict(source.identity) if source is not None else None,
+            "grader_sha256": settings.get("grader_sha256")}
 
 
 def grade_run(run, instance, source, settings):
     """Grade one run from its diff; return its verdict (a plain dict) and its log text."""
     started = time.monotonic()
     verdict = empty_verdict(run, instance, settings)
+    verdict["environment"] = environment_record(settings, source)
     log = [f"run {run['run_id']} of {run['instance_id']} at {run['base_commit']}\n"]
     folder = tempfile.mkdtemp(prefix="regrade-")
     # The grader's own folder (recorders, their settings, results) lives apart
@@ -2110,6 +2167,16 @@ def plan_tests(job, verdict):
     module_of = {d: unittest_module(d, [import_root, tree]) for d in dotted}
     module_of.update({m: m for m in modules})
     recorder = {"module_of": module_of}
+    if settings.get("select", "ids") == "ids":
+        # Only the listed tests run. Their ids go to the recorder through a file
+        # in the grader's folder, never the command line (no quoting, no ARG_MAX).
+        if runner == "pytest":
+            recorder["select"] = os.path.join(grader_dir, "selected.json")
+            with open(recorder["select"], "w", encoding="utf-8") as handle:
+                json.dump(sorted({canonical_id(t) for t in listed}), handle, ensure_ascii=False)
+        elif runner == "unittest" and not template:
+            argv = argv[:2]
+            recorder["load"] = [[module_of[d], d] for d in dict.fromkeys(dotted)]
     return {"f2p": f2p, "p2p": p2p, "listed": listed, "runner": runner, "argv": argv,
             "env": env, "structured": structured, "top_modules": top_level_modules(import_root),
             "recorder": recorder, "module_of": module_of}
@@ -2185,6 +2252,13 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
         record["unfinished"] |= not results["finished"]
         record["configured"] |= results["configured"]
         record["versions"] = results["versions"]
+        environment = verdict.get("environment")
+        if environment is not None:
+            # As the test process itself reported them, not as probed beforehand.
+            environment["python_version"] = results["versions"]["python"] or \
+                environment["python_version"]
+            if runner == "pytest":
+                environment["pytest_version"] = results["versions"]["pytest"]
         outcomes = results["outcomes"]
         collect = results["collect"]
         for key in ("errors", "skips"):
@@ -2203,6 +2277,10 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
                 record["places"].setdefault(name, set()).update(found)
     else:
         outcomes = parse_test_log(output)
+        environment = verdict.get("environment")
+        if environment is not None and any("pytest" in a for a in plan["argv"]):
+            environment["pytest_version"] = (job["settings"].get("interpreter") or {}).get(
+                "pytest_version")
         record["results_seen"] += len(outcomes)
         record["failures_recorded"] |= any(o in FAILING for o in outcomes.values())
     record["output"] = output
@@ -2789,12 +2867,27 @@ def grading_key(run, instance, settings):
         "test_patch": sha256_text(normalise_diff(instance["test_patch"])),
         "fail_to_pass": instance["FAIL_TO_PASS"], "pass_to_pass": instance["PASS_TO_PASS"],
         "base_commit": run["base_commit"], "grader": settings["grader_version"],
-        "options": {k: settings[k] for k in ("runner", "test_cmd", "repeat", "p2p_skip_ok",
-                                             "test_patterns", "env", "python", "fuzz")},
+        "options": {k: settings.get(k) for k in ("runner", "test_cmd", "repeat", "p2p_skip_ok",
+                                                 "test_patterns", "env", "python", "fuzz",
+                                                 "select")},
         "instance_options": [instance.get("test_cmd"), instance.get("test_runner"),
                              instance.get("test_env")],
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def interpreter_facts(python, executable):
+    """The test interpreter as given and its version, and its pytest's version (None without)."""
+    probe = ("import sys\ntry:\n    import pytest\n    v = pytest.__version__\n"
+             "except Exception:\n    v = ''\nprint(sys.version.split()[0], v)")
+    try:
+        done = subprocess.run([executable, "-c", probe], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=120)
+        words = done.stdout.decode("utf-8", "replace").split()
+    except (OSError, subprocess.TimeoutExpired):
+        words = []
+    return {"python": python, "version": words[0] if words else None,
+            "pytest_version": words[1] if len(words) > 1 else None}
 
 
 def check_python(python, needs_pytest):
@@ -2965,9 +3058,54 @@ def summarise(verdicts):
         "touched_tests": sorted(v["run_id"] for v in verdicts if v["touched_tests"]),
         "flaky": sorted(v["run_id"] for v in verdicts if v["flaky"]),
         "from_log": sorted(v["run_id"] for v in verdicts if v["results_from"] == "log"),
+        "environment": environment_summary(verdicts),
         "seconds_total": round(total, 3), "seconds_tests": round(tests, 3),
         "overhead_per_run_s": round((total - tests) / len(verdicts), 3) if verdicts else None,
     }
+
+
+def environment_summary(verdicts):
+    """The distinct environments that decided the verdicts: interpreters, pytest, repositories.
+
+    >>> environment_summary([{"environment": {"python": "py", "python_version": "3.9.1",
+    ...     "pytest_version": "8.0", "repository": {"path": "r.bundle", "kind": "bundle",
+    ...     "sha256": "ab"}, "grader_sha256": "cd"}}, {"environment": None}])["python"]
+    ['py (3.9.1)']
+    """
+    pythons, pytests, repositories, graders = set(), set(), {}, set()
+    for verdict in verdicts:
+        environment = verdict.get("environment") or {}
+        if environment.get("python"):
+            pythons.add(f"{environment['python']} ({environment.get('python_version') or '?'})")
+        if environment.get("pytest_version"):
+            pytests.add(environment["pytest_version"])
+        repository = environment.get("repository")
+        if repository:
+            repositories[json.dumps(repository, sort_keys=True)] = repository
+        if environment.get("grader_sha256"):
+            graders.add(environment["grader_sha256"])
+    return {"python": sorted(pythons), "pytest": sorted(pytests),
+            "repositories": [repositories[k] for k in sorted(repositories)],
+            "grader_sha256": sorted(graders)}
+
+
+def environment_lines(environment):
+    """The summary's environment lines, one fact each, from environment_summary()."""
+    lines = []
+    if environment["python"]:
+        lines.append(f"test interpreter: {', '.join(environment['python'])}; pytest "
+                     f"{', '.join(environment['pytest']) or 'did not run'}")
+    for repository in environment["repositories"]:
+        found = {True: ", every base commit found", False: ", some base commits missing"}.get(
+            repository.get("base_commits_found"), "")
+        identity = {"bundle": f": sha256 {repository.get('sha256')}",
+                    "clone": f": HEAD {repository.get('head') or 'none'}"}.get(
+                        repository.get("kind"), "")
+        lines.append(f"repository {repository.get('path')} ({repository.get('kind') or 'unopened'}"
+                     f"{found}){identity}")
+    for digest in environment["grader_sha256"]:
+        lines.append(f"grader: regrade.py sha256 {digest}")
+    return lines
 
 
 def share(group, ran=True):
@@ -3006,23 +3144,41 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     lines.append("")
     # Which patch method applied, and which runs touched tests, are listed
     # below the table, so it stays within 100 columns.
-    headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS"] + (
-        ["tests s", "all s"] if timings else [])
+    headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS"]
     rows = []
     for v in sorted(verdicts, key=lambda v: v["run_id"]):
-        row = [v["run_id"], v["instance_id"], v["status"], v["resolution"],
-               share(v["fail_to_pass"], bool(v["tests_status"])),
-               share(v["pass_to_pass"], bool(v["tests_status"]))]
-        rows.append(row + ([fmt(v["test_s"], 2), fmt(v["duration_s"], 2)] if timings else []))
-    lines.append(render_table(headers, rows, style))
+        rows.append([v["run_id"], v["instance_id"], v["status"], v["resolution"],
+                     share(v["fail_to_pass"], bool(v["tests_status"])),
+                     share(v["pass_to_pass"], bool(v["tests_status"]))])
+    table = render_table(headers, rows, style)
+    if style == "text" and max(len(l) for l in table.splitlines()) > 100:
+        table = render_table(["run", "status", "resolution", "F2P", "P2P"],
+                             [r[:1] + r[2:] for r in rows], style)
+        table += "\n" + wrapped("(to fit 100 columns the instance column is left out and "
+                                "F2P, P2P stand for FAIL_TO_PASS, PASS_TO_PASS; verdicts.jsonl "
+                                "and --format json name each run's instance)")
+    lines.append(table)
+    if timings and verdicts:
+        # A table of its own, so neither table outgrows 100 columns.
+        lines.append("")
+        lines.append(render_table(
+            ["run", "tests s", "all s", "grader s"],
+            [[v["run_id"], fmt(v["test_s"], 2), fmt(v["duration_s"], 2),
+              fmt(v["duration_s"] - v["test_s"], 2)]
+             for v in sorted(verdicts, key=lambda v: v["run_id"])], style))
     reasons = [(v["run_id"], v["reason"]) for v in sorted(verdicts, key=lambda v: v["run_id"])
                if v["reason"]]
+    # In Markdown a bold line heads each list, so GitHub renders the reasons and
+    # the closing lines as two lists, not one.
     if reasons:
         lines.append("")
-        lines.append("why not resolved:")
+        lines.append("**Why not resolved**" if style == "markdown" else "why not resolved:")
+        if style == "markdown":
+            lines.append("")
         lines += [wrapped(f"- {run_id}: {reason}") for run_id, reason in reasons]
     lines.append("")
-    # In Markdown each closing line is a list item, so they do not run together.
+    if style == "markdown":
+        lines += ["**Notes**", ""]
     item = "- " if style == "markdown" else ""
     lines.append(wrapped(f"{item}runs that touched tests (reset before grading): "
                          f"{', '.join(summary['touched_tests']) or 'none'}"))
@@ -3039,6 +3195,12 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
         lines.append(f"{item}time: {fmt(summary['seconds_total'], 2)} s in all, "
                      f"{fmt(summary['seconds_tests'], 2)} s in test commands; grader overhead "
                      f"{fmt(summary['overhead_per_run_s'], 3)} s per run")
+    environment = environment_lines(summary.get("environment") or environment_summary(verdicts))
+    if environment:
+        lines.append("")
+        if style == "markdown":
+            lines += ["**Environment**", ""]
+        lines += [wrapped(f"{item}{line}") for line in environment]
     lines.append("")
     lines.append(render_provenance(prov, style))
     return "\n".join(lines) + "\n"
@@ -3057,18 +3219,20 @@ class Progress:
         self.resolved += verdict["status"] == "resolved"
         if not self.enabled:
             return
-        elapsed = time.monotonic() - self.started
-        left = elapsed / self.done * (self.total - self.done)
-        text = (f"[{self.done}/{self.total}] resolved {self.resolved}, elapsed "
-                f"{elapsed:.0f} s, about {left:.0f} s left ({verdict['run_id']}: "
-                f"{verdict['status']})")
-        if self.tty:
-            sys.stderr.write("\r\x1b[K" + text[:200])
-            if self.done == self.total:
-                sys.stderr.write("\n")
-        else:
-            sys.stderr.write(text + "\n")
+        sys.stderr.write(self.line(verdict, time.monotonic() - self.started) + "\n")
         sys.stderr.flush()
+
+    def line(self, verdict, elapsed):
+        """One progress line per run: the run, its status and seconds, then the counts.
+
+        >>> p = Progress(4, False); p.done, p.resolved = 1, 1
+        >>> p.line({"run_id": "r1", "status": "resolved", "duration_s": 2.5}, 3.0)
+        '[1/4] r1: resolved in 2.5 s (1 resolved so far, elapsed 3 s, about 9 s left)'
+        """
+        left = elapsed / self.done * (self.total - self.done)
+        return (f"[{self.done}/{self.total}] {verdict['run_id']}: {verdict['status']} in "
+                f"{verdict.get('duration_s') or 0:.1f} s ({self.resolved} resolved so far, "
+                f"elapsed {elapsed:.0f} s, about {left:.0f} s left)")
 
 
 # === Main ===
@@ -3097,6 +3261,9 @@ def build_parser():
                         help="set a variable for the test command (repeatable)")
     parser.add_argument("--keep-env", action="append", default=[], metavar="NAME",
                         help="pass a variable through that would be scrubbed (repeatable)")
+    parser.add_argument("--select", choices=("ids", "files"), default="ids",
+                        help="run only the listed test ids, or their whole files "
+                        "(default: ids)")
     parser.add_argument("--test-files", action="append", metavar="GLOB",
                         help="patterns of test files to reset (repeatable; replaces the default)")
     parser.add_argument("--fuzz", type=int, default=DEFAULT_FUZZ,
@@ -3195,7 +3362,7 @@ def _main(argv):
         "repeat": args.repeat, "p2p_skip_ok": args.p2p_skip_ok,
         "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
         "test_patterns": tuple(args.test_files) if args.test_files else None,
-        "keep_trees": args.keep_trees, "fuzz": args.fuzz,
+        "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
     }
     check_test_commands(instances, args.runner, args.test_cmd)
     needs_pytest = any(choose_runner(instances[r["instance_id"]]["test_runner"] or args.runner,
@@ -3204,6 +3371,8 @@ def _main(argv):
                        and not (instances[r["instance_id"]]["test_cmd"] or args.test_cmd)
                        for r in runs if r["instance_id"] in instances)
     settings["python"] = check_python(args.python, needs_pytest)
+    settings["interpreter"] = interpreter_facts(args.python, settings["python"])
+    settings["grader_sha256"] = script_sha256(__file__)
     fallback, named = parse_repo_options(args.repo)
     scratch = tempfile.mkdtemp(prefix="regrade-session-")
     settings["scratch"] = scratch
@@ -3231,6 +3400,7 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
     for path, source in sorted(sources.items()):
         mine = [r for r in runs if source_of.get(r["run_id"]) is source]
         resolved = source.resolve(r["base_commit"] for r in mine)
+        source.identity["base_commits_found"] = all(resolved.values())
         for run in mine:
             full = resolved.get(run["base_commit"])
             if full is None:

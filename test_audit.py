@@ -3111,7 +3111,8 @@ CORE_BASE = {
         "class TestOps(unittest.TestCase):\n"
         "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n"
         "    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n"
-        "    def test_unlisted_broken(self):\n        self.assertEqual(1, 2)\n"),
+        "    def test_unlisted_broken(self):\n        self.assertEqual(1, 2)\n\n"
+        "    def test_unlisted_exits(self):\n        import os\n        os._exit(3)\n"),
     "checks/test_more.py": "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 4\n",
 }
 CORE_FIX = {"calc/ops.py": "def add(a, b):\n    return a + b\n"}
@@ -3408,6 +3409,172 @@ class TestRegradeTestTree(unittest.TestCase):
     def test_a_helper_beside_the_listed_tests_is_reset_with_pytest_ids(self):
         self.check(self.grade_tree((["pkg/test/test_other.py::Test::test_y"],
                                     ["pkg/test/test_other.py::Test::test_expected"])))
+
+
+MANY_IDS = [f"case {i} [x::y] caf\u00e9 {i}" for i in range(2000)]
+MANY_TESTS = (
+    "import pytest\n\n\nIDS = [f'case {i} [x::y] caf\\u00e9 {i}' for i in range(2000)]\n\n\n"
+    "@pytest.mark.parametrize('n', range(2000), ids=IDS)\ndef test_many(n):\n    assert n >= 0\n\n\n"
+    "def test_unlisted_broken():\n    assert False\n")
+
+
+class TestRegradeSelection(RegradeCoreFixture):
+    def cases(self):
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases.append(self.instance("pytest", "pytest"))
+        return cases
+
+    def test_only_listed_ids_run_unless_select_files(self):
+        # tests/test_ops.py also holds an unlisted test that fails and one that
+        # kills the test process: with --select ids (the default) neither runs.
+        runs = [(c["instance_id"] + "-" + name, c["instance_id"], name)
+                for c in self.cases() for name in ("fix", "empty")]
+        for select, fix_status in (("ids", "resolved"), ("files", None)):
+            verdicts = self.grade(self.cases(), runs, ["--select", select])
+            for case in self.cases():
+                fix = verdicts[case["instance_id"] + "-fix"]
+                empty = verdicts[case["instance_id"] + "-empty"]
+                if fix_status:
+                    self.assertEqual(fix["status"], fix_status, fix["reason"])
+                    self.assertEqual(fix["exit_status"], [0])
+                else:       # the whole file ran: the unlisted test killed the process
+                    self.assertNotEqual(fix["status"], "resolved", select)
+                    self.assertEqual(fix["exit_status"], [3])
+                self.assertEqual((empty["status"], empty["completed"]), ("unresolved", False),
+                                 (select, empty["reason"]))
+                self.assertTrue(empty["fail_to_pass"]["failed"], select)
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_thousands_of_ids_with_brackets_spaces_colons_and_non_ascii(self):
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            test_patch = regrade_diff(work, {"checks/test_many.py": MANY_TESTS})
+        listed = [f"checks/test_many.py::test_many[{i}]" for i in MANY_IDS]
+        case = self.instance("many", (["checks/test_more.py::test_more"], listed),
+                             test_patch=test_patch)
+        for select in ("ids", "files"):
+            verdicts = self.grade([case], [("fix", "many", "fix")], ["--select", select])
+            self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
+            self.assertEqual(len(verdicts["fix"]["pass_to_pass"]["passed"]), len(MANY_IDS))
+            self.assertEqual(verdicts["fix"]["exit_status"], [0 if select == "ids" else 1])
+
+
+class TestRegradeEnvironmentRecord(RegradeCoreFixture):
+    def test_each_verdict_and_the_summary_record_what_decided_it(self):
+        probe = subprocess.run([sys.executable, "-c", "import platform; "
+                                "print(platform.python_version())"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+        head = regrade_git(["rev-parse", "HEAD"], self.repo).strip()
+        grader = hashlib_sha256_of(os.path.join(HERE, "regrade.py"))
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases.append(self.instance("pytest", "pytest"))
+        runs = [(c["instance_id"], c["instance_id"], "fix") for c in cases]
+        verdicts = self.grade(cases, runs, ["--python", sys.executable])
+        for case in cases:
+            environment = verdicts[case["instance_id"]]["environment"]
+            self.assertEqual(environment["python"], sys.executable)
+            self.assertEqual(environment["python_version"], probe)
+            self.assertEqual(environment["grader_sha256"], grader)
+            self.assertEqual(environment["repository"], {
+                "path": self.repo, "kind": "clone", "head": head, "base_commits_found": True})
+        self.assertIsNone(verdicts["unittest"]["environment"]["pytest_version"])
+        if regrade_has_pytest():
+            import importlib.metadata
+            self.assertEqual(verdicts["pytest"]["environment"]["pytest_version"],
+                             importlib.metadata.version("pytest"))
+        # The summary says it too, above the provenance footer.
+        with TempDir() as folder:
+            regrade_jsonl(folder, "i.jsonl", cases)
+            status, out, err = run("regrade.py", [os.path.join(folder, "i.jsonl"), "gold",
+                                                  "--repo", self.repo, "--python",
+                                                  sys.executable])
+        self.assertEqual(status, 0, err)
+        footer = " ".join(out[out.index("test interpreter:"):
+                                 out.index("-- provenance --")].split())
+        self.assertIn(f"{sys.executable} ({probe})", footer)
+        self.assertIn(f"HEAD {head}", footer)
+        self.assertIn("every base commit found", footer)
+        self.assertIn(grader, footer)
+
+    def test_a_bundle_is_named_by_its_sha256_and_a_missing_base_commit_is_said(self):
+        with TempDir() as folder:
+            bundle = os.path.join(folder, "calc.bundle")
+            regrade_git(["bundle", "create", bundle, "--all"], self.repo)
+            digest = hashlib_sha256_of(bundle)
+            regrade_jsonl(folder, "i.jsonl", [self.instance("unittest", "unittest"),
+                                              self.instance("gone", "unittest",
+                                                            base_commit="1" * 40)])
+            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"), "gold",
+                                                "--repo", bundle])
+        self.assertEqual(status, 0, err)
+        verdict = regrade_by_run(report)["unittest@gold"]
+        self.assertEqual(verdict["status"], "resolved")
+        self.assertEqual(verdict["environment"]["repository"],
+                         {"path": bundle, "kind": "bundle", "sha256": digest,
+                          "base_commits_found": False})
+
+
+def regrade_verdict_stub(run_id, **extra):
+    verdict = {"run_id": run_id, "instance_id": "i" * 30, "status": "wrong_code_under_test",
+               "resolution": "NO", "reason": "a reason", "tests_status": None,
+               "fail_to_pass": {}, "pass_to_pass": {}, "applied_with": "git apply",
+               "duration_s": 12.25, "test_s": 10.5, "completed": None,
+               "touched_tests": ["x"], "flaky": [], "results_from": "pytest plugin"}
+    verdict.update(extra)
+    return verdict
+
+
+REGRADE_PROV = {"script": "regrade.py", "version": "0", "python": "3", "script_sha256": "0" * 64,
+                "command": "c", "seed": None, "inputs": []}
+
+
+class TestRegradeSummaryLayout(unittest.TestCase):
+    def test_markdown_reasons_and_closing_lines_are_separate_blocks(self):
+        regrade = load("regrade.py")
+        runs = [regrade_verdict_stub(f"run-{i}") for i in range(3)]
+        text = regrade.render_summary(regrade.summarise(runs), runs, "markdown", REGRADE_PROV)
+        lines = text.splitlines()
+        last_reason = max(i for i, l in enumerate(lines) if l.startswith("- run-"))
+        first_note = next(i for i, l in enumerate(lines) if l.startswith("- runs that touched"))
+        # A paragraph between them ends the first list (CommonMark: blank lines do not).
+        between = [l for l in lines[last_reason + 1:first_note] if l.strip()]
+        self.assertTrue(between and not any(l.startswith("- ") for l in between), between)
+        cmark = shutil.which("cmark-gfm")
+        if cmark:
+            html = subprocess.run([cmark], input=text, capture_output=True, text=True).stdout
+            items = re.findall(r"<ul>(.*?)</ul>", html, re.S)
+            self.assertEqual([len(re.findall("<li>", i)) for i in items], [3, 3])
+
+    def test_timings_tables_fit_100_columns(self):
+        regrade = load("regrade.py")
+        runs = [regrade_verdict_stub(f"django__django-{11000 + i}@some-agent-model-v2#{i}")
+                for i in range(12)]
+        text = regrade.render_summary(regrade.summarise(runs), runs, "text", REGRADE_PROV,
+                                      timings=True)
+        self.assertEqual([l for l in text.splitlines() if len(l) > 100], [])
+        for run_id in (r["run_id"] for r in runs):       # no row dropped, each timed
+            self.assertEqual(len([l for l in text.splitlines() if l.startswith(run_id + " ")]),
+                             2)
+        self.assertIn("1.75", text)                       # 12.25 - 10.5 s of grader overhead
+        self.assertIn("the instance column is left out", " ".join(text.split()))
+
+    def test_progress_names_each_run_its_status_and_seconds(self):
+        regrade = load("regrade.py")
+        example = os.path.join(HERE, "examples", "regrade")
+        status, out, err = run("regrade.py", [
+            os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle"), "--progress", "--format", "json"])
+        self.assertEqual(status, 0, err)
+        verdicts = json.loads(out)["runs"]
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), len(verdicts), err)
+        for verdict in verdicts:
+            line = next(l for l in lines if f"] {verdict['run_id']}: " in l)
+            self.assertIn(f"{verdict['run_id']}: {verdict['status']} in "
+                          f"{verdict['duration_s']:.1f} s", line)
 
 
 # === Runner ===
