@@ -3577,6 +3577,27 @@ class TestRegradeSummaryLayout(unittest.TestCase):
                           f"{verdict['duration_s']:.1f} s", line)
 
 
+def bench_regrade_select_modes():
+    """--select ids against --select files on the example: wall, test and grader seconds per run."""
+    example = os.path.join(HERE, "examples", "regrade")
+    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle")]
+    for select in ("ids", "files"):
+        for jobs in (1, 2):
+            best = None
+            for _ in range(3):
+                started = time.monotonic()
+                status, report, err = regrade_json(argv + ["--select", select, "--jobs", str(jobs)])
+                wall = time.monotonic() - started
+                if best is None or wall < best[0]:
+                    best = (wall, report["summary"])
+            wall, summary = best
+            print(f"regrade example --select {select} --jobs {jobs}: {wall / summary['runs']:.3f} s "
+                  f"wall per run, test commands {summary['seconds_tests'] / summary['runs']:.3f} s "
+                  f"per run, grader overhead {summary['overhead_per_run_s']:.3f} s per run "
+                  f"(load average {os.getloadavg()[0]:.1f})")
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
