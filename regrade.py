@@ -875,8 +875,8 @@ def test_tree_folders(paths):
 def in_test_tree(path, folders):
     """True when `path` lies anywhere below one of the test tree's folders.
 
-    >>> in_test_tree("pyflakes/test/harness.py", ["pyflakes/test"]), in_test_tree("pyflakes/x.py", ["pyflakes/test"])
-    (True, False)
+    >>> [in_test_tree(p, ["pyflakes/test"]) for p in ("pyflakes/test/a/b.py", "pyflakes/x.py")]
+    [True, False]
     """
     return any(path.startswith(folder + "/") for folder in folders)
 
@@ -1575,7 +1575,8 @@ def read_results(path, tree, secret):
             rootdir = record.get("path")
         elif kind == "collect_error":
             collect_errors.append(record.get("nodeid", ""))
-            collect["errors"].setdefault(str(record.get("nodeid", "")), str(record.get("error", "")))
+            collect["errors"].setdefault(str(record.get("nodeid", "")),
+                                        str(record.get("error", "")))
         elif kind == "collect_skip":
             collect["skips"].setdefault(str(record.get("nodeid", "")), str(record.get("error", "")))
         elif kind == "collected":
@@ -2321,10 +2322,9 @@ def decide_run(job, plan, record, verdict):
         any(s != 0 for s in exit_statuses)
     # A recorder cut short by the run's code is judged below, as it always was.
     if not record["results_seen"] and (startup_failed or not record["unfinished"]):
-        verdict.update(status="error", completed=None, resolution="NO",
-                       reason=no_result_reason(job, plan, record))
-        if verdict["reason"].startswith("the run's code"):
-            verdict.update(status="unresolved", completed=False)
+        reason, runs_own = no_result_reason(job, plan, record)
+        verdict.update(status="unresolved" if runs_own else "error",
+                       completed=False if runs_own else None, resolution="NO", reason=reason)
         return
     causes = missing_causes(plan, record)
     if causes["uncollected"]:
@@ -2403,7 +2403,7 @@ def missing_causes(plan, record):
 
 
 def no_result_reason(job, plan, record):
-    """Why a test command left no test result at all; "the run's code ..." when it is the run's.
+    """Why a test command left no test result at all, and whether that is the run's own failure.
 
     pytest that stops before collecting (a conftest.py whose imports fail) is the
     run's failure only when its output names a file or module the run changed.
@@ -2417,11 +2417,13 @@ def no_result_reason(job, plan, record):
         changed |= {p[:-12].replace("/", ".") for p in job["run_paths"]
                     if p.endswith("/__init__.py")}
         if any(c and c in record["output"] for c in changed):
-            return f"the run's code stopped pytest before it collected any test: {quoted}"
-        return f"pytest stopped before collecting any test, naming none of the run's files: {quoted}"
+            return f"the run's code stopped pytest before it collected any test: {quoted}", True
+        return (f"pytest stopped before collecting any test, naming none of the run's files: "
+                f"{quoted}"), False
     where = "in the test output" if plan["runner"] == "log" else "in the structured record"
     status = f" (exit {exit_statuses[0]})" if exit_statuses else ""
-    return f"the {plan['runner']} runner recognised no test result {where}{status}: {quoted}"
+    return f"the {plan['runner']} runner recognised no test result {where}{status}: {quoted}", \
+        False
 
 
 def unresolved_reason(decided, settings):
@@ -2540,7 +2542,8 @@ def diff_problem(text, what="the diff"):
         return (f"{what} is {len(text.encode('utf-8')) / 2 ** 20:.1f} MiB, over the "
                 f"{MAX_DIFF_BYTES // 2 ** 20} MiB limit")
     if "\x00" in text:
-        return f"{what} holds a NUL byte at offset {text.index(chr(0))}: binary data, not a text diff"
+        return (f"{what} holds a NUL byte at offset {text.index(chr(0))}: binary data, "
+                f"not a text diff")
     return None
 
 
@@ -3212,7 +3215,6 @@ class Progress:
     def __init__(self, total, enabled):
         self.total, self.enabled, self.done, self.resolved = total, enabled, 0, 0
         self.started = time.monotonic()
-        self.tty = enabled and sys.stderr.isatty()
 
     def update(self, verdict):
         self.done += 1
