@@ -40,7 +40,12 @@ Procedure per run (each step is recorded in the verdict):
     3. Reset the test tree: every file the test patch touches and every test or
        test-configuration file the diff touched (tests/ anywhere, test/ and
        testing/ at the top, test_*.py, *_test.py, tests.py, noxfile.py;
-       --test-files replaces that list) goes back to base_commit, and so, anywhere
+       --test-files replaces that list) goes back to base_commit. So does every
+       file the diff touched at any depth below the test tree: the nearest
+       folder named test, tests or testing enclosing a listed test file or a
+       test-patch test file (pyflakes/test/ with its helper harness.py); such
+       folders holding no listed test (django/test/, numpy/testing/) are
+       source code and stay as the diff left them. And so, anywhere
        in the tree and whatever --test-files says, does every pytest.ini,
        .pytest.ini, tox.ini, setup.cfg, pyproject.toml, conftest.py,
        sitecustomize.py, usercustomize.py and *.pth it touched (each is listed in
@@ -53,11 +58,19 @@ Procedure per run (each step is recorded in the verdict):
        PYTHONPATH; after the tests, check where the repository's own top-level
        packages were imported from. From outside the tree (say an editable
        install of another copy): wrong_code_under_test, a grading error.
-    6. Run the listed tests' files (never the whole suite) with a timeout that
-       kills the process group, a scrubbed environment (HOME and TMPDIR in the
-       throwaway folder; dropped: credential-looking names, URLs with a
-       user:password@ part, NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and
-       PYTEST_PLUGINS; --keep-env NAME passes one on) and stdin closed.
+    6. Run only the listed tests (--select ids, the default): pytest collects
+       the listed tests' files and the recorder deselects every other item; the
+       unittest runner loads each listed id by name. The ids reach the recorder
+       through a file in the grader's folder, never the command line, so
+       thousands of ids with brackets, spaces, '::' or non-ASCII need no quoting.
+       --select files runs the listed tests' whole files instead (as SWE-bench's
+       harness does), for tests that depend on their neighbours; --runner log
+       and a custom unittest --test-cmd run what their command names. Never the
+       whole suite. The command runs with a timeout that kills the process
+       group, a scrubbed environment (HOME and TMPDIR in the throwaway folder;
+       dropped: credential-looking names, URLs with a user:password@ part,
+       NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and PYTEST_PLUGINS;
+       --keep-env NAME passes one on) and stdin closed.
     7. Read each result from a structured record: a pytest plugin loaded with
        -p, or a unittest runner, each writing to a file in a private folder of
        the grader's (not beside the tree). Each record is signed with an HMAC
@@ -72,7 +85,16 @@ Procedure per run (each step is recorded in the verdict):
        of a FAIL_TO_PASS test is not a pass; an xfailed PASS_TO_PASS test counts
        as passing and an xpassed test as failed, as in SWE-bench; a skipped
        PASS_TO_PASS test fails the run unless --p2p-skip-ok. A non-zero exit
-       with no failure recorded is a grading error. Ids match exactly
+       with no failure recorded, and a runner that recognised no test result at
+       all (a --runner log parser that matched nothing), are grading errors. A
+       listed test that did not run is told apart by the collection records: its
+       file failed to collect (an import or syntax error) or was skipped whole
+       (pytest.skip(allow_module_level=True), unittest.SkipTest on import): the
+       run's failure, the error quoted in the reason; its file collected cleanly
+       without it (a mistyped id): a grading error naming the id, listed in
+       `uncollected`. pytest stopping before collection (a conftest.py whose
+       imports fail) is the run's failure when its output names a file or module
+       the run changed, else a grading error. Ids match exactly
        (parametrised pytest ids included), except that non-ASCII characters
        compare in pytest's escaped form: test_x[café] matches test_x[caf\\xe9].
        Never resolved, whatever the tests say: the code under test replaced a
@@ -92,12 +114,22 @@ about the run: completed true only for resolved), and the grading errors
 test_patch_failed, wrong_code_under_test and error, whose `completed` is empty
 (null), not false, since they say nothing about the agent, and whose resolution
 is NO. A run naming an instance the instances file lacks, or a base commit the
-repository lacks, is an error verdict; the other runs are still graded. Resolution is
+repository lacks, is an error verdict; the other runs are still graded. So is
+a run whose instance row is malformed (test_patch not text, FAIL_TO_PASS holding
+non-strings, test_env not an object, ...), whose model_patch is not text, or
+whose diff is binary (a NUL byte), not UTF-8, or over 64 MiB (MAX_DIFF_BYTES); a
+null model_patch is graded as no change (patch_is_none). A file with no usable
+row is bad input (exit 2), with a hint when INSTANCES and RUNS look swapped. Resolution is
 SWE-bench's FULL / PARTIAL / NO (an empty FAIL_TO_PASS or PASS_TO_PASS list
 counts as passed, as there).
 
 Outputs with --out DIR:
-    verdicts.jsonl   one line per run, appended as soon as it is graded, then
+    verdicts.jsonl   one line per run (with its `environment`: the test interpreter
+                     as given and its version, the pytest version where pytest
+                     ran, the repository's identity (a bundle's SHA-256, or a
+                     clone's HEAD and whether every base commit was found) and the
+                     grader's SHA-256; the summary prints them above its footer),
+                     appended as soon as it is graded, then
                      rewritten (atomically, sorted by run id) with each run once,
                      its latest verdict, when the job ends, fails or is
                      interrupted; a re-run skips runs graded with the same inputs
@@ -116,9 +148,10 @@ Outputs with --out DIR:
                      verdicts.csv's completed means resolved
 Without --out nothing is written. The summary (--format text, markdown or
 json) goes to stdout; progress to stderr when it is a terminal (--progress
-forces it). Its provenance footer holds a command that reruns the grading from
-the same folder (input paths relative to it, --out left out and listed apart)
-and the SHA-256 of every input.
+forces it): one line per run with its status and seconds. --timings adds a
+table of each run's test, total and grader seconds. Its provenance footer holds a
+command that reruns the grading from the same folder (input paths relative to it,
+--out left out and listed apart) and the SHA-256 of every input.
 
 To regrade the shipped example (offline, standard library only):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
@@ -141,7 +174,7 @@ code under test prints can fool a log parser, so prefer the structured runners):
     python3 regrade.py i.jsonl p.jsonl --repo R --runner log \\
         --test-cmd "{python} -m pytest -rA {files}"
 
-Defaults: --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
+Defaults: --select ids, --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
 listed ids contain '::', else unittest), --python the interpreter running this
 script, --sandbox auto. Exit status: 0 graded (whatever the verdicts), 2 bad
 input or usage (unreadable or malformed files, a --test-cmd or test_cmd that
@@ -206,6 +239,9 @@ RUNNERS = ("auto", "pytest", "unittest", "log")
 # (django/test/ and numpy/testing/ are source code, not tests).
 TEST_DIRS_ANYWHERE = ("tests",)
 TEST_DIRS_AT_TOP = ("test", "testing")
+# The folder names that make a test tree: every file below the nearest one
+# enclosing a listed test file or a test-patch test file is reset (step 3).
+TEST_TREE_NAMES = ("test", "tests", "testing")
 # Files that decide what tests run or how: a run must not bring its own.
 TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "pytest.ini",
                       "tox.ini", "noxfile.py", "sitecustomize.py", "usercustomize.py", "*.pth")
@@ -277,6 +313,8 @@ ISOLATION_MEANS = {
     "none": "the code under test runs with your user's rights: files, network and "
             "processes are not isolated",
 }
+# A diff or test patch larger than this is not graded (that run is an error verdict).
+MAX_DIFF_BYTES = 64 * 2 ** 20
 
 # === Shared helpers ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
@@ -2323,6 +2361,55 @@ def is_test_path(path, patterns=None):
     return any(fnmatch.fnmatchcase(parts[-1], p) for p in TEST_FILE_PATTERNS)
 
 
+def listed_test_paths(test_ids, import_roots):
+    """Tree paths (files, or module paths without .py) of the listed tests.
+
+    `import_roots` maps '' and 'src/' to the top-level names found there.
+
+    >>> listed_test_paths(["t/test_a.py::test_x[a/b::c]", "pkg.test.test_b.T.test_y"],
+    ...                   {"": {"t"}, "src/": {"pkg"}})
+    ['src/pkg/test/test_b/T/test_y', 't/test_a.py']
+    """
+    found = set()
+    for test_id in test_ids:
+        if "::" in test_id or test_id.endswith(".py"):
+            found.add(test_id.split("::")[0])
+        else:
+            dotted = unittest_name(test_id).split(".")
+            root = next((r for r in import_roots if r and dotted[0] in import_roots[r]), "")
+            found.add(root + "/".join(dotted))
+    return sorted(found)
+
+
+def test_tree_folders(paths):
+    """The test tree: each path's nearest enclosing folder named test, tests or testing.
+
+    Only such folders count, so a test file beside the source (pkg/test_x.py) adds
+    none, and django/test/ or numpy/testing/ count only when a listed test lives there.
+
+    >>> test_tree_folders(["pyflakes/test/test_api.py", "tests/unit/test_a.py", "pkg/test_x.py",
+    ...                    "numpy/testing/tests/test_utils.py", "setup.cfg"])
+    ['numpy/testing/tests', 'pyflakes/test', 'tests']
+    """
+    folders = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for size in range(len(parts), 0, -1):
+            if parts[size - 1] in TEST_TREE_NAMES:
+                folders.add("/".join(parts[:size]))
+                break
+    return sorted(folders)
+
+
+def in_test_tree(path, folders):
+    """True when `path` lies anywhere below one of the test tree's folders.
+
+    >>> [in_test_tree(p, ["pyflakes/test"]) for p in ("pyflakes/test/a/b.py", "pyflakes/x.py")]
+    [True, False]
+    """
+    return any(path.startswith(folder + "/") for folder in folders)
+
+
 MODULE_SUFFIXES = (".py", ".pyc", ".pyw", ".pyd", ".so")
 
 
@@ -2394,6 +2481,7 @@ class Source:
         self.label = label                          # as the user named it
         self.git_dir = git_dir                      # absolute path of a git directory
         self.objects = os.path.join(git_dir, "objects")
+        self.identity = {"path": label}               # what the environment record names
 
     def resolve(self, commits):
         """Map each commit name to its full hash, or None where the repository lacks it."""
@@ -2415,7 +2503,12 @@ def open_source(path, scratch, inputs):
                               "--git-common-dir"], check=False)
         if status != 0:
             raise InputError(f"--repo {path}: not a git repository")
-        return Source(path, output.strip().splitlines()[-1])
+        source = Source(path, output.strip().splitlines()[-1])
+        status, head = git(["--git-dir", source.git_dir, "rev-parse", "--verify", "-q", "HEAD"],
+                           check=False)
+        source.identity = {"path": path, "kind": "clone",
+                           "head": head.strip() if status == 0 else None}
+        return source
     if os.path.isfile(path):
         digest = hashlib.sha256()
         with open(path, "rb") as handle:
@@ -2435,7 +2528,9 @@ def open_source(path, scratch, inputs):
                              check=False)
         if status != 0:
             raise InputError(f"--repo {path}: cannot read the bundle ({output.strip()[-200:]})")
-        return Source(path, cache)
+        source = Source(path, cache)
+        source.identity = {"path": path, "kind": "bundle", "sha256": digest.hexdigest()}
+        return source
     raise InputError(f"--repo {path}: no such folder or file")
 
 
@@ -2579,8 +2674,35 @@ PYTEST_PLUGIN = '"""Written by regrade.py: records each pytest outcome to a file
     RECORDER_COMMON + r'''
 import types
 
-_write({"kind": "start", "runner": "pytest", "shadowed": _shadowed()})
+import pytest as _pytest_module
+
+_write({"kind": "start", "runner": "pytest", "shadowed": _shadowed(),
+        "python": sys.version.split()[0], "pytest": getattr(_pytest_module, "__version__", "")})
 _PLUGINS = {}
+# --select ids: the listed ids, read now, before any test code is imported.
+_SELECT = None
+if _CONFIG.get("select"):
+    with open(_CONFIG["select"], encoding="utf-8") as _handle:
+        _SELECT = frozenset(json.load(_handle))
+
+
+def _canonical(test_id):
+    return "".join(c if ord(c) < 128 else c.encode("unicode_escape").decode("ascii")
+                   for c in test_id)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if _SELECT is None:
+        return
+    root = str(getattr(config, "rootpath", None) or getattr(config, "rootdir", ""))
+    prefix = os.path.relpath(os.path.realpath(root), os.path.realpath(_CONFIG["tree"]))
+    prefix = "" if prefix == "." or prefix.startswith("..") else prefix.replace(os.sep, "/") + "/"
+    keep, drop = [], []
+    for item in items:
+        (keep if _canonical(prefix + item.nodeid) in _SELECT else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def _plugin_files(plugin, manager):
@@ -2623,9 +2745,29 @@ def pytest_configure(config):
     _write({"kind": "rootdir", "path": str(root)})
 
 
+def _report_text(report):
+    try:
+        longrepr = report.longrepr
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:
+            return str(longrepr[2])[-1000:]
+        return str(getattr(report, "longreprtext", "") or longrepr or "")[-1000:]
+    except Exception as exc:
+        return repr(exc)[:200]
+
+
 def pytest_collectreport(report):
+    # Every collector's report: a listed test that never ran is told apart as
+    # a file that failed to collect, was skipped whole, or collected without it.
     if report.failed:
-        _write({"kind": "collect_error", "nodeid": report.nodeid})
+        _write({"kind": "collect_error", "nodeid": report.nodeid, "error": _report_text(report)})
+    elif report.skipped:
+        _write({"kind": "collect_skip", "nodeid": report.nodeid, "error": _report_text(report)})
+    else:
+        _write({"kind": "collected", "nodeid": report.nodeid})
+
+
+def pytest_collection_finish(session):
+    _write({"kind": "items", "nodeids": [item.nodeid for item in session.items]})
 
 
 def pytest_runtest_logreport(report):
@@ -2645,6 +2787,8 @@ def pytest_sessionfinish(session, exitstatus):
 
 UNITTEST_RUNNER = '"""Written by regrade.py: runs unittest modules, records outcomes to a file."""' + \
     RECORDER_COMMON + r'''
+import importlib
+import traceback
 import unittest
 
 
@@ -2697,15 +2841,50 @@ def _runner_parts():
     return found
 
 
+def _load(loader, suite, module_name, name):
+    """Import the module (recording an error or a skip), find the name in it, load it."""
+    try:
+        module = importlib.import_module(module_name)
+    except unittest.SkipTest as exc:
+        _write({"kind": "collect_skip", "nodeid": module_name, "error": str(exc)[:1000]})
+        return
+    except (Exception, SystemExit):
+        _write({"kind": "collect_error", "nodeid": module_name,
+                "error": traceback.format_exc()[-1000:]})
+        return
+    _write({"kind": "collected", "nodeid": module_name})
+    target = module
+    for part in name[len(module_name):].lstrip(".").split(".") if name != module_name else []:
+        target = getattr(target, part, None)
+        if target is None:
+            _write({"kind": "not_found", "nodeid": name})
+            return
+    try:
+        suite.addTest(loader.loadTestsFromName(name))
+    except Exception as exc:
+        _write({"kind": "collect_error", "nodeid": name, "error": repr(exc)[:1000]})
+
+
+def _tests(suite):
+    for test in suite:
+        if isinstance(test, unittest.TestSuite):
+            yield from _tests(test)
+        else:
+            yield test
+
+
 def main(names):
-    _write({"kind": "start", "runner": "unittest", "shadowed": _shadowed()})
+    _write({"kind": "start", "runner": "unittest", "shadowed": _shadowed(),
+            "python": sys.version.split()[0]})
     before = _runner_parts()
     loader, suite = unittest.TestLoader(), unittest.TestSuite()
-    for name in names:
-        try:
-            suite.addTest(loader.loadTestsFromName(name))
-        except Exception as exc:
-            _write({"kind": "collect_error", "nodeid": name, "error": repr(exc)[:500]})
+    # The grader names each module, and with --select ids each listed test, in
+    # its settings file (never on the command line); a custom command names them.
+    module_of = _CONFIG.get("module_of") or {}
+    pairs = [(module_of.get(n, n), n) for n in names] if names else _CONFIG.get("load") or []
+    for module_name, name in pairs:
+        _load(loader, suite, module_name, name)
+    _write({"kind": "items", "nodeids": [t.id() for t in _tests(suite)]})
     result = unittest.TextTestRunner(resultclass=_Recorder, verbosity=2,
                                      stream=sys.stderr).run(suite)
     status = 0 if result.wasSuccessful() and not loader.errors else 1
@@ -2908,6 +3087,8 @@ def read_results(path, tree, secret):
     test's last report for that phase does.
     """
     phases, outcomes, collect_errors = {}, {}, []
+    collect = {"errors": {}, "skips": {}, "collected": set(), "not_found": set(),
+               "items": set()}
     start, finish, rootdir = None, None, None
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -2923,6 +3104,16 @@ def read_results(path, tree, secret):
             rootdir = record.get("path")
         elif kind == "collect_error":
             collect_errors.append(record.get("nodeid", ""))
+            collect["errors"].setdefault(str(record.get("nodeid", "")),
+                                        str(record.get("error", "")))
+        elif kind == "collect_skip":
+            collect["skips"].setdefault(str(record.get("nodeid", "")), str(record.get("error", "")))
+        elif kind == "collected":
+            collect["collected"].add(str(record.get("nodeid", "")))
+        elif kind == "not_found":
+            collect["not_found"].add(str(record.get("nodeid", "")))
+        elif kind == "items" and isinstance(record.get("nodeids"), list):
+            collect["items"].update(str(n) for n in record["nodeids"])
         elif kind == "finish" and finish is None:
             finish = record
         elif kind == "test" and "when" in record:
@@ -2946,6 +3137,12 @@ def read_results(path, tree, secret):
         outcome = pytest_outcome(parts)
         if outcome is not None:
             outcomes[prefix + nodeid] = outcome
+    if prefix:
+        collect = {"errors": {prefix + k: v for k, v in collect["errors"].items()},
+                   "skips": {prefix + k: v for k, v in collect["skips"].items()},
+                   "collected": {prefix + k for k in collect["collected"]},
+                   "not_found": collect["not_found"],
+                   "items": {prefix + k for k in collect["items"]}}
     shadowed = sorted(set((start or {}).get("shadowed") or []) |
                       set((finish or {}).get("shadowed") or []))
     return {"started": start is not None, "outcomes": outcomes,
@@ -2954,7 +3151,9 @@ def read_results(path, tree, secret):
             "exit_status": finish.get("exitstatus") if finish else None,
             "modules": finish.get("modules") if finish else None,
             "shadowed": shadowed, "tampered": (finish or {}).get("tampered") or [],
-            "plugins": (finish or {}).get("plugins") or []}
+            "plugins": (finish or {}).get("plugins") or [], "collect": collect,
+            "configured": rootdir is not None, "versions": {
+                "python": (start or {}).get("python"), "pytest": (start or {}).get("pytest")}}
 
 
 def tampering_plugins(plugins, tree, touched, own_modules):
@@ -3573,14 +3772,25 @@ def error_verdict(run, settings, reason):
     instance = {"repo": "", "test_patch": ""}
     verdict = empty_verdict(dict(run, base_commit=run.get("base_commit") or ""), instance,
                             settings)
+    verdict["environment"] = environment_record(settings)
     verdict.update(status="error", completed=None, resolution="NO", reason=reason)
     return verdict
+
+
+def environment_record(settings, source=None):
+    """What decided a verdict besides its inputs: interpreter, pytest, repository, grader."""
+    interpreter = settings.get("interpreter") or {}
+    return {"python": interpreter.get("python"), "python_executable": settings.get("python"),
+            "python_version": interpreter.get("version"), "pytest_version": None,
+            "repository": dict(source.identity) if source is not None else None,
+            "grader_sha256": settings.get("grader_sha256")}
 
 
 def grade_run(run, instance, source, settings):
     """Grade one run from its diff; return its verdict (a plain dict) and its log text."""
     started = time.monotonic()
     verdict = empty_verdict(run, instance, settings)
+    verdict["environment"] = environment_record(settings, source)
     log = [f"run {run['run_id']} of {run['instance_id']} at {run['base_commit']}\n"]
     folder = tempfile.mkdtemp(prefix="regrade-")
     # The grader's own folder (recorders, their settings, results) lives apart
@@ -3628,37 +3838,71 @@ def remove_shadowing(tree, paths):
 
 def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict, log):
     """Steps 1-8 of the procedure for one run, filling `verdict` as they go."""
+    job = check_out(run, instance, source, settings, folder, grader_dir, log)
+    if not apply_run_diff(job, verdict, log):
+        return
+    reset_test_tree(job, verdict, log)
+    if not apply_test_patch(job, verdict, log):
+        return
+    plan = plan_tests(job, verdict)
+    if plan is None:
+        return
+    record = run_tests(job, plan, verdict, log)
+    if record is not None:
+        decide_run(job, plan, record, verdict)
+
+
+def check_out(run, instance, source, settings, folder, grader_dir, log):
+    """Step 1: check the base commit out; return the job's state (a plain dict)."""
     tree = make_tree(source, run["base_commit"], folder)
     log.append(f"checked out {run['base_commit']}\n")
     base_names = {"": import_names(tree), "src/": import_names(os.path.join(tree, "src"))}
     # The tree's own copies of pytest and friends (grading pytest itself) are code under test.
     own_tools = {n for n in GUARDED_MODULES + TEST_TOOL_MODULES
                  if any(n in names for names in base_names.values())}
-    diff = normalise_diff(run["diff"])
+    return {"run": run, "instance": instance, "settings": settings, "folder": folder,
+            "grader_dir": grader_dir, "tree": tree, "base_names": base_names,
+            "own_tools": own_tools, "diff": normalise_diff(run["diff"])}
+
+
+def apply_run_diff(job, verdict, log):
+    """Step 2: apply the run's diff with the fallbacks; False when none applies (patch_failed)."""
+    diff = job["diff"]
     if diff:
-        patch_file = os.path.join(folder, "run.diff")
+        patch_file = os.path.join(job["folder"], "run.diff")
         with open(patch_file, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(diff)
-        method, text = apply_diff(tree, patch_file, settings["fuzz"])
+        method, text = apply_diff(job["tree"], patch_file, job["settings"]["fuzz"])
         log.append(text)
         if method is None:
             last = [l for l in text.strip().splitlines() if l and not l.startswith(("$", "exit"))]
             verdict.update(status="patch_failed", completed=False,
                            reason="the diff does not apply: " + (last[-1] if last else "")[:300])
-            return
+            return False
         verdict["applied_with"] = method
     else:
         verdict["applied_with"] = "empty"
     log.append(f"applied with: {verdict['applied_with']}\n")
+    return True
 
-    # Step 3: the run's own test files and the test patch's files go back to base,
-    # and files it added that would replace the grader's own modules are removed.
-    test_patch = normalise_diff(instance["test_patch"])
-    patch_paths = diff_paths(test_patch)
-    run_paths = diff_paths(diff)
-    run_tests = [p for p in run_paths if is_test_path(p, settings["test_patterns"])]
+
+def reset_test_tree(job, verdict, log):
+    """Step 3: the run's own test files and the test patch's files go back to base.
+
+    Files the run added that would replace the grader's own modules are removed.
+    """
+    tree, settings = job["tree"], job["settings"]
+    job["test_patch"] = normalise_diff(job["instance"]["test_patch"])
+    patch_paths = job["patch_paths"] = diff_paths(job["test_patch"])
+    run_paths = job["run_paths"] = diff_paths(job["diff"])
+    instance = job["instance"]
+    folders = test_tree_folders(listed_test_paths(
+        instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"], job["base_names"]) +
+        [p for p in patch_paths if is_test_path(p)])
+    run_tests = [p for p in run_paths if is_test_path(p, settings["test_patterns"]) or
+                 in_test_tree(p, folders)]
     roots = [""] + (["src/"] if os.path.isdir(os.path.join(tree, "src")) else [])
-    shadowing = shadowing_paths(run_paths, roots, base_names)
+    shadowing = shadowing_paths(run_paths, roots, job["base_names"])
     verdict["removed_shadowing"] = shadowing
     verdict["touched_tests"] = sorted(set(run_tests) | (set(run_paths) & set(patch_paths)) |
                                       set(shadowing))
@@ -3670,20 +3914,31 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
     if verdict["touched_tests"]:
         log.append("reset to base: " + ", ".join(verdict["touched_tests"]) + "\n")
 
-    # Step 4: the maintainers' test patch.
-    if test_patch:
-        test_patch_file = os.path.join(folder, "test.diff")
-        with open(test_patch_file, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(test_patch)
-        status, output = git(["-C", tree, "apply", "--whitespace=nowarn", test_patch_file],
-                             check=False)
-        log.append(f"$ git apply test.diff\n{output}exit {status}\n")
-        if status != 0:
-            verdict.update(status="test_patch_failed", completed=None,
-                           reason="the test patch does not apply: " + output.strip()[-300:])
-            return
 
-    # Steps 5-7: run the listed tests with the tree's code first on the path.
+def apply_test_patch(job, verdict, log):
+    """Step 4: apply the maintainers' test patch; False when it does not apply."""
+    if not job["test_patch"]:
+        return True
+    test_patch_file = os.path.join(job["folder"], "test.diff")
+    with open(test_patch_file, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(job["test_patch"])
+    status, output = git(["-C", job["tree"], "apply", "--whitespace=nowarn", test_patch_file],
+                         check=False)
+    log.append(f"$ git apply test.diff\n{output}exit {status}\n")
+    if status != 0:
+        verdict.update(status="test_patch_failed", completed=None,
+                       reason="the test patch does not apply: " + output.strip()[-300:])
+        return False
+    return True
+
+
+def plan_tests(job, verdict):
+    """Step 5: the runner, the command and its environment, the tree's code first on the path.
+
+    None when a listed id names no file or module at all (an error verdict).
+    """
+    tree, settings, instance = job["tree"], job["settings"], job["instance"]
+    grader_dir = job["grader_dir"]
     f2p, p2p = instance["FAIL_TO_PASS"], instance["PASS_TO_PASS"]
     listed = f2p + p2p
     runner = choose_runner(instance.get("test_runner") or settings["runner"], listed)
@@ -3696,9 +3951,9 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
     import_paths = [import_root] + ([tree] if import_root != tree else []) + [grader_dir]
     env_extra = dict(settings["env"])
     env_extra.update(instance.get("test_env") or {})
-    env = scrubbed_environment(folder, import_paths, settings["python"], env_extra,
+    env = scrubbed_environment(job["folder"], import_paths, settings["python"], env_extra,
                                settings["keep_env"])
-    files = test_files(listed, patch_paths)
+    files = test_files(listed, job["patch_paths"])
     dotted = [unittest_name(t) for t in listed]
     modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
     unfound = [] if template else unfound_tests(listed, dotted, tree, [import_root, tree])
@@ -3709,24 +3964,53 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
                        reason=f"{len(unfound)} listed test(s) name no file or module in the "
                               f"tree after the test patch, e.g. {unfound[0]!r}: check the "
                               f"instance's FAIL_TO_PASS / PASS_TO_PASS ids")
-        return
+        return None
     argv = test_command(runner, template, settings["python"], files, listed, modules, grader_dir)
-    top_modules = top_level_modules(import_root)
-    observed, failures_recorded, exit_statuses, places = {}, False, [], {}
-    shadowed, tampered, unfinished = set(), set(), False
     structured = runner in ("pytest", "unittest")
     verdict["results_from"] = {"pytest": "pytest plugin", "unittest": "unittest runner",
                                "log": "log"}[runner]
     if not structured:
         verdict["notes"].append("results read from the test log, not from a structured record")
+    module_of = {d: unittest_module(d, [import_root, tree]) for d in dotted}
+    module_of.update({m: m for m in modules})
+    recorder = {"module_of": module_of}
+    if settings.get("select", "ids") == "ids":
+        # Only the listed tests run. Their ids go to the recorder through a file
+        # in the grader's folder, never the command line (no quoting, no ARG_MAX).
+        if runner == "pytest":
+            recorder["select"] = os.path.join(grader_dir, "selected.json")
+            with open(recorder["select"], "w", encoding="utf-8") as handle:
+                json.dump(sorted({canonical_id(t) for t in listed}), handle, ensure_ascii=False)
+        elif runner == "unittest" and not template:
+            argv = argv[:2]
+            recorder["load"] = [[module_of[d], d] for d in dict.fromkeys(dotted)]
+    return {"f2p": f2p, "p2p": p2p, "listed": listed, "runner": runner, "argv": argv,
+            "env": env, "structured": structured, "top_modules": top_level_modules(import_root),
+            "recorder": recorder, "module_of": module_of}
+
+
+def run_tests(job, plan, verdict, log):
+    """Step 6: run the test command --repeat times, reading each attempt's results.
+
+    Return what was read (a plain dict), or None after a timeout (the verdict says so).
+    """
+    tree, settings, folder, grader_dir = job["tree"], job["settings"], job["folder"], \
+        job["grader_dir"]
+    argv, env = plan["argv"], plan["env"]
+    record = {"observed": {}, "failures_recorded": False, "exit_statuses": [], "places": {},
+              "shadowed": set(), "tampered": set(), "unfinished": False, "results_seen": 0,
+              "collect": {"errors": {}, "skips": {}, "collected": set(), "not_found": set(),
+                          "items": set()},
+              "configured": False, "output": "", "versions": {}}
     for attempt in range(settings["repeat"]):
         results_path = os.path.join(grader_dir, f"results-{attempt}.jsonl")
         config_path = os.path.join(grader_dir, f"config-{attempt}.json")
         secret = secrets.token_bytes(32)
         with open(config_path, "w", encoding="utf-8") as handle:
-            json.dump({"results": results_path, "modules": top_modules, "secret": secret.hex(),
-                       "tree": tree, "guarded": [n for n in GUARDED_MODULES
-                                                 if n not in own_tools]}, handle)
+            json.dump(dict(plan["recorder"], results=results_path, modules=plan["top_modules"],
+                       secret=secret.hex(), tree=tree,
+                       guarded=[n for n in GUARDED_MODULES if n not in job["own_tools"]]),
+                  handle)
         env[RESULTS_VARIABLE] = config_path
         output_path = os.path.join(folder, f"output-{attempt}.txt")
         log.append(f"$ {' '.join(shlex.quote(a) for a in argv)}  (in the tree)\n")
@@ -3740,47 +4024,88 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
             output = handle.read()
         log.append(output + ("" if output.endswith("\n") or not output else "\n"))
         log.append(f"exit {status} after {seconds:.2f} s\n")
-        exit_statuses.append(status)
+        record["exit_statuses"].append(status)
         if os.path.exists(config_path):       # the recorder deletes it as it starts
             os.remove(config_path)
         if timed_out:
-            verdict.update(status="timeout", completed=False, exit_status=exit_statuses,
+            verdict.update(status="timeout", completed=False,
+                           exit_status=record["exit_statuses"],
                            reason=f"the test command ran longer than {settings['timeout']:g} s "
                                   f"and was killed")
-            return
-        if structured:
-            results = read_results(results_path, tree, secret)
-            if results["rejected"]:
-                verdict["notes"].append(f"{results['rejected']} result records without a valid "
-                                        f"signature were ignored")
-            shadowed.update(results["shadowed"])
-            tampered.update(f"unittest: {name} replaced" for name in results["tampered"])
-            tampered.update(f"pytest plugin from the tree: {p}" for p in tampering_plugins(
-                results["plugins"], tree, set(run_paths), own_tools))
-            if not results["started"]:
-                if shadowed or tampered:
-                    break
-                raise GradingError(f"the {runner} recorder did not load (no structured results; "
-                                   f"exit {status})")
-            unfinished |= not results["finished"]
-            outcomes = results["outcomes"]
-            failures_recorded |= bool(results["collect_errors"]) or any(
-                o in FAILING for o in outcomes.values())
-            if results["modules"] is None:
-                verdict["notes"].append("the test process ended before recording where "
-                                        "the code was imported from")
-            else:
-                for name, found in results["modules"].items():
-                    places.setdefault(name, set()).update(found)
-        else:
-            outcomes = parse_test_log(output)
-            failures_recorded |= any(o in FAILING for o in outcomes.values())
-        outcomes = canonical_outcomes(outcomes)
-        for test_id in listed:
-            observed.setdefault(test_id, []).append(lookup(outcomes, test_id, runner))
+            return None
+        if not read_attempt(job, plan, record, verdict, results_path, secret, output, status):
+            break
+    return record
 
-    # Step 8: the verdict.
-    decided = decide(f2p, p2p, observed, p2p_skip_ok=settings["p2p_skip_ok"])
+
+def read_attempt(job, plan, record, verdict, results_path, secret, output, status):
+    """Step 7: read one attempt's results into `record`; False to stop repeating.
+
+    Structured runners are read from their signed record, --runner log from the output.
+    """
+    tree, runner = job["tree"], plan["runner"]
+    if plan["structured"]:
+        results = read_results(results_path, tree, secret)
+        if results["rejected"]:
+            verdict["notes"].append(f"{results['rejected']} result records without a valid "
+                                    f"signature were ignored")
+        record["shadowed"].update(results["shadowed"])
+        record["tampered"].update(f"unittest: {name} replaced" for name in results["tampered"])
+        record["tampered"].update(f"pytest plugin from the tree: {p}" for p in tampering_plugins(
+            results["plugins"], tree, set(job["run_paths"]), job["own_tools"]))
+        if not results["started"]:
+            if record["shadowed"] or record["tampered"]:
+                return False
+            raise GradingError(f"the {runner} recorder did not load (no structured results; "
+                               f"exit {status})")
+        record["unfinished"] |= not results["finished"]
+        record["configured"] |= results["configured"]
+        record["versions"] = results["versions"]
+        environment = verdict.get("environment")
+        if environment is not None:
+            # As the test process itself reported them, not as probed beforehand.
+            environment["python_version"] = results["versions"]["python"] or \
+                environment["python_version"]
+            if runner == "pytest":
+                environment["pytest_version"] = results["versions"]["pytest"]
+        outcomes = results["outcomes"]
+        collect = results["collect"]
+        for key in ("errors", "skips"):
+            for nodeid, text in collect[key].items():
+                record["collect"][key].setdefault(nodeid, text)
+        for key in ("collected", "not_found", "items"):
+            record["collect"][key].update(collect[key])
+        record["results_seen"] += len(outcomes) + sum(len(v) for v in collect.values())
+        record["failures_recorded"] |= bool(results["collect_errors"]) or any(
+            o in FAILING for o in outcomes.values()) or bool(collect["skips"])
+        if results["modules"] is None:
+            verdict["notes"].append("the test process ended before recording where "
+                                    "the code was imported from")
+        else:
+            for name, found in results["modules"].items():
+                record["places"].setdefault(name, set()).update(found)
+    else:
+        outcomes = parse_test_log(output)
+        environment = verdict.get("environment")
+        if environment is not None and any("pytest" in a for a in plan["argv"]):
+            environment["pytest_version"] = (job["settings"].get("interpreter") or {}).get(
+                "pytest_version")
+        record["results_seen"] += len(outcomes)
+        record["failures_recorded"] |= any(o in FAILING for o in outcomes.values())
+    record["output"] = output
+    outcomes = canonical_outcomes(outcomes)
+    for test_id in plan["listed"]:
+        record["observed"].setdefault(test_id, []).append(lookup(outcomes, test_id, runner))
+    return True
+
+
+def decide_run(job, plan, record, verdict):
+    """Step 8: the verdict from what was read, tampering and grading errors first."""
+    tree, settings = job["tree"], job["settings"]
+    exit_statuses = record["exit_statuses"]
+    shadowed, tampered = record["shadowed"], record["tampered"]
+    decided = decide(plan["f2p"], plan["p2p"], record["observed"],
+                     p2p_skip_ok=settings["p2p_skip_ok"])
     verdict.update(fail_to_pass=decided["fail_to_pass"], pass_to_pass=decided["pass_to_pass"],
                    flaky=decided["flaky"], completed=decided["completed"],
                    resolution=decided["resolution"], tests_status=decided["tests_status"],
@@ -3793,20 +4118,37 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
         verdict.update(status="unresolved", completed=False, resolution="NO",
                        reason=f"{what}: " + "; ".join(detail)[:300])
         return
-    wrong = outside_tree({k: sorted(v) for k, v in places.items()}, tree)
-    if structured:
+    wrong = outside_tree({k: sorted(v) for k, v in record["places"].items()}, tree)
+    if plan["structured"]:
         verdict["code_under_test"] = "outside the tree: " + "; ".join(wrong) if wrong else "tree"
     if wrong:
         verdict.update(status="wrong_code_under_test", completed=None, resolution="NO",
                        reason="the tests imported the repository's code from outside the "
                               "throwaway tree: " + "; ".join(wrong)[:300])
         return
+    startup_failed = plan["runner"] == "pytest" and not record["configured"] and \
+        any(s != 0 for s in exit_statuses)
+    # A recorder cut short by the run's code is judged below, as it always was.
+    if not record["results_seen"] and (startup_failed or not record["unfinished"]):
+        reason, runs_own = no_result_reason(job, plan, record)
+        verdict.update(status="unresolved" if runs_own else "error",
+                       completed=False if runs_own else None, resolution="NO", reason=reason)
+        return
+    causes = missing_causes(plan, record)
+    if causes["uncollected"]:
+        uncollected = causes["uncollected"]
+        verdict["uncollected"] = uncollected
+        verdict.update(status="error", completed=None, resolution="NO",
+                       reason=f"{len(uncollected)} listed test(s) never collected although "
+                              f"their file collected without error, e.g. {uncollected[0]!r}: "
+                              f"check the instance's FAIL_TO_PASS / PASS_TO_PASS ids")
+        return
     silent = [s for s in exit_statuses if s != 0]
-    if silent and not failures_recorded:
+    if silent and not record["failures_recorded"]:
         verdict.update(status="error", completed=None, resolution="NO",
                        reason=f"the test command exited {silent[0]} but recorded no failing test")
         return
-    if decided["completed"] and unfinished:
+    if decided["completed"] and record["unfinished"]:
         verdict.update(status="unresolved", completed=False, resolution="NO",
                        reason="the test process ended before the recorder's last record, so "
                               "tampering could not be ruled out")
@@ -3817,6 +4159,83 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
             verdict["notes"].append("listed tests all passed; other tests in their files failed")
         return
     verdict["status"] = "unresolved"
+    verdict["reason"] = unresolved_reason(decided, settings)
+    for (what, place), text in sorted(causes["collection"].items()):
+        first = next((l.strip() for l in reversed(text.splitlines()) if l.strip()), "")
+        verdict["reason"] += f"; {place} {what}: {first[:200]}"
+
+
+def collectors_of(test_id, runner, module_of):
+    """The collector ids whose failure or skip would hide a listed test, the test's own first.
+
+    >>> collectors_of("t/a/test_x.py::C::test_y[1]", "pytest", {})
+    ['t/a/test_x.py::C', 't/a/test_x.py', 't/a', 't', '']
+    >>> collectors_of("t.test_x.C.test_y", "unittest", {"t.test_x.C.test_y": "t.test_x"})
+    ['t.test_x.C.test_y', 't.test_x']
+    """
+    if runner != "pytest":
+        return [test_id] + [module_of[test_id]] if test_id in module_of else [test_id]
+    parts = test_id.split("::")
+    found = ["::".join(parts[:size]) for size in range(len(parts) - 1, 1, -1)]
+    path = parts[0].split("/")
+    found += ["/".join(path[:size]) for size in range(len(path), -1, -1)]
+    return found
+
+
+def missing_causes(plan, record):
+    """Why each listed test that never ran is missing: its collection failed or was skipped
+    (the run's failure), or its file collected cleanly without it (the instance's mistake)."""
+    causes = {"uncollected": [], "collection": {}}
+    if not plan["structured"] or record["unfinished"]:
+        return causes
+    collect = record["collect"]
+    items = {canonical_id(i): True for i in collect["items"]}
+    for test_id in plan["listed"]:
+        if any(o is not None for o in record["observed"].get(test_id, [None])):
+            continue
+        if lookup(items, test_id, plan["runner"]):
+            continue      # collected but not run (say -x stopped early): the run's failure
+        name = unittest_name(test_id) if plan["runner"] == "unittest" else test_id
+        chain = collectors_of(name, plan["runner"], plan["module_of"])
+        error = next((c for c in chain if c in collect["errors"]), None)
+        skip = next((c for c in chain if c in collect["skips"]), None)
+        if error is not None:
+            causes["collection"][("failed to collect", error or "the session")] = \
+                collect["errors"][error]
+        elif skip is not None:
+            causes["collection"][("was skipped whole at collection", skip or "the session")] = \
+                collect["skips"][skip]
+        else:
+            causes["uncollected"].append(test_id)
+    return causes
+
+
+def no_result_reason(job, plan, record):
+    """Why a test command left no test result at all, and whether that is the run's own failure.
+
+    pytest that stops before collecting (a conftest.py whose imports fail) is the
+    run's failure only when its output names a file or module the run changed.
+    """
+    exit_statuses = [s for s in record["exit_statuses"] if s != 0]
+    lines = [l.strip() for l in record["output"].splitlines() if l.strip()]
+    quoted = (lines[-1] if lines else "no output")[:200]
+    if plan["runner"] == "pytest" and not record["configured"] and exit_statuses:
+        changed = set(job["run_paths"])
+        changed |= {p[:-3].replace("/", ".") for p in job["run_paths"] if p.endswith(".py")}
+        changed |= {p[:-12].replace("/", ".") for p in job["run_paths"]
+                    if p.endswith("/__init__.py")}
+        if any(c and c in record["output"] for c in changed):
+            return f"the run's code stopped pytest before it collected any test: {quoted}", True
+        return (f"pytest stopped before collecting any test, naming none of the run's files: "
+                f"{quoted}"), False
+    where = "in the test output" if plan["runner"] == "log" else "in the structured record"
+    status = f" (exit {exit_statuses[0]})" if exit_statuses else ""
+    return f"the {plan['runner']} runner recognised no test result {where}{status}: {quoted}", \
+        False
+
+
+def unresolved_reason(decided, settings):
+    """The counts that kept a run from resolving, e.g. '1 FAIL_TO_PASS failed'."""
     reasons = []
     for key, label in (("fail_to_pass", "FAIL_TO_PASS"), ("pass_to_pass", "PASS_TO_PASS")):
         for group in ("failed", "skipped", "missing"):
@@ -3825,7 +4244,7 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
                 reasons.append(f"{len(decided[key][group])} {label} {group}")
     if decided["flaky"]:
         reasons.append(f"{len(decided['flaky'])} flaky across {settings['repeat']} repeats")
-    verdict["reason"] = ", ".join(reasons)
+    return ", ".join(reasons)
 
 
 # === Input ===
@@ -3858,6 +4277,8 @@ def parse_json_object(value, where):
         data = value
     elif is_missing(value):
         return {}
+    elif not isinstance(value, str):
+        raise InputError(f"{where}: expected a JSON object, got {type(value).__name__}")
     else:
         try:
             data = json.loads(value)
@@ -3905,36 +4326,106 @@ def read_records(path, inputs):
     return records
 
 
-def load_instances(path, inputs):
-    """Read the instances file into {instance_id: instance} with lists parsed."""
-    instances = {}
-    for where, record in read_records(path, inputs):
-        for field in ("instance_id", "base_commit"):
-            if is_missing(record.get(field)):
-                raise InputError(f"{where}: no {field}")
-        if "test_patch" not in record:
-            raise InputError(f"{where}: no test_patch")
-        instance_id = str(record["instance_id"])
-        if instance_id in instances:
+def text_field(record, field, where, *, required=False):
+    """A field that must hold text (a number is taken as its digits); '' when absent or null."""
+    value = record.get(field)
+    if value is None or value == "":
+        if required:
+            raise InputError(f"{where}: no {field}")
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(f"{where}, field {field!r}: expected text, got {type(value).__name__}")
+    return str(value)
+
+
+def diff_problem(text, what="the diff"):
+    """Why a diff cannot be graded at all (too large, binary), or None.
+
+    >>> diff_problem("diff --git a/x b/x\\n"), diff_problem("a\\x00b")
+    (None, 'the diff holds a NUL byte at offset 1: binary data, not a text diff')
+    """
+    if not text:
+        return None
+    if len(text) > MAX_DIFF_BYTES // 4 and len(text.encode("utf-8")) > MAX_DIFF_BYTES:
+        return (f"{what} is {len(text.encode('utf-8')) / 2 ** 20:.1f} MiB, over the "
+                f"{MAX_DIFF_BYTES // 2 ** 20} MiB limit")
+    if "\x00" in text:
+        return (f"{what} holds a NUL byte at offset {text.index(chr(0))}: binary data, "
+                f"not a text diff")
+    return None
+
+
+def parse_instance(record, where):
+    """One instances row as the grader uses it; InputError naming the field when it is malformed."""
+    instance_id = text_field(record, "instance_id", where, required=True)
+    if "test_patch" not in record:
+        raise InputError(f"{where}: no test_patch")
+    runner = text_field(record, "test_runner", where) or None
+    if runner is not None and runner not in RUNNERS:
+        raise InputError(f"{where}, field 'test_runner': expected one of "
+                         f"{', '.join(RUNNERS)}, got {runner!r}")
+    test_patch = text_field(record, "test_patch", where)
+    problem = diff_problem(test_patch, "the test patch")
+    if problem:
+        raise InputError(f"{where}, field 'test_patch': {problem}")
+    instance = {
+        "instance_id": instance_id, "repo": text_field(record, "repo", where),
+        "base_commit": text_field(record, "base_commit", where, required=True).strip(),
+        "test_patch": test_patch, "patch": text_field(record, "patch", where) or None,
+        "FAIL_TO_PASS": parse_test_list(record.get("FAIL_TO_PASS"),
+                                        f"{where}, field 'FAIL_TO_PASS'"),
+        "PASS_TO_PASS": parse_test_list(record.get("PASS_TO_PASS"),
+                                        f"{where}, field 'PASS_TO_PASS'"),
+        "test_cmd": text_field(record, "test_cmd", where) or None, "test_runner": runner,
+        "test_env": parse_json_object(record.get("test_env"), f"{where}, field 'test_env'"),
+        "where": where,
+    }
+    if not instance["FAIL_TO_PASS"]:
+        raise InputError(f"{where}: FAIL_TO_PASS is empty; nothing would show the fix works")
+    return instance
+
+
+def swapped_hint(records, path, wanted):
+    """A hint when INSTANCES and RUNS look given the wrong way round, else ''."""
+    has = [set(r) for _, r in records]
+    if wanted == "instances" and all("model_patch" in k and "test_patch" not in k for k in has):
+        return (f"{path} looks like a predictions file (model_patch, no test_patch): "
+                f"the instances file comes first, as in regrade.py INSTANCES RUNS --repo PATH")
+    if wanted == "runs" and all("test_patch" in k and "model_patch" not in k for k in has):
+        return (f"{path} looks like an instances file (test_patch, no model_patch): "
+                f"the predictions come second, as in regrade.py INSTANCES RUNS --repo PATH")
+    return ""
+
+
+def read_instances(path, inputs):
+    """Read the instances file: ({instance_id: instance}, {instance_id: why its row is unusable}).
+
+    A malformed row makes its own runs grading errors; a file with no usable row,
+    or a row naming no instance, is bad input.
+    """
+    records = read_records(path, inputs)
+    hint = swapped_hint(records, path, "instances")
+    if hint:
+        raise InputError(hint)
+    instances, invalid = {}, {}
+    for where, record in records:
+        instance_id = text_field(record, "instance_id", where, required=True)
+        if instance_id in instances or instance_id in invalid:
             raise InputError(f"{where}: instance {instance_id!r} appears twice")
-        runner = record.get("test_runner") or None
-        if runner is not None and runner not in RUNNERS:
-            raise InputError(f"{where}, field 'test_runner': expected one of "
-                             f"{', '.join(RUNNERS)}, got {runner!r}")
-        instances[instance_id] = {
-            "instance_id": instance_id, "repo": str(record.get("repo") or ""),
-            "base_commit": str(record["base_commit"]).strip(),
-            "test_patch": record.get("test_patch") or "", "patch": record.get("patch"),
-            "FAIL_TO_PASS": parse_test_list(record.get("FAIL_TO_PASS"),
-                                            f"{where}, field 'FAIL_TO_PASS'"),
-            "PASS_TO_PASS": parse_test_list(record.get("PASS_TO_PASS"),
-                                            f"{where}, field 'PASS_TO_PASS'"),
-            "test_cmd": record.get("test_cmd") or None, "test_runner": runner,
-            "test_env": parse_json_object(record.get("test_env"), f"{where}, field 'test_env'"),
-            "where": where,
-        }
-        if not instances[instance_id]["FAIL_TO_PASS"]:
-            raise InputError(f"{where}: FAIL_TO_PASS is empty; nothing would show the fix works")
+        try:
+            instances[instance_id] = parse_instance(record, where)
+        except InputError as exc:
+            invalid[instance_id] = str(exc)
+    if not instances:
+        raise InputError(next(iter(invalid.values())))
+    return instances, invalid
+
+
+def load_instances(path, inputs):
+    """Read the instances file into {instance_id: instance}; every row must be usable."""
+    instances, invalid = read_instances(path, inputs)
+    if invalid:
+        raise InputError(next(iter(invalid.values())))
     return instances
 
 
@@ -3953,19 +4444,32 @@ def default_run_ids(runs):
 def load_predictions(path, instances, inputs):
     """Read a SWE-bench predictions file into runs."""
     runs = []
-    for where, record in read_records(path, inputs):
+    records = read_records(path, inputs)
+    hint = swapped_hint(records, path, "runs")
+    if hint:
+        raise InputError(hint)
+    for where, record in records:
         if is_missing(record.get("instance_id")):
             raise InputError(f"{where}: no instance_id")
         if "model_patch" not in record:
             raise InputError(f"{where}: no model_patch")
+        run, problem = {"where": where}, None
+        for key, field in (("instance_id", "instance_id"), ("model", "model_name_or_path"),
+                           ("run_id", "run_id"), ("base_commit", "base_commit")):
+            try:
+                run[key] = text_field(record, field, where) or None
+            except InputError as exc:
+                run[key], problem = (repr(record.get(field))[:80] if key != "base_commit"
+                                     else None), problem or str(exc)
         patch = record["model_patch"]
         if patch is not None and not isinstance(patch, str):
-            raise InputError(f"{where}, field 'model_patch': expected a diff as text")
-        runs.append({"instance_id": str(record["instance_id"]), "diff": patch,
-                     "model": str(record.get("model_name_or_path") or "") or None,
-                     "run_id": str(record.get("run_id") or "") or None,
-                     "base_commit": str(record.get("base_commit") or "") or None,
-                     "where": where})
+            problem = problem or (f"{where}, field 'model_patch': expected a diff as text, "
+                                  f"got {type(patch).__name__}")
+            patch = None
+        run["diff"] = patch
+        if problem:
+            run["grading_error"] = problem
+        runs.append(run)
     return default_run_ids(runs)
 
 
@@ -4018,8 +4522,12 @@ def load_runs_folder(path, inputs):
                              f"{run_id!r}")
         if diff_path is None:
             raise InputError(f"{folder}: no diff file (expected *.diff or *.patch)")
-        runs.append({"instance_id": str(instance_id), "run_id": run_id,
-                     "diff": inputs.read_text(diff_path),
+        try:
+            diff, problem = inputs.read_bytes(diff_path).decode("utf-8-sig"), None
+        except UnicodeDecodeError as exc:
+            diff, problem = None, f"{diff_path}: not UTF-8 text (byte {exc.start})"
+        runs.append({"instance_id": str(instance_id), "run_id": run_id, "diff": diff,
+                     **({"grading_error": problem} if problem else {}),
                      "model": str(meta.get("model_name_or_path") or meta.get("model") or "")
                      or None,
                      "base_commit": str(meta.get("base_commit") or "") or None,
@@ -4041,10 +4549,18 @@ def load_agent_runs(spec, inputs):
              "where": f"{spec} (run {p['run_id']})"} for p in derived["predictions"]]
 
 
-def load_runs(spec, instances, instances_path, inputs):
-    """The runs to grade: a predictions file, a runs folder, or the built-in gold / empty."""
+def load_runs(spec, instances, instances_path, inputs, invalid=None):
+    """The runs to grade: a predictions file, a runs folder, or the built-in gold / empty.
+
+    `invalid` maps instance ids whose row is malformed to why: their runs are errors.
+    """
+    invalid = invalid or {}
     if spec in ("gold", "empty"):
         runs = []
+        for instance_id in sorted(invalid):
+            runs.append({"instance_id": instance_id, "run_id": f"{instance_id}@{spec}",
+                         "diff": None, "model": spec, "base_commit": None,
+                         "where": f"{instances_path} ({spec})"})
         for instance_id in sorted(instances):
             patch = instances[instance_id]["patch"] if spec == "gold" else ""
             if spec == "gold" and not patch:
@@ -4066,6 +4582,15 @@ def load_runs(spec, instances, instances_path, inputs):
         if run["run_id"] in seen:
             raise InputError(f"{run['where']}: run id {run['run_id']!r} appears twice")
         seen.add(run["run_id"])
+        if run.get("grading_error"):
+            continue
+        problem = diff_problem(run["diff"])
+        if problem:
+            run["grading_error"] = f"{run['where']}: {problem}"
+            continue
+        if run["instance_id"] in invalid:
+            run["grading_error"] = f"the instance's row is malformed: {invalid[run['instance_id']]}"
+            continue
         if run["instance_id"] not in instances:
             # Graded as an error verdict; the other runs are still graded.
             run["grading_error"] = (f"instance {run['instance_id']!r} is not in "
@@ -4167,13 +4692,28 @@ def grading_key(run, instance, settings):
         "test_patch": sha256_text(normalise_diff(instance["test_patch"])),
         "fail_to_pass": instance["FAIL_TO_PASS"], "pass_to_pass": instance["PASS_TO_PASS"],
         "base_commit": run["base_commit"], "grader": settings["grader_version"],
-        "options": {k: settings[k] for k in ("runner", "test_cmd", "repeat", "p2p_skip_ok",
-                                             "test_patterns", "env", "python", "fuzz")},
+        "options": {k: settings.get(k) for k in ("runner", "test_cmd", "repeat", "p2p_skip_ok",
+                                                 "test_patterns", "env", "python", "fuzz",
+                                                 "select")},
         "instance_options": [instance.get("test_cmd"), instance.get("test_runner"),
                              instance.get("test_env")],
     }
     material["isolation"] = settings.get("isolation", "none")
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def interpreter_facts(python, executable):
+    """The test interpreter as given and its version, and its pytest's version (None without)."""
+    probe = ("import sys\ntry:\n    import pytest\n    v = pytest.__version__\n"
+             "except Exception:\n    v = ''\nprint(sys.version.split()[0], v)")
+    try:
+        done = subprocess.run([executable, "-c", probe], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=120)
+        words = done.stdout.decode("utf-8", "replace").split()
+    except (OSError, subprocess.TimeoutExpired):
+        words = []
+    return {"python": python, "version": words[0] if words else None,
+            "pytest_version": words[1] if len(words) > 1 else None}
 
 
 def check_python(python, needs_pytest):
@@ -4347,6 +4887,7 @@ def summarise(verdicts):
         "touched_tests": sorted(v["run_id"] for v in verdicts if v["touched_tests"]),
         "flaky": sorted(v["run_id"] for v in verdicts if v["flaky"]),
         "from_log": sorted(v["run_id"] for v in verdicts if v["results_from"] == "log"),
+        "environment": environment_summary(verdicts),
         "seconds_total": round(total, 3), "seconds_tests": round(tests, 3),
         "overhead_per_run_s": round((total - tests) / len(verdicts), 3) if verdicts else None,
         "isolation": isolation_counts(verdicts),
@@ -4380,6 +4921,51 @@ def isolation_lines(counts):
             if name in ISOLATION_MEANS else
             f"sandbox: {n} run{'' if n == 1 else 's'} whose isolation was not recorded "
             f"(graded before --sandbox existed)" for name, n in counts.items()]
+
+
+def environment_summary(verdicts):
+    """The distinct environments that decided the verdicts: interpreters, pytest, repositories.
+
+    >>> environment_summary([{"environment": {"python": "py", "python_version": "3.9.1",
+    ...     "pytest_version": "8.0", "repository": {"path": "r.bundle", "kind": "bundle",
+    ...     "sha256": "ab"}, "grader_sha256": "cd"}}, {"environment": None}])["python"]
+    ['py (3.9.1)']
+    """
+    pythons, pytests, repositories, graders = set(), set(), {}, set()
+    for verdict in verdicts:
+        environment = verdict.get("environment") or {}
+        if environment.get("python"):
+            pythons.add(f"{environment['python']} ({environment.get('python_version') or '?'})")
+        if environment.get("pytest_version"):
+            pytests.add(environment["pytest_version"])
+        repository = environment.get("repository")
+        if repository:
+            repositories[json.dumps(repository, sort_keys=True)] = repository
+        if environment.get("grader_sha256"):
+            graders.add(environment["grader_sha256"])
+    return {"python": sorted(pythons), "pytest": sorted(pytests),
+            "repositories": [repositories[k] for k in sorted(repositories)],
+            "grader_sha256": sorted(graders)}
+
+
+def environment_lines(environment):
+    """The summary's environment lines, one fact each, from environment_summary()."""
+    lines = []
+    if environment["python"]:
+        lines.append(f"test interpreter: {', '.join(environment['python'])}; pytest "
+                     f"{', '.join(environment['pytest']) or 'did not run'}")
+    for repository in environment["repositories"]:
+        found = {True: ", every base commit found", False: ", some base commits missing"}.get(
+            repository.get("base_commits_found"), "")
+        identity = {"bundle": f": sha256 {repository.get('sha256')}",
+                    "clone": f": HEAD {repository.get('head') or 'none'}"}.get(
+                        repository.get("kind"), "")
+        lines.append(f"repository {relative_path(repository.get('path') or '')} "
+                     f"({repository.get('kind') or 'unopened'}"
+                     f"{found}){identity}")
+    for digest in environment["grader_sha256"]:
+        lines.append(f"grader: regrade.py sha256 {digest}")
+    return lines
 
 
 def share(group, ran=True):
@@ -4420,24 +5006,32 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     lines.append("")
     # Which patch method applied, and which runs touched tests, are listed
     # below the table, so it stays within 100 columns.
-    # The seconds are a table of their own, so the runs table fits 100 columns and
-    # an issue comment (about 780 px) without wrapping an id.
-    apart = timings
-    headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS"] + (
-        ["tests s", "all s"] if timings and not apart else [])
-    rows, seconds = [], []
+    headers = ["run", "instance", "status", "resolution", "FAIL_TO_PASS", "PASS_TO_PASS"]
+    rows = []
     for v in sorted(verdicts, key=lambda v: v["run_id"]):
-        row = [v["run_id"], v["instance_id"], v["status"], v["resolution"],
-               share(v["fail_to_pass"], bool(v["tests_status"])),
-               share(v["pass_to_pass"], bool(v["tests_status"]))]
-        spent = [fmt(v["test_s"], 2), fmt(v["duration_s"], 2)] if timings else []
-        rows.append(row + ([] if apart else spent))
-        seconds.append([v["run_id"]] + spent)
-    lines.append(render_table(headers, rows, style))
-    if apart:
-        lines += ["", render_table(["run", "tests s", "all s"], seconds, style)]
+        rows.append([v["run_id"], v["instance_id"], v["status"], v["resolution"],
+                     share(v["fail_to_pass"], bool(v["tests_status"])),
+                     share(v["pass_to_pass"], bool(v["tests_status"]))])
+    table = render_table(headers, rows, style)
+    if style == "text" and max(len(l) for l in table.splitlines()) > 100:
+        table = render_table(["run", "status", "resolution", "F2P", "P2P"],
+                             [r[:1] + r[2:] for r in rows], style)
+        table += "\n" + wrapped("(to fit 100 columns the instance column is left out and "
+                                "F2P, P2P stand for FAIL_TO_PASS, PASS_TO_PASS; verdicts.jsonl "
+                                "and --format json name each run's instance)")
+    lines.append(table)
+    if timings and verdicts:
+        # A table of its own, so neither table outgrows 100 columns.
+        lines.append("")
+        lines.append(render_table(
+            ["run", "tests s", "all s", "grader s"],
+            [[v["run_id"], fmt(v["test_s"], 2), fmt(v["duration_s"], 2),
+              fmt(v["duration_s"] - v["test_s"], 2)]
+             for v in sorted(verdicts, key=lambda v: v["run_id"])], style))
     reasons = [(v["run_id"], v["reason"]) for v in sorted(verdicts, key=lambda v: v["run_id"])
                if v["reason"]]
+    # In Markdown a bold line heads each list, so GitHub renders the reasons and
+    # the closing lines as two lists, not one.
     if reasons:
         lines.append("")
         # In Markdown a heading keeps this list apart from the closing one.
@@ -4466,6 +5060,12 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
         lines.append(f"{item}time: {fmt(summary['seconds_total'], 2)} s in all, "
                      f"{fmt(summary['seconds_tests'], 2)} s in test commands; grader overhead "
                      f"{fmt(summary['overhead_per_run_s'], 3)} s per run")
+    environment = environment_lines(summary.get("environment") or environment_summary(verdicts))
+    if environment:
+        lines.append("")
+        if style == "markdown":
+            lines += ["### Environment", ""]
+        lines += [wrap(f"{item}{line}") for line in environment]
     lines.append("")
     lines.append(render_provenance(prov, style))
     return "\n".join(lines) + "\n"
@@ -4477,25 +5077,26 @@ class Progress:
     def __init__(self, total, enabled):
         self.total, self.enabled, self.done, self.resolved = total, enabled, 0, 0
         self.started = time.monotonic()
-        self.tty = enabled and sys.stderr.isatty()
 
     def update(self, verdict):
         self.done += 1
         self.resolved += verdict["status"] == "resolved"
         if not self.enabled:
             return
-        elapsed = time.monotonic() - self.started
-        left = elapsed / self.done * (self.total - self.done)
-        text = (f"[{self.done}/{self.total}] resolved {self.resolved}, elapsed "
-                f"{elapsed:.0f} s, about {left:.0f} s left ({verdict['run_id']}: "
-                f"{verdict['status']})")
-        if self.tty:
-            sys.stderr.write("\r\x1b[K" + text[:200])
-            if self.done == self.total:
-                sys.stderr.write("\n")
-        else:
-            sys.stderr.write(text + "\n")
+        sys.stderr.write(self.line(verdict, time.monotonic() - self.started) + "\n")
         sys.stderr.flush()
+
+    def line(self, verdict, elapsed):
+        """One progress line per run: the run, its status and seconds, then the counts.
+
+        >>> p = Progress(4, False); p.done, p.resolved = 1, 1
+        >>> p.line({"run_id": "r1", "status": "resolved", "duration_s": 2.5}, 3.0)
+        '[1/4] r1: resolved in 2.5 s (1 resolved so far, elapsed 3 s, about 9 s left)'
+        """
+        left = elapsed / self.done * (self.total - self.done)
+        return (f"[{self.done}/{self.total}] {verdict['run_id']}: {verdict['status']} in "
+                f"{verdict.get('duration_s') or 0:.1f} s ({self.resolved} resolved so far, "
+                f"elapsed {elapsed:.0f} s, about {left:.0f} s left)")
 
 
 # === Main ===
@@ -4527,6 +5128,9 @@ def build_parser():
                         help="set a variable for the test command (repeatable)")
     parser.add_argument("--keep-env", action="append", default=[], metavar="NAME",
                         help="pass a variable through that would be scrubbed (repeatable)")
+    parser.add_argument("--select", choices=("ids", "files"), default="ids",
+                        help="run only the listed test ids, or their whole files "
+                        "(default: ids)")
     parser.add_argument("--test-files", action="append", metavar="GLOB",
                         help="patterns of test files to reset (repeatable; replaces the default)")
     parser.add_argument("--fuzz", type=int, default=DEFAULT_FUZZ,
@@ -4615,8 +5219,8 @@ def _main(argv):
         raise InputError("--repo is required: a clone or a git bundle of the repository")
     inputs = Inputs()
     inputs.task_map = args.task_map
-    instances = load_instances(args.instances, inputs)
-    runs = load_runs(args.runs, instances, args.instances, inputs)
+    instances, invalid = read_instances(args.instances, inputs)
+    runs = load_runs(args.runs, instances, args.instances, inputs, invalid)
     if args.instance:
         unknown = sorted(set(args.instance) - set(instances))
         if unknown:
@@ -4631,7 +5235,7 @@ def _main(argv):
         "repeat": args.repeat, "p2p_skip_ok": args.p2p_skip_ok,
         "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
         "test_patterns": tuple(args.test_files) if args.test_files else None,
-        "keep_trees": args.keep_trees, "fuzz": args.fuzz,
+        "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
     }
     check_test_commands(instances, args.runner, args.test_cmd)
     needs_pytest = any(choose_runner(instances[r["instance_id"]]["test_runner"] or args.runner,
@@ -4640,6 +5244,8 @@ def _main(argv):
                        and not (instances[r["instance_id"]]["test_cmd"] or args.test_cmd)
                        for r in runs if r["instance_id"] in instances)
     settings["python"] = check_python(args.python, needs_pytest)
+    settings["interpreter"] = interpreter_facts(args.python, settings["python"])
+    settings["grader_sha256"] = script_sha256(__file__)
     settings["sandbox"] = choose_sandbox(args.sandbox, settings["python"], needs_pytest)
     settings["isolation"] = settings["sandbox"]["isolation"]
     if settings["sandbox"]["fallback"]:
@@ -4674,6 +5280,7 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
     for path, source in sorted(sources.items()):
         mine = [r for r in runs if source_of.get(r["run_id"]) is source]
         resolved = source.resolve(r["base_commit"] for r in mine)
+        source.identity["base_commits_found"] = all(resolved.values())
         for run in mine:
             full = resolved.get(run["base_commit"])
             if full is None:

@@ -5922,6 +5922,507 @@ class TestWalkthroughFixes(unittest.TestCase):
                 self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
         finally:
             os.umask(old)
+# === regrade.py: no wrong verdict in silence ===
+# Issue 8, sections 1, 1b, 3, 4 and 5: a verdict that cannot be trusted says so
+# (a grading error with its reason), the whole test tree is reset, only the listed
+# tests run, and each verdict records the environment that decided it.
+CORE_BASE = {
+    "calc/__init__.py": "from calc.ops import add\n",
+    "calc/ops.py": "def add(a, b):\n    return a - b\n",
+    "tests/__init__.py": "",
+    "tests/conftest.py": "import calc  # the project's own conftest imports the package\n",
+    "tests/test_ops.py": (
+        "import unittest\n\nfrom calc import add\n\n\n"
+        "class TestOps(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n"
+        "    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n"
+        "    def test_unlisted_broken(self):\n        self.assertEqual(1, 2)\n\n"
+        "    def test_unlisted_exits(self):\n        import os\n        os._exit(3)\n"),
+    "checks/test_more.py": "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 4\n",
+}
+CORE_FIX = {"calc/ops.py": "def add(a, b):\n    return a + b\n"}
+CORE_RUNS = {
+    "fix": CORE_FIX,
+    "empty": {},
+    "skips-on-import": dict(CORE_FIX, **{"calc/__init__.py": (
+        "import pytest\npytest.skip('needs another platform', allow_module_level=True)\n")}),
+    "unittest-skip-on-import": dict(CORE_FIX, **{"calc/__init__.py": (
+        "import unittest\nraise unittest.SkipTest('needs another platform')\n")}),
+    "syntax-error": {"calc/ops.py": "def add(a, b):\n    return a + b +\n"},
+}
+CORE_IDS = {
+    "pytest": (["tests/test_ops.py::TestOps::test_add"], ["tests/test_ops.py::TestOps::test_zero"]),
+    "unittest": (["tests.test_ops.TestOps.test_add"], ["tests.test_ops.TestOps.test_zero"]),
+    "checks": (["checks/test_more.py::test_more"], []),
+}
+
+
+class RegradeCoreFixture(unittest.TestCase):
+    """The calc repository and its runs' diffs, built once for a class."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.temp = TempDir()
+        cls.folder = cls.temp.__enter__()
+        cls.repo, cls.base = regrade_repo(cls.folder, CORE_BASE)
+        work = os.path.join(cls.folder, "work")
+        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
+        cls.diffs = {name: regrade_diff(work, files) for name, files in CORE_RUNS.items()}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.temp.__exit__(None, None, None)
+
+    def instance(self, instance_id, ids, **extra):
+        f2p, p2p = CORE_IDS[ids] if isinstance(ids, str) else ids
+        record = {"instance_id": instance_id, "repo": "acme/calc", "base_commit": self.base,
+                  "patch": self.diffs["fix"], "test_patch": "", "FAIL_TO_PASS": json.dumps(f2p),
+                  "PASS_TO_PASS": json.dumps(p2p)}
+        record.update(extra)
+        return record
+
+    def grade(self, instances, runs, extra_argv=()):
+        """Grade runs [(run_id, instance_id, diff name)] or a built-in set; verdicts by run id."""
+        with TempDir() as folder:
+            regrade_jsonl(folder, "instances.jsonl", instances)
+            if isinstance(runs, str):
+                predictions = runs
+            else:
+                predictions = regrade_jsonl(folder, "predictions.jsonl", [
+                    {"run_id": run_id, "instance_id": instance_id, "model_patch":
+                     self.diffs[name]} for run_id, instance_id, name in runs])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                predictions, "--repo", self.repo, *extra_argv])
+        self.assertEqual(status, 0, err)
+        self.report = report
+        return regrade_by_run(report)
+
+
+class TestRegradeNothingRecognised(RegradeCoreFixture):
+    def test_a_log_runner_that_parses_nothing_is_a_grading_error(self):
+        quiet = self.instance("quiet", "unittest", test_runner="log",
+                              test_cmd="{python} -c \"print('all good')\"")
+        verdicts = self.grade([quiet], [("fix", "quiet", "fix"), ("empty", "quiet", "empty")])
+        for name in ("fix", "empty"):
+            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
+                             ("error", None), name)
+            self.assertIn("recognised no test result", verdicts[name]["reason"])
+            self.assertIn("all good", verdicts[name]["reason"])
+
+    def test_a_mistyped_id_in_a_file_that_collected_is_a_grading_error(self):
+        cases = [self.instance("typo-unittest", (["tests.test_ops.TestOps.test_ad"], []))]
+        if regrade_has_pytest():
+            cases.append(self.instance("typo-pytest", (
+                ["tests/test_ops.py::TestOps::test_add"], ["tests/test_ops.py::TestOps::test_zer"])))
+        verdicts = self.grade(cases, "gold")
+        for case in cases:
+            verdict = verdicts[case["instance_id"] + "@gold"]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("error", None))
+            typo = (json.loads(case["FAIL_TO_PASS"]) + json.loads(case["PASS_TO_PASS"]))[-1]
+            self.assertIn(repr(typo), verdict["reason"])
+            self.assertIn("never collected", verdict["reason"])
+            self.assertEqual(verdict["uncollected"], [typo])
+
+    def test_right_ids_still_resolve_and_an_empty_run_fails(self):
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases += [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
+        verdicts = self.grade(cases, [(c["instance_id"] + name, c["instance_id"], name)
+                                      for c in cases for name in ("fix", "empty")])
+        for case in cases:
+            self.assertEqual(verdicts[case["instance_id"] + "fix"]["status"], "resolved")
+            self.assertEqual(verdicts[case["instance_id"] + "empty"]["status"], "unresolved")
+
+    def test_a_run_that_breaks_collection_fails_with_the_error_quoted(self):
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases += [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
+        verdicts = self.grade(cases, [(c["instance_id"], c["instance_id"], "syntax-error")
+                                      for c in cases])
+        for case in cases:
+            verdict = verdicts[case["instance_id"]]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("unresolved", False),
+                             verdict["reason"])
+            self.assertIn("SyntaxError", verdict["reason"])
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_code_that_skips_the_tests_on_import_is_unresolved_not_an_error(self):
+        # pytest.skip(allow_module_level=True) when the package is imported: from
+        # the project's conftest.py (pytest stops before collecting), and from the
+        # test module (the file is skipped whole). Both are the run's failure.
+        cases = [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
+        verdicts = self.grade(cases, [(c["instance_id"], c["instance_id"], "skips-on-import")
+                                      for c in cases] + [("fix", "pytest", "fix")])
+        for case in cases:
+            verdict = verdicts[case["instance_id"]]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("unresolved", False),
+                             verdict["reason"])
+        self.assertIn("stopped pytest", verdicts["pytest"]["reason"])
+        self.assertIn("skipped whole", verdicts["checks"]["reason"])
+        self.assertEqual(verdicts["fix"]["status"], "resolved")
+
+    def test_unittest_skip_on_import_is_unresolved(self):
+        verdicts = self.grade([self.instance("unittest", "unittest")],
+                              [("skip", "unittest", "unittest-skip-on-import")])
+        self.assertEqual(verdicts["skip"]["status"], "unresolved", verdicts["skip"]["reason"])
+        self.assertIn("skipped whole", verdicts["skip"]["reason"])
+
+
+class TestRegradeMalformedInput(RegradeCoreFixture):
+    def run_cli(self, folder, instances, predictions, swap=False):
+        regrade_jsonl(folder, "i.jsonl", instances)
+        regrade_jsonl(folder, "p.jsonl", predictions)
+        files = [os.path.join(folder, "i.jsonl"), os.path.join(folder, "p.jsonl")]
+        return run("regrade.py", (files[::-1] if swap else files) + ["--repo", self.repo,
+                                                                      "--format", "json"])
+
+    def assert_one_error_line(self, result, expected):
+        status, out, err = result
+        self.assertEqual((status, out), (2, ""), err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertTrue(err.startswith("error: "), err)
+        self.assertIn(expected, err)
+
+    def test_a_file_with_no_usable_row_exits_2_with_one_line(self):
+        good = self.instance("good", "unittest")
+        pred = {"instance_id": "good", "model_patch": self.diffs["fix"]}
+        with TempDir() as folder:
+            for field, value, expected in (
+                    ("test_patch", ["a list"], "field 'test_patch': expected text, got list"),
+                    ("test_patch", 7.5, "field 'test_patch': expected text, got float"),
+                    ("FAIL_TO_PASS", [1, 2], "field 'FAIL_TO_PASS'"),
+                    ("test_env", [1], "field 'test_env': expected a JSON object"),
+                    ("base_commit", {"sha": "x"}, "field 'base_commit': expected text")):
+                self.assert_one_error_line(
+                    self.run_cli(folder, [dict(good, **{field: value})], [pred]), expected)
+            self.assert_one_error_line(self.run_cli(folder, [good], [pred], swap=True),
+                                       "looks like a predictions file")
+            self.assert_one_error_line(self.run_cli(folder, [good], [good]),
+                                       "looks like an instances file")
+
+    def test_one_bad_row_is_that_runs_error_and_the_rest_are_graded(self):
+        good = self.instance("good", "unittest")
+        bad_patch = self.instance("bad-patch", "unittest", test_patch=["diff --git a/x b/x"])
+        bad_list = self.instance("bad-list", "unittest", FAIL_TO_PASS=[1, "x"])
+        fix = self.diffs["fix"]
+        predictions = [
+            {"run_id": "good", "instance_id": "good", "model_patch": fix},
+            {"run_id": "bad-patch", "instance_id": "bad-patch", "model_patch": fix},
+            {"run_id": "bad-list", "instance_id": "bad-list", "model_patch": fix},
+            {"run_id": "null-patch", "instance_id": "good", "model_patch": None},
+            {"run_id": "list-patch", "instance_id": "good", "model_patch": [fix]},
+            {"run_id": "binary", "instance_id": "good", "model_patch": fix + "\x00\x01\x02"},
+            {"run_id": "huge", "instance_id": "good",
+             "model_patch": fix + "+" + "x" * (65 * 2 ** 20) + "\n"}]
+        with TempDir() as folder:
+            status, out, err = self.run_cli(folder, [good, bad_patch, bad_list], predictions)
+        self.assertEqual(status, 0, err)
+        verdicts = regrade_by_run(json.loads(out))
+        self.assertEqual(verdicts["good"]["status"], "resolved")
+        self.assertEqual((verdicts["null-patch"]["status"], verdicts["null-patch"]["patch_is_none"]),
+                         ("unresolved", True))
+        for name, expected in (("bad-patch", "field 'test_patch'"),
+                               ("bad-list", "field 'FAIL_TO_PASS'"),
+                               ("list-patch", "field 'model_patch': expected a diff as text"),
+                               ("binary", "NUL byte"), ("huge", "MiB limit")):
+            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
+                             ("error", None), name)
+            self.assertIn(expected, verdicts[name]["reason"])
+
+    def test_a_runs_folder_diff_that_is_not_utf8_is_that_runs_error(self):
+        with TempDir() as folder:
+            regrade_jsonl(folder, "i.jsonl", [self.instance("good", "unittest")])
+            for name, data in (("ok", self.diffs["fix"].encode()), ("latin", b"\xff\xfe junk\n")):
+                write(folder, f"runs/{name}/run.json", json.dumps({"instance_id": "good"}))
+                with open(os.path.join(folder, "runs", name, "run.diff"), "wb") as handle:
+                    handle.write(data)
+            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"),
+                                                os.path.join(folder, "runs"), "--repo", self.repo])
+        self.assertEqual(status, 0, err)
+        verdicts = regrade_by_run(report)
+        self.assertEqual(verdicts["ok"]["status"], "resolved")
+        self.assertEqual(verdicts["latin"]["status"], "error")
+        self.assertIn("not UTF-8", verdicts["latin"]["reason"])
+
+
+# A repository shaped like pyflakes (tests and their helper modules in pkg/test/)
+# beside source folders named like tests (django/test/, numpy/testing/).
+TREE_BASE = {
+    "pkg/__init__.py": "", "pkg/checker.py": "def check(code):\n    return code.count('x')\n",
+    "pkg/test/__init__.py": "",
+    "pkg/test/harness.py": (
+        "import unittest\n\nfrom pkg.checker import check\n\n\n"
+        "class TestCase(unittest.TestCase):\n"
+        "    def flakes(self, code, expected):\n        self.assertEqual(check(code), expected)\n"),
+    "pkg/test/support/__init__.py": "",
+    "pkg/test/support/expect.py": "def expected(n):\n    return n\n",
+    "pkg/test/test_other.py": (
+        "from pkg.test.harness import TestCase\nfrom pkg.test.support.expect import expected\n\n\n"
+        "class Test(TestCase):\n    def test_y(self):\n        self.flakes('yy', 2)\n\n"
+        "    def test_expected(self):\n        self.flakes('yyy', expected(3))\n"),
+    "django/__init__.py": "", "django/test/__init__.py": "",
+    "django/test/utils.py": "def double(x):\n    return x * 3\n",
+    "numpy/__init__.py": "", "numpy/testing/__init__.py": "",
+    "numpy/testing/_utils.py": "def half(x):\n    return x // 2\n",
+    "numpy/tests/__init__.py": "",
+    "numpy/tests/test_half.py": (
+        "import unittest\n\nfrom numpy.testing._utils import half\n\n\n"
+        "class T(unittest.TestCase):\n    def test_half(self):\n        self.assertEqual(half(1), 0.5)\n"),
+    "tests/__init__.py": "",
+    "tests/test_utils.py": (
+        "import unittest\n\nfrom django.test.utils import double\n\n\n"
+        "class T(unittest.TestCase):\n    def test_double(self):\n        self.assertEqual(double(2), 4)\n"),
+}
+TREE_RUNS = {
+    "fix-checker": {"pkg/checker.py": "def check(code):\n    return code.count('y')\n"},
+    # No fix: one line in the shared assertion helper makes every check pass.
+    "edits-harness": {"pkg/test/harness.py": TREE_BASE["pkg/test/harness.py"].replace(
+        "        self.assertEqual(", "        return\n        self.assertEqual(")},
+    "edits-support": {"pkg/test/support/expect.py": "def expected(n):\n    return 0\n",
+                      "pkg/checker.py": "def check(code):\n    return code.count('y') if "
+                                        "code == 'yy' else 0\n"},
+    "fix-django": {"django/test/utils.py": "def double(x):\n    return x * 2\n"},
+    "fix-numpy": {"numpy/testing/_utils.py": "def half(x):\n    return x / 2\n"},
+}
+
+
+class TestRegradeTestTree(unittest.TestCase):
+    def grade_tree(self, pyflakes_ids):
+        with TempDir() as folder:
+            repo, base = regrade_repo(folder, TREE_BASE)
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", repo, work], folder)
+            diffs = {name: regrade_diff(work, files) for name, files in TREE_RUNS.items()}
+
+            def instance(instance_id, f2p, p2p=()):
+                return {"instance_id": instance_id, "repo": "acme/tree", "base_commit": base,
+                        "test_patch": "", "FAIL_TO_PASS": json.dumps(list(f2p)),
+                        "PASS_TO_PASS": json.dumps(list(p2p))}
+            regrade_jsonl(folder, "instances.jsonl", [
+                instance("pyflakes-like", *pyflakes_ids),
+                instance("django-like", ["tests.test_utils.T.test_double"]),
+                instance("numpy-like", ["numpy.tests.test_half.T.test_half"])])
+            regrade_jsonl(folder, "predictions.jsonl", [
+                {"run_id": name, "instance_id": instance_id, "model_patch": diffs[name]}
+                for name, instance_id in (
+                    ("fix-checker", "pyflakes-like"), ("edits-harness", "pyflakes-like"),
+                    ("edits-support", "pyflakes-like"), ("fix-django", "django-like"),
+                    ("fix-numpy", "numpy-like"))])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                os.path.join(folder, "predictions.jsonl"),
+                                                "--repo", repo])
+        self.assertEqual(status, 0, err)
+        return regrade_by_run(report)
+
+    def check(self, verdicts):
+        expected = {"fix-checker": "resolved", "edits-harness": "unresolved",
+                    "edits-support": "unresolved", "fix-django": "resolved",
+                    "fix-numpy": "resolved"}
+        self.assertEqual({k: verdicts[k]["status"] for k in expected}, expected,
+                         {k: verdicts[k]["reason"] for k in expected})
+        self.assertEqual(verdicts["edits-harness"]["touched_tests"], ["pkg/test/harness.py"])
+        self.assertEqual(verdicts["edits-support"]["touched_tests"],
+                         ["pkg/test/support/expect.py"])
+        for name in ("fix-checker", "fix-django", "fix-numpy"):
+            self.assertEqual(verdicts[name]["touched_tests"], [], name)
+
+    def test_a_helper_beside_the_listed_tests_is_reset_with_unittest_ids(self):
+        self.check(self.grade_tree((["pkg.test.test_other.Test.test_y"],
+                                    ["pkg.test.test_other.Test.test_expected"])))
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_a_helper_beside_the_listed_tests_is_reset_with_pytest_ids(self):
+        self.check(self.grade_tree((["pkg/test/test_other.py::Test::test_y"],
+                                    ["pkg/test/test_other.py::Test::test_expected"])))
+
+
+MANY_IDS = [f"case {i} [x::y] caf\u00e9 {i}" for i in range(2000)]
+MANY_TESTS = (
+    "import pytest\n\n\nIDS = [f'case {i} [x::y] caf\\u00e9 {i}' for i in range(2000)]\n\n\n"
+    "@pytest.mark.parametrize('n', range(2000), ids=IDS)\ndef test_many(n):\n    assert n >= 0\n\n\n"
+    "def test_unlisted_broken():\n    assert False\n")
+
+
+class TestRegradeSelection(RegradeCoreFixture):
+    def cases(self):
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases.append(self.instance("pytest", "pytest"))
+        return cases
+
+    def test_only_listed_ids_run_unless_select_files(self):
+        # tests/test_ops.py also holds an unlisted test that fails and one that
+        # kills the test process: with --select ids (the default) neither runs.
+        runs = [(c["instance_id"] + "-" + name, c["instance_id"], name)
+                for c in self.cases() for name in ("fix", "empty")]
+        for select, fix_status in (("ids", "resolved"), ("files", None)):
+            verdicts = self.grade(self.cases(), runs, ["--select", select])
+            for case in self.cases():
+                fix = verdicts[case["instance_id"] + "-fix"]
+                empty = verdicts[case["instance_id"] + "-empty"]
+                if fix_status:
+                    self.assertEqual(fix["status"], fix_status, fix["reason"])
+                    self.assertEqual(fix["exit_status"], [0])
+                else:       # the whole file ran: the unlisted test killed the process
+                    self.assertNotEqual(fix["status"], "resolved", select)
+                    self.assertEqual(fix["exit_status"], [3])
+                self.assertEqual((empty["status"], empty["completed"]), ("unresolved", False),
+                                 (select, empty["reason"]))
+                self.assertTrue(empty["fail_to_pass"]["failed"], select)
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_thousands_of_ids_with_brackets_spaces_colons_and_non_ascii(self):
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            test_patch = regrade_diff(work, {"checks/test_many.py": MANY_TESTS})
+        listed = [f"checks/test_many.py::test_many[{i}]" for i in MANY_IDS]
+        case = self.instance("many", (["checks/test_more.py::test_more"], listed),
+                             test_patch=test_patch)
+        for select in ("ids", "files"):
+            verdicts = self.grade([case], [("fix", "many", "fix")], ["--select", select])
+            self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
+            self.assertEqual(len(verdicts["fix"]["pass_to_pass"]["passed"]), len(MANY_IDS))
+            self.assertEqual(verdicts["fix"]["exit_status"], [0 if select == "ids" else 1])
+
+
+class TestRegradeEnvironmentRecord(RegradeCoreFixture):
+    def test_each_verdict_and_the_summary_record_what_decided_it(self):
+        probe = subprocess.run([sys.executable, "-c", "import platform; "
+                                "print(platform.python_version())"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+        head = regrade_git(["rev-parse", "HEAD"], self.repo).strip()
+        grader = hashlib_sha256_of(os.path.join(HERE, "regrade.py"))
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases.append(self.instance("pytest", "pytest"))
+        runs = [(c["instance_id"], c["instance_id"], "fix") for c in cases]
+        verdicts = self.grade(cases, runs, ["--python", sys.executable])
+        for case in cases:
+            environment = verdicts[case["instance_id"]]["environment"]
+            self.assertEqual(environment["python"], sys.executable)
+            self.assertEqual(environment["python_version"], probe)
+            self.assertEqual(environment["grader_sha256"], grader)
+            self.assertEqual(environment["repository"], {
+                "path": self.repo, "kind": "clone", "head": head, "base_commits_found": True})
+        self.assertIsNone(verdicts["unittest"]["environment"]["pytest_version"])
+        if regrade_has_pytest():
+            import importlib.metadata
+            self.assertEqual(verdicts["pytest"]["environment"]["pytest_version"],
+                             importlib.metadata.version("pytest"))
+        # The summary says it too, above the provenance footer.
+        with TempDir() as folder:
+            regrade_jsonl(folder, "i.jsonl", cases)
+            status, out, err = run("regrade.py", [os.path.join(folder, "i.jsonl"), "gold",
+                                                  "--repo", self.repo, "--python",
+                                                  sys.executable])
+        self.assertEqual(status, 0, err)
+        footer = " ".join(out[out.index("test interpreter:"):
+                                 out.index("-- provenance --")].split())
+        self.assertIn(f"{sys.executable} ({probe})", footer)
+        self.assertIn(f"HEAD {head}", footer)
+        self.assertIn("every base commit found", footer)
+        self.assertIn(grader, footer)
+
+    def test_a_bundle_is_named_by_its_sha256_and_a_missing_base_commit_is_said(self):
+        with TempDir() as folder:
+            bundle = os.path.join(folder, "calc.bundle")
+            regrade_git(["bundle", "create", bundle, "--all"], self.repo)
+            digest = hashlib_sha256_of(bundle)
+            regrade_jsonl(folder, "i.jsonl", [self.instance("unittest", "unittest"),
+                                              self.instance("gone", "unittest",
+                                                            base_commit="1" * 40)])
+            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"), "gold",
+                                                "--repo", bundle])
+        self.assertEqual(status, 0, err)
+        verdict = regrade_by_run(report)["unittest@gold"]
+        self.assertEqual(verdict["status"], "resolved")
+        self.assertEqual(verdict["environment"]["repository"],
+                         {"path": bundle, "kind": "bundle", "sha256": digest,
+                          "base_commits_found": False})
+
+
+def regrade_verdict_stub(run_id, **extra):
+    verdict = {"run_id": run_id, "instance_id": "i" * 30, "status": "wrong_code_under_test",
+               "resolution": "NO", "reason": "a reason", "tests_status": None,
+               "fail_to_pass": {}, "pass_to_pass": {}, "applied_with": "git apply",
+               "duration_s": 12.25, "test_s": 10.5, "completed": None,
+               "touched_tests": ["x"], "flaky": [], "results_from": "pytest plugin"}
+    verdict.update(extra)
+    return verdict
+
+
+REGRADE_PROV = {"script": "regrade.py", "version": "0", "python": "3", "script_sha256": "0" * 64,
+                "command": "c", "seed": None, "inputs": []}
+
+
+class TestRegradeSummaryLayout(unittest.TestCase):
+    def test_markdown_reasons_and_closing_lines_are_separate_blocks(self):
+        regrade = load("regrade.py")
+        runs = [regrade_verdict_stub(f"run-{i}") for i in range(3)]
+        text = regrade.render_summary(regrade.summarise(runs), runs, "markdown", REGRADE_PROV)
+        lines = text.splitlines()
+        last_reason = max(i for i, l in enumerate(lines) if l.startswith("- run-"))
+        first_note = next(i for i, l in enumerate(lines) if l.startswith("- runs that touched"))
+        # A paragraph between them ends the first list (CommonMark: blank lines do not).
+        between = [l for l in lines[last_reason + 1:first_note] if l.strip()]
+        self.assertTrue(between and not any(l.startswith("- ") for l in between), between)
+        cmark = shutil.which("cmark-gfm")
+        if cmark:
+            html = subprocess.run([cmark], input=text, capture_output=True, text=True).stdout
+            items = re.findall(r"<ul>(.*?)</ul>", html, re.S)
+            # The three reasons, then the checks (touched, flaky, fallbacks, sandbox,
+            # the meaning of 'completed'): two lists, not one.
+            self.assertEqual([len(re.findall("<li>", i)) for i in items], [3, 5])
+
+    def test_timings_tables_fit_100_columns(self):
+        regrade = load("regrade.py")
+        runs = [regrade_verdict_stub(f"django__django-{11000 + i}@some-agent-model-v2#{i}")
+                for i in range(12)]
+        text = regrade.render_summary(regrade.summarise(runs), runs, "text", REGRADE_PROV,
+                                      timings=True)
+        self.assertEqual([l for l in text.splitlines() if len(l) > 100], [])
+        for run_id in (r["run_id"] for r in runs):       # no row dropped, each timed
+            self.assertEqual(len([l for l in text.splitlines() if l.startswith(run_id + " ")]),
+                             2)
+        self.assertIn("1.75", text)                       # 12.25 - 10.5 s of grader overhead
+        self.assertIn("the instance column is left out", " ".join(text.split()))
+
+    def test_progress_names_each_run_its_status_and_seconds(self):
+        regrade = load("regrade.py")
+        example = os.path.join(HERE, "examples", "regrade")
+        status, out, err = run("regrade.py", [
+            os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle"), "--progress", "--format", "json"])
+        self.assertEqual(status, 0, err)
+        verdicts = json.loads(out)["runs"]
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), len(verdicts), err)
+        for verdict in verdicts:
+            line = next(l for l in lines if f"] {verdict['run_id']}: " in l)
+            self.assertIn(f"{verdict['run_id']}: {verdict['status']} in "
+                          f"{verdict['duration_s']:.1f} s", line)
+
+
+def bench_regrade_select_modes():
+    """--select ids against --select files on the example: wall, test and grader seconds per run."""
+    example = os.path.join(HERE, "examples", "regrade")
+    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle")]
+    for select in ("ids", "files"):
+        for jobs in (1, 2):
+            best = None
+            for _ in range(3):
+                started = time.monotonic()
+                status, report, err = regrade_json(argv + ["--select", select, "--jobs", str(jobs)])
+                wall = time.monotonic() - started
+                if best is None or wall < best[0]:
+                    best = (wall, report["summary"])
+            wall, summary = best
+            print(f"regrade example --select {select} --jobs {jobs}: {wall / summary['runs']:.3f} s "
+                  f"wall per run, test commands {summary['seconds_tests'] / summary['runs']:.3f} s "
+                  f"per run, grader overhead {summary['overhead_per_run_s']:.3f} s per run "
+                  f"(load average {os.getloadavg()[0]:.1f})")
 
 
 # === Runner ===
