@@ -147,16 +147,21 @@ class TestFamily(unittest.TestCase):
     def test_no_top_level_name_defined_twice(self):
         # A script's own function named like a shared helper silently replaces the
         # helper for every caller in that file (a csv_text did exactly that once).
+        # In this file a second test class or method of the same name would drop the
+        # first one's tests without a word.
         import ast
-        for script in SCRIPTS:
+        for script in SCRIPTS + ("test_audit.py",):
             with open(os.path.join(HERE, script), encoding="utf-8") as handle:
                 tree = ast.parse(handle.read())
-            seen = {}
-            for node in tree.body:
-                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                    self.assertNotIn(node.name, seen, f"{script}: {node.name} defined at "
-                                     f"lines {seen.get(node.name)} and {node.lineno}")
-                    seen[node.name] = node.lineno
+            bodies = [(script, tree.body)] + [(f"{script} class {n.name}", n.body)
+                                              for n in tree.body if isinstance(n, ast.ClassDef)]
+            for where, body in bodies:
+                seen = {}
+                for node in body:
+                    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                        self.assertNotIn(node.name, seen, f"{where}: {node.name} defined at "
+                                         f"lines {seen.get(node.name)} and {node.lineno}")
+                        seen[node.name] = node.lineno
 
     def test_no_imports_between_scripts(self):
         for script in SCRIPTS:
@@ -1965,6 +1970,7 @@ class TestAucLayout(unittest.TestCase):
         self.assertIn("…", drawing)
         self.assertNotIn(self.long_a, drawing)
 
+
 class TestAucOtherBaseline(unittest.TestCase):
     def test_a_baseline_other_than_tool_calls_is_not_checked_against_the_log(self):
         # turns_total is tool_calls + 1 in the example: a recount check would
@@ -3017,6 +3023,7 @@ class TestRegradeReviewRules(RegradeFixture):
                                         "PLAIN_URL": "https://pypi.example/simple"})
             self.assertEqual(facts[1]["MIRROR"], "https://bob:hunter2@pypi.example/simple")
 
+
 class TestRegradeSubtests(unittest.TestCase):
     """A failing subTest fails its test: found regrading real more-itertools history."""
 
@@ -3533,7 +3540,9 @@ class TestTimingsFit100Columns(unittest.TestCase):
         self.assertEqual(status, 0, err)
         body = report_body(out)
         self.assertEqual([l for l in body.splitlines() if len(l) > 100], [])
-        self.assertRegex(body, r"(?m)^run +tests s +all s$")
+        self.assertRegex(body, r"(?m)^run +tests s +all s +grader s$")
+
+
 # === Verdicts and rating sheets ===
 EXAMPLE_VERDICTS = os.path.join(HERE, "examples", "verdicts")
 # examples/verdicts/runs.csv, by hand: runs 101, 108 and 129 resolved, 115, 122 and 150
@@ -3912,6 +3921,8 @@ class TestRatingSheets(unittest.TestCase):
             assert_one_error(self, status, out, err, "sheet.key.csv",
                              "a different key is already there")
             self.assertEqual(snapshot(folder), before)
+
+
 # === Agent output (harness folders) ===
 AGENTS = os.path.join(HERE, "examples", "agents")
 REGRADE_EXAMPLE = os.path.join(HERE, "examples", "regrade")
@@ -4331,6 +4342,8 @@ class TestAgentOutputPipeline(unittest.TestCase):
                         self.assertEqual(handle.read(), data, (fmt, name))
                 self.assertEqual("predictions.jsonl" in written,
                                  fmt in ("swe-agent", "mini-swe-agent", "openhands"))
+
+
 # === delivery_audit.py: what the data can say ===
 # Issue 11, items 8-12: verdict cases, degenerate intervals, infinity, pairing and the
 # stratified exact test, the three-level claim AUC. Every oracle here is computed
@@ -4821,6 +4834,8 @@ def bench_delivery_conditions():
     print(f"delivery_audit.py default audit, 20,000 runs in 500 tasks, two conditions: "
           f"{took:.2f} s (exit {status}), of which the stratified exact test {exact_test:.2f} s; "
           f"load average {os.getloadavg()[0]:.1f}")
+
+
 # === regrade.py sandbox ===
 # Hostile code under each --sandbox mode. The diff below fixes the toy bug and,
 # when the tests import it, tries to write into the user's home and clone, read
@@ -5130,6 +5145,8 @@ class TestRegradeSandboxFallback(RegradeSandboxFixture):
         self.assertTrue(facts["connect"].startswith("blocked: "), facts)
         self.assertIn("sandbox: 3 runs under unshare (no network and no process outlives a "
                       "run, but the filesystem is not isolated", summary)
+
+
 # === auc_audit.py: statistics review (issue 11) ===
 def review_orbit(labels, scheme, strata=None, tasks=None):
     """Every equally likely outcome vector of a permutation scheme, with multiplicity.
@@ -5922,6 +5939,8 @@ class TestWalkthroughFixes(unittest.TestCase):
                 self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
         finally:
             os.umask(old)
+
+
 # === regrade.py: no wrong verdict in silence ===
 # Issue 8, sections 1, 1b, 3, 4 and 5: a verdict that cannot be trusted says so
 # (a grading error with its reason), the whole test tree is reset, only the listed
