@@ -5365,9 +5365,9 @@ class TestAucStepDownMinP(unittest.TestCase):
         self.assertGreater(search["max_auc_p"], 0.4)      # the report's single-step figure
 
     def test_example_keeps_the_report_figures_beside_the_stepdown(self):
-        result = auc_audit_json({"runs.csv": open(os.path.join(EXAMPLE_RUNS, "runs.csv"),
-                                                  encoding="utf-8").read()},
-                                ["--strata", "condition"])
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            text = handle.read()
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "condition"])
         null = result["family_null"]
         search = next(f for f in result["features"] if f["name"] == "search_calls")
         self.assertEqual(null["observed_max_feature"], "search_calls")
