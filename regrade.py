@@ -145,6 +145,7 @@ pytest plugins registered from the code); code written to defeat this grader in
 particular (reading the recorder's memory, faking a module's __file__) can still
 succeed. Review suspicious diffs, or grade inside a container.
 """
+import ast
 import concurrent.futures
 import fnmatch
 import hmac
@@ -165,7 +166,7 @@ DEFAULT_FUZZ = 3
 STATUSES = ("resolved", "unresolved", "patch_failed", "test_patch_failed",
             "wrong_code_under_test", "timeout", "error")
 GRADING_ERRORS = ("test_patch_failed", "wrong_code_under_test", "error")
-RUNNERS = ("auto", "pytest", "unittest", "log")
+RUNNERS = ("auto", "pytest", "unittest", "log", "django", "sympy")
 # Directory names that hold tests anywhere in the tree, and only at the top
 # (django/test/ and numpy/testing/ are source code, not tests).
 TEST_DIRS_ANYWHERE = ("tests",)
@@ -1575,6 +1576,8 @@ def expand_command(template, values):
 
 def test_command(runner, template, python, files, test_ids, modules, grader_dir):
     """The argument list that runs the listed tests with the chosen runner."""
+    if runner in PROJECT_RUNNERS:
+        return project_command(runner, template, python, files, grader_dir)
     plugin = ["-p", PLUGIN_MODULE]
     values = {"python": python, "files": files, "tests": list(test_ids), "modules": modules,
               "plugin": plugin if runner == "pytest" else []}
@@ -1603,6 +1606,482 @@ def test_command(runner, template, python, files, test_ids, modules, grader_dir)
         return expand_command("{python} -m pytest -rA --tb=short -p no:cacheprovider {files}",
                               values)
     return expand_command("{python} -m unittest -v {modules}", values)
+
+
+# === Django and SymPy runners ===
+# Django and SymPy run their tests through their own runners, which live in the
+# tree: Django's tests/runtests.py sets up databases and settings, and SymPy's
+# bin/test has its own reporter. The recorders below run those runners in
+# process, hook their result (Django) or reporter (SymPy), and write signed
+# records like the pytest and unittest recorders. Listed ids are spelled as
+# SWE-bench's log parsers spell them, and are mapped to the tests they name by
+# reading the test files after the test patch, before anything runs.
+DJANGO_MODULE = "regrade_django_runner"
+SYMPY_MODULE = "regrade_sympy_runner"
+PROJECT_RUNNERS = ("django", "sympy")
+# SWE-bench's repository names, and v5's log_parser names, mapped to a runner here.
+REPO_RUNNERS = {"django/django": "django", "sympy/sympy": "sympy"}
+PYTEST_LOG_PARSERS = ("pytest", "pytest_options", "pytest_v2", "seaborn", "matplotlib",
+                      "astroid", "flask", "marshmallow", "pvlib", "pyvista", "sqlfluff", "xarray",
+                      "pydicom", "requests", "pylint", "astropy", "scikit", "sphinx")
+LOG_PARSER_RUNNERS = dict({f"parse_log_{name}": "pytest" for name in PYTEST_LOG_PARSERS},
+                          parse_log_django="django", parse_log_sympy="sympy")
+EVAL_TYPES = ("pass_and_fail", "fail_only")
+# SWE-bench drops these from the test patch's paths before making test labels.
+NON_TEST_SUFFIXES = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml",
+                     ".yaml", ".toml")
+OUTCOME_RANK = {"error": 4, "failed": 4, "xpassed": 3, "skipped": 2, "xfailed": 2, "passed": 1}
+
+PROJECT_COMMON = r'''
+import traceback
+import unittest
+
+
+def _runner_parts():
+    """Every method of the unittest classes that decide an outcome, by identity."""
+    found = {}
+    for owner in (unittest.TestCase, unittest.TestResult, unittest.TextTestResult,
+                  unittest.TestSuite, unittest.TestLoader, unittest.TextTestRunner):
+        for name, value in vars(owner).items():
+            if callable(value) or isinstance(value, (classmethod, staticmethod, property)):
+                found[f"{owner.__name__}.{name}"] = value
+    found["_write"] = _write
+    return found
+
+
+def _run(name, body):
+    """Run the project's runner; a crash before or between tests is recorded as a failure."""
+    _write({"kind": "start", "runner": name, "shadowed": _shadowed()})
+    before = _runner_parts()
+    try:
+        status = body()
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException as exc:
+        traceback.print_exc()
+        _write({"kind": "collect_error", "nodeid": name, "error": repr(exc)[:500]})
+        status = 1
+    after = _runner_parts()
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) is not after.get(k))
+    _write({"kind": "finish", "exitstatus": int(status), "modules": _locations(),
+            "shadowed": _shadowed(), "tampered": changed[:20]})
+    return int(status)
+'''
+
+DJANGO_RUNNER = '"""Written by regrade.py: runs Django\'s tests/runtests.py, records outcomes."""' + \
+    RECORDER_COMMON + PROJECT_COMMON + r'''
+import runpy
+
+
+class _Recording:
+    """Mixed into whatever result class Django's runner asks for."""
+
+    def _record(self, test, outcome):
+        try:
+            doc = test.shortDescription()
+        except Exception:
+            doc = None
+        _write({"kind": "test", "nodeid": test.id(), "outcome": outcome, "doc": doc})
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._record(test, "passed")
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._record(test, "failed")
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._record(test, "error")
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._record(test, "skipped")
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._record(test, "xfailed")
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._record(test, "xpassed")
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self._record(test, "failed")
+
+
+class _RecordingRunner(unittest.TextTestRunner):
+    def _makeResult(self):
+        if not issubclass(self.resultclass, _Recording):
+            self.resultclass = type("RecordingResult", (_Recording, self.resultclass), {})
+        return super()._makeResult()
+
+
+def _django(argv):
+    """argv: tests/runtests.py and its arguments, run as `python tests/runtests.py ...` would."""
+    runtests = os.path.abspath(argv[0])
+    sys.argv = [runtests] + argv[1:]
+    sys.path.insert(0, os.path.dirname(runtests))
+    from django.test import runner as django_runner
+    django_runner.DiscoverRunner.test_runner = _RecordingRunner
+    runpy.run_path(runtests, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_run("django", lambda: _django(sys.argv[1:])))
+'''
+
+SYMPY_RUNNER = '"""Written by regrade.py: runs SymPy\'s own test runner, records outcomes."""' + \
+    RECORDER_COMMON + PROJECT_COMMON + r'''
+import warnings
+
+_STATE = {"file": None, "test": None}
+_OUTCOMES = {"test_pass": "passed", "test_fail": "failed", "test_exception": "error",
+             "test_skip": "skipped", "test_xfail": "xfailed", "test_xpass": "xpassed"}
+
+
+def _relative(path):
+    tree = os.path.realpath(_CONFIG.get("tree") or ".")
+    return os.path.relpath(os.path.realpath(str(path)), tree).replace(os.sep, "/")
+
+
+def _hook(runtests):
+    """Record each outcome SymPy's reporter is told about, then let it print as usual."""
+    def wrap(owner, name):
+        original = getattr(owner, name)
+
+        def method(self, *args, **kwargs):
+            if name in ("test_file", "entering_filename"):
+                _STATE.update(file=_relative(args[0]), test=None)
+            elif name == "entering_test":
+                _STATE["test"] = getattr(args[0], "__name__", str(args[0]))
+            elif name == "import_error":
+                _write({"kind": "collect_error", "nodeid": _relative(args[0])})
+            elif _STATE["test"] is None:
+                # Reported outside any test: the file itself failed to load.
+                _write({"kind": "collect_error", "nodeid": str(_STATE["file"])})
+            else:
+                _write({"kind": "test", "outcome": _OUTCOMES[name],
+                        "nodeid": f"{_STATE['file']}::{_STATE['test']}",
+                        "reason": str(args[0])[:200] if name == "test_skip" and args else None})
+            return original(self, *args, **kwargs)
+        setattr(owner, name, method)
+    # A file's own code failing as it loads is reported before the file is entered.
+    wrap(runtests.SymPyTests, "test_file")
+    for name in ("entering_filename", "entering_test", "import_error", *_OUTCOMES):
+        wrap(runtests.PyTestReporter, name)
+
+
+def _sympy(files):
+    """Run the files as `bin/test -C --verbose --use-sympy-runner FILES` does, in process."""
+    os.environ["SYMPY_USE_CACHE"] = "no"
+    for category in (UserWarning, SyntaxWarning):
+        warnings.filterwarnings("ignore", category=category)
+    try:
+        from sympy.testing import runtests
+    except ImportError:
+        from sympy.utilities import runtests
+    _hook(runtests)
+    return 1 if runtests._test(*files, verbose=True) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(_run("sympy", lambda: _sympy(sys.argv[1:])))
+'''
+
+
+def project_runner(tree):
+    """The project runner a tree's layout calls for, or None.
+
+    Django: tests/runtests.py with django/ beside it; SymPy: bin/test with sympy/.
+    """
+    if os.path.isfile(os.path.join(tree, "tests", "runtests.py")) and \
+            os.path.isdir(os.path.join(tree, "django")):
+        return "django"
+    if os.path.isfile(os.path.join(tree, "bin", "test")) and \
+            os.path.isdir(os.path.join(tree, "sympy")):
+        return "sympy"
+    return None
+
+
+def pick_runner(instance, settings, listed, tree):
+    """The runner for one run: the instance's, --runner, the repository's, the tree's, the ids'.
+
+    An instance whose log_parser has no runner here is a grading error.
+    """
+    if instance.get("no_runner"):
+        raise GradingError(instance["no_runner"])
+    chosen = instance.get("test_runner") or settings["runner"]
+    if chosen != "auto":
+        return chosen
+    return REPO_RUNNERS.get(instance.get("repo")) or project_runner(tree) or \
+        choose_runner("auto", listed)
+
+
+def runner_from_fields(record, where):
+    """(test_runner, no-runner reason) from an instance's test_runner and v5 log_parser fields.
+
+    >>> runner_from_fields({"log_parser": "parse_log_django"}, "i.jsonl line 1")
+    ('django', None)
+    >>> runner_from_fields({"log_parser": "parse_log_gotest"}, "x")[1]
+    "log_parser 'parse_log_gotest': regrade.py has no runner for this repository's tests"
+    """
+    runner = record.get("test_runner") or None
+    if runner is not None and runner not in RUNNERS:
+        raise InputError(f"{where}, field 'test_runner': expected one of "
+                         f"{', '.join(RUNNERS)}, got {runner!r}")
+    parser = record.get("log_parser") or None
+    if parser is None or runner is not None:
+        return runner, None
+    if parser in LOG_PARSER_RUNNERS:
+        return LOG_PARSER_RUNNERS[parser], None
+    return None, (f"log_parser {parser!r}: regrade.py has no runner for this repository's "
+                  f"tests")
+
+
+def v5_fields(record, where):
+    """Notes on SWE-bench v5's container fields: image and eval_script are never used.
+
+    >>> v5_fields({"image": "x", "eval_script": "pytest", "eval_type": "pass_and_fail"}, "w")
+    ['eval_script and image were not used: they are for the harness container; eval_script never runs on this host']
+    """
+    eval_type = record.get("eval_type") or "pass_and_fail"
+    if eval_type not in EVAL_TYPES:
+        raise InputError(f"{where}, field 'eval_type': expected one of {', '.join(EVAL_TYPES)}, "
+                         f"got {eval_type!r}")
+    notes = []
+    unused = [f for f in ("eval_script", "image") if record.get(f)]
+    if unused:
+        notes.append(f"{' and '.join(unused)} {'were' if len(unused) > 1 else 'was'} not used: "
+                     f"they are for the harness container; eval_script never runs on this host")
+    if eval_type == "fail_only":
+        notes.append("eval_type fail_only was not applied: every listed test must pass")
+    return notes
+
+
+def django_label(path):
+    """SWE-bench's Django test label for a test patch path, or None for a non-Python file.
+
+    >>> django_label("tests/migrations/test_operations.py"), django_label("tests/x/data.json")
+    ('migrations.test_operations', None)
+    """
+    if not path.endswith(".py") or path.endswith(NON_TEST_SUFFIXES):
+        return None
+    path = path[:-3]
+    return (path[len("tests/"):] if path.startswith("tests/") else path).replace("/", ".")
+
+
+def docstring_line(node):
+    """The first line of a function's docstring, as unittest's shortDescription gives it."""
+    doc = ast.get_docstring(node, clean=False)
+    return doc.strip().split("\n")[0].strip() if doc and doc.strip() else None
+
+
+def django_docstring_tests(text, module):
+    """{first docstring line: [module.Class.method, ...]} of a test file's test methods.
+
+    >>> django_docstring_tests("class T:\\n    def test_a(self):\\n        '''Say A.\\n\\n"
+    ...                        "        more'''\\n    def test_b(self):\\n        pass\\n", "m")
+    {'Say A.': ['m.T.test_a']}
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    item.name.startswith("test"):
+                line = docstring_line(item)
+                if line:
+                    found.setdefault(line, []).append(f"{module}.{node.name}.{item.name}")
+    return found
+
+
+def django_plan(listed, tree, patch_paths):
+    """Map Django ids to dotted tests, pick labels; return (plan, grading error or None).
+
+    Ids are `test_x (module.Class)`, `test_x (module.Class.test_x)` (Python 3.11+),
+    dotted `module.Class.test_x`, or a docstring's first line (what Django's
+    verbose runner prints for a test that has one). A docstring id is looked up
+    in the test patch's files, then in every test file; one that matches two
+    tests, or none, is the instance's mistake.
+    """
+    tests_dir = os.path.join(tree, "tests")
+    labels = []
+    for path in patch_paths:
+        label = django_label(path)
+        if label and os.path.isfile(os.path.join(tree, path)) and label not in labels:
+            labels.append(label)
+    mapping, docstrings, unfound = {}, [], []
+    for test_id in listed:
+        text = test_id.strip()
+        if re.fullmatch(r"\w+ \([\w.]+\)", text) or re.fullmatch(r"[\w]+(\.[\w]+){2,}", text):
+            dotted = unittest_name(text)
+            module = dotted.rsplit(".", 2)[0]       # module.Class.method
+            if not os.path.isfile(os.path.join(tests_dir, *module.split(".")) + ".py") and \
+                    not os.path.isfile(os.path.join(tests_dir, *module.split("."), "__init__.py")):
+                unfound.append(test_id)
+            mapping[test_id] = {"dotted": dotted, "module": module}
+        else:
+            docstrings.append(test_id)
+    if docstrings:
+        found = django_docstrings(docstrings, tests_dir, labels)
+        for test_id in docstrings:
+            places = found.get(test_id.strip(), [])
+            if len(places) > 1:
+                return None, (f"listed test {test_id!r} is the docstring of more than one test: "
+                              f"{' and '.join(places[:2])}; the instance's id is ambiguous")
+            if not places:
+                unfound.append(test_id)
+                continue
+            module = places[0].rsplit(".", 2)[0]
+            mapping[test_id] = {"dotted": places[0], "module": module, "doc": test_id.strip()}
+    if unfound:
+        return None, (f"{len(unfound)} listed test(s) name no test in the tree after the test "
+                      f"patch (as test_x (module.Class) or a test's docstring), e.g. "
+                      f"{unfound[0]!r}: check the instance's FAIL_TO_PASS / PASS_TO_PASS ids")
+    for entry in mapping.values():
+        if entry["module"] not in labels:
+            labels.append(entry["module"])
+    return {"runner": "django", "files": labels, "mapping": mapping}, None
+
+
+def django_docstrings(wanted, tests_dir, labels):
+    """{docstring line: [dotted tests]} for the wanted lines: label files first, then all tests."""
+    wanted = {w.strip() for w in wanted}
+    found = {}
+
+    def scan(paths):
+        for path in paths:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            if not any(w in text for w in wanted):
+                continue
+            module = os.path.relpath(path, tests_dir)[:-3].replace(os.sep, ".")
+            for line, tests in django_docstring_tests(text, module).items():
+                if line in wanted:
+                    found.setdefault(line, []).extend(t for t in tests
+                                                      if t not in found.get(line, []))
+    scan([os.path.join(tests_dir, *label.split(".")) + ".py" for label in labels])
+    if wanted - set(found):
+        scan(sorted(os.path.join(folder, name) for folder, _, names in os.walk(tests_dir)
+                    for name in names if name.endswith(".py")))
+    return found
+
+
+def sympy_plan(listed, tree, patch_paths):
+    """Map SymPy ids to `file::name`, pick the files to run; return (plan, grading error or None).
+
+    An id is a bare test function name (SWE-bench's spelling), looked up in the
+    test patch's test files, then in files the listed ids name
+    (`path.py::test_x` or `path.py:test_x`). Found nowhere, or in two files, is
+    the instance's mistake.
+    """
+    patch_files = [p for p in patch_paths if p.endswith(".py") and is_test_path(p) and
+                   os.path.isfile(os.path.join(tree, p))]
+    named = []
+    for test_id in listed:
+        match = re.fullmatch(r"(.+\.py)::?(\w+)", test_id.strip())
+        if match and match.group(1) not in named:
+            named.append(match.group(1))
+    defined = {}
+    for path in patch_files + [p for p in named if p not in patch_files]:
+        try:
+            with open(os.path.join(tree, path), encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        for name in re.findall(r"^(?:async\s+)?def\s+(test\w*)\s*\(", text, re.M):
+            defined.setdefault(name, [])
+            if path not in defined[name]:
+                defined[name].append(path)
+    mapping, unfound = {}, []
+    for test_id in listed:
+        match = re.fullmatch(r"(.+\.py)::?(\w+)", test_id.strip())
+        if match:
+            places = [match.group(1)] if match.group(1) in defined.get(match.group(2), []) else []
+            name = match.group(2)
+        else:
+            name = test_id.strip()
+            within = [p for p in defined.get(name, []) if p in patch_files]
+            places = within or defined.get(name, [])
+        if len(places) > 1:
+            return None, (f"listed test {test_id!r} is defined in more than one file: "
+                          f"{' and '.join(places[:2])}; the instance's id is ambiguous")
+        if not places:
+            unfound.append(test_id)
+            continue
+        mapping[test_id] = {"dotted": f"{places[0]}::{name}"}
+    if unfound:
+        return None, (f"{len(unfound)} listed test(s) are defined in none of the test patch's "
+                      f"files nor the files the ids name, e.g. {unfound[0]!r}: check the "
+                      f"instance's FAIL_TO_PASS / PASS_TO_PASS ids")
+    files = sorted(set(patch_files) | {m["dotted"].split("::")[0] for m in mapping.values()})
+    return {"runner": "sympy", "files": files, "mapping": mapping}, None
+
+
+def project_plan(runner, listed, tree, patch_paths):
+    """The id mapping and files or labels for a Django or SymPy run."""
+    if runner == "django":
+        return django_plan(listed, tree, patch_paths)
+    return sympy_plan(listed, tree, patch_paths)
+
+
+def project_command(runner, template, python, files, grader_dir):
+    """The argument list that runs a Django or SymPy run's tests under its recorder."""
+    if template:
+        raise GradingError(f"the {runner} runner builds its own test command; drop test_cmd "
+                           f"(or --test-cmd), or use --runner log")
+    if runner == "django":
+        # SWE-bench's command: ./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1
+        return [python, os.path.join(grader_dir, DJANGO_MODULE + ".py"), "tests/runtests.py",
+                "--verbosity", "2", "--settings=test_sqlite", "--parallel", "1", *files]
+    # SWE-bench's command: bin/test -C --verbose FILES, on SymPy's own runner.
+    return [python, os.path.join(grader_dir, SYMPY_MODULE + ".py"), *files]
+
+
+def test_descriptions(path, secret):
+    """{recorded test id: its docstring line} from a Django results file."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        lines = []
+    records, _ = signed_records(lines, secret)
+    return {r["nodeid"]: r.get("doc") for r in records
+            if r.get("kind") == "test" and isinstance(r.get("nodeid"), str)}
+
+
+def project_lookup(plan, outcomes, descriptions, test_id):
+    """A listed id's outcome: its mapped test's, or for a docstring id the worst of the tests
+    recorded with that docstring and method name (an inherited test runs under each subclass).
+
+    >>> plan = {"mapping": {"Say A.": {"dotted": "m.T.test_a", "doc": "Say A."}}}
+    >>> project_lookup(plan, {"m.U.test_a": "failed", "m.T.test_a": "passed"},
+    ...                {"m.U.test_a": "Say A.", "m.T.test_a": "Say A."}, "Say A.")
+    'failed'
+    """
+    entry = plan["mapping"].get(test_id)
+    if entry is None:
+        return None
+    if entry.get("doc"):
+        method = "." + entry["dotted"].rsplit(".", 1)[1]
+        seen = [outcomes[name] for name, doc in descriptions.items()
+                if doc == entry["doc"] and name.endswith(method) and name in outcomes]
+        if seen:
+            return max(seen, key=lambda o: OUTCOME_RANK.get(o, 0))
+    return outcomes.get(entry["dotted"])
 
 
 # === Grading ===
@@ -1880,11 +2359,13 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
     # Steps 5-7: run the listed tests with the tree's code first on the path.
     f2p, p2p = instance["FAIL_TO_PASS"], instance["PASS_TO_PASS"]
     listed = f2p + p2p
-    runner = choose_runner(instance.get("test_runner") or settings["runner"], listed)
+    runner = pick_runner(instance, settings, listed, tree)
     verdict["runner"] = runner
+    verdict["notes"].extend(instance.get("notes") or [])
     template = instance.get("test_cmd") or settings["test_cmd"]
     import_root = os.path.join(tree, "src") if os.path.isdir(os.path.join(tree, "src")) else tree
-    for name, text in ((PLUGIN_MODULE, PYTEST_PLUGIN), (UNITTEST_MODULE, UNITTEST_RUNNER)):
+    for name, text in ((PLUGIN_MODULE, PYTEST_PLUGIN), (UNITTEST_MODULE, UNITTEST_RUNNER),
+                       (DJANGO_MODULE, DJANGO_RUNNER), (SYMPY_MODULE, SYMPY_RUNNER)):
         with open(os.path.join(grader_dir, name + ".py"), "w", encoding="utf-8") as handle:
             handle.write(text)
     import_paths = [import_root] + ([tree] if import_root != tree else []) + [grader_dir]
@@ -1896,6 +2377,13 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
     dotted = [unittest_name(t) for t in listed]
     modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
     unfound = [] if template else unfound_tests(listed, dotted, tree, [import_root, tree])
+    plan = None
+    if runner in PROJECT_RUNNERS:
+        plan, problem = project_plan(runner, listed, tree, patch_paths)
+        if problem:
+            verdict.update(status="error", completed=None, reason=problem)
+            return
+        files, unfound = plan["files"], []
     if unfound:
         # A listed id naming no file or module at all is the instance's mistake,
         # not the run's: grade it as an error, never as the agent's failure.
@@ -1908,8 +2396,9 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
     top_modules = top_level_modules(import_root)
     observed, failures_recorded, exit_statuses, places = {}, False, [], {}
     shadowed, tampered, unfinished = set(), set(), False
-    structured = runner in ("pytest", "unittest")
+    structured = runner in ("pytest", "unittest") + PROJECT_RUNNERS
     verdict["results_from"] = {"pytest": "pytest plugin", "unittest": "unittest runner",
+                               "django": "django runner", "sympy": "sympy runner",
                                "log": "log"}[runner]
     if not structured:
         verdict["notes"].append("results read from the test log, not from a structured record")
@@ -1967,6 +2456,12 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
         else:
             outcomes = parse_test_log(output)
             failures_recorded |= any(o in FAILING for o in outcomes.values())
+        if plan is not None:
+            described = test_descriptions(results_path, secret)
+            for test_id in listed:
+                observed.setdefault(test_id, []).append(
+                    project_lookup(plan, outcomes, described, test_id))
+            continue
         outcomes = canonical_outcomes(outcomes)
         for test_id in listed:
             observed.setdefault(test_id, []).append(lookup(outcomes, test_id, runner))
@@ -2109,10 +2604,7 @@ def load_instances(path, inputs):
         instance_id = str(record["instance_id"])
         if instance_id in instances:
             raise InputError(f"{where}: instance {instance_id!r} appears twice")
-        runner = record.get("test_runner") or None
-        if runner is not None and runner not in RUNNERS:
-            raise InputError(f"{where}, field 'test_runner': expected one of "
-                             f"{', '.join(RUNNERS)}, got {runner!r}")
+        runner, no_runner = runner_from_fields(record, where)
         instances[instance_id] = {
             "instance_id": instance_id, "repo": str(record.get("repo") or ""),
             "base_commit": str(record["base_commit"]).strip(),
@@ -2123,7 +2615,7 @@ def load_instances(path, inputs):
                                             f"{where}, field 'PASS_TO_PASS'"),
             "test_cmd": record.get("test_cmd") or None, "test_runner": runner,
             "test_env": parse_json_object(record.get("test_env"), f"{where}, field 'test_env'"),
-            "where": where,
+            "where": where, "no_runner": no_runner, "notes": v5_fields(record, where),
         }
         if not instances[instance_id]["FAIL_TO_PASS"]:
             raise InputError(f"{where}: FAIL_TO_PASS is empty; nothing would show the fix works")
