@@ -15,7 +15,9 @@ Basic usage:
     INSTANCES  JSON or JSONL in the SWE-bench schema: instance_id, repo,
                base_commit, test_patch, FAIL_TO_PASS, PASS_TO_PASS (a JSON list
                or a string holding one), optionally patch (the gold fix),
-               test_cmd, test_runner (pytest|unittest|log), test_env {KEY: VALUE}.
+               test_cmd, test_runner (pytest|unittest|log|django|sympy), test_env
+               {KEY: VALUE}, and SWE-bench v5's log_parser, eval_type, image and
+               eval_script (see "Runners" for what each does here).
     RUNS       a predictions file (JSON/JSONL: instance_id, model_patch, optional
                model_name_or_path, run_id; several runs may share an instance),
                a runs folder (one subfolder per run holding a diff file, *.diff or
@@ -83,6 +85,54 @@ Procedure per run (each step is recorded in the verdict):
     9. Remove the throwaway folder, also on timeout, error or Ctrl-C
        (--keep-trees keeps it for debugging).
 
+Runners (--runner, an instance's test_runner, else its log_parser; auto picks
+django or sympy for the repositories django/django and sympy/sympy or a tree laid
+out like them, then pytest when a listed id contains '::', else unittest):
+    runner    runs (only the listed tests' files)     listed ids look like
+    pytest    python -m pytest FILES, plugin -p       tests/test_x.py::Class::test_y
+    unittest  the unittest recorder on MODULES        tests.test_x.Class.test_y
+    django    tests/runtests.py --verbosity 2         test_y (module.Class), its
+              --settings=test_sqlite --parallel 1     Python 3.11+ form test_y
+              LABELS, with a recording result class   (module.Class.test_y), or the
+              (tree: tests/runtests.py and django/)   first line of the docstring
+    sympy     SymPy's own runner, as bin/test -C      test_y (a bare name)
+              --verbose --use-sympy-runner FILES,
+              its reporter hooked (tree: bin/test
+              and sympy/)
+    log       --test-cmd or the default, parsed       as the parser finds them
+  Django labels are SWE-bench's: each Python file of the test patch, tests/ and
+  .py dropped, slashes to dots, plus the modules of listed ids elsewhere. A
+  docstring id is mapped to its test by reading the test patch's files (then
+  every file under tests/); SymPy's bare names are looked up in the test
+  patch's test files, then in files an id names (path.py::test_y). An id that
+  names no test, or two tests, is a grading error naming them: the
+  instance's mistake, not the agent's. Outcomes: Django's skip is skipped,
+  expectedFailure xfailed, unexpected success xpassed; SymPy's @XFAIL that
+  fails is xfailed and one that passes (XPASS) xpassed, @SKIP and @slow (not
+  run without --slow, as in SWE-bench) skipped; step 8's rules then apply: an
+  XFAIL FAIL_TO_PASS test is not a pass, an XPASS fails its run. Django's runner
+  runs in the test process with tests/ first on the path and the tree next
+  (what SWE-bench's editable install gives), SymPy's in process with hash seed
+  0 and SYMPY_USE_CACHE=no (-C); a crash before or between tests is recorded
+  as a failure. Both runners are the tree's own code: review a diff that edits
+  django/test/ or sympy/testing/runtests.py.
+  Where SWE-bench's log parsers would read the same output differently, the
+  record is right: its SymPy parser misses each file's last test (printed as
+  'test_y ok [OK]') and reads no XFAIL, XPASS or skip line (each becomes a
+  failure there); its Django parser reads an expected failure as a failure (an
+  xfailed PASS_TO_PASS test passes here), keeps the last of two tests sharing a
+  docstring, and reads lines the code under test prints; SymPy's runner exits 0
+  when a test fails and 1 when all pass, and the record does not depend on it;
+  a skipped FAIL_TO_PASS test drops out of SWE-bench's count, here it is not a
+  pass. SWE-bench v5 fields: log_parser parse_log_django and parse_log_sympy
+  pick those runners, its pytest-output parsers (parse_log_pytest, _v2,
+  _options, and the per-repository ones such as parse_log_astropy) pick pytest,
+  any other (Go, Java, JavaScript, ...) is a grading error saying regrade.py
+  has no runner for that repository. eval_type pass_and_fail is what is
+  applied (fail_only is noted, not applied). image and eval_script are meant
+  for the harness's container: they are not used, eval_script is never run on
+  the host, and the verdict's notes say so.
+
 Statuses: resolved, unresolved, patch_failed, timeout (each says something
 about the run: completed true only for resolved), and the grading errors
 test_patch_failed, wrong_code_under_test and error, whose `completed` is empty
@@ -127,13 +177,19 @@ To split a large job into 10 array tasks (Slurm, Kubernetes indexed job, GNU par
           python3 regrade.py --summarize verdicts.jsonl --out out/all
 To feed the delivery audit:
     python3 delivery_audit.py runs/ --verdicts out/all/verdicts.csv
+To grade Django or SymPy instances (SWE-bench ids; a virtualenv with asgiref and
+sqlparse for Django, mpmath for SymPy):
+    python3 regrade.py django.jsonl preds.jsonl --repo django/django=../django \\
+        --python ../venv/bin/python --out django-verdicts/
+    python3 regrade.py sympy.jsonl preds.jsonl --repo sympy/sympy=../sympy \\
+        --python ../venv/bin/python --out sympy-verdicts/
 To use a custom test command whose output is parsed (verdicts marked 'log'; lines the
 code under test prints can fool a log parser, so prefer the structured runners):
     python3 regrade.py i.jsonl p.jsonl --repo R --runner log \\
         --test-cmd "{python} -m pytest -rA {files}"
 
-Defaults: --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
-listed ids contain '::', else unittest), --python the interpreter running this
+Defaults: --timeout 600 s, --jobs 1, --repeat 1, --runner auto (see Runners),
+--python the interpreter running this
 script. Exit status: 0 graded (whatever the verdicts), 2 bad input or usage
 (unreadable or malformed files, a --test-cmd or test_cmd that does not split,
 or that lacks {python} where a structured runner needs it).
