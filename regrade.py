@@ -105,8 +105,10 @@ out like them, then pytest when a listed id contains '::', else unittest):
   docstring id is mapped to its test by reading the test patch's files (then
   every file under tests/); SymPy's bare names are looked up in the test
   patch's test files, then in files an id names (path.py::test_y). An id that
-  names no test, or two tests, is a grading error naming them: the
-  instance's mistake, not the agent's. Outcomes: Django's skip is skipped,
+  names no test is a grading error: the instance's mistake, not the agent's.
+  An id naming several tests (a docstring two tests share, a name defined in
+  two files) stands for all of them: their outcome when they agree, else a
+  grading error naming two that disagree. Outcomes: Django's skip is skipped,
   expectedFailure xfailed, unexpected success xpassed; SymPy's @XFAIL that
   fails is xfailed and one that passes (XPASS) xpassed, @SKIP and @slow (not
   run without --slow, as in SWE-bench) skipped; step 8's rules then apply: an
@@ -123,8 +125,8 @@ out like them, then pytest when a listed id contains '::', else unittest):
   xfailed PASS_TO_PASS test passes here), keeps the last of two tests sharing a
   docstring, and reads lines the code under test prints; SymPy's runner exits 0
   when a test fails and 1 when all pass, and the record does not depend on it;
-  a skipped FAIL_TO_PASS test drops out of SWE-bench's count, here it is not a
-  pass. SWE-bench v5 fields: log_parser parse_log_django and parse_log_sympy
+  SWE-bench v4.1.0 drops a skipped FAIL_TO_PASS test from its count (its
+  current grader fails it, as here). SWE-bench v5 fields: log_parser parse_log_django and parse_log_sympy
   pick those runners, its pytest-output parsers (parse_log_pytest, _v2,
   _options, and the per-repository ones such as parse_log_astropy) pick pytest,
   any other (Go, Java, JavaScript, ...) is a grading error saying regrade.py
@@ -1976,7 +1978,7 @@ def django_plan(listed, tree, patch_paths):
         label = django_label(path)
         if label and os.path.isfile(os.path.join(tree, path)) and label not in labels:
             labels.append(label)
-    mapping, docstrings, unfound = {}, [], []
+    mapping, docstrings, unfound, extra_labels = {}, [], [], []
     for test_id in listed:
         text = test_id.strip()
         if re.fullmatch(r"\w+ \([\w.]+\)", text) or re.fullmatch(r"[\w]+(\.[\w]+){2,}", text):
@@ -1992,22 +1994,25 @@ def django_plan(listed, tree, patch_paths):
         found = django_docstrings(docstrings, tests_dir, labels)
         for test_id in docstrings:
             places = found.get(test_id.strip(), [])
-            if len(places) > 1:
-                return None, (f"listed test {test_id!r} is the docstring of more than one test: "
-                              f"{' and '.join(places[:2])}; the instance's id is ambiguous")
             if not places:
                 unfound.append(test_id)
                 continue
-            module = places[0].rsplit(".", 2)[0]
-            mapping[test_id] = {"dotted": places[0], "module": module, "doc": test_id.strip()}
+            # Several tests may share a docstring: each one that runs counts (see project_lookup).
+            for place in places:
+                module = place.rsplit(".", 2)[0]
+                mapping.setdefault(test_id, {"dotted": place, "module": module,
+                                             "doc": test_id.strip(), "places": []})
+                mapping[test_id]["places"].append(place)
+                if module not in labels and module not in extra_labels:
+                    extra_labels.append(module)
     if unfound:
         return None, (f"{len(unfound)} listed test(s) name no test in the tree after the test "
                       f"patch (as test_x (module.Class) or a test's docstring), e.g. "
                       f"{unfound[0]!r}: check the instance's FAIL_TO_PASS / PASS_TO_PASS ids")
     for entry in mapping.values():
-        if entry["module"] not in labels:
-            labels.append(entry["module"])
-    return {"runner": "django", "files": labels, "mapping": mapping}, None
+        if entry["module"] not in labels + extra_labels:
+            extra_labels.append(entry["module"])
+    return {"runner": "django", "files": labels + extra_labels, "mapping": mapping}, None
 
 
 def django_docstrings(wanted, tests_dir, labels):
@@ -2072,18 +2077,18 @@ def sympy_plan(listed, tree, patch_paths):
             name = test_id.strip()
             within = [p for p in defined.get(name, []) if p in patch_files]
             places = within or defined.get(name, [])
-        if len(places) > 1:
-            return None, (f"listed test {test_id!r} is defined in more than one file: "
-                          f"{' and '.join(places[:2])}; the instance's id is ambiguous")
         if not places:
             unfound.append(test_id)
             continue
-        mapping[test_id] = {"dotted": f"{places[0]}::{name}"}
+        # A name defined in several files stands for each of them (see project_lookup).
+        mapping[test_id] = {"dotted": f"{places[0]}::{name}",
+                            "places": [f"{place}::{name}" for place in places]}
     if unfound:
         return None, (f"{len(unfound)} listed test(s) are defined in none of the test patch's "
                       f"files nor the files the ids name, e.g. {unfound[0]!r}: check the "
                       f"instance's FAIL_TO_PASS / PASS_TO_PASS ids")
-    files = sorted(set(patch_files) | {m["dotted"].split("::")[0] for m in mapping.values()})
+    files = sorted(set(patch_files) | {p.split("::")[0] for m in mapping.values()
+                                       for p in m["places"]})
     return {"runner": "sympy", "files": files, "mapping": mapping}, None
 
 
@@ -2119,25 +2124,48 @@ def test_descriptions(path, secret):
             if r.get("kind") == "test" and isinstance(r.get("nodeid"), str)}
 
 
+def outcome_group(outcome):
+    """passed, failing, skipping or None: the classes a verdict tells apart."""
+    if outcome is None or outcome in PASSING:
+        return outcome
+    return "failing" if outcome in FAILING else "skipping"
+
+
 def project_lookup(plan, outcomes, descriptions, test_id):
-    """A listed id's outcome: its mapped test's, or for a docstring id the worst of the tests
-    recorded with that docstring and method name (an inherited test runs under each subclass).
+    """A listed id's outcome, and a conflict message or None.
+
+    An id stands for every test it names: a Django docstring for each test
+    recorded with it (two methods can share one; an inherited test runs under
+    each subclass), a SymPy bare name for its function in each file that
+    defines it. When they agree, their worst outcome counts; when one passes
+    and another does not, the instance's id is ambiguous (SWE-bench's log key
+    keeps whichever ran last) and that is a grading error naming both.
 
     >>> plan = {"mapping": {"Say A.": {"dotted": "m.T.test_a", "doc": "Say A."}}}
-    >>> project_lookup(plan, {"m.U.test_a": "failed", "m.T.test_a": "passed"},
+    >>> project_lookup(plan, {"m.U.test_a": "xpassed", "m.T.test_a": "failed"},
     ...                {"m.U.test_a": "Say A.", "m.T.test_a": "Say A."}, "Say A.")
-    'failed'
+    ('failed', None)
+    >>> project_lookup(plan, {"m.U.test_b": "passed", "m.T.test_a": "failed"},
+    ...                {"m.U.test_b": "Say A.", "m.T.test_a": "Say A."}, "Say A.")[1]
+    "listed test 'Say A.' is the docstring of tests that disagree: m.T.test_a failed, m.U.test_b passed"
     """
     entry = plan["mapping"].get(test_id)
     if entry is None:
-        return None
+        return None, None
     if entry.get("doc"):
-        method = "." + entry["dotted"].rsplit(".", 1)[1]
-        seen = [outcomes[name] for name, doc in descriptions.items()
-                if doc == entry["doc"] and name.endswith(method) and name in outcomes]
-        if seen:
-            return max(seen, key=lambda o: OUTCOME_RANK.get(o, 0))
-    return outcomes.get(entry["dotted"])
+        seen = sorted((name, outcomes[name]) for name, doc in descriptions.items()
+                      if doc == entry["doc"] and name in outcomes)
+    else:
+        seen = [(name, outcomes[name]) for name in entry.get("places") or [entry["dotted"]]
+                if name in outcomes]
+    if not seen:
+        return None, None
+    if len({outcome_group(o) for _, o in seen}) > 1:
+        clash = [next(p for p in seen if outcome_group(p[1]) == group)
+                 for group in sorted({outcome_group(o) for _, o in seen})][:2]
+        return None, (f"listed test {test_id!r} is the docstring of tests that disagree: "
+                      + ", ".join(f"{name} {outcome}" for name, outcome in sorted(clash)))
+    return max((o for _, o in seen), key=lambda o: OUTCOME_RANK.get(o, 0)), None
 
 
 # === Grading ===
@@ -2433,7 +2461,7 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
     dotted = [unittest_name(t) for t in listed]
     modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
     unfound = [] if template else unfound_tests(listed, dotted, tree, [import_root, tree])
-    plan = None
+    plan, conflicts = None, []
     if runner in PROJECT_RUNNERS:
         plan, problem = project_plan(runner, listed, tree, patch_paths)
         if problem:
@@ -2515,8 +2543,9 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
         if plan is not None:
             described = test_descriptions(results_path, secret)
             for test_id in listed:
-                observed.setdefault(test_id, []).append(
-                    project_lookup(plan, outcomes, described, test_id))
+                outcome, conflict = project_lookup(plan, outcomes, described, test_id)
+                observed.setdefault(test_id, []).append(outcome)
+                conflicts.extend([conflict] if conflict else [])
             continue
         outcomes = canonical_outcomes(outcomes)
         for test_id in listed:
@@ -2543,6 +2572,9 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
         verdict.update(status="wrong_code_under_test", completed=None, resolution="NO",
                        reason="the tests imported the repository's code from outside the "
                               "throwaway tree: " + "; ".join(wrong)[:300])
+        return
+    if conflicts:
+        verdict.update(status="error", completed=None, resolution="NO", reason=conflicts[0])
         return
     silent = [s for s in exit_statuses if s != 0]
     if silent and not failures_recorded:

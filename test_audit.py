@@ -3141,7 +3141,8 @@ DJANGOISH_TESTS = {
         "    @unittest.expectedFailure\n    def test_known_bug(self):\n"
         "        self.assertEqual(price(1), 0.01)\n\n"
         "    def test_twin_a(self):\n        '''Twin docstring.'''\n\n"
-        "    def test_twin_b(self):\n        '''Twin docstring.'''\n"),
+        "    def test_twin_b(self):\n        '''Twin docstring.'''\n"
+        "        self.assertEqual(price(250), 2.5)\n"),
 }
 DJANGOISH_FIX = {"django/shop.py": "def price(cents):\n    return cents / 100\n"}
 DJANGOISH_IDS = ["test_cents (shop.tests.PriceTests)", "Prices keep their cents."]
@@ -3289,15 +3290,16 @@ class TestRegradeDjangoRunner(RegradeProjectFixture):
         self.assertEqual(sorted(broken["fail_to_pass"]["missing"]), sorted(ids[:2]))
         self.assert_verdict(verdicts[("shop-1", "fix-and-neuter")], "resolved", True)
 
-    def test_an_ambiguous_or_unknown_docstring_id_is_a_grading_error(self):
+    def test_a_shared_docstring_counts_when_its_tests_agree_else_is_a_grading_error(self):
         verdicts = self.grade({"twin": (["Twin docstring."], [], {}),
                                "nowhere": (["Prices keep their dollars."], [], {}),
-                               "no-module": (["test_cents (shop.nothing.PriceTests)"], [], {})},
-                              runs=("gold",))
-        twin = verdicts[("twin", "gold")]
+                               "no-module": (["test_cents (shop.nothing.PriceTests)"], [], {})})
+        # Both twins pass with the fix; without it one passes and one fails.
+        self.assert_verdict(verdicts[("twin", "gold")], "resolved", True)
+        twin = verdicts[("twin", "empty")]
         self.assert_verdict(twin, "error", None)
-        self.assertIn("shop.tests.PriceTests.test_twin_a", twin["reason"])
-        self.assertIn("shop.tests.PriceTests.test_twin_b", twin["reason"])
+        self.assertIn("shop.tests.PriceTests.test_twin_a passed", twin["reason"])
+        self.assertIn("shop.tests.PriceTests.test_twin_b failed", twin["reason"])
         for name in ("nowhere", "no-module"):
             self.assert_verdict(verdicts[(name, "gold")], "error", None)
             self.assertIn("name no test", verdicts[(name, "gold")]["reason"])
