@@ -123,7 +123,9 @@ out like them, then pytest when a listed id contains '::', else unittest):
   'test_y ok [OK]') and reads no XFAIL, XPASS or skip line (each becomes a
   failure there); its Django parser reads an expected failure as a failure (an
   xfailed PASS_TO_PASS test passes here), keeps the last of two tests sharing a
-  docstring, and reads lines the code under test prints; SymPy's runner exits 0
+  docstring, misses the first test of a run when its line is glued to the
+  migrations' output ('Applying sites.0002_alter_domain_unique...test_x (...)
+  ... ok'), and reads lines the code under test prints; SymPy's runner exits 0
   when a test fails and 1 when all pass, and the record does not depend on it;
   SWE-bench v4.1.0 drops a skipped FAIL_TO_PASS test from its count (its
   current grader fails it, as here). SWE-bench v5 fields: log_parser parse_log_django and parse_log_sympy
