@@ -102,40 +102,38 @@ out like them, then pytest when a listed id contains '::', else unittest):
     log       --test-cmd or the default, parsed       as the parser finds them
   Django labels are SWE-bench's: each Python file of the test patch, tests/ and
   .py dropped, slashes to dots, plus the modules of listed ids elsewhere. A
-  docstring id is mapped to its test by reading the test patch's files (then
-  every file under tests/); SymPy's bare names are looked up in the test
-  patch's test files, then in files an id names (path.py::test_y). An id that
-  names no test is a grading error: the instance's mistake, not the agent's.
-  An id naming several tests (a docstring two tests share, a name defined in
-  two files) stands for all of them: their outcome when they agree, else a
-  grading error naming two that disagree. Outcomes: Django's skip is skipped,
-  expectedFailure xfailed, unexpected success xpassed; SymPy's @XFAIL that
-  fails is xfailed and one that passes (XPASS) xpassed, @SKIP and @slow (not
-  run without --slow, as in SWE-bench) skipped; step 8's rules then apply: an
-  XFAIL FAIL_TO_PASS test is not a pass, an XPASS fails its run. Django's runner
-  runs in the test process with tests/ first on the path and the tree next
-  (what SWE-bench's editable install gives), SymPy's in process with hash seed
-  0 and SYMPY_USE_CACHE=no (-C); a crash before or between tests is recorded
-  as a failure. Both runners are the tree's own code: review a diff that edits
-  django/test/ or sympy/testing/runtests.py.
-  Where SWE-bench's log parsers would read the same output differently, the
-  record is right: its SymPy parser misses each file's last test (printed as
-  'test_y ok [OK]') and reads no XFAIL, XPASS or skip line (each becomes a
-  failure there); its Django parser reads an expected failure as a failure (an
-  xfailed PASS_TO_PASS test passes here), keeps the last of two tests sharing a
-  docstring, misses the first test of a run when its line is glued to the
-  migrations' output ('Applying sites.0002_alter_domain_unique...test_x (...)
-  ... ok'), and reads lines the code under test prints; SymPy's runner exits 0
-  when a test fails and 1 when all pass, and the record does not depend on it;
-  SWE-bench v4.1.0 drops a skipped FAIL_TO_PASS test from its count (its
-  current grader fails it, as here). SWE-bench v5 fields: log_parser parse_log_django and parse_log_sympy
-  pick those runners, its pytest-output parsers (parse_log_pytest, _v2,
-  _options, and the per-repository ones such as parse_log_astropy) pick pytest,
-  any other (Go, Java, JavaScript, ...) is a grading error saying regrade.py
-  has no runner for that repository. eval_type pass_and_fail is what is
-  applied (fail_only is noted, not applied). image and eval_script are meant
-  for the harness's container: they are not used, eval_script is never run on
-  the host, and the verdict's notes say so.
+  docstring id is mapped to its test by reading the test patch's files (then every
+  file under tests/); SymPy's bare names are looked up in the test patch's test
+  files, then in files an id names (path.py::test_y). An id that names no test is
+  a grading error: the instance's mistake, not the agent's. An id naming several
+  tests (a docstring two tests share, a name defined in two files) stands for all
+  of them: their outcome when they agree, else a grading error naming two that
+  disagree. Outcomes: Django's skip is skipped, expectedFailure xfailed,
+  unexpected success xpassed; SymPy's @XFAIL that fails is xfailed and one that
+  passes (XPASS) xpassed, @SKIP and @slow (not run without --slow, as in
+  SWE-bench) skipped; step 8's rules then apply: an XFAIL FAIL_TO_PASS test is not
+  a pass, an XPASS fails its run. Django's runner runs in the test process with
+  tests/ first on the path and the tree next (what SWE-bench's editable install
+  gives), SymPy's in process with hash seed 0 and SYMPY_USE_CACHE=no (-C); a crash
+  before or between tests is recorded as a failure. Both runners are the tree's
+  own code: review a diff that edits django/test/ or sympy/testing/runtests.py.
+  Where SWE-bench's log parsers would read the same output differently, the record
+  is right: its SymPy parser misses each file's last test (printed as 'test_y ok
+  [OK]') and reads no XFAIL, XPASS or skip line (each becomes a failure there);
+  its Django parser reads an expected failure as a failure (an xfailed
+  PASS_TO_PASS test passes here), keeps the last of two tests sharing a docstring,
+  misses the first test of a run when its line is glued to the migrations' output
+  ('Applying sites.0002_alter_domain_unique...test_x (...) ... ok'), and reads
+  lines the code under test prints; SymPy's runner exits 0 when a test fails and 1
+  when all pass, and the record does not depend on it; SWE-bench v4.1.0 drops a
+  skipped FAIL_TO_PASS test from its count (its current grader fails it, as here).
+  SWE-bench v5 fields: log_parser parse_log_django and parse_log_sympy pick those
+  runners, its pytest-output parsers (parse_log_pytest, _v2, _options, and the
+  per-repository ones such as parse_log_astropy) pick pytest, any other (Go, Java,
+  JavaScript, ...) is a grading error saying regrade.py has no runner for that
+  repository. eval_type pass_and_fail is what is applied (fail_only is noted, not
+  applied). image and eval_script are meant for the harness's container: they are
+  not used, eval_script is never run on the host, and the verdict's notes say so.
 
 Statuses: resolved, unresolved, patch_failed, timeout (each says something
 about the run: completed true only for resolved), and the grading errors
