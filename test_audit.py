@@ -3392,6 +3392,25 @@ class TestRegradeInstanceFields(RegradeProjectFixture):
         self.assertNotIn("Traceback", err)
 
 
+def bench_regrade_django_and_sympy_runners():
+    """Grader overhead per run beyond the test command, on the Django- and SymPy-style repositories."""
+    for fixture in (TestRegradeDjangoRunner, TestRegradeSympyRunner):
+        fixture.setUpClass()
+        try:
+            case = fixture("assert_verdict")
+            f2p = DJANGOISH_IDS if fixture is TestRegradeDjangoRunner else ["test_double_negative"]
+            best = None
+            for _ in range(3):
+                verdicts = case.grade({"bench": (f2p, [], {})}, runs=("gold", "empty"))
+                overhead = [v["duration_s"] - v["test_s"] for v in verdicts.values()]
+                if best is None or max(overhead) < max(best):
+                    best = overhead
+            print(f"regrade {fixture.REPO_NAME} ({fixture.__name__}): grader overhead "
+                  f"{min(best):.3f}-{max(best):.3f} s per run")
+        finally:
+            fixture.tearDownClass()
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
