@@ -2093,7 +2093,16 @@ def sympy_plan(listed, tree, patch_paths):
 
 
 def project_plan(runner, listed, tree, patch_paths):
-    """The id mapping and files or labels for a Django or SymPy run."""
+    """The id mapping and files or labels for a Django or SymPy run.
+
+    A tree without the project's runner is a grading error (say --runner django
+    on another project), never the agent's failure.
+    """
+    needs = {"django": ["tests/runtests.py"],
+             "sympy": ["sympy/testing/runtests.py", "sympy/utilities/runtests.py"]}[runner]
+    if not any(os.path.isfile(os.path.join(tree, path)) for path in needs):
+        return None, (f"the {runner} runner needs {' or '.join(needs)} in the tree, and this "
+                      f"tree has none: is this repository {runner}'s?")
     if runner == "django":
         return django_plan(listed, tree, patch_paths)
     return sympy_plan(listed, tree, patch_paths)

@@ -3380,6 +3380,13 @@ class TestRegradeInstanceFields(RegradeProjectFixture):
         self.assert_verdict(go, "error", None)
         self.assertIn("no runner for this repository", go["reason"])
 
+    def test_a_project_runner_on_a_tree_without_it_is_a_grading_error(self):
+        verdicts = self.grade({"wrong": (["test_double_negative"], [],
+                                         {"test_runner": "django"})}, runs=("gold",))
+        verdict = verdicts[("wrong", "gold")]
+        self.assert_verdict(verdict, "error", None)
+        self.assertIn("tests/runtests.py", verdict["reason"])
+
     def test_a_bad_eval_type_is_bad_input(self):
         with TempDir() as folder:
             regrade_jsonl(folder, "i.jsonl", [{
