@@ -16,7 +16,9 @@ Basic usage:
     INSTANCES  JSON or JSONL in the SWE-bench schema: instance_id, repo,
                base_commit, test_patch, FAIL_TO_PASS, PASS_TO_PASS (a JSON list
                or a string holding one), optionally patch (the gold fix),
-               test_cmd, test_runner (pytest|unittest|log), test_env {KEY: VALUE}.
+               test_cmd, test_runner (pytest|unittest|log|django|sympy), test_env
+               {KEY: VALUE}, and SWE-bench v5's log_parser, eval_type, image and
+               eval_script (see "Runners" for what each does here).
     RUNS       a predictions file (JSON/JSONL: instance_id, model_patch, optional
                model_name_or_path, run_id; several runs may share an instance),
                a runs folder (one subfolder per run holding a diff file, *.diff or
@@ -65,12 +67,13 @@ Procedure per run (each step is recorded in the verdict):
        thousands of ids with brackets, spaces, '::' or non-ASCII need no quoting.
        --select files runs the listed tests' whole files instead (as SWE-bench's
        harness does), for tests that depend on their neighbours; --runner log
-       and a custom unittest --test-cmd run what their command names. Never the
-       whole suite. The command runs with a timeout that kills the process
-       group, a scrubbed environment (HOME and TMPDIR in the throwaway folder;
-       dropped: credential-looking names, URLs with a user:password@ part,
-       NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and PYTEST_PLUGINS;
-       --keep-env NAME passes one on) and stdin closed.
+       and a custom unittest --test-cmd run what their command names, and the
+       django and sympy runners their labels or files whole (a verdict note
+       says so). Never the whole suite. The command runs with a timeout that
+       kills the process group, a scrubbed environment (HOME and TMPDIR in the
+       throwaway folder; dropped: credential-looking names, URLs with a
+       user:password@ part, NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and
+       PYTEST_PLUGINS; --keep-env NAME passes one on) and stdin closed.
     7. Read each result from a structured record: a pytest plugin loaded with
        -p, or a unittest runner, each writing to a file in a private folder of
        the grader's (not beside the tree). Each record is signed with an HMAC
@@ -108,6 +111,56 @@ Procedure per run (each step is recorded in the verdict):
        as flaky; a test counts as passed only if it passed every time.
     9. Remove the throwaway folder, also on timeout, error or Ctrl-C
        (--keep-trees keeps it for debugging).
+
+Runners (--runner, an instance's test_runner, else its log_parser; auto picks
+django or sympy for the repositories django/django and sympy/sympy or a tree laid
+out like them, then pytest when a listed id contains '::', else unittest):
+    runner    runs (only the listed tests' files)     listed ids look like
+    pytest    python -m pytest FILES, plugin -p       tests/test_x.py::Class::test_y
+    unittest  the unittest recorder on MODULES        tests.test_x.Class.test_y
+    django    tests/runtests.py --verbosity 2         test_y (module.Class), its
+              --settings=test_sqlite --parallel 1     Python 3.11+ form test_y
+              LABELS, with a recording result class   (module.Class.test_y), or the
+              (tree: tests/runtests.py and django/)   first line of the docstring
+    sympy     SymPy's own runner, as bin/test -C      test_y (a bare name)
+              --verbose --use-sympy-runner FILES,
+              its reporter hooked (tree: bin/test
+              and sympy/)
+    log       --test-cmd or the default, parsed       as the parser finds them
+  Django labels are SWE-bench's: each Python file of the test patch, tests/ and
+  .py dropped, slashes to dots, plus the modules of listed ids elsewhere. A
+  docstring id is mapped to its test by reading the test patch's files (then every
+  file under tests/); SymPy's bare names are looked up in the test patch's test
+  files, then in files an id names (path.py::test_y). An id that names no test is
+  a grading error: the instance's mistake, not the agent's. An id naming several
+  tests (a docstring two tests share, a name defined in two files) stands for all
+  of them: their outcome when they agree, else a grading error naming two that
+  disagree. Outcomes: Django's skip is skipped, expectedFailure xfailed,
+  unexpected success xpassed; SymPy's @XFAIL that fails is xfailed and one that
+  passes (XPASS) xpassed, @SKIP and @slow (not run without --slow, as in
+  SWE-bench) skipped; step 8's rules then apply: an XFAIL FAIL_TO_PASS test is not
+  a pass, an XPASS fails its run. Django's runner runs in the test process with
+  tests/ first on the path and the tree next (what SWE-bench's editable install
+  gives), SymPy's in process with hash seed 0 and SYMPY_USE_CACHE=no (-C); a crash
+  before or between tests is recorded as a failure. Both runners are the tree's
+  own code: review a diff that edits django/test/ or sympy/testing/runtests.py.
+  Where SWE-bench's log parsers would read the same output differently, the record
+  is right: its SymPy parser misses each file's last test (printed as 'test_y ok
+  [OK]') and reads no XFAIL, XPASS or skip line (each becomes a failure there);
+  its Django parser reads an expected failure as a failure (an xfailed
+  PASS_TO_PASS test passes here), keeps the last of two tests sharing a docstring,
+  misses the first test of a run when its line is glued to the migrations' output
+  ('Applying sites.0002_alter_domain_unique...test_x (...) ... ok'), and reads
+  lines the code under test prints; SymPy's runner exits 0 when a test fails and 1
+  when all pass, and the record does not depend on it; SWE-bench v4.1.0 drops a
+  skipped FAIL_TO_PASS test from its count (its current grader fails it, as here).
+  SWE-bench v5 fields: log_parser parse_log_django and parse_log_sympy pick those
+  runners, its pytest-output parsers (parse_log_pytest, _v2, _options, and the
+  per-repository ones such as parse_log_astropy) pick pytest, any other (Go, Java,
+  JavaScript, ...) is a grading error saying regrade.py has no runner for that
+  repository. eval_type pass_and_fail is what is applied (fail_only is noted, not
+  applied). image and eval_script are meant for the harness's container: they are
+  not used, eval_script is never run on the host, and the verdict's notes say so.
 
 Statuses: resolved, unresolved, patch_failed, timeout (each says something
 about the run: completed true only for resolved), and the grading errors
@@ -169,17 +222,23 @@ To split a large job into 10 array tasks (Slurm, Kubernetes indexed job, GNU par
           python3 regrade.py --summarize verdicts.jsonl --out out/all
 To feed the delivery audit:
     python3 delivery_audit.py runs/ --verdicts out/all/verdicts.csv
+To grade Django or SymPy instances (SWE-bench ids; a virtualenv with asgiref and
+sqlparse for Django, mpmath for SymPy):
+    python3 regrade.py django.jsonl preds.jsonl --repo django/django=../django \\
+        --python ../venv/bin/python --out django-verdicts/
+    python3 regrade.py sympy.jsonl preds.jsonl --repo sympy/sympy=../sympy \\
+        --python ../venv/bin/python --out sympy-verdicts/
 To use a custom test command whose output is parsed (verdicts marked 'log'; lines the
 code under test prints can fool a log parser, so prefer the structured runners):
     python3 regrade.py i.jsonl p.jsonl --repo R --runner log \\
         --test-cmd "{python} -m pytest -rA {files}"
 
-Defaults: --select ids, --timeout 600 s, --jobs 1, --repeat 1, --runner auto (pytest when the
-listed ids contain '::', else unittest), --python the interpreter running this
-script, --sandbox auto. Exit status: 0 graded (whatever the verdicts), 2 bad
-input or usage (unreadable or malformed files, a --test-cmd or test_cmd that
-does not split, or that lacks {python} where a structured runner needs it;
---sandbox bwrap where bwrap cannot run).
+Defaults: --select ids, --timeout 600 s, --jobs 1, --repeat 1, --runner auto (see
+Runners), --python the interpreter running this script, --sandbox auto. Exit
+status: 0 graded (whatever the verdicts), 2 bad input or usage (unreadable or
+malformed files, a --test-cmd or test_cmd that does not split, or that lacks
+{python} where a structured runner needs it; --sandbox bwrap where bwrap cannot
+run).
 
 The sandbox (--sandbox auto|bwrap|none, default auto). The test command, the
 only step that runs the code under test, runs inside bubblewrap (bwrap, the
@@ -214,6 +273,7 @@ under bwrap it cannot reach your files, your network or other runs. Paths the
 interpreter's .pth files add outside its prefix (an editable install of another
 project) are not visible inside; use --sandbox none if the tests need them.
 """
+import ast
 import concurrent.futures
 import fnmatch
 import hmac
@@ -234,7 +294,7 @@ DEFAULT_FUZZ = 3
 STATUSES = ("resolved", "unresolved", "patch_failed", "test_patch_failed",
             "wrong_code_under_test", "timeout", "error")
 GRADING_ERRORS = ("test_patch_failed", "wrong_code_under_test", "error")
-RUNNERS = ("auto", "pytest", "unittest", "log")
+RUNNERS = ("auto", "pytest", "unittest", "log", "django", "sympy")
 # Directory names that hold tests anywhere in the tree, and only at the top
 # (django/test/ and numpy/testing/ are source code, not tests).
 TEST_DIRS_ANYWHERE = ("tests",)
@@ -3303,6 +3363,8 @@ def expand_command(template, values):
 
 def test_command(runner, template, python, files, test_ids, modules, grader_dir):
     """The argument list that runs the listed tests with the chosen runner."""
+    if runner in PROJECT_RUNNERS:
+        return project_command(runner, template, python, files, grader_dir)
     plugin = ["-p", PLUGIN_MODULE]
     values = {"python": python, "files": files, "tests": list(test_ids), "modules": modules,
               "plugin": plugin if runner == "pytest" else []}
@@ -3331,6 +3393,518 @@ def test_command(runner, template, python, files, test_ids, modules, grader_dir)
         return expand_command("{python} -m pytest -rA --tb=short -p no:cacheprovider {files}",
                               values)
     return expand_command("{python} -m unittest -v {modules}", values)
+
+
+# === Django and SymPy runners ===
+# Django and SymPy run their tests through their own runners, which live in the
+# tree: Django's tests/runtests.py sets up databases and settings, and SymPy's
+# bin/test has its own reporter. The recorders below run those runners in
+# process, hook their result (Django) or reporter (SymPy), and write signed
+# records like the pytest and unittest recorders. Listed ids are spelled as
+# SWE-bench's log parsers spell them, and are mapped to the tests they name by
+# reading the test files after the test patch, before anything runs.
+DJANGO_MODULE = "regrade_django_runner"
+SYMPY_MODULE = "regrade_sympy_runner"
+PROJECT_RUNNERS = ("django", "sympy")
+# SWE-bench's repository names, and v5's log_parser names, mapped to a runner here.
+REPO_RUNNERS = {"django/django": "django", "sympy/sympy": "sympy"}
+PYTEST_LOG_PARSERS = ("pytest", "pytest_options", "pytest_v2", "seaborn", "matplotlib",
+                      "astroid", "flask", "marshmallow", "pvlib", "pyvista", "sqlfluff", "xarray",
+                      "pydicom", "requests", "pylint", "astropy", "scikit", "sphinx")
+LOG_PARSER_RUNNERS = dict({f"parse_log_{name}": "pytest" for name in PYTEST_LOG_PARSERS},
+                          parse_log_django="django", parse_log_sympy="sympy")
+EVAL_TYPES = ("pass_and_fail", "fail_only")
+# SWE-bench drops these from the test patch's paths before making test labels.
+NON_TEST_SUFFIXES = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml",
+                     ".yaml", ".toml")
+OUTCOME_RANK = {"error": 4, "failed": 4, "xpassed": 3, "skipped": 2, "xfailed": 2, "passed": 1}
+
+PROJECT_COMMON = r'''
+import traceback
+import unittest
+
+
+def _runner_parts():
+    """Every method of the unittest classes that decide an outcome, by identity."""
+    found = {}
+    for owner in (unittest.TestCase, unittest.TestResult, unittest.TextTestResult,
+                  unittest.TestSuite, unittest.TestLoader, unittest.TextTestRunner):
+        for name, value in vars(owner).items():
+            if callable(value) or isinstance(value, (classmethod, staticmethod, property)):
+                found[f"{owner.__name__}.{name}"] = value
+    found["_write"] = _write
+    return found
+
+
+def _run(name, body):
+    """Run the project's runner; a crash before or between tests is recorded as a failure."""
+    _write({"kind": "start", "runner": name, "shadowed": _shadowed(),
+            "python": sys.version.split()[0]})
+    before = _runner_parts()
+    try:
+        status = body()
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException as exc:
+        traceback.print_exc()
+        _write({"kind": "collect_error", "nodeid": name, "error": repr(exc)[:500]})
+        status = 1
+    after = _runner_parts()
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) is not after.get(k))
+    _write({"kind": "finish", "exitstatus": int(status), "modules": _locations(),
+            "shadowed": _shadowed(), "tampered": changed[:20]})
+    return int(status)
+'''
+
+DJANGO_RUNNER = '"""Written by regrade.py: runs Django\'s tests/runtests.py, records outcomes."""' + \
+    RECORDER_COMMON + PROJECT_COMMON + r'''
+import runpy
+
+
+class _Recording:
+    """Mixed into whatever result class Django's runner asks for."""
+
+    def _record(self, test, outcome):
+        try:
+            doc = test.shortDescription()
+        except Exception:
+            doc = None
+        _write({"kind": "test", "nodeid": test.id(), "outcome": outcome, "doc": doc})
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._record(test, "passed")
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._record(test, "failed")
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._record(test, "error")
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._record(test, "skipped")
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._record(test, "xfailed")
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._record(test, "xpassed")
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self._record(test, "failed")
+
+
+class _RecordingRunner(unittest.TextTestRunner):
+    def _makeResult(self):
+        if not issubclass(self.resultclass, _Recording):
+            self.resultclass = type("RecordingResult", (_Recording, self.resultclass), {})
+        return super()._makeResult()
+
+
+def _django(argv):
+    """argv: tests/runtests.py and its arguments, run as `python tests/runtests.py ...` would."""
+    runtests = os.path.abspath(argv[0])
+    sys.argv = [runtests] + argv[1:]
+    sys.path.insert(0, os.path.dirname(runtests))
+    from django.test import runner as django_runner
+    django_runner.DiscoverRunner.test_runner = _RecordingRunner
+    runpy.run_path(runtests, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_run("django", lambda: _django(sys.argv[1:])))
+'''
+
+SYMPY_RUNNER = '"""Written by regrade.py: runs SymPy\'s own test runner, records outcomes."""' + \
+    RECORDER_COMMON + PROJECT_COMMON + r'''
+import warnings
+
+_STATE = {"file": None, "test": None}
+_OUTCOMES = {"test_pass": "passed", "test_fail": "failed", "test_exception": "error",
+             "test_skip": "skipped", "test_xfail": "xfailed", "test_xpass": "xpassed"}
+
+
+def _relative(path):
+    tree = os.path.realpath(_CONFIG.get("tree") or ".")
+    return os.path.relpath(os.path.realpath(str(path)), tree).replace(os.sep, "/")
+
+
+def _hook(runtests):
+    """Record each outcome SymPy's reporter is told about, then let it print as usual."""
+    def wrap(owner, name):
+        original = getattr(owner, name)
+
+        def method(self, *args, **kwargs):
+            if name in ("test_file", "entering_filename"):
+                _STATE.update(file=_relative(args[0]), test=None)
+            elif name == "entering_test":
+                _STATE["test"] = getattr(args[0], "__name__", str(args[0]))
+            elif name == "import_error":
+                _write({"kind": "collect_error", "nodeid": _relative(args[0])})
+            elif _STATE["test"] is None:
+                # Reported outside any test: the file itself failed to load.
+                _write({"kind": "collect_error", "nodeid": str(_STATE["file"])})
+            else:
+                _write({"kind": "test", "outcome": _OUTCOMES[name],
+                        "nodeid": f"{_STATE['file']}::{_STATE['test']}",
+                        "reason": str(args[0])[:200] if name == "test_skip" and args else None})
+            return original(self, *args, **kwargs)
+        setattr(owner, name, method)
+    # A file's own code failing as it loads is reported before the file is entered.
+    wrap(runtests.SymPyTests, "test_file")
+    for name in ("entering_filename", "entering_test", "import_error", *_OUTCOMES):
+        wrap(runtests.PyTestReporter, name)
+
+
+def _sympy(files):
+    """Run the files as `bin/test -C --verbose --use-sympy-runner FILES` does, in process."""
+    os.environ["SYMPY_USE_CACHE"] = "no"
+    for category in (UserWarning, SyntaxWarning):
+        warnings.filterwarnings("ignore", category=category)
+    try:
+        from sympy.testing import runtests
+    except ImportError:
+        from sympy.utilities import runtests
+    _hook(runtests)
+    return 1 if runtests._test(*files, verbose=True) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(_run("sympy", lambda: _sympy(sys.argv[1:])))
+'''
+
+
+def project_runner(tree):
+    """The project runner a tree's layout calls for, or None.
+
+    Django: tests/runtests.py with django/ beside it; SymPy: bin/test with sympy/.
+    """
+    if os.path.isfile(os.path.join(tree, "tests", "runtests.py")) and \
+            os.path.isdir(os.path.join(tree, "django")):
+        return "django"
+    if os.path.isfile(os.path.join(tree, "bin", "test")) and \
+            os.path.isdir(os.path.join(tree, "sympy")):
+        return "sympy"
+    return None
+
+
+def pick_runner(instance, settings, listed, tree):
+    """The runner for one run: the instance's, --runner, the repository's, the tree's, the ids'.
+
+    An instance whose log_parser has no runner here is a grading error.
+    """
+    if instance.get("no_runner"):
+        raise GradingError(instance["no_runner"])
+    chosen = instance.get("test_runner") or settings["runner"]
+    if chosen != "auto":
+        return chosen
+    return REPO_RUNNERS.get(instance.get("repo")) or project_runner(tree) or \
+        choose_runner("auto", listed)
+
+
+def runner_from_fields(record, where):
+    """(test_runner, no-runner reason) from an instance's test_runner and v5 log_parser fields.
+
+    >>> runner_from_fields({"log_parser": "parse_log_django"}, "i.jsonl line 1")
+    ('django', None)
+    >>> runner_from_fields({"log_parser": "parse_log_gotest"}, "x")[1]
+    "log_parser 'parse_log_gotest': regrade.py has no runner for this repository's tests"
+    """
+    runner = record.get("test_runner") or None
+    if runner is not None and runner not in RUNNERS:
+        raise InputError(f"{where}, field 'test_runner': expected one of "
+                         f"{', '.join(RUNNERS)}, got {runner!r}")
+    parser = record.get("log_parser") or None
+    if parser is None or runner is not None:
+        return runner, None
+    if parser in LOG_PARSER_RUNNERS:
+        return LOG_PARSER_RUNNERS[parser], None
+    return None, (f"log_parser {parser!r}: regrade.py has no runner for this repository's "
+                  f"tests")
+
+
+def v5_fields(record, where):
+    """Notes on SWE-bench v5's container fields: image and eval_script are never used.
+
+    >>> v5_fields({"image": "x", "eval_script": "pytest", "eval_type": "pass_and_fail"}, "w")
+    ['eval_script and image were not used: they are for the harness container; eval_script never runs on this host']
+    """
+    eval_type = record.get("eval_type") or "pass_and_fail"
+    if eval_type not in EVAL_TYPES:
+        raise InputError(f"{where}, field 'eval_type': expected one of {', '.join(EVAL_TYPES)}, "
+                         f"got {eval_type!r}")
+    notes = []
+    unused = [f for f in ("eval_script", "image") if record.get(f)]
+    if unused:
+        notes.append(f"{' and '.join(unused)} {'were' if len(unused) > 1 else 'was'} not used: "
+                     f"they are for the harness container; eval_script never runs on this host")
+    if eval_type == "fail_only":
+        notes.append("eval_type fail_only was not applied: every listed test must pass")
+    return notes
+
+
+def django_label(path):
+    """SWE-bench's Django test label for a test patch path, or None for a non-Python file.
+
+    >>> django_label("tests/migrations/test_operations.py"), django_label("tests/x/data.json")
+    ('migrations.test_operations', None)
+    """
+    if not path.endswith(".py") or path.endswith(NON_TEST_SUFFIXES):
+        return None
+    path = path[:-3]
+    return (path[len("tests/"):] if path.startswith("tests/") else path).replace("/", ".")
+
+
+def docstring_line(node):
+    """The first line of a function's docstring, as unittest's shortDescription gives it."""
+    doc = ast.get_docstring(node, clean=False)
+    return doc.strip().split("\n")[0].strip() if doc and doc.strip() else None
+
+
+def django_docstring_tests(text, module):
+    """{first docstring line: [module.Class.method, ...]} of a test file's test methods.
+
+    >>> django_docstring_tests("class T:\\n    def test_a(self):\\n        '''Say A.\\n\\n"
+    ...                        "        more'''\\n    def test_b(self):\\n        pass\\n", "m")
+    {'Say A.': ['m.T.test_a']}
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    item.name.startswith("test"):
+                line = docstring_line(item)
+                if line:
+                    found.setdefault(line, []).append(f"{module}.{node.name}.{item.name}")
+    return found
+
+
+def django_plan(listed, tree, patch_paths):
+    """Map Django ids to dotted tests, pick labels; return (plan, grading error or None).
+
+    Ids are `test_x (module.Class)`, `test_x (module.Class.test_x)` (Python 3.11+),
+    dotted `module.Class.test_x`, or a docstring's first line (what Django's
+    verbose runner prints for a test that has one). A docstring id is looked up
+    in the test patch's files, then in every test file; one that matches two
+    tests, or none, is the instance's mistake.
+    """
+    tests_dir = os.path.join(tree, "tests")
+    labels = []
+    for path in patch_paths:
+        label = django_label(path)
+        if label and os.path.isfile(os.path.join(tree, path)) and label not in labels:
+            labels.append(label)
+    mapping, docstrings, unfound, extra_labels = {}, [], [], []
+    for test_id in listed:
+        text = test_id.strip()
+        if re.fullmatch(r"\w+ \([\w.]+\)", text) or re.fullmatch(r"[\w]+(\.[\w]+){2,}", text):
+            dotted = unittest_name(text)
+            module = dotted.rsplit(".", 2)[0]       # module.Class.method
+            if not os.path.isfile(os.path.join(tests_dir, *module.split(".")) + ".py") and \
+                    not os.path.isfile(os.path.join(tests_dir, *module.split("."), "__init__.py")):
+                unfound.append(test_id)
+            mapping[test_id] = {"dotted": dotted, "module": module}
+        else:
+            docstrings.append(test_id)
+    if docstrings:
+        found = django_docstrings(docstrings, tests_dir, labels)
+        for test_id in docstrings:
+            places = found.get(test_id.strip(), [])
+            if not places:
+                unfound.append(test_id)
+                continue
+            # Several tests may share a docstring: each one that runs counts (see project_lookup).
+            for place in places:
+                module = place.rsplit(".", 2)[0]
+                mapping.setdefault(test_id, {"dotted": place, "module": module,
+                                             "doc": test_id.strip(), "places": []})
+                mapping[test_id]["places"].append(place)
+                if module not in labels and module not in extra_labels:
+                    extra_labels.append(module)
+    if unfound:
+        return None, (f"{len(unfound)} listed test(s) name no test in the tree after the test "
+                      f"patch (as test_x (module.Class) or a test's docstring), e.g. "
+                      f"{unfound[0]!r}: check the instance's FAIL_TO_PASS / PASS_TO_PASS ids")
+    for entry in mapping.values():
+        if entry["module"] not in labels + extra_labels:
+            extra_labels.append(entry["module"])
+    return {"runner": "django", "files": labels + extra_labels, "mapping": mapping}, None
+
+
+def django_docstrings(wanted, tests_dir, labels):
+    """{docstring line: [dotted tests]} for the wanted lines: label files first, then all tests."""
+    wanted = {w.strip() for w in wanted}
+    found = {}
+
+    def scan(paths):
+        for path in paths:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            if not any(w in text for w in wanted):
+                continue
+            module = os.path.relpath(path, tests_dir)[:-3].replace(os.sep, ".")
+            for line, tests in django_docstring_tests(text, module).items():
+                if line in wanted:
+                    found.setdefault(line, []).extend(t for t in tests
+                                                      if t not in found.get(line, []))
+    scan([os.path.join(tests_dir, *label.split(".")) + ".py" for label in labels])
+    if wanted - set(found):
+        scan(sorted(os.path.join(folder, name) for folder, _, names in os.walk(tests_dir)
+                    for name in names if name.endswith(".py")))
+    return found
+
+
+def sympy_plan(listed, tree, patch_paths):
+    """Map SymPy ids to `file::name`, pick the files to run; return (plan, grading error or None).
+
+    An id is a bare test function name (SWE-bench's spelling), looked up in the
+    test patch's test files, then in files the listed ids name
+    (`path.py::test_x` or `path.py:test_x`). Found nowhere, or in two files, is
+    the instance's mistake.
+    """
+    patch_files = [p for p in patch_paths if p.endswith(".py") and is_test_path(p) and
+                   os.path.isfile(os.path.join(tree, p))]
+    named = []
+    for test_id in listed:
+        match = re.fullmatch(r"(.+\.py)::?(\w+)", test_id.strip())
+        if match and match.group(1) not in named:
+            named.append(match.group(1))
+    defined = {}
+    for path in patch_files + [p for p in named if p not in patch_files]:
+        try:
+            with open(os.path.join(tree, path), encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        for name in re.findall(r"^(?:async\s+)?def\s+(test\w*)\s*\(", text, re.M):
+            defined.setdefault(name, [])
+            if path not in defined[name]:
+                defined[name].append(path)
+    mapping, unfound = {}, []
+    for test_id in listed:
+        match = re.fullmatch(r"(.+\.py)::?(\w+)", test_id.strip())
+        if match:
+            places = [match.group(1)] if match.group(1) in defined.get(match.group(2), []) else []
+            name = match.group(2)
+        else:
+            name = test_id.strip()
+            within = [p for p in defined.get(name, []) if p in patch_files]
+            places = within or defined.get(name, [])
+        if not places:
+            unfound.append(test_id)
+            continue
+        # A name defined in several files stands for each of them (see project_lookup).
+        mapping[test_id] = {"dotted": f"{places[0]}::{name}",
+                            "places": [f"{place}::{name}" for place in places]}
+    if unfound:
+        return None, (f"{len(unfound)} listed test(s) are defined in none of the test patch's "
+                      f"files nor the files the ids name, e.g. {unfound[0]!r}: check the "
+                      f"instance's FAIL_TO_PASS / PASS_TO_PASS ids")
+    files = sorted(set(patch_files) | {p.split("::")[0] for m in mapping.values()
+                                       for p in m["places"]})
+    return {"runner": "sympy", "files": files, "mapping": mapping}, None
+
+
+def project_plan(runner, listed, tree, patch_paths):
+    """The id mapping and files or labels for a Django or SymPy run.
+
+    A tree without the project's runner is a grading error (say --runner django
+    on another project), never the agent's failure.
+    """
+    needs = {"django": ["tests/runtests.py"],
+             "sympy": ["sympy/testing/runtests.py", "sympy/utilities/runtests.py"]}[runner]
+    if not any(os.path.isfile(os.path.join(tree, path)) for path in needs):
+        return None, (f"the {runner} runner needs {' or '.join(needs)} in the tree, and this "
+                      f"tree has none: is this repository {runner}'s?")
+    if runner == "django":
+        return django_plan(listed, tree, patch_paths)
+    return sympy_plan(listed, tree, patch_paths)
+
+
+def project_command(runner, template, python, files, grader_dir):
+    """The argument list that runs a Django or SymPy run's tests under its recorder."""
+    if template:
+        raise GradingError(f"the {runner} runner builds its own test command; drop test_cmd "
+                           f"(or --test-cmd), or use --runner log")
+    if runner == "django":
+        # SWE-bench's command: ./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1
+        return [python, os.path.join(grader_dir, DJANGO_MODULE + ".py"), "tests/runtests.py",
+                "--verbosity", "2", "--settings=test_sqlite", "--parallel", "1", *files]
+    # SWE-bench's command: bin/test -C --verbose FILES, on SymPy's own runner.
+    return [python, os.path.join(grader_dir, SYMPY_MODULE + ".py"), *files]
+
+
+def test_descriptions(path, secret):
+    """{recorded test id: its docstring line} from a Django results file."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        lines = []
+    records, _ = signed_records(lines, secret)
+    return {r["nodeid"]: r.get("doc") for r in records
+            if r.get("kind") == "test" and isinstance(r.get("nodeid"), str)}
+
+
+def outcome_group(outcome):
+    """passed, failing, skipping or None: the classes a verdict tells apart."""
+    if outcome is None or outcome in PASSING:
+        return outcome
+    return "failing" if outcome in FAILING else "skipping"
+
+
+def project_lookup(plan, outcomes, descriptions, test_id):
+    """A listed id's outcome, and a conflict message or None.
+
+    An id stands for every test it names: a Django docstring for each test
+    recorded with it (two methods can share one; an inherited test runs under
+    each subclass), a SymPy bare name for its function in each file that
+    defines it. When they agree, their worst outcome counts; when one passes
+    and another does not, the instance's id is ambiguous (SWE-bench's log key
+    keeps whichever ran last) and that is a grading error naming both.
+
+    >>> plan = {"mapping": {"Say A.": {"dotted": "m.T.test_a", "doc": "Say A."}}}
+    >>> project_lookup(plan, {"m.U.test_a": "xpassed", "m.T.test_a": "failed"},
+    ...                {"m.U.test_a": "Say A.", "m.T.test_a": "Say A."}, "Say A.")
+    ('failed', None)
+    >>> project_lookup(plan, {"m.U.test_b": "passed", "m.T.test_a": "failed"},
+    ...                {"m.U.test_b": "Say A.", "m.T.test_a": "Say A."}, "Say A.")[1]
+    "listed test 'Say A.' is the docstring of tests that disagree: m.T.test_a failed, m.U.test_b passed"
+    """
+    entry = plan["mapping"].get(test_id)
+    if entry is None:
+        return None, None
+    if entry.get("doc"):
+        seen = sorted((name, outcomes[name]) for name, doc in descriptions.items()
+                      if doc == entry["doc"] and name in outcomes)
+    else:
+        seen = [(name, outcomes[name]) for name in entry.get("places") or [entry["dotted"]]
+                if name in outcomes]
+    if not seen:
+        return None, None
+    if len({outcome_group(o) for _, o in seen}) > 1:
+        clash = [next(p for p in seen if outcome_group(p[1]) == group)
+                 for group in sorted({outcome_group(o) for _, o in seen})][:2]
+        return None, (f"listed test {test_id!r} is the docstring of tests that disagree: "
+                      + ", ".join(f"{name} {outcome}" for name, outcome in sorted(clash)))
+    return max((o for _, o in seen), key=lambda o: OUTCOME_RANK.get(o, 0)), None
 
 
 # === Sandbox ===
@@ -3941,11 +4515,13 @@ def plan_tests(job, verdict):
     grader_dir = job["grader_dir"]
     f2p, p2p = instance["FAIL_TO_PASS"], instance["PASS_TO_PASS"]
     listed = f2p + p2p
-    runner = choose_runner(instance.get("test_runner") or settings["runner"], listed)
+    runner = pick_runner(instance, settings, listed, tree)
     verdict["runner"] = runner
+    verdict["notes"].extend(instance.get("notes") or [])
     template = instance.get("test_cmd") or settings["test_cmd"]
     import_root = os.path.join(tree, "src") if os.path.isdir(os.path.join(tree, "src")) else tree
-    for name, text in ((PLUGIN_MODULE, PYTEST_PLUGIN), (UNITTEST_MODULE, UNITTEST_RUNNER)):
+    for name, text in ((PLUGIN_MODULE, PYTEST_PLUGIN), (UNITTEST_MODULE, UNITTEST_RUNNER),
+                       (DJANGO_MODULE, DJANGO_RUNNER), (SYMPY_MODULE, SYMPY_RUNNER)):
         with open(os.path.join(grader_dir, name + ".py"), "w", encoding="utf-8") as handle:
             handle.write(text)
     import_paths = [import_root] + ([tree] if import_root != tree else []) + [grader_dir]
@@ -3957,6 +4533,18 @@ def plan_tests(job, verdict):
     dotted = [unittest_name(t) for t in listed]
     modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
     unfound = [] if template else unfound_tests(listed, dotted, tree, [import_root, tree])
+    project = None
+    if runner in PROJECT_RUNNERS:
+        # Django and SymPy ids are mapped by their own plan, which says when one names no test.
+        project, problem = project_plan(runner, listed, tree, job["patch_paths"])
+        if problem:
+            verdict.update(status="error", completed=None, reason=problem)
+            return None
+        files, unfound = project["files"], []
+        if settings.get("select", "ids") == "ids":
+            verdict["notes"].append(f"the {runner} runner ran the listed tests' whole "
+                                    f"{'labels' if runner == 'django' else 'files'}, "
+                                    f"as with --select files")
     if unfound:
         # A listed id naming no file or module at all is the instance's mistake,
         # not the run's: grade it as an error, never as the agent's failure.
@@ -3966,8 +4554,9 @@ def plan_tests(job, verdict):
                               f"instance's FAIL_TO_PASS / PASS_TO_PASS ids")
         return None
     argv = test_command(runner, template, settings["python"], files, listed, modules, grader_dir)
-    structured = runner in ("pytest", "unittest")
+    structured = runner in ("pytest", "unittest") + PROJECT_RUNNERS
     verdict["results_from"] = {"pytest": "pytest plugin", "unittest": "unittest runner",
+                               "django": "django runner", "sympy": "sympy runner",
                                "log": "log"}[runner]
     if not structured:
         verdict["notes"].append("results read from the test log, not from a structured record")
@@ -3986,7 +4575,7 @@ def plan_tests(job, verdict):
             recorder["load"] = [[module_of[d], d] for d in dict.fromkeys(dotted)]
     return {"f2p": f2p, "p2p": p2p, "listed": listed, "runner": runner, "argv": argv,
             "env": env, "structured": structured, "top_modules": top_level_modules(import_root),
-            "recorder": recorder, "module_of": module_of}
+            "recorder": recorder, "module_of": module_of, "project": project}
 
 
 def run_tests(job, plan, verdict, log):
@@ -4001,7 +4590,7 @@ def run_tests(job, plan, verdict, log):
               "shadowed": set(), "tampered": set(), "unfinished": False, "results_seen": 0,
               "collect": {"errors": {}, "skips": {}, "collected": set(), "not_found": set(),
                           "items": set()},
-              "configured": False, "output": "", "versions": {}}
+              "configured": False, "output": "", "versions": {}, "conflicts": []}
     for attempt in range(settings["repeat"]):
         results_path = os.path.join(grader_dir, f"results-{attempt}.jsonl")
         config_path = os.path.join(grader_dir, f"config-{attempt}.json")
@@ -4093,6 +4682,14 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
         record["results_seen"] += len(outcomes)
         record["failures_recorded"] |= any(o in FAILING for o in outcomes.values())
     record["output"] = output
+    if plan["project"] is not None:
+        # A Django or SymPy id stands for the tests its plan mapped it to.
+        described = test_descriptions(results_path, secret)
+        for test_id in plan["listed"]:
+            outcome, conflict = project_lookup(plan["project"], outcomes, described, test_id)
+            record["observed"].setdefault(test_id, []).append(outcome)
+            record["conflicts"].extend([conflict] if conflict else [])
+        return True
     outcomes = canonical_outcomes(outcomes)
     for test_id in plan["listed"]:
         record["observed"].setdefault(test_id, []).append(lookup(outcomes, test_id, runner))
@@ -4143,6 +4740,10 @@ def decide_run(job, plan, record, verdict):
                               f"their file collected without error, e.g. {uncollected[0]!r}: "
                               f"check the instance's FAIL_TO_PASS / PASS_TO_PASS ids")
         return
+    if record["conflicts"]:
+        verdict.update(status="error", completed=None, resolution="NO",
+                       reason=record["conflicts"][0])
+        return
     silent = [s for s in exit_statuses if s != 0]
     if silent and not record["failures_recorded"]:
         verdict.update(status="error", completed=None, resolution="NO",
@@ -4182,6 +4783,25 @@ def collectors_of(test_id, runner, module_of):
     return found
 
 
+def project_collectors(project, test_id):
+    """What a Django or SymPy recorder names when a listed test's file, or the runner, fails.
+
+    >>> project_collectors({"runner": "sympy", "mapping": {"test_x": {
+    ...     "dotted": "a/test_b.py::test_x", "places": ["a/test_b.py::test_x"]}}}, "test_x")
+    ['a/test_b.py', 'sympy']
+    >>> project_collectors({"runner": "django", "mapping": {"test_y (m.T)": {
+    ...     "dotted": "m.T.test_y", "module": "m"}}}, "test_y (m.T)")
+    ['m', 'django']
+    """
+    entry = project["mapping"].get(test_id) or {}
+    if project["runner"] == "sympy":
+        places = entry.get("places") or [entry.get("dotted") or ""]
+        found = list(dict.fromkeys(p.split("::")[0] for p in places if p))
+    else:
+        found = [entry["module"]] if entry.get("module") else []
+    return found + [project["runner"]]
+
+
 def missing_causes(plan, record):
     """Why each listed test that never ran is missing: its collection failed or was skipped
     (the run's failure), or its file collected cleanly without it (the instance's mistake)."""
@@ -4192,6 +4812,14 @@ def missing_causes(plan, record):
     items = {canonical_id(i): True for i in collect["items"]}
     for test_id in plan["listed"]:
         if any(o is not None for o in record["observed"].get(test_id, [None])):
+            continue
+        if plan["project"] is not None:
+            # Django and SymPy map their ids before running (an id naming no test is
+            # a grading error there); a missing test is the run's, quoted if a file broke.
+            error = next((c for c in project_collectors(plan["project"], test_id)
+                          if c in collect["errors"]), None)
+            if error is not None:
+                causes["collection"][("failed to load", error)] = collect["errors"][error]
             continue
         if lookup(items, test_id, plan["runner"]):
             continue      # collected but not run (say -x stopped early): the run's failure
@@ -4360,10 +4988,10 @@ def parse_instance(record, where):
     instance_id = text_field(record, "instance_id", where, required=True)
     if "test_patch" not in record:
         raise InputError(f"{where}: no test_patch")
-    runner = text_field(record, "test_runner", where) or None
-    if runner is not None and runner not in RUNNERS:
-        raise InputError(f"{where}, field 'test_runner': expected one of "
-                         f"{', '.join(RUNNERS)}, got {runner!r}")
+    text_field(record, "test_runner", where)
+    text_field(record, "log_parser", where)
+    text_field(record, "eval_type", where)
+    runner, no_runner = runner_from_fields(record, where)
     test_patch = text_field(record, "test_patch", where)
     problem = diff_problem(test_patch, "the test patch")
     if problem:
@@ -4378,7 +5006,7 @@ def parse_instance(record, where):
                                         f"{where}, field 'PASS_TO_PASS'"),
         "test_cmd": text_field(record, "test_cmd", where) or None, "test_runner": runner,
         "test_env": parse_json_object(record.get("test_env"), f"{where}, field 'test_env'"),
-        "where": where,
+        "where": where, "no_runner": no_runner, "notes": v5_fields(record, where),
     }
     if not instance["FAIL_TO_PASS"]:
         raise InputError(f"{where}: FAIL_TO_PASS is empty; nothing would show the fix works")

@@ -6444,6 +6444,371 @@ def bench_regrade_select_modes():
                   f"(load average {os.getloadavg()[0]:.1f})")
 
 
+# === regrade.py: Django and SymPy runners ===
+# Two tiny repositories laid out like Django (tests/runtests.py beside django/)
+# and SymPy (bin/test beside sympy/), each with a stand-in for its project's own
+# runner that prints what the real one prints (Django's verbose `test_x
+# (module.Class) ... ok` with docstring lines, SymPy's `test_x ok` lines). The
+# recorders hook the same names the real runners have, so no Django or SymPy
+# is needed here; real-history checks stay outside the suite.
+DJANGOISH_BASE = {
+    "django/__init__.py": "",
+    "django/test/__init__.py": "",
+    "django/test/runner.py": (
+        "import unittest\n\n\nclass DiscoverRunner:\n"
+        "    test_runner = unittest.TextTestRunner\n\n"
+        "    def __init__(self, verbosity=1):\n        self.verbosity = verbosity\n\n"
+        "    def run_tests(self, labels):\n"
+        "        loader, suite = unittest.TestLoader(), unittest.TestSuite()\n"
+        "        for label in labels:\n"
+        "            suite.addTests(loader.loadTestsFromName(label))\n"
+        "        result = self.test_runner(verbosity=self.verbosity).run(suite)\n"
+        "        return len(result.failures) + len(result.errors)\n"),
+    "django/shop.py": "def price(cents):\n    return cents // 100\n",
+    "tests/runtests.py": (
+        "#!/usr/bin/env python\nimport argparse\nimport sys\n\n"
+        "from django.test.runner import DiscoverRunner\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('labels', nargs='*')\n"
+        "parser.add_argument('--verbosity', type=int, default=1)\n"
+        "parser.add_argument('--settings')\nparser.add_argument('--parallel')\n"
+        "options = parser.parse_args()\n"
+        "sys.exit(bool(DiscoverRunner(options.verbosity).run_tests(options.labels)))\n"),
+    "tests/test_sqlite.py": "DATABASES = {}\n",
+    "tests/shop/__init__.py": "",
+    "tests/shop/tests.py": (
+        "import unittest\n\nfrom django.shop import price\n\n\n"
+        "class PriceTests(unittest.TestCase):\n"
+        "    def test_whole(self):\n        self.assertEqual(price(300), 3)\n"),
+}
+DJANGOISH_TESTS = {
+    "tests/shop/tests.py": DJANGOISH_BASE["tests/shop/tests.py"] + (
+        "\n    def test_cents(self):\n        self.assertEqual(price(250), 2.5)\n\n"
+        "    def test_rounding(self):\n        '''\n        Prices keep their cents.\n\n"
+        "        More words.\n        '''\n        self.assertEqual(price(199), 1.99)\n\n"
+        "    @unittest.expectedFailure\n    def test_known_bug(self):\n"
+        "        self.assertEqual(price(1), 0.01)\n\n"
+        "    def test_twin_a(self):\n        '''Twin docstring.'''\n\n"
+        "    def test_twin_b(self):\n        '''Twin docstring.'''\n"
+        "        self.assertEqual(price(250), 2.5)\n"),
+}
+DJANGOISH_FIX = {"django/shop.py": "def price(cents):\n    return cents / 100\n"}
+DJANGOISH_IDS = ["test_cents (shop.tests.PriceTests)", "Prices keep their cents."]
+SYMPYISH_RUNTESTS = (
+    "import inspect\nimport os\nimport sys\n\n\n"
+    "class Skipped(Exception):\n    pass\n\n\nclass XFail(Exception):\n    pass\n\n\n"
+    "class XPass(Exception):\n    pass\n\n\n"
+    "def XFAIL(func):\n    def wrapper():\n        try:\n            func()\n"
+    "        except Exception:\n            raise XFail(func.__name__)\n"
+    "        raise XPass(func.__name__)\n    wrapper.__name__ = func.__name__\n"
+    "    return wrapper\n\n\n"
+    "def SKIP(reason):\n    def decorate(func):\n        def wrapper():\n"
+    "            raise Skipped(reason)\n        wrapper.__name__ = func.__name__\n"
+    "        return wrapper\n    return decorate\n\n\n"
+    "def slow(func):\n    func._slow = True\n    return func\n\n\n"
+    "class PyTestReporter:\n    def __init__(self, verbose=False):\n"
+    "        self.failed = False\n\n"
+    "    def write(self, text):\n        sys.stdout.write(text)\n\n"
+    "    def entering_filename(self, filename, n):\n        self.write(f'{filename}[{n}] ')\n\n"
+    "    def leaving_filename(self):\n        self.write(' [OK]\\n')\n\n"
+    "    def entering_test(self, f):\n        self.write('\\n' + f.__name__ + ' ')\n\n"
+    "    def test_pass(self, char='.'):\n        self.write('ok')\n\n"
+    "    def test_fail(self, exc_info):\n        self.failed = True\n        self.write('F')\n\n"
+    "    def test_exception(self, exc_info):\n        self.failed = True\n"
+    "        self.write('E')\n\n"
+    "    def test_skip(self, v=None):\n"
+    "        self.write(('w' if str(v) == 'Slow' else 's'))\n\n"
+    "    def test_xfail(self):\n        self.write('f')\n\n"
+    "    def test_xpass(self, v):\n        self.failed = True\n        self.write('X')\n\n"
+    "    def import_error(self, filename, exc_info):\n        self.failed = True\n"
+    "        self.write(f'{filename}[?]   Failed to import [FAIL]\\n')\n\n\n"
+    "class SymPyTests:\n    def __init__(self, reporter):\n        self._reporter = reporter\n\n"
+    "    def test_file(self, filename):\n        reporter, gl = self._reporter, {}\n"
+    "        try:\n            with open(filename, encoding='utf-8') as handle:\n"
+    "                exec(compile(handle.read(), filename, 'exec'), gl)\n"
+    "        except ImportError:\n            reporter.import_error(filename, sys.exc_info())\n"
+    "            return\n        except Exception:\n"
+    "            reporter.test_exception(sys.exc_info())\n            return\n"
+    "        funcs = [v for k, v in gl.items() if k.startswith('test_') and "
+    "inspect.isfunction(v)]\n"
+    "        reporter.entering_filename(filename, len(funcs))\n        for f in funcs:\n"
+    "            reporter.entering_test(f)\n            try:\n"
+    "                if getattr(f, '_slow', False):\n                    raise Skipped('Slow')\n"
+    "                f()\n            except AssertionError:\n"
+    "                reporter.test_fail(sys.exc_info())\n"
+    "            except Skipped as exc:\n                reporter.test_skip(exc)\n"
+    "            except XFail:\n                reporter.test_xfail()\n"
+    "            except XPass as exc:\n                reporter.test_xpass(exc)\n"
+    "            except Exception:\n                reporter.test_exception(sys.exc_info())\n"
+    "            else:\n                reporter.test_pass()\n"
+    "        reporter.leaving_filename()\n\n\n"
+    "def _test(*paths, verbose=False):\n"
+    "    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
+    "    reporter = PyTestReporter(verbose)\n    for path in paths:\n"
+    "        SymPyTests(reporter).test_file(os.path.join(root, path))\n"
+    "    return int(reporter.failed)\n")
+SYMPYISH_BASE = {
+    "bin/test": "#!/usr/bin/env python\n",
+    "sympy/__init__.py": "from sympy.core.basic import double\n",
+    "sympy/core/__init__.py": "",
+    "sympy/core/basic.py": "def double(x):\n    return abs(x) * 2\n",
+    "sympy/core/tests/__init__.py": "",
+    "sympy/core/tests/test_basic.py": (
+        "from sympy import double\n\n\ndef test_double():\n    assert double(2) == 4\n"),
+    "sympy/testing/__init__.py": "",
+    "sympy/testing/runtests.py": SYMPYISH_RUNTESTS,
+}
+SYMPYISH_TESTS = {
+    "sympy/core/tests/test_basic.py": (
+        "from sympy import double\nfrom sympy.testing.runtests import XFAIL, SKIP, slow\n\n\n"
+        "def test_double():\n    assert double(2) == 4\n\n\n"
+        "def test_double_negative():\n    assert double(-2) == -4\n\n\n"
+        "@XFAIL\ndef test_double_string():\n    assert double('a') == 'a a'\n\n\n"
+        "@XFAIL\ndef test_double_zero():\n    assert double(0) == 0\n\n\n"
+        "@SKIP('needs a plotting library')\ndef test_double_plot():\n    assert False\n\n\n"
+        "@slow\ndef test_double_big():\n    assert double(10 ** 6) == 2 * 10 ** 6\n"),
+}
+SYMPYISH_FIX = {"sympy/core/basic.py": "def double(x):\n    return x * 2\n"}
+
+
+class RegradeProjectFixture(unittest.TestCase):
+    """A Django-style or SymPy-style repository, its test patch, and the runs' diffs."""
+    BASE, TESTS, FIX, REPO_NAME = {}, {}, {}, ""
+    RUNS = {}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.temp = TempDir()
+        cls.folder = cls.temp.__enter__()
+        cls.repo, cls.base = regrade_repo(cls.folder, cls.BASE)
+        work = os.path.join(cls.folder, "work")
+        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
+        cls.test_patch = regrade_diff(work, cls.TESTS)
+        cls.gold = regrade_diff(work, cls.FIX)
+        cls.diffs = {name: regrade_diff(work, files) for name, files in cls.RUNS.items()}
+        cls.diffs.update(gold=cls.gold, empty="")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.temp.__exit__(None, None, None)
+
+    def grade(self, cases, runs=("gold", "empty"), extra_argv=()):
+        """Grade each run against each case {name: (F2P, P2P, extra fields)}; {(case, run): v}."""
+        with TempDir() as folder:
+            regrade_jsonl(folder, "instances.jsonl", [dict(
+                {"instance_id": name, "repo": self.REPO_NAME, "base_commit": self.base,
+                 "patch": self.gold, "test_patch": self.test_patch,
+                 "FAIL_TO_PASS": json.dumps(f2p), "PASS_TO_PASS": json.dumps(p2p)}, **extra)
+                for name, (f2p, p2p, extra) in cases.items()])
+            regrade_jsonl(folder, "predictions.jsonl", [
+                {"run_id": f"{name}@{run}", "instance_id": name, "model_patch": self.diffs[run]}
+                for name in cases for run in runs])
+            status, report, err = regrade_json([
+                os.path.join(folder, "instances.jsonl"), os.path.join(folder, "predictions.jsonl"),
+                "--repo", self.repo, *extra_argv])
+        self.assertEqual(status, 0, err)
+        return {tuple(v["run_id"].split("@")): v for v in report["runs"]}
+
+    def assert_verdict(self, verdict, status, completed):
+        self.assertEqual((verdict["status"], verdict["completed"]), (status, completed),
+                         verdict["reason"])
+
+
+class TestRegradeDjangoRunner(RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = DJANGOISH_BASE, DJANGOISH_TESTS, DJANGOISH_FIX, "acme/shop"
+    RUNS = {"breaks-import": {"django/shop.py": "def price(cents):\n    return cents /\n"},
+            "fix-and-neuter": dict(DJANGOISH_FIX, **{"tests/shop/tests.py": "import unittest\n"})}
+
+    def test_docstring_ids_map_to_their_tests_and_only_the_fix_resolves(self):
+        ids = DJANGOISH_IDS + ["test_whole (shop.tests.PriceTests.test_whole)"]
+        verdicts = self.grade({"shop-1": (ids[:2], ids[2:], {})},
+                              runs=("gold", "empty", "breaks-import", "fix-and-neuter"))
+        gold, empty = verdicts[("shop-1", "gold")], verdicts[("shop-1", "empty")]
+        self.assert_verdict(gold, "resolved", True)
+        self.assertEqual(gold["runner"], "django")       # chosen from the tree's layout
+        self.assertEqual(gold["results_from"], "django runner")
+        self.assertEqual(sorted(gold["fail_to_pass"]["passed"]), sorted(ids[:2]))
+        self.assert_verdict(empty, "unresolved", False)
+        self.assertEqual(sorted(empty["fail_to_pass"]["failed"]), sorted(ids[:2]))
+        self.assertEqual(empty["pass_to_pass"]["passed"], ids[2:])
+        # A diff that breaks the code's import makes the test module fail to load:
+        # the run's failure, not a grading error.
+        broken = verdicts[("shop-1", "breaks-import")]
+        self.assert_verdict(broken, "unresolved", False)
+        self.assertEqual(sorted(broken["fail_to_pass"]["missing"]), sorted(ids[:2]))
+        self.assert_verdict(verdicts[("shop-1", "fix-and-neuter")], "resolved", True)
+
+    def test_a_shared_docstring_counts_when_its_tests_agree_else_is_a_grading_error(self):
+        verdicts = self.grade({"twin": (["Twin docstring."], [], {}),
+                               "nowhere": (["Prices keep their dollars."], [], {}),
+                               "no-module": (["test_cents (shop.nothing.PriceTests)"], [], {})})
+        # Both twins pass with the fix; without it one passes and one fails.
+        self.assert_verdict(verdicts[("twin", "gold")], "resolved", True)
+        twin = verdicts[("twin", "empty")]
+        self.assert_verdict(twin, "error", None)
+        self.assertIn("shop.tests.PriceTests.test_twin_a passed", twin["reason"])
+        self.assertIn("shop.tests.PriceTests.test_twin_b failed", twin["reason"])
+        for name in ("nowhere", "no-module"):
+            self.assert_verdict(verdicts[(name, "gold")], "error", None)
+            self.assertIn("name no test", verdicts[(name, "gold")]["reason"])
+
+    def test_an_expected_failure_is_not_a_fail_to_pass_pass(self):
+        verdicts = self.grade({"xfail": (["test_known_bug (shop.tests.PriceTests)"], [], {}),
+                               "xfail-p2p": (DJANGOISH_IDS[:1],
+                                             ["test_known_bug (shop.tests.PriceTests)"], {})},
+                              runs=("empty",))
+        xfail = verdicts[("xfail", "empty")]
+        self.assert_verdict(xfail, "unresolved", False)
+        self.assertEqual(xfail["fail_to_pass"]["skipped"], ["test_known_bug (shop.tests.PriceTests)"])
+        # As a PASS_TO_PASS test an expected failure passes, as in SWE-bench.
+        self.assertEqual(verdicts[("xfail-p2p", "empty")]["pass_to_pass"]["passed"],
+                         ["test_known_bug (shop.tests.PriceTests)"])
+
+
+class TestRegradeSympyRunner(RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = SYMPYISH_BASE, SYMPYISH_TESTS, SYMPYISH_FIX, "acme/symbolic"
+    RUNS = {"breaks-import": {"sympy/core/basic.py": "raise ImportError('broken')\n"},
+            "fix-and-neuter": dict(SYMPYISH_FIX, **{
+                "sympy/core/tests/test_basic.py": "def test_double_negative():\n    pass\n"})}
+
+    def test_bare_names_are_found_in_the_test_patch_and_only_the_fix_resolves(self):
+        verdicts = self.grade({"sym-1": (["test_double_negative"], ["test_double"], {})},
+                              runs=("gold", "empty", "breaks-import", "fix-and-neuter"))
+        gold, empty = verdicts[("sym-1", "gold")], verdicts[("sym-1", "empty")]
+        self.assert_verdict(gold, "resolved", True)
+        self.assertEqual((gold["runner"], gold["results_from"]), ("sympy", "sympy runner"))
+        self.assert_verdict(empty, "unresolved", False)
+        self.assertEqual(empty["fail_to_pass"]["failed"], ["test_double_negative"])
+        self.assertEqual(empty["pass_to_pass"]["passed"], ["test_double"])
+        broken = verdicts[("sym-1", "breaks-import")]
+        self.assert_verdict(broken, "unresolved", False)
+        self.assertEqual(broken["fail_to_pass"]["missing"], ["test_double_negative"])
+        self.assert_verdict(verdicts[("sym-1", "fix-and-neuter")], "resolved", True)
+
+    def test_an_id_found_nowhere_is_a_grading_error(self):
+        verdict = self.grade({"typo": (["test_double_negativ"], [], {})}, runs=("gold",))
+        verdict = verdict[("typo", "gold")]
+        self.assert_verdict(verdict, "error", None)
+        self.assertIn("test_double_negativ", verdict["reason"])
+
+    def test_xfail_skip_and_slow_are_not_passes(self):
+        verdicts = self.grade({
+            "xfail": (["test_double_string"], [], {}),
+            "xpass": (["test_double_negative"], ["test_double_zero"], {}),
+            "skip": (["test_double_negative"], ["test_double_plot"], {}),
+            "slow": (["test_double_big"], [], {})}, runs=("gold",))
+        xfail = verdicts[("xfail", "gold")]
+        self.assert_verdict(xfail, "unresolved", False)
+        self.assertEqual(xfail["fail_to_pass"]["skipped"], ["test_double_string"])
+        # An @XFAIL test that passes (XPASS) is a failure.
+        self.assertEqual(verdicts[("xpass", "gold")]["pass_to_pass"]["failed"],
+                         ["test_double_zero"])
+        self.assertEqual(verdicts[("skip", "gold")]["pass_to_pass"]["skipped"],
+                         ["test_double_plot"])
+        self.assert_verdict(verdicts[("skip", "gold")], "unresolved", False)
+        self.assertEqual(verdicts[("slow", "gold")]["fail_to_pass"]["skipped"],
+                         ["test_double_big"])
+
+
+class TestRegradeInstanceFields(RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = SYMPYISH_BASE, SYMPYISH_TESTS, SYMPYISH_FIX, "acme/symbolic"
+
+    def test_v5_fields_pick_a_runner_or_say_there_is_none(self):
+        v5 = {"image": "swebench/sweb.eval.x86_64.acme", "eval_type": "pass_and_fail",
+              "eval_script": "#!/bin/bash\necho never run here > /tmp/regrade-eval-script-ran\n"}
+        verdicts = self.grade({
+            "by-parser": (["test_double_negative"], [], dict(v5, log_parser="parse_log_sympy")),
+            "go": (["test_double_negative"], [], dict(v5, log_parser="parse_log_gotest"))},
+            runs=("gold",))
+        by_parser = verdicts[("by-parser", "gold")]
+        self.assert_verdict(by_parser, "resolved", True)
+        self.assertEqual(by_parser["runner"], "sympy")
+        self.assertTrue(any("eval_script" in note for note in by_parser["notes"]))
+        go = verdicts[("go", "gold")]
+        self.assert_verdict(go, "error", None)
+        self.assertIn("no runner for this repository", go["reason"])
+
+    def test_a_project_runner_on_a_tree_without_it_is_a_grading_error(self):
+        verdicts = self.grade({"wrong": (["test_double_negative"], [],
+                                         {"test_runner": "django"})}, runs=("gold",))
+        verdict = verdicts[("wrong", "gold")]
+        self.assert_verdict(verdict, "error", None)
+        self.assertIn("tests/runtests.py", verdict["reason"])
+
+    def test_a_bad_eval_type_is_bad_input(self):
+        with TempDir() as folder:
+            regrade_jsonl(folder, "i.jsonl", [{
+                "instance_id": "x", "repo": "a/b", "base_commit": self.base, "test_patch": "",
+                "FAIL_TO_PASS": '["test_double"]', "eval_type": "sometimes"}])
+            status, out, err = run("regrade.py", [os.path.join(folder, "i.jsonl"), "gold",
+                                                  "--repo", self.repo])
+        self.assertEqual(status, 2)
+        self.assertIn("eval_type", err)
+        self.assertNotIn("Traceback", err)
+
+
+def bench_regrade_django_and_sympy_runners():
+    """Grader overhead per run beyond the test command, on the Django- and SymPy-style repositories."""
+    for fixture in (TestRegradeDjangoRunner, TestRegradeSympyRunner):
+        fixture.setUpClass()
+        try:
+            case = fixture("assert_verdict")
+            f2p = DJANGOISH_IDS if fixture is TestRegradeDjangoRunner else ["test_double_negative"]
+            best = None
+            for _ in range(3):
+                verdicts = case.grade({"bench": (f2p, [], {})}, runs=("gold", "empty"))
+                overhead = [v["duration_s"] - v["test_s"] for v in verdicts.values()]
+                if best is None or max(overhead) < max(best):
+                    best = overhead
+            print(f"regrade {fixture.REPO_NAME} ({fixture.__name__}): grader overhead "
+                  f"{min(best):.3f}-{max(best):.3f} s per run")
+        finally:
+            fixture.tearDownClass()
+
+
+# === Merge: Django and SymPy runners under the split grader's rules ===
+class RegradeProjectRules:
+    """Django and SymPy runs inside bubblewrap, under --select and the collection records."""
+    RUNNER, CASE = "", {}
+
+    def test_runs_in_bwrap_and_a_broken_import_is_the_runs_failure(self):
+        regrade = load("regrade.py")
+        try:
+            regrade.choose_sandbox("bwrap", sys.executable, False)
+        except regrade.InputError as exc:
+            self.skipTest(str(exc))
+        verdicts = self.grade(self.CASE, runs=("gold", "breaks-import"))
+        gold, broken = verdicts[("case", "gold")], verdicts[("case", "breaks-import")]
+        self.assertEqual({gold["isolation"], broken["isolation"]}, {"bwrap"})
+        self.assert_verdict(gold, "resolved", True)
+        self.assertEqual(gold["runner"], self.RUNNER)
+        # The recorder reports its own interpreter, as the pytest and unittest ones do.
+        self.assertEqual(gold["environment"]["python_version"], sys.version.split()[0])
+        self.assertTrue(any("whole" in note for note in gold["notes"]), gold["notes"])
+        # No test ran: the run broke the code's import, which is its own failure,
+        # never the generic "listed test never collected" grading error.
+        self.assert_verdict(broken, "unresolved", False)
+        self.assertNotIn("uncollected", broken)
+        self.assertIn(f"{self.RUNNER} failed to load", broken["reason"])
+
+    def test_select_files_adds_no_note(self):
+        verdicts = self.grade(self.CASE, runs=("gold",), extra_argv=("--select", "files"))
+        gold = verdicts[("case", "gold")]
+        self.assert_verdict(gold, "resolved", True)
+        self.assertFalse(any("whole" in note for note in gold["notes"]), gold["notes"])
+
+
+class TestRegradeDjangoRules(RegradeProjectRules, RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = DJANGOISH_BASE, DJANGOISH_TESTS, DJANGOISH_FIX, "acme/shop"
+    RUNS = TestRegradeDjangoRunner.RUNS
+    RUNNER, CASE = "django", {"case": (DJANGOISH_IDS[:2], DJANGOISH_IDS[2:], {})}
+
+
+class TestRegradeSympyRules(RegradeProjectRules, RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = SYMPYISH_BASE, SYMPYISH_TESTS, SYMPYISH_FIX, "acme/symbolic"
+    RUNS = TestRegradeSympyRunner.RUNS
+    RUNNER, CASE = "sympy", {"case": (["test_double_negative"], ["test_double"], {})}
+
+
 # === Runner ===
 def main(argv):
     if "--sync" in argv:
