@@ -2674,7 +2674,6 @@ def bench_regrade_example():
           f"{results[1][0] / results[2][0]:.2f}x over --jobs 1")
 
 
-
 # === regrade.py review fixes ===
 # Each exploit from the outside review of regrade.py, on the toy repository:
 # every one resolved before the fixes; each must now end unresolved (or in the
