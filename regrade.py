@@ -2845,17 +2845,9 @@ def pytest_sessionfinish(session, exitstatus):
                                                        key=lambda p: (p["name"], p["files"]))})
 '''
 
-UNITTEST_RUNNER = '"""Written by regrade.py: runs unittest modules, records outcomes to a file."""' + \
-    RECORDER_COMMON + r'''
-import importlib
-import traceback
-import unittest
-
-
-class _Recorder(unittest.TextTestResult):
-    def _record(self, test, outcome):
-        _write({"kind": "test", "nodeid": test.id(), "outcome": outcome})
-
+# The outcome methods of both unittest-style recorders (unittest's and Django's):
+# each calls the class's own _record after the result class has done its work.
+RESULT_OUTCOMES = r'''
     def addSuccess(self, test):
         super().addSuccess(test)
         self._record(test, "passed")
@@ -2884,7 +2876,20 @@ class _Recorder(unittest.TextTestResult):
         super().addSubTest(test, subtest, err)
         if err is not None:
             self._record(test, "failed")
+'''
 
+UNITTEST_RUNNER = '"""Written by regrade.py: runs unittest modules, records outcomes to a file."""' + \
+    RECORDER_COMMON + r'''
+import importlib
+import traceback
+import unittest
+
+
+class _Recorder(unittest.TextTestResult):
+    def _record(self, test, outcome):
+        _write({"kind": "test", "nodeid": test.id(), "outcome": outcome})
+
+''' + RESULT_OUTCOMES + r'''
 
 def _runner_parts():
     """Every method of the classes that decide a unittest outcome, by identity."""
@@ -3471,35 +3476,7 @@ class _Recording:
             doc = None
         _write({"kind": "test", "nodeid": test.id(), "outcome": outcome, "doc": doc})
 
-    def addSuccess(self, test):
-        super().addSuccess(test)
-        self._record(test, "passed")
-
-    def addFailure(self, test, err):
-        super().addFailure(test, err)
-        self._record(test, "failed")
-
-    def addError(self, test, err):
-        super().addError(test, err)
-        self._record(test, "error")
-
-    def addSkip(self, test, reason):
-        super().addSkip(test, reason)
-        self._record(test, "skipped")
-
-    def addExpectedFailure(self, test, err):
-        super().addExpectedFailure(test, err)
-        self._record(test, "xfailed")
-
-    def addUnexpectedSuccess(self, test):
-        super().addUnexpectedSuccess(test)
-        self._record(test, "xpassed")
-
-    def addSubTest(self, test, subtest, err):
-        super().addSubTest(test, subtest, err)
-        if err is not None:
-            self._record(test, "failed")
-
+''' + RESULT_OUTCOMES + r'''
 
 class _RecordingRunner(unittest.TextTestRunner):
     def _makeResult(self):
