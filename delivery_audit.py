@@ -3451,11 +3451,8 @@ def figure_cells(figure, name):
     return [fmt(figure["value"]), exact, cluster]
 
 
-def render(result, style, source):
-    """The whole report as text or Markdown; reads the result, computes nothing."""
-    heading = (lambda t: f"## {t}") if style == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
-    sub = (lambda t: f"### {t}") if style == "markdown" else (lambda t: t)
-    c = result["counts"]
+def render_opening(result, style, source, heading):
+    """The title, the runs and clusters, and where the claims and verdicts came from."""
     out = [heading(f"Delivery audit: {relative_path(source)}"), ""]
     out.append((f"{plural(result['n_runs'], 'run')} in {plural(result['n_tasks'], 'task')}"
                 if result["clusters"] == "tasks" else
@@ -3470,7 +3467,13 @@ def render(result, style, source):
         v = result["verdict_source"]
         out += apart + [f"Verified outcomes: {v['format']} {v['file']}, joined on "
                         f"{v['joined_on']}."]
-    out += ["", sub("Claims against verified outcomes"), ""]
+    return out
+
+
+def render_counts(result, style, sub):
+    """The 2x2 table of claims against verified outcomes, and the equivocal count."""
+    c = result["counts"]
+    out = ["", sub("Claims against verified outcomes"), ""]
     out.append(render_table(
         ["", "verified", "not verified", "total"],
         [["claimed", c["tp"], c["fp"], c["claims"]],
@@ -3480,8 +3483,13 @@ def render(result, style, source):
     out.append(f"Equivocal messages: {c['equivocal']} (read as not claiming; "
                f"{c['equivocal_verified']} verified, {c['equivocal_failed']} not)."
                if c["equivocal"] else "No equivocal messages.")
+    return out
+
+
+def render_figures(result, style, sub):
+    """The figures with their exact and bootstrap intervals, and the notes on them."""
     cluster_name = "task" if result["clusters"] == "tasks" else "run"
-    out += ["", sub("The claim as evidence of delivery"), ""]
+    out = ["", sub("The claim as evidence of delivery"), ""]
     rows = [[label] + figure_cells(result[name], name) for name, label in FIGURE_ROWS]
     rows.append(["Fisher exact p (two-sided)", fmt_p(result["fisher_p"]), "", ""])
     out.append(render_table(["figure", "value", "95% exact",
@@ -3503,9 +3511,13 @@ def render(result, style, source):
                for name, label in FIGURE_ROWS if result[name].get("cluster_resamples_skipped")]
     if skipped:
         out.append(f"Resamples skipped where a figure was undefined: {', '.join(skipped)}.")
-    out += withheld_notes(result, cluster_name)
-    eq = result["equivocal_as_claims"]
-    out += ["", sub(f"If the equivocal messages ({c['equivocal']}) counted as claims"), ""]
+    return out + withheld_notes(result, cluster_name)
+
+
+def render_equivocal(result, style, sub):
+    """What changes if the equivocal messages counted as claims."""
+    c, eq = result["counts"], result["equivocal_as_claims"]
+    out = ["", sub(f"If the equivocal messages ({c['equivocal']}) counted as claims"), ""]
     changes = []
     for name, label in FIGURE_ROWS:
         before, after = result[name]["value"], eq[name]["value"]
@@ -3524,38 +3536,56 @@ def render(result, style, source):
         out.append(render_table(["figure", "headline", "equivocal as claims"], changes, style))
     else:
         out.append("Nothing changes at 3 decimals.")
-    if "sampling" in result:
-        s = result["sampling"]
-        out += ["", sub("Sampling mode: projected onto every claim"), ""]
-        out.append(f"Only {s['runs_checked']} of {s['runs_checked'] + s['runs_unchecked']} "
-                   f"runs were verified ({s['claims_checked']} of "
-                   f"{plural(s['claims'], 'claim')}); every figure above is computed on the "
-                   f"verified runs.")
-        if result.get("grading_errors"):
-            out.append("Runs the grader could not verify (left out, not counted as failures): "
-                       + grading_error_text(result["grading_error_runs"]) + ".")
-        out.append(f"Expected verified deliveries among all {plural(s['claims'], 'claim')}: "
-                   f"{s['verified_deliveries_seen']} verified plus r times the "
-                   f"{s['claims'] - s['claims_checked']} unchecked, "
-                   f"{fmt(s['expected_verified_deliveries']['value'], 1)} "
-                   f"{fmt_ci(s['expected_verified_deliveries']['ci'], 1)}; inflation "
-                   f"{fmt(s['inflation']['value'])} {fmt_ci(s['inflation']['ci'])} "
-                   f"(r's exact interval, projected).")
-    if "conditions" in result:
-        out += ["", sub("By condition"), ""]
-        out.append(render_table(
-            ["condition", "runs", "verified", "completion rate", "95% exact", "claimed",
-             "false claims"],
-            [[t["condition"], t["runs"], t["verified"], fmt(t["completion_rate"]["value"]),
-              fmt_ci(t["completion_rate"]["ci"]), t["tp"] + t["fp"], t["fp"]]
-             for t in result["conditions"]], style))
-        for test in result.get("stratified_tests", []):
-            out += ["", stratified_line(test)]
-        for pair in result.get("mcnemar_pairs", []):
-            out += ["", mcnemar_line(pair)]
-        if "mcnemar_skipped" in result:
-            out += ["", f"McNemar skipped: {result['mcnemar_skipped']}; the stratified test "
-                        f"above needs no pairs."]
+    return out
+
+
+def render_sampling(result, sub):
+    """Sampling mode: the figures projected from the verified runs onto every claim."""
+    if "sampling" not in result:
+        return []
+    s = result["sampling"]
+    out = ["", sub("Sampling mode: projected onto every claim"), ""]
+    out.append(f"Only {s['runs_checked']} of {s['runs_checked'] + s['runs_unchecked']} "
+               f"runs were verified ({s['claims_checked']} of "
+               f"{plural(s['claims'], 'claim')}); every figure above is computed on the "
+               f"verified runs.")
+    if result.get("grading_errors"):
+        out.append("Runs the grader could not verify (left out, not counted as failures): "
+                   + grading_error_text(result["grading_error_runs"]) + ".")
+    out.append(f"Expected verified deliveries among all {plural(s['claims'], 'claim')}: "
+               f"{s['verified_deliveries_seen']} verified plus r times the "
+               f"{s['claims'] - s['claims_checked']} unchecked, "
+               f"{fmt(s['expected_verified_deliveries']['value'], 1)} "
+               f"{fmt_ci(s['expected_verified_deliveries']['ci'], 1)}; inflation "
+               f"{fmt(s['inflation']['value'])} {fmt_ci(s['inflation']['ci'])} "
+               f"(r's exact interval, projected).")
+    return out
+
+
+def render_conditions(result, style, sub):
+    """The table per condition, the stratified exact test and McNemar (or why not)."""
+    if "conditions" not in result:
+        return []
+    out = ["", sub("By condition"), ""]
+    out.append(render_table(
+        ["condition", "runs", "verified", "completion rate", "95% exact", "claimed",
+         "false claims"],
+        [[t["condition"], t["runs"], t["verified"], fmt(t["completion_rate"]["value"]),
+          fmt_ci(t["completion_rate"]["ci"]), t["tp"] + t["fp"], t["fp"]]
+         for t in result["conditions"]], style))
+    for test in result.get("stratified_tests", []):
+        out += ["", stratified_line(test)]
+    for pair in result.get("mcnemar_pairs", []):
+        out += ["", mcnemar_line(pair)]
+    if "mcnemar_skipped" in result:
+        out += ["", f"McNemar skipped: {result['mcnemar_skipped']}; the stratified test "
+                    f"above needs no pairs."]
+    return out
+
+
+def render_raters_and_criteria(result, sub):
+    """Agreement among the raters, and what the graded criteria add."""
+    out = []
     if "raters" in result:
         r = result["raters"]
         out += ["", sub("Raters"), ""]
@@ -3572,26 +3602,47 @@ def render(result, style, source):
                    f"{k['runs_with_varying_criteria']} runs the criteria that vary share one "
                    f"verdict: criterion-level results there are the run-level result "
                    f"reweighted, not independent evidence.")
-    if "cost" in result:
-        k = result["cost"]
-        out += ["", sub("Cost"), ""]
-        sampled = k["runs_priced_and_verified"] < k["runs_priced"]
-        note = " (verified runs only)" if sampled else ""
-        out.append(render_table(["", "amount"], [
-            ["total", fmt(k["total"], 2)], ["per run", fmt(k["per_run"], 2)],
-            ["per claim (what per-claim billing charges)", fmt(k["per_claim"], 2)],
-            ["per verified delivery" + note, fmt(k["per_verified_delivery"], 2)],
-            ["per verified completion, any claim" + note,
-             fmt(k["per_verified_completion"], 2)],
-            ["spent on runs whose claim was false" + note,
-             fmt(k["spent_on_false_claims"], 2)]], style))
+    return out
+
+
+def render_cost(result, style, sub):
+    """What the runs cost, per claim and per verified delivery."""
+    if "cost" not in result:
+        return []
+    k = result["cost"]
+    sampled = k["runs_priced_and_verified"] < k["runs_priced"]
+    note = " (verified runs only)" if sampled else ""
+    return ["", sub("Cost"), "", render_table(["", "amount"], [
+        ["total", fmt(k["total"], 2)], ["per run", fmt(k["per_run"], 2)],
+        ["per claim (what per-claim billing charges)", fmt(k["per_claim"], 2)],
+        ["per verified delivery" + note, fmt(k["per_verified_delivery"], 2)],
+        ["per verified completion, any claim" + note,
+         fmt(k["per_verified_completion"], 2)],
+        ["spent on runs whose claim was false" + note,
+         fmt(k["spent_on_false_claims"], 2)]], style)]
+
+
+def render_verdict(result, style, sub):
+    """Ignored verdicts, if any, and the verdict's sentences."""
+    out = []
     if result.get("verdicts_not_in_runs"):
         out += ["", f"{plural(result['verdicts_not_in_runs'], 'verdict')} in the --verdicts "
                     f"file named runs that are not in the runs table; they were ignored."]
     out += ["", sub("Verdict"), ""]
     # Markdown joins consecutive lines into one paragraph; keep the sentences apart.
-    out += (result["verdict"] if style == "text"
-            else [line for sentence in result["verdict"] for line in (sentence, "")][:-1])
+    return out + (result["verdict"] if style == "text"
+                  else [line for sentence in result["verdict"] for line in (sentence, "")][:-1])
+
+
+def render(result, style, source):
+    """The whole report as text or Markdown; reads the result, computes nothing."""
+    heading = (lambda t: f"## {t}") if style == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
+    sub = (lambda t: f"### {t}") if style == "markdown" else (lambda t: t)
+    out = (render_opening(result, style, source, heading) + render_counts(result, style, sub)
+           + render_figures(result, style, sub) + render_equivocal(result, style, sub)
+           + render_sampling(result, sub) + render_conditions(result, style, sub)
+           + render_raters_and_criteria(result, sub) + render_cost(result, style, sub)
+           + render_verdict(result, style, sub))
     if style == "markdown":
         out = [nonbreaking(line) for line in markdown_paragraphs(out)]
     out += ["", render_provenance(result["provenance"], style)]
