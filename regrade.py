@@ -4075,16 +4075,21 @@ def probe_sandbox(sandbox, command):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def program_usage(program):
+    """A sandbox program's --help text, read for the options this version has."""
+    try:
+        return subprocess.run([program, "--help"], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=SANDBOX_PROBE_TIMEOUT).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return b""
+
+
 def bwrap_sandbox(python):
     """The bwrap settings for this machine and interpreter, or None where bwrap is missing."""
     program = shutil.which(SANDBOX_PROGRAMS["bwrap"])
     if not program:
         return None
-    try:
-        usage = subprocess.run([program, "--help"], stdin=subprocess.DEVNULL,
-                               capture_output=True, timeout=SANDBOX_PROBE_TIMEOUT).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        usage = b""
+    usage = program_usage(program)
     system = system_mounts()
     roots = [destination for _, _, destination in system]
     return {"isolation": "bwrap", "program": program, "system": system,
@@ -4097,11 +4102,7 @@ def unshare_sandbox():
     program = shutil.which(SANDBOX_PROGRAMS["unshare"])
     if not program:
         return None
-    try:
-        usage = subprocess.run([program, "--help"], stdin=subprocess.DEVNULL,
-                               capture_output=True, timeout=SANDBOX_PROBE_TIMEOUT).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        usage = b""
+    usage = program_usage(program)
     # --map-current-user (util-linux 2.38) keeps the user's own uid; older ones
     # can only map it to root, which lets tests that expect a permission error pass.
     return {"isolation": "unshare", "program": program, "root": os.geteuid() == 0,
