@@ -3255,14 +3255,8 @@ def family_tests(features, null, base_auc, perms):
     return summary
 
 
-def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
-          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name=DEFAULT_BASELINE,
-          named=False):
-    """Apply the three gates; return the report as plain data.
-
-    labels: list of 0/1. candidates: [(name, values)] with None for undefined.
-    baseline: values of the baseline (no None). tasks, strata: lists of labels or None.
-    """
+def audit_design(labels, tasks, strata, permute):
+    """Code the strata and tasks, and choose the shuffle scheme and the clusters."""
     n = len(labels)
     permute = permute or ("strata" if strata is not None else "rows")
     strata_codes, strata_levels = codes_of(strata) if strata is not None else ([0] * n, [])
@@ -3271,114 +3265,173 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     else:
         task_codes, task_levels = list(range(n)), []
     n_clusters = len(task_levels) if tasks is not None else n
-    # One cluster resampled is the same cluster every time: no interval exists.
-    clusters_resampled = n_clusters >= 2
-    groups = strata if strata is not None else None
-    everyone = range(n)
-    tasks_never_moved = tasks_alone_in_size(tasks, permute)
+    return {
+        "n": n, "permute": permute, "tasks": tasks,
+        "strata_codes": strata_codes, "strata_levels": strata_levels,
+        "task_codes": task_codes, "task_levels": task_levels, "n_clusters": n_clusters,
+        # One cluster resampled is the same cluster every time: no interval exists.
+        "clusters_resampled": n_clusters >= 2,
+        "groups": strata if strata is not None else None,
+        "tasks_never_moved": tasks_alone_in_size(tasks, permute)}
 
+
+def baseline_figures(baseline, labels, groups):
+    """The baseline's AUC and direction within strata, and its pooled AUC."""
     base_u, base_pairs = pair_count(baseline, labels, groups)
     if base_pairs == 0:
         raise InputError("no stratum holds both a success and a failure, so no "
                          "within-stratum AUC exists; drop --strata or choose another column")
     base_auc, base_direction = better_direction(base_u, base_pairs)
     base_pooled = better_direction(*pair_count(baseline, labels))[0]
-    family_names, degenerate, screen_notes = find_degenerate(
-        candidates, labels, (baseline_name, baseline), strata, named=named)
-    values_of = dict(candidates)
+    return base_auc, base_direction, base_pooled
 
+
+def task_identity(labels, design):
+    """Task identity's AUC, its direction and the leave-one-out task rates it scores."""
     # Task identity is read in the fixed '+' direction: with no task effect,
     # leaving a run out lowers its task's rate exactly when it succeeded, an artificial
     # '-' signal that choosing the better direction would report as skill.
-    identity_auc = identity_direction = None
-    if tasks is not None and len(task_levels) >= 2:
-        rate = leave_one_out_task_rate(labels, tasks)
-        scored = [i for i in everyone if rate[i] is not None]
-        identity_auc = auc_in_direction(*pair_count(rate, labels, groups, scored), "+")
-        identity_direction = None if identity_auc is None else "+"
+    tasks = design["tasks"]
+    if tasks is None or len(design["task_levels"]) < 2:
+        return None, None, None
+    rate = leave_one_out_task_rate(labels, tasks)
+    scored = [i for i in range(design["n"]) if rate[i] is not None]
+    identity_auc = auc_in_direction(*pair_count(rate, labels, design["groups"], scored), "+")
+    identity_direction = None if identity_auc is None else "+"
+    return identity_auc, identity_direction, rate
 
-    features = []
-    sweeps = []
-    base_sweeps = {}
-    base_components = {}
-    same_rows, identity_rows = {}, {}
+
+def feature_auc(values, labels, groups, rows):
+    """A feature's AUC and direction on its rows, within strata and pooled."""
+    twice_u, pairs = pair_count(values, labels, groups, rows)
+    auc, direction = better_direction(twice_u, pairs)
+    pooled, pooled_direction = better_direction(
+        *(pair_count(values, labels, None, rows) if groups is not None
+          else (twice_u, pairs)))
+    return auc, direction, pooled, pooled_direction
+
+
+def feature_sweeps(scores, base_scores, labels, design, rows, base_sweeps):
+    """The bootstrap sweeps of a feature and of the baseline on the same rows."""
+    key = tuple(rows)
+    if key not in base_sweeps:         # the same for every feature on these rows
+        base_sweeps[key] = BootstrapSweep(base_scores, labels, design["strata_codes"],
+                                          design["task_codes"], rows)
+    return (BootstrapSweep(scores, labels, design["strata_codes"], design["task_codes"], rows),
+            base_sweeps[key])
+
+
+def task_identity_same_rows(identity_auc, rate, labels, groups, rows, identity_rows):
+    """Task identity scored on a feature's rows, or None when it is undefined."""
+    if identity_auc is None:
+        return None
+    # The same-row rule of gate 1: task identity scored on the feature's rows.
+    key = tuple(rows)
+    if key not in identity_rows:
+        scored_rows = [i for i in rows if rate[i] is not None]
+        identity_rows[key] = auc_in_direction(*pair_count(rate, labels, groups,
+                                                          scored_rows), "+")
+    return identity_rows[key]
+
+
+def feature_flags(auc, delta_all, delta_same, within, identity_same, partial, screen_note):
+    """The flags of one feature, in the order the report's legend lists them."""
+    flags = []
+    if delta_all * delta_same < 0:
+        flags.append("same_row_sign_flip")
+    if within is not None and within < 0.5:
+        flags.append("within_task_reversed")
+    if identity_same is not None and auc < identity_same:
+        flags.append("below_task_identity")
+    if partial:
+        flags.append("partial_rows")
+    if screen_note["duplicate_of"]:
+        flags.append("duplicate")
+    if screen_note["youden_equal_to"]:
+        flags.append("youden_equal")
+    return flags
+
+
+def gate_one_feature(name, values, labels, baseline, design, base_auc, identity, screen_note,
+                     caches):
+    """Gate 1 for one feature: its AUC against the baseline's on the same rows, with the
+    paired tests; returns the feature and its pair of bootstrap sweeps."""
+    n, groups, tasks = design["n"], design["groups"], design["tasks"]
+    rows = [i for i in range(n) if values[i] is not None]
+    auc, direction, pooled, pooled_direction = feature_auc(values, labels, groups, rows)
+    key = tuple(rows)
+    same_rows = caches["same_rows"]
+    if key not in same_rows:       # the same for every feature on these rows
+        same_rows[key] = better_direction(*pair_count(baseline, labels, groups, rows))
+    base_same, base_same_direction = same_rows[key]
+    scores = oriented(values, direction)
+    base_scores = oriented(baseline, base_same_direction)
+    within_u, within_pairs = (pair_count(scores, labels, tasks, rows)
+                              if tasks is not None else (0, 0))
+    sweeps = feature_sweeps(scores, base_scores, labels, design, rows, caches["base_sweeps"])
+    undefined = variance_undefined(labels, groups, rows)
+    parts = None if undefined else paired_parts(scores, base_scores, labels, groups,
+                                                rows, caches["base_components"])
+    delta_all, delta_same = auc - base_auc, auc - base_same
+    within = auc_in_direction(within_u, within_pairs, "+")
+    identity_same = task_identity_same_rows(*identity, labels, groups, rows,
+                                            caches["identity_rows"])
+    flags = feature_flags(auc, delta_all, delta_same, within, identity_same, len(rows) < n,
+                          screen_note)
+    feature = {
+        "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
+        "n_successes": sum(labels[i] for i in rows), "auc": auc,
+        "direction": direction, "auc_pooled": pooled,
+        "direction_pooled": pooled_direction,
+        "baseline_auc_all_rows": base_auc, "baseline_auc_same_rows": base_same,
+        "baseline_direction_same_rows": base_same_direction,
+        "delta_all_rows": delta_all, "delta_same_rows": delta_same,
+        "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
+        "delong_undefined": undefined,
+        "clustered": clustered_difference(scores, base_scores, labels, groups,
+                                          design["task_codes"], rows, parts=parts),
+        "within_task_auc": within, "within_task_pairs": within_pairs,
+        "task_identity_auc_same_rows": identity_same, "flags": flags,
+        "duplicate_of": screen_note["duplicate_of"],
+        "youden_equal_to": screen_note["youden_equal_to"]}
+    return feature, sweeps
+
+
+def gate_one(family_names, values_of, labels, baseline, design, base_auc, identity,
+             screen_notes):
+    """Gate 1 for every feature of the family; returns (features, bootstrap sweeps)."""
+    # Features defined on the same rows share the baseline's figures on those rows.
+    caches = {"same_rows": {}, "identity_rows": {}, "base_sweeps": {}, "base_components": {}}
+    features, sweeps = [], []
     for name in family_names:
-        values = values_of[name]
-        rows = [i for i in everyone if values[i] is not None]
-        twice_u, pairs = pair_count(values, labels, groups, rows)
-        auc, direction = better_direction(twice_u, pairs)
-        pooled, pooled_direction = better_direction(
-            *(pair_count(values, labels, None, rows) if groups is not None
-              else (twice_u, pairs)))
-        key = tuple(rows)
-        if key not in same_rows:       # the same for every feature on these rows
-            same_rows[key] = better_direction(*pair_count(baseline, labels, groups, rows))
-        base_same, base_same_direction = same_rows[key]
-        scores = oriented(values, direction)
-        base_scores = oriented(baseline, base_same_direction)
-        within_u, within_pairs = (pair_count(scores, labels, tasks, rows)
-                                  if tasks is not None else (0, 0))
-        if key not in base_sweeps:
-            base_sweeps[key] = BootstrapSweep(base_scores, labels, strata_codes,
-                                              task_codes, rows)
-        sweeps.append((BootstrapSweep(scores, labels, strata_codes, task_codes, rows),
-                       base_sweeps[key]))
-        undefined = variance_undefined(labels, groups, rows)
-        parts = None if undefined else paired_parts(scores, base_scores, labels, groups,
-                                                    rows, base_components)
-        flags = []
-        delta_all, delta_same = auc - base_auc, auc - base_same
-        if delta_all * delta_same < 0:
-            flags.append("same_row_sign_flip")
-        within = auc_in_direction(within_u, within_pairs, "+")
-        if within is not None and within < 0.5:
-            flags.append("within_task_reversed")
-        identity_same = None
-        if identity_auc is not None:
-            # The same-row rule of gate 1: task identity scored on the feature's rows.
-            if key not in identity_rows:
-                scored_rows = [i for i in rows if rate[i] is not None]
-                identity_rows[key] = auc_in_direction(*pair_count(rate, labels, groups,
-                                                                  scored_rows), "+")
-            identity_same = identity_rows[key]
-        if identity_same is not None and auc < identity_same:
-            flags.append("below_task_identity")
-        if len(rows) < n:
-            flags.append("partial_rows")
-        if screen_notes[name]["duplicate_of"]:
-            flags.append("duplicate")
-        if screen_notes[name]["youden_equal_to"]:
-            flags.append("youden_equal")
-        features.append({
-            "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
-            "n_successes": sum(labels[i] for i in rows), "auc": auc,
-            "direction": direction, "auc_pooled": pooled,
-            "direction_pooled": pooled_direction,
-            "baseline_auc_all_rows": base_auc, "baseline_auc_same_rows": base_same,
-            "baseline_direction_same_rows": base_same_direction,
-            "delta_all_rows": delta_all, "delta_same_rows": delta_same,
-            "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
-            "delong_undefined": undefined,
-            "clustered": clustered_difference(scores, base_scores, labels, groups,
-                                              task_codes, rows, parts=parts),
-            "within_task_auc": within, "within_task_pairs": within_pairs,
-            "task_identity_auc_same_rows": identity_same, "flags": flags,
-            "duplicate_of": screen_notes[name]["duplicate_of"],
-            "youden_equal_to": screen_notes[name]["youden_equal_to"]})
+        feature, pair = gate_one_feature(name, values_of[name], labels, baseline, design,
+                                         base_auc, identity, screen_notes[name], caches)
+        features.append(feature)
+        sweeps.append(pair)
+    return features, sweeps
 
-    null_family = NullFamily([values_of[f["name"]] for f in features], strata_codes,
-                             len(strata_levels) or 1)
-    work = n * max(1, len(features)) * (perms + boot)
+
+def family_null_and_bootstrap(features, values_of, labels, design, sweeps, base_auc, perms,
+                              boot, seed):
+    """Gate 2 and the resamples of gate 3: the family null from the shuffles, and the
+    bootstrap differences; returns (family null, differences, skipped resamples)."""
+    null_family = NullFamily([values_of[f["name"]] for f in features], design["strata_codes"],
+                             len(design["strata_levels"]) or 1)
+    work = design["n"] * max(1, len(features)) * (perms + boot)
     null, differences, skipped = resample_in_chunks(
-        {"family": null_family, "labels": labels, "permute": permute,
-         "strata_codes": strata_codes, "task_codes": task_codes, "sweeps": sweeps,
-         "n_clusters": n_clusters}, perms if features else 0,
-        boot if clusters_resampled else 0, seed,
+        {"family": null_family, "labels": labels, "permute": design["permute"],
+         "strata_codes": design["strata_codes"], "task_codes": design["task_codes"],
+         "sweeps": sweeps, "n_clusters": design["n_clusters"]}, perms if features else 0,
+        boot if design["clusters_resampled"] else 0, seed,
         parallel=work >= PARALLEL_WORK)
     family_null = family_tests(features, null, base_auc, perms)
-    family_null["permute"] = permute
-    family_null["tasks_never_moved"] = tasks_never_moved
+    family_null["permute"] = design["permute"]
+    family_null["tasks_never_moved"] = design["tasks_never_moved"]
+    return family_null, differences, skipped
 
+
+def gate_three(features, differences, skipped, clusters_resampled):
+    """Gate 3 and each feature's verdict: the task-cluster interval of the difference."""
     low, high = (1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2
     for feature, diffs, skips in zip(features, differences, skipped):
         feature["delta_ci"] = [percentile(diffs, low), percentile(diffs, high)] \
@@ -3386,24 +3439,61 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         feature["bootstrap_skipped"] = skips
         feature["verdict"] = gate_verdict(feature, clusters_resampled)
 
+
+def audit_verdict(features):
+    """The verdict: the features that pass all three gates, and the level used."""
     passing = [f["name"] for f in features if f["verdict"] == "passes all three gates"]
+    return {"passing": passing, "alpha": ALPHA}
+
+
+def audit_result(labels, design, baseline_summary, identity, features, family_null,
+                 degenerate, boot):
+    """Gather the audit's figures into the report's plain data."""
+    n, tasks, n_clusters = design["n"], design["tasks"], design["n_clusters"]
+    identity_auc, identity_direction = identity
     return {
         "n_runs": n, "n_successes": sum(labels), "n_failures": n - sum(labels),
-        "n_tasks": len(task_levels) if tasks is not None else None,
+        "n_tasks": len(design["task_levels"]) if tasks is not None else None,
         "clusters": "tasks" if tasks is not None else "runs",
-        "strata_levels": strata_levels,
-        "baseline": {"name": baseline_name, "auc": base_auc, "direction": base_direction,
-                     "auc_pooled": base_pooled},
+        "strata_levels": design["strata_levels"],
+        "baseline": baseline_summary,
         "task_identity_auc": identity_auc, "task_identity_direction": identity_direction,
         "features": features, "family_null": family_null,
-        "bootstrap": {"resamples": boot if clusters_resampled else 0,
-                      "clusters": n_clusters, "defined": clusters_resampled,
+        "bootstrap": {"resamples": boot if design["clusters_resampled"] else 0,
+                      "clusters": n_clusters, "defined": design["clusters_resampled"],
                       "warning": cluster_warning(n_clusters,
                                                  "task" if tasks is not None else "run"),
                       "confidence": CONFIDENCE},
         "degenerate": degenerate,
-        "verdict": {"passing": passing, "alpha": ALPHA},
+        "verdict": audit_verdict(features),
     }
+
+
+def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
+          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name=DEFAULT_BASELINE,
+          named=False):
+    """Apply the three gates; return the report as plain data.
+
+    labels: list of 0/1. candidates: [(name, values)] with None for undefined.
+    baseline: values of the baseline (no None). tasks, strata: lists of labels or None.
+    """
+    design = audit_design(labels, tasks, strata, permute)
+    base_auc, base_direction, base_pooled = baseline_figures(baseline, labels,
+                                                             design["groups"])
+    family_names, degenerate, screen_notes = find_degenerate(
+        candidates, labels, (baseline_name, baseline), strata, named=named)
+    values_of = dict(candidates)
+    identity_auc, identity_direction, rate = task_identity(labels, design)
+    features, sweeps = gate_one(family_names, values_of, labels, baseline, design, base_auc,
+                                (identity_auc, rate), screen_notes)
+    family_null, differences, skipped = family_null_and_bootstrap(
+        features, values_of, labels, design, sweeps, base_auc, perms, boot, seed)
+    gate_three(features, differences, skipped, design["clusters_resampled"])
+    return audit_result(labels, design,
+                        {"name": baseline_name, "auc": base_auc, "direction": base_direction,
+                         "auc_pooled": base_pooled},
+                        (identity_auc, identity_direction), features, family_null,
+                        degenerate, boot)
 
 
 # === Input ===
