@@ -3662,30 +3662,26 @@ def id_like(column):
     return lowered in ID_LIKE_NAMES or lowered.endswith("_id")
 
 
-def read_runs(args, inputs):
-    """Read and check every input; return the audit's arguments and the report's notes."""
+def runs_table(args, inputs):
+    """Read the runs table (the demo's, or the one named) and the tool_calls.csv beside it."""
     if args.demo:
-        table = parse_table_text(DEMO_RUNS, "demo", "csv")
-        tool_table = None
-    else:
-        if not args.runs:
-            raise InputError("no runs table given (a CSV/TSV/JSONL/JSON file, '-' or a "
-                             "runs folder); try --demo or --help")
-        table = inputs.read_table(args.runs)
-        tool_table = inputs.sibling_table(args.runs, "tool_calls.csv")
-    notes = []
-    run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_NAMES,
-                           required=False)
-    task_col = table.column(args.task, flag="--task", candidates=TASK_NAMES, required=False)
-    strata_col = table.column(args.strata, flag="--strata") if args.strata else None
-    rows = select_rows(table, args.where)
+        return parse_table_text(DEMO_RUNS, "demo", "csv"), None
+    if not args.runs:
+        raise InputError("no runs table given (a CSV/TSV/JSONL/JSON file, '-' or a "
+                         "runs folder); try --demo or --help")
+    table = inputs.read_table(args.runs)
+    return table, inputs.sibling_table(args.runs, "tool_calls.csv")
+
+
+def audited_rows(table, where, run_col):
+    """The rows --where selects, in one canonical order, with their run ids checked."""
+    rows = select_rows(table, where)
     # One canonical order (by run id, else by the row's cells), so that the same rows
     # in any order give the same draws, the same "first" examples and the same bytes.
     if run_col:
         rows.sort(key=lambda i: table.rows[i][run_col].strip())
     else:
         rows.sort(key=lambda i: [table.rows[i][c] for c in table.columns])
-    n_selected = len(rows)
     if run_col:
         seen = {}
         for i in rows:
@@ -3696,50 +3692,62 @@ def read_runs(args, inputs):
                 raise InputError(f"{table.where(i, run_col)}: run id {run!r} repeats "
                                  f"{table.where(seen[run])}")
             seen[run] = i
-    run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
+    return rows
 
-    # The outcome: from the table, or joined from a grader's verdicts.
-    tasks = None
-    if args.verdicts:
-        source = read_verdicts(inputs, args.verdicts, args.outcome)
-        model_col = table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
 
-        def cell(i, column):
-            return table.rows[i][column].strip() if column else None
-        joined = join_verdicts(source, [
-            {"run_id": cell(i, run_col), "task": cell(i, task_col) or None,
-             "model": cell(i, model_col) or None, "label": f"row {table.lines[i]}"}
-            for i in rows], runs_table=table.name)
-        # A grading error (regrade.py's empty outcome, SWE-bench's error_ids, ...) is
-        # no verdict: the run is left out, and counted by status, never read as failed.
-        kept = [(i, v) for i, v in zip(rows, joined["verdicts"]) if v["verified"] is not None]
-        labels = [int(v["verified"]) for _, v in kept]
-        if joined["unchecked"]:
-            left_out = sum(len(ids) for ids in joined["unchecked"].values())
-            notes.append(f"{plural(left_out, 'run')} left out: no verdict, a grading error "
-                         f"({grading_error_text(joined['unchecked'])})")
-            rows = [i for i, _ in kept]
-            run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
-        outcome_name = f"{source['format']} {source['name']}, joined on {joined['key']}"
-        if task_col is None and all(v["instance_id"] for _, v in kept):
-            tasks = [v["instance_id"] for _, v in kept]
-            task_name = f"instance_id (from {source['name']})"
-    else:
-        outcome_col = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES)
-        labels = []
-        for i in rows:
-            if is_missing(table.rows[i][outcome_col]):
-                raise InputError(f"{table.where(i, outcome_col)}: the outcome is undefined; "
-                                 f"every audited run needs one (drop it with --where)")
-            labels.append(int(parse_bool(table.rows[i][outcome_col],
-                                         table.where(i, outcome_col))))
-        outcome_name = outcome_col
+def joined_outcome(args, inputs, table, rows, run_col, task_col, notes):
+    """The outcome joined from a grader's verdicts; returns (labels, the rows kept,
+    the outcome's name, the verdicts' tasks, their name)."""
+    source = read_verdicts(inputs, args.verdicts, args.outcome)
+    model_col = table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
+
+    def cell(i, column):
+        return table.rows[i][column].strip() if column else None
+    joined = join_verdicts(source, [
+        {"run_id": cell(i, run_col), "task": cell(i, task_col) or None,
+         "model": cell(i, model_col) or None, "label": f"row {table.lines[i]}"}
+        for i in rows], runs_table=table.name)
+    # A grading error (regrade.py's empty outcome, SWE-bench's error_ids, ...) is
+    # no verdict: the run is left out, and counted by status, never read as failed.
+    kept = [(i, v) for i, v in zip(rows, joined["verdicts"]) if v["verified"] is not None]
+    labels = [int(v["verified"]) for _, v in kept]
+    if joined["unchecked"]:
+        left_out = sum(len(ids) for ids in joined["unchecked"].values())
+        notes.append(f"{plural(left_out, 'run')} left out: no verdict, a grading error "
+                     f"({grading_error_text(joined['unchecked'])})")
+        rows = [i for i, _ in kept]
+    outcome_name = f"{source['format']} {source['name']}, joined on {joined['key']}"
+    tasks = task_name = None
+    if task_col is None and all(v["instance_id"] for _, v in kept):
+        tasks = [v["instance_id"] for _, v in kept]
+        task_name = f"instance_id (from {source['name']})"
+    return labels, rows, outcome_name, tasks, task_name
+
+
+def table_outcome(table, rows, outcome_col):
+    """The outcome read from the table's own column, defined on every audited run."""
+    labels = []
+    for i in rows:
+        if is_missing(table.rows[i][outcome_col]):
+            raise InputError(f"{table.where(i, outcome_col)}: the outcome is undefined; "
+                             f"every audited run needs one (drop it with --where)")
+        labels.append(int(parse_bool(table.rows[i][outcome_col],
+                                     table.where(i, outcome_col))))
+    return labels
+
+
+def check_two_classes(table, labels, outcome_name, where):
+    """Refuse an outcome with one class: an AUC needs successes and failures."""
     successes = sum(labels)
     if successes in (0, len(labels)):
         raise InputError(f"{table.name}: the outcome {outcome_name} has one class "
                          f"({successes} successes, {len(labels) - successes} failures"
-                         f"{' after --where' if args.where else ''}); an AUC needs both")
+                         f"{' after --where' if where else ''}); an AUC needs both")
 
+
+def read_tasks(table, rows, task_col, tasks, task_name, notes):
+    """The task of each audited run: the task column, else the verdicts' instance ids;
+    returns (tasks, their name), both None when there is neither."""
     if task_col:
         tasks, task_name = [], task_col
         for i in rows:
@@ -3751,31 +3759,54 @@ def read_runs(args, inputs):
         task_name = None
         notes.append("no task column: each run is its own cluster; the within-task and "
                      "task-identity figures are undefined")
-    strata = None
-    if strata_col:
-        strata = []
-        for i in rows:
-            cell = table.rows[i][strata_col].strip()
-            if is_missing(cell):
-                raise InputError(f"{table.where(i, strata_col)}: empty stratum")
-            strata.append(cell)
-        if len(set(strata)) < 2:
-            notes.append(f"--strata {strata_col}: one level only, so stratified = pooled")
+    return tasks, task_name
 
-    # The baseline: the table's column, checked against tool_calls.csv when it is there.
+
+def read_strata(table, rows, strata_col, notes):
+    """The stratum of each audited run, or None without --strata."""
+    if not strata_col:
+        return None
+    strata = []
+    for i in rows:
+        cell = table.rows[i][strata_col].strip()
+        if is_missing(cell):
+            raise InputError(f"{table.where(i, strata_col)}: empty stratum")
+        strata.append(cell)
+    if len(set(strata)) < 2:
+        notes.append(f"--strata {strata_col}: one level only, so stratified = pooled")
+    return strata
+
+
+def baseline_column(table, base_col, rows):
+    """The baseline read from the table's column, defined on every audited run."""
+    baseline = numeric_column(table, base_col, rows)
+    for value, i in zip(baseline, rows):
+        if value is None:
+            raise InputError(f"{table.where(i, base_col)}: the baseline is undefined; "
+                             f"it must be defined on every audited run")
+    return baseline
+
+
+def check_baseline_varies(table, baseline, name, base_source):
+    """Refuse a constant baseline: it has no AUC to beat."""
+    if len(set(baseline)) == 1:
+        raise InputError(f"{table.name}: the baseline {name} "
+                         f"({base_source}) is {number_text(baseline[0])} on every one of the "
+                         f"{len(baseline)} audited runs; a constant baseline has no AUC to "
+                         f"beat")
+
+
+def read_baseline(args, table, tool_table, rows, run_col, run_ids, notes):
+    """The baseline: the table's column, checked against tool_calls.csv when it is there,
+    else counted from it; returns (baseline, column, source, the check)."""
     base_col = args.baseline if args.baseline in table.columns else None
-    if base_col:
-        baseline = numeric_column(table, base_col, rows)
-        for value, i in zip(baseline, rows):
-            if value is None:
-                raise InputError(f"{table.where(i, base_col)}: the baseline is undefined; "
-                                 f"it must be defined on every audited run")
+    baseline = baseline_column(table, base_col, rows) if base_col else None
     table_run_ids = ([row[run_col].strip() for row in table.rows] if run_col else None)
     # Only a tool-call count can be checked against the log; another --baseline
     # column is taken as it is.
     counts_calls = args.baseline == DEFAULT_BASELINE
     check = recount_tool_calls(tool_table if counts_calls or not base_col else None, run_ids,
-                               baseline if base_col else None, base_col, table_run_ids)
+                               baseline, base_col, table_run_ids)
     if check:
         notes.extend(check.pop("notes"))
     if not base_col:
@@ -3789,69 +3820,119 @@ def read_runs(args, inputs):
         if check:
             check.pop("recomputed", None)
         base_source = f"column {base_col!r}"
-    if len(set(baseline)) == 1:
-        raise InputError(f"{table.name}: the baseline {base_col or args.baseline} "
-                         f"({base_source}) is {number_text(baseline[0])} on every one of the "
-                         f"{len(baseline)} audited runs; a constant baseline has no AUC to "
-                         f"beat")
+    check_baseline_varies(table, baseline, base_col or args.baseline, base_source)
+    return baseline, base_col, base_source, check
 
-    # The features.
-    taken = {c for c in (run_col, task_col, strata_col, base_col, args.baseline) if c}
-    if not args.verdicts:
-        taken.add(outcome_col)
+
+def named_features(features, table, taken):
+    """The columns named with --features, checked: present, not a role, none twice."""
+    names = [n.strip() for n in features.split(",") if n.strip()]
+    for name in names:
+        table.column(name, flag="--features")
+        if name in taken:
+            raise InputError(f"--features: {name!r} is the run id, outcome, task, "
+                             f"strata or baseline column, not a feature")
+    if len(set(names)) != len(names):
+        raise InputError("--features: a column is named twice")
+    return names
+
+
+def numeric_features(table, rows, roles):
+    """Every numeric column that plays no role; returns (names, not candidates, left
+    out, the values already read)."""
+    names, not_candidates, left_out, read = [], [], [], {}
+    for c in table.columns:
+        role = roles.get(c) or ("id-like name" if id_like(c) else None)
+        if role is None and (c.lower() in OUTCOME_NAMES or c.lower() in TASK_NAMES
+                             or c.lower() in RUN_ID_NAMES):
+            role = "outcome, task or run id name"
+        if role:
+            not_candidates.append({"name": c, "why": role})
+            continue
+        values, bad = tolerant_column(table, c, rows)
+        defined = len(bad) + sum(v is not None for v in values)
+        if not bad:
+            names.append(c)
+            read[c] = values
+        elif 2 * len(bad) >= defined:
+            not_candidates.append({"name": c, "why": "text"})
+        else:
+            first = min(bad, key=lambda i: table.lines[i])
+            left_out.append({"name": c, "reason": (
+                f"not a number at row {table.lines[first]}: {table.rows[first][c]!r} "
+                f"({len(bad)} of {defined} defined cells are not numbers; name it "
+                f"with --features to see the error)")})
+    if not names:
+        raise InputError(f"{table.name}: no numeric feature columns; name them with "
+                         f"--features")
+    return names, not_candidates, left_out, read
+
+
+def choose_features(args, table, rows, taken, roles):
+    """The family: the columns named with --features, else the derived process
+    measures, else every numeric column; returns (names, not candidates, left out,
+    the values already read)."""
     if args.features:
-        names = [n.strip() for n in args.features.split(",") if n.strip()]
-        for name in names:
-            table.column(name, flag="--features")
-            if name in taken:
-                raise InputError(f"--features: {name!r} is the run id, outcome, task, "
-                                 f"strata or baseline column, not a feature")
-        if len(set(names)) != len(names):
-            raise InputError("--features: a column is named twice")
-    roles = {run_col: "run id", task_col: "task", strata_col: "strata", base_col: "baseline"}
-    if not args.verdicts:
-        roles[outcome_col] = "outcome"
-    left_out, not_candidates, read = [], [], {}
-    if args.features:
+        names = named_features(args.features, table, taken)
         not_candidates = [{"name": c, "why": roles.get(c, "not named")}
                           for c in table.columns if c not in names]
-    elif set(RUN_COLUMNS) <= set(table.columns):
+        return names, not_candidates, [], {}
+    if set(RUN_COLUMNS) <= set(table.columns):
         # A runs table derived from agent output (or written by --write-runs): the
         # family is the derived process measures, tool_calls the baseline.
         names = [c for c in PROCESS_MEASURES if c not in taken]
         not_candidates = [{"name": c, "why": roles.get(c, "not a process measure")}
                           for c in table.columns if c not in names and c not in taken]
-    else:
-        names = []
-        for c in table.columns:
-            role = roles.get(c) or ("id-like name" if id_like(c) else None)
-            if role is None and (c.lower() in OUTCOME_NAMES or c.lower() in TASK_NAMES
-                                 or c.lower() in RUN_ID_NAMES):
-                role = "outcome, task or run id name"
-            if role:
-                not_candidates.append({"name": c, "why": role})
-                continue
-            values, bad = tolerant_column(table, c, rows)
-            defined = len(bad) + sum(v is not None for v in values)
-            if not bad:
-                names.append(c)
-                read[c] = values
-            elif 2 * len(bad) >= defined:
-                not_candidates.append({"name": c, "why": "text"})
-            else:
-                first = min(bad, key=lambda i: table.lines[i])
-                left_out.append({"name": c, "reason": (
-                    f"not a number at row {table.lines[first]}: {table.rows[first][c]!r} "
-                    f"({len(bad)} of {defined} defined cells are not numbers; name it "
-                    f"with --features to see the error)")})
-        if not names:
-            raise InputError(f"{table.name}: no numeric feature columns; name them with "
-                             f"--features")
+        return names, not_candidates, [], {}
+    return numeric_features(table, rows, roles)
+
+
+def read_feature_values(table, names, rows, read):
+    """Each feature's values on the audited rows; refuse a family undefined everywhere."""
     candidates = [(name, read[name] if name in read else numeric_column(table, name, rows))
                   for name in names]
     if all(v is None for _, values in candidates for v in values):
         raise InputError(f"{table.name}: every feature is undefined on every audited run "
                          f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})")
+    return candidates
+
+
+def read_runs(args, inputs):
+    """Read and check every input; return the audit's arguments and the report's notes."""
+    table, tool_table = runs_table(args, inputs)
+    notes = []
+    run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_NAMES,
+                           required=False)
+    task_col = table.column(args.task, flag="--task", candidates=TASK_NAMES, required=False)
+    strata_col = table.column(args.strata, flag="--strata") if args.strata else None
+    rows = audited_rows(table, args.where, run_col)
+    n_selected = len(rows)
+
+    # The outcome: from the table, or joined from a grader's verdicts.
+    if args.verdicts:
+        outcome_col = None
+        labels, rows, outcome_name, tasks, task_name = joined_outcome(
+            args, inputs, table, rows, run_col, task_col, notes)
+    else:
+        outcome_col = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES)
+        labels, outcome_name = table_outcome(table, rows, outcome_col), outcome_col
+        tasks = task_name = None
+    run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
+    check_two_classes(table, labels, outcome_name, args.where)
+    tasks, task_name = read_tasks(table, rows, task_col, tasks, task_name, notes)
+    strata = read_strata(table, rows, strata_col, notes)
+    baseline, base_col, base_source, check = read_baseline(args, table, tool_table, rows,
+                                                           run_col, run_ids, notes)
+
+    # The features, once every column playing a role is set aside.
+    taken = {c for c in (run_col, task_col, strata_col, base_col, args.baseline) if c}
+    if not args.verdicts:
+        taken.add(outcome_col)
+    roles = {run_col: "run id", task_col: "task", strata_col: "strata", base_col: "baseline"}
+    if not args.verdicts:
+        roles[outcome_col] = "outcome"
+    names, not_candidates, left_out, read = choose_features(args, table, rows, taken, roles)
+    candidates = read_feature_values(table, names, rows, read)
     if args.where:
         notes.append(f"audited subset: {' and '.join(args.where)} "
                      f"({n_selected} of {plural(len(table.rows), 'run')})")
