@@ -4249,14 +4249,28 @@ def degenerate_table(degenerate, names, style):
                      for name, reason in rows)
 
 
-def render_report(result, style):
-    """Text or Markdown report; reads the result, computes nothing new."""
-    md = style == "markdown"
-    null, boot = result["family_null"], result["bootstrap"]
+def report_names(result, md):
+    """Each feature's and left-out column's name as the report prints it."""
     names = {} if md else text_names(result)
     for name in itertools.chain((f["name"] for f in result["features"]),
                                 (d["name"] for d in result["degenerate"])):
         names.setdefault(name, name)
+    return names
+
+
+def report_heading(text, md):
+    """A section heading: '### ' in Markdown, a wrapped line in text."""
+    return f"### {text}" if md else wrap(text)
+
+
+def report_paragraph(text, md):
+    """A paragraph of prose, wrapped in text only."""
+    # GitHub comments turn a line break into a break: Markdown prose stays one line.
+    return text if md else wrap(text)
+
+
+def header_section(result, style, md):
+    """The title, the question the report answers, and the summary lines."""
     out = []
     title = "auc_audit: process measures against counting tool calls"
     out.append(f"## {title}" if md else title)
@@ -4266,75 +4280,97 @@ def render_report(result, style):
     for label, text in summary_lines(result, style):
         out.append(f"- **{label}**: {text}" if md else wrap(f"{label:<15} {text}", indent=" " * 16))
     out.append("")
-    heading = (lambda text: f"### {text}" if md else wrap(text))
-    # GitHub comments turn a line break into a break: Markdown prose stays one line.
-    paragraph = (lambda text: text) if md else wrap
-    if result["features"]:
-        gate1, p_values, gate3 = feature_tables(result, style, names)
-        gates23 = p_values + "\n\n" + gate3
-        kind = "task" if result["clusters"] == "tasks" else "run"
-        if boot["defined"]:
-            interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
-                        f"{boot['resamples']} resamples of the {plural(boot['clusters'], kind)}")
-        else:
-            interval = (f"CI of diff undefined: fewer than 2 clusters to resample "
-                        f"({plural(boot['clusters'], kind)})")
-        out.append(heading("Gate 1: the same rows"))
-        out.append("")
-        out.append(paragraph(f"Each feature on its defined rows, against the baseline on all "
-                             f"rows and on those same rows; {interval}."))
-        out.append("")
-        out.append(gate1)
-        out.append("")
-        direction = DIRECTION_LEGEND[style if md else "text"]
-        out.append(f"- {direction}" if md else direction)
-        out.append("")
-        out.append(heading("Gates 2 and 3: search width and tasks"))
-        out.append("")
-        out.append(paragraph(f"The family null ({plural(null['perms'], 'shuffle')} "
-                             f"{PERMUTE_WORDS[null['permute']]}, direction re-chosen each "
-                             f"time), DeLong's paired p (not a gate), the within-task AUC and "
-                             f"flags."))
-        out.append("")
-        out.append(gates23)
-        legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
-        out.append("")
-        out.append(f"- flags: {legend}" if md else wrap(f"flags: {legend}", indent="  "))
-        columns = ("perm p: the feature's own permutation p; minP adj p: Westfall-Young "
-                   "step-down minP over the family (gate 2); max-AUC p: single-step "
-                   "family-maximum joint p (the report's §7); DeLong p and clustered p: "
-                   "DeLong's paired test and Obuchowski's "
-                   f"{'task' if result['clusters'] == 'tasks' else 'run'}-clustered test of "
-                   "the same-row difference (shown, not used by the verdict); verdict: "
-                   "'passes', or the first gate failed")
-        out.append(f"- {columns}" if md else wrap(columns, indent="  "))
-        out.append("")
-        rows = [["null median of the family maximum", fmt(null["median_max"])],
-                [f"share of shuffles whose maximum exceeds the baseline "
-                 f"{fmt(result['baseline']['auc'])}", fmt(null["p_clear_bar"])],
-                [f"observed maximum ({names[null['observed_max_feature']]})",
-                 fmt(null["observed_max"])],
-                ["joint p of the observed maximum (single-step max-AUC, the report's §7)",
-                 fmt_p(null["p_observed_max"])]]
-        rest = null["without_best"]
-        if rest:
-            rows.append([f"the same without {names[rest['removed']]}: joint p of "
-                         f"{names[rest['observed_max_feature']]} {fmt(rest['observed_max'])}",
-                         fmt_p(rest["p"])])
-        out.append(render_table(["family null", "value"], rows, style))
-        out.append("")
-    if result["degenerate"]:
-        out.append(heading("Left out of the family, with the reason"))
-        out.append("")
-        out.append(degenerate_table(result["degenerate"], names, style))
-        out.append("")
-    out.append(heading("Verdict"))
+    return out
+
+
+def gate_one_section(result, style, md, gate1):
+    """Gate 1: each feature against the baseline on the same rows."""
+    boot = result["bootstrap"]
+    kind = "task" if result["clusters"] == "tasks" else "run"
+    if boot["defined"]:
+        interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
+                    f"{boot['resamples']} resamples of the {plural(boot['clusters'], kind)}")
+    else:
+        interval = (f"CI of diff undefined: fewer than 2 clusters to resample "
+                    f"({plural(boot['clusters'], kind)})")
+    out = []
+    out.append(report_heading("Gate 1: the same rows", md))
     out.append("")
+    out.append(report_paragraph(f"Each feature on its defined rows, against the baseline on "
+                                f"all rows and on those same rows; {interval}.", md))
+    out.append("")
+    out.append(gate1)
+    out.append("")
+    direction = DIRECTION_LEGEND[style if md else "text"]
+    out.append(f"- {direction}" if md else direction)
+    out.append("")
+    return out
+
+
+def gates_two_and_three_section(result, md, gates23):
+    """Gates 2 and 3: the family null's p values, the within-task AUC and the flags."""
+    null = result["family_null"]
+    out = []
+    out.append(report_heading("Gates 2 and 3: search width and tasks", md))
+    out.append("")
+    out.append(report_paragraph(f"The family null ({plural(null['perms'], 'shuffle')} "
+                                f"{PERMUTE_WORDS[null['permute']]}, direction re-chosen each "
+                                f"time), DeLong's paired p (not a gate), the within-task AUC "
+                                f"and flags.", md))
+    out.append("")
+    out.append(gates23)
+    legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
+    out.append("")
+    out.append(f"- flags: {legend}" if md else wrap(f"flags: {legend}", indent="  "))
+    columns = ("perm p: the feature's own permutation p; minP adj p: Westfall-Young "
+               "step-down minP over the family (gate 2); max-AUC p: single-step "
+               "family-maximum joint p (the report's §7); DeLong p and clustered p: "
+               "DeLong's paired test and Obuchowski's "
+               f"{'task' if result['clusters'] == 'tasks' else 'run'}-clustered test of "
+               "the same-row difference (shown, not used by the verdict); verdict: "
+               "'passes', or the first gate failed")
+    out.append(f"- {columns}" if md else wrap(columns, indent="  "))
+    out.append("")
+    return out
+
+
+def family_null_section(result, style, names):
+    """The family null's table: the shuffles' maximum against the observed one."""
+    null = result["family_null"]
+    rows = [["null median of the family maximum", fmt(null["median_max"])],
+            [f"share of shuffles whose maximum exceeds the baseline "
+             f"{fmt(result['baseline']['auc'])}", fmt(null["p_clear_bar"])],
+            [f"observed maximum ({names[null['observed_max_feature']]})",
+             fmt(null["observed_max"])],
+            ["joint p of the observed maximum (single-step max-AUC, the report's §7)",
+             fmt_p(null["p_observed_max"])]]
+    rest = null["without_best"]
+    if rest:
+        rows.append([f"the same without {names[rest['removed']]}: joint p of "
+                     f"{names[rest['observed_max_feature']]} {fmt(rest['observed_max'])}",
+                     fmt_p(rest["p"])])
+    return [render_table(["family null", "value"], rows, style), ""]
+
+
+def left_out_section(result, style, md, names):
+    """The columns left out of the family, with the reason; empty when there are none."""
+    if not result["degenerate"]:
+        return []
+    return [report_heading("Left out of the family, with the reason", md), "",
+            degenerate_table(result["degenerate"], names, style), ""]
+
+
+def verdict_section(result, md):
+    """The verdict, one line per finding."""
+    out = [report_heading("Verdict", md), ""]
     for line in verdict_lines(result):
         out.append(f"- {line}" if md else wrap(line, indent="  "))
-    notes = list(result["meta"]["notes"])
-    if result["bootstrap"]["warning"]:
-        notes.insert(0, result["bootstrap"]["warning"])
+    return out
+
+
+def shuffle_notes(result):
+    """Notes on what the shuffles can show: the smallest p and tasks that never move."""
+    notes = []
     null_perms = result["family_null"]["perms"]
     if result["features"] and result["family_null"]["smallest_p"] >= ALPHA:
         notes.append(f"with --perms {null_perms} the smallest possible adjusted p is "
@@ -4348,6 +4384,12 @@ def render_report(result, style):
                      f"{'moves' if never_moved == 1 else 'move'} in the shuffles (only "
                      f"{'its' if never_moved == 1 else 'their'} runs' outcomes are "
                      f"reshuffled within the task)")
+    return notes
+
+
+def feature_notes(result):
+    """Notes on single features: undefined tests, copies, equal cuts, skipped resamples."""
+    notes = []
     for feature in result["features"]:
         if feature["delong_undefined"]:
             notes.append(f"{feature['name']}: DeLong p and clustered p undefined: "
@@ -4368,11 +4410,36 @@ def render_report(result, style):
     if skipped:
         notes.append("bootstrap resamples skipped for losing a class: " +
                      ", ".join(f"{name} {count}" for name, count in skipped))
-    if notes:
-        out.append("")
-        out.append(heading("Notes"))
-        out.append("")
-        out.extend(f"- {n}" if md else wrap("- " + n, indent="  ") for n in notes)
+    return notes
+
+
+def notes_section(result, md):
+    """The notes: the bootstrap's warning, the input's notes, then the shuffles' and the
+    features'; empty when there are none."""
+    notes = list(result["meta"]["notes"])
+    if result["bootstrap"]["warning"]:
+        notes.insert(0, result["bootstrap"]["warning"])
+    notes += shuffle_notes(result) + feature_notes(result)
+    if not notes:
+        return []
+    out = ["", report_heading("Notes", md), ""]
+    out.extend(f"- {n}" if md else wrap("- " + n, indent="  ") for n in notes)
+    return out
+
+
+def render_report(result, style):
+    """Text or Markdown report; reads the result, computes nothing new."""
+    md = style == "markdown"
+    names = report_names(result, md)
+    out = header_section(result, style, md)
+    if result["features"]:
+        gate1, p_values, gate3 = feature_tables(result, style, names)
+        out += gate_one_section(result, style, md, gate1)
+        out += gates_two_and_three_section(result, md, p_values + "\n\n" + gate3)
+        out += family_null_section(result, style, names)
+    out += left_out_section(result, style, md, names)
+    out += verdict_section(result, md)
+    out += notes_section(result, md)
     out.append("")
     if md:
         out = [nonbreaking(line) for line in out]
