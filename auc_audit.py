@@ -3255,14 +3255,8 @@ def family_tests(features, null, base_auc, perms):
     return summary
 
 
-def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
-          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name=DEFAULT_BASELINE,
-          named=False):
-    """Apply the three gates; return the report as plain data.
-
-    labels: list of 0/1. candidates: [(name, values)] with None for undefined.
-    baseline: values of the baseline (no None). tasks, strata: lists of labels or None.
-    """
+def audit_design(labels, tasks, strata, permute):
+    """Code the strata and tasks, and choose the shuffle scheme and the clusters."""
     n = len(labels)
     permute = permute or ("strata" if strata is not None else "rows")
     strata_codes, strata_levels = codes_of(strata) if strata is not None else ([0] * n, [])
@@ -3271,114 +3265,173 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
     else:
         task_codes, task_levels = list(range(n)), []
     n_clusters = len(task_levels) if tasks is not None else n
-    # One cluster resampled is the same cluster every time: no interval exists.
-    clusters_resampled = n_clusters >= 2
-    groups = strata if strata is not None else None
-    everyone = range(n)
-    tasks_never_moved = tasks_alone_in_size(tasks, permute)
+    return {
+        "n": n, "permute": permute, "tasks": tasks,
+        "strata_codes": strata_codes, "strata_levels": strata_levels,
+        "task_codes": task_codes, "task_levels": task_levels, "n_clusters": n_clusters,
+        # One cluster resampled is the same cluster every time: no interval exists.
+        "clusters_resampled": n_clusters >= 2,
+        "groups": strata if strata is not None else None,
+        "tasks_never_moved": tasks_alone_in_size(tasks, permute)}
 
+
+def baseline_figures(baseline, labels, groups):
+    """The baseline's AUC and direction within strata, and its pooled AUC."""
     base_u, base_pairs = pair_count(baseline, labels, groups)
     if base_pairs == 0:
         raise InputError("no stratum holds both a success and a failure, so no "
                          "within-stratum AUC exists; drop --strata or choose another column")
     base_auc, base_direction = better_direction(base_u, base_pairs)
     base_pooled = better_direction(*pair_count(baseline, labels))[0]
-    family_names, degenerate, screen_notes = find_degenerate(
-        candidates, labels, (baseline_name, baseline), strata, named=named)
-    values_of = dict(candidates)
+    return base_auc, base_direction, base_pooled
 
+
+def task_identity(labels, design):
+    """Task identity's AUC, its direction and the leave-one-out task rates it scores."""
     # Task identity is read in the fixed '+' direction: with no task effect,
     # leaving a run out lowers its task's rate exactly when it succeeded, an artificial
     # '-' signal that choosing the better direction would report as skill.
-    identity_auc = identity_direction = None
-    if tasks is not None and len(task_levels) >= 2:
-        rate = leave_one_out_task_rate(labels, tasks)
-        scored = [i for i in everyone if rate[i] is not None]
-        identity_auc = auc_in_direction(*pair_count(rate, labels, groups, scored), "+")
-        identity_direction = None if identity_auc is None else "+"
+    tasks = design["tasks"]
+    if tasks is None or len(design["task_levels"]) < 2:
+        return None, None, None
+    rate = leave_one_out_task_rate(labels, tasks)
+    scored = [i for i in range(design["n"]) if rate[i] is not None]
+    identity_auc = auc_in_direction(*pair_count(rate, labels, design["groups"], scored), "+")
+    identity_direction = None if identity_auc is None else "+"
+    return identity_auc, identity_direction, rate
 
-    features = []
-    sweeps = []
-    base_sweeps = {}
-    base_components = {}
-    same_rows, identity_rows = {}, {}
+
+def feature_auc(values, labels, groups, rows):
+    """A feature's AUC and direction on its rows, within strata and pooled."""
+    twice_u, pairs = pair_count(values, labels, groups, rows)
+    auc, direction = better_direction(twice_u, pairs)
+    pooled, pooled_direction = better_direction(
+        *(pair_count(values, labels, None, rows) if groups is not None
+          else (twice_u, pairs)))
+    return auc, direction, pooled, pooled_direction
+
+
+def feature_sweeps(scores, base_scores, labels, design, rows, base_sweeps):
+    """The bootstrap sweeps of a feature and of the baseline on the same rows."""
+    key = tuple(rows)
+    if key not in base_sweeps:         # the same for every feature on these rows
+        base_sweeps[key] = BootstrapSweep(base_scores, labels, design["strata_codes"],
+                                          design["task_codes"], rows)
+    return (BootstrapSweep(scores, labels, design["strata_codes"], design["task_codes"], rows),
+            base_sweeps[key])
+
+
+def task_identity_same_rows(identity_auc, rate, labels, groups, rows, identity_rows):
+    """Task identity scored on a feature's rows, or None when it is undefined."""
+    if identity_auc is None:
+        return None
+    # The same-row rule of gate 1: task identity scored on the feature's rows.
+    key = tuple(rows)
+    if key not in identity_rows:
+        scored_rows = [i for i in rows if rate[i] is not None]
+        identity_rows[key] = auc_in_direction(*pair_count(rate, labels, groups,
+                                                          scored_rows), "+")
+    return identity_rows[key]
+
+
+def feature_flags(auc, delta_all, delta_same, within, identity_same, partial, screen_note):
+    """The flags of one feature, in the order the report's legend lists them."""
+    flags = []
+    if delta_all * delta_same < 0:
+        flags.append("same_row_sign_flip")
+    if within is not None and within < 0.5:
+        flags.append("within_task_reversed")
+    if identity_same is not None and auc < identity_same:
+        flags.append("below_task_identity")
+    if partial:
+        flags.append("partial_rows")
+    if screen_note["duplicate_of"]:
+        flags.append("duplicate")
+    if screen_note["youden_equal_to"]:
+        flags.append("youden_equal")
+    return flags
+
+
+def gate_one_feature(name, values, labels, baseline, design, base_auc, identity, screen_note,
+                     caches):
+    """Gate 1 for one feature: its AUC against the baseline's on the same rows, with the
+    paired tests; returns the feature and its pair of bootstrap sweeps."""
+    n, groups, tasks = design["n"], design["groups"], design["tasks"]
+    rows = [i for i in range(n) if values[i] is not None]
+    auc, direction, pooled, pooled_direction = feature_auc(values, labels, groups, rows)
+    key = tuple(rows)
+    same_rows = caches["same_rows"]
+    if key not in same_rows:       # the same for every feature on these rows
+        same_rows[key] = better_direction(*pair_count(baseline, labels, groups, rows))
+    base_same, base_same_direction = same_rows[key]
+    scores = oriented(values, direction)
+    base_scores = oriented(baseline, base_same_direction)
+    within_u, within_pairs = (pair_count(scores, labels, tasks, rows)
+                              if tasks is not None else (0, 0))
+    sweeps = feature_sweeps(scores, base_scores, labels, design, rows, caches["base_sweeps"])
+    undefined = variance_undefined(labels, groups, rows)
+    parts = None if undefined else paired_parts(scores, base_scores, labels, groups,
+                                                rows, caches["base_components"])
+    delta_all, delta_same = auc - base_auc, auc - base_same
+    within = auc_in_direction(within_u, within_pairs, "+")
+    identity_same = task_identity_same_rows(*identity, labels, groups, rows,
+                                            caches["identity_rows"])
+    flags = feature_flags(auc, delta_all, delta_same, within, identity_same, len(rows) < n,
+                          screen_note)
+    feature = {
+        "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
+        "n_successes": sum(labels[i] for i in rows), "auc": auc,
+        "direction": direction, "auc_pooled": pooled,
+        "direction_pooled": pooled_direction,
+        "baseline_auc_all_rows": base_auc, "baseline_auc_same_rows": base_same,
+        "baseline_direction_same_rows": base_same_direction,
+        "delta_all_rows": delta_all, "delta_same_rows": delta_same,
+        "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
+        "delong_undefined": undefined,
+        "clustered": clustered_difference(scores, base_scores, labels, groups,
+                                          design["task_codes"], rows, parts=parts),
+        "within_task_auc": within, "within_task_pairs": within_pairs,
+        "task_identity_auc_same_rows": identity_same, "flags": flags,
+        "duplicate_of": screen_note["duplicate_of"],
+        "youden_equal_to": screen_note["youden_equal_to"]}
+    return feature, sweeps
+
+
+def gate_one(family_names, values_of, labels, baseline, design, base_auc, identity,
+             screen_notes):
+    """Gate 1 for every feature of the family; returns (features, bootstrap sweeps)."""
+    # Features defined on the same rows share the baseline's figures on those rows.
+    caches = {"same_rows": {}, "identity_rows": {}, "base_sweeps": {}, "base_components": {}}
+    features, sweeps = [], []
     for name in family_names:
-        values = values_of[name]
-        rows = [i for i in everyone if values[i] is not None]
-        twice_u, pairs = pair_count(values, labels, groups, rows)
-        auc, direction = better_direction(twice_u, pairs)
-        pooled, pooled_direction = better_direction(
-            *(pair_count(values, labels, None, rows) if groups is not None
-              else (twice_u, pairs)))
-        key = tuple(rows)
-        if key not in same_rows:       # the same for every feature on these rows
-            same_rows[key] = better_direction(*pair_count(baseline, labels, groups, rows))
-        base_same, base_same_direction = same_rows[key]
-        scores = oriented(values, direction)
-        base_scores = oriented(baseline, base_same_direction)
-        within_u, within_pairs = (pair_count(scores, labels, tasks, rows)
-                                  if tasks is not None else (0, 0))
-        if key not in base_sweeps:
-            base_sweeps[key] = BootstrapSweep(base_scores, labels, strata_codes,
-                                              task_codes, rows)
-        sweeps.append((BootstrapSweep(scores, labels, strata_codes, task_codes, rows),
-                       base_sweeps[key]))
-        undefined = variance_undefined(labels, groups, rows)
-        parts = None if undefined else paired_parts(scores, base_scores, labels, groups,
-                                                    rows, base_components)
-        flags = []
-        delta_all, delta_same = auc - base_auc, auc - base_same
-        if delta_all * delta_same < 0:
-            flags.append("same_row_sign_flip")
-        within = auc_in_direction(within_u, within_pairs, "+")
-        if within is not None and within < 0.5:
-            flags.append("within_task_reversed")
-        identity_same = None
-        if identity_auc is not None:
-            # The same-row rule of gate 1: task identity scored on the feature's rows.
-            if key not in identity_rows:
-                scored_rows = [i for i in rows if rate[i] is not None]
-                identity_rows[key] = auc_in_direction(*pair_count(rate, labels, groups,
-                                                                  scored_rows), "+")
-            identity_same = identity_rows[key]
-        if identity_same is not None and auc < identity_same:
-            flags.append("below_task_identity")
-        if len(rows) < n:
-            flags.append("partial_rows")
-        if screen_notes[name]["duplicate_of"]:
-            flags.append("duplicate")
-        if screen_notes[name]["youden_equal_to"]:
-            flags.append("youden_equal")
-        features.append({
-            "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
-            "n_successes": sum(labels[i] for i in rows), "auc": auc,
-            "direction": direction, "auc_pooled": pooled,
-            "direction_pooled": pooled_direction,
-            "baseline_auc_all_rows": base_auc, "baseline_auc_same_rows": base_same,
-            "baseline_direction_same_rows": base_same_direction,
-            "delta_all_rows": delta_all, "delta_same_rows": delta_same,
-            "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
-            "delong_undefined": undefined,
-            "clustered": clustered_difference(scores, base_scores, labels, groups,
-                                              task_codes, rows, parts=parts),
-            "within_task_auc": within, "within_task_pairs": within_pairs,
-            "task_identity_auc_same_rows": identity_same, "flags": flags,
-            "duplicate_of": screen_notes[name]["duplicate_of"],
-            "youden_equal_to": screen_notes[name]["youden_equal_to"]})
+        feature, pair = gate_one_feature(name, values_of[name], labels, baseline, design,
+                                         base_auc, identity, screen_notes[name], caches)
+        features.append(feature)
+        sweeps.append(pair)
+    return features, sweeps
 
-    null_family = NullFamily([values_of[f["name"]] for f in features], strata_codes,
-                             len(strata_levels) or 1)
-    work = n * max(1, len(features)) * (perms + boot)
+
+def family_null_and_bootstrap(features, values_of, labels, design, sweeps, base_auc, perms,
+                              boot, seed):
+    """Gate 2 and the resamples of gate 3: the family null from the shuffles, and the
+    bootstrap differences; returns (family null, differences, skipped resamples)."""
+    null_family = NullFamily([values_of[f["name"]] for f in features], design["strata_codes"],
+                             len(design["strata_levels"]) or 1)
+    work = design["n"] * max(1, len(features)) * (perms + boot)
     null, differences, skipped = resample_in_chunks(
-        {"family": null_family, "labels": labels, "permute": permute,
-         "strata_codes": strata_codes, "task_codes": task_codes, "sweeps": sweeps,
-         "n_clusters": n_clusters}, perms if features else 0,
-        boot if clusters_resampled else 0, seed,
+        {"family": null_family, "labels": labels, "permute": design["permute"],
+         "strata_codes": design["strata_codes"], "task_codes": design["task_codes"],
+         "sweeps": sweeps, "n_clusters": design["n_clusters"]}, perms if features else 0,
+        boot if design["clusters_resampled"] else 0, seed,
         parallel=work >= PARALLEL_WORK)
     family_null = family_tests(features, null, base_auc, perms)
-    family_null["permute"] = permute
-    family_null["tasks_never_moved"] = tasks_never_moved
+    family_null["permute"] = design["permute"]
+    family_null["tasks_never_moved"] = design["tasks_never_moved"]
+    return family_null, differences, skipped
 
+
+def gate_three(features, differences, skipped, clusters_resampled):
+    """Gate 3 and each feature's verdict: the task-cluster interval of the difference."""
     low, high = (1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2
     for feature, diffs, skips in zip(features, differences, skipped):
         feature["delta_ci"] = [percentile(diffs, low), percentile(diffs, high)] \
@@ -3386,24 +3439,61 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
         feature["bootstrap_skipped"] = skips
         feature["verdict"] = gate_verdict(feature, clusters_resampled)
 
+
+def audit_verdict(features):
+    """The verdict: the features that pass all three gates, and the level used."""
     passing = [f["name"] for f in features if f["verdict"] == "passes all three gates"]
+    return {"passing": passing, "alpha": ALPHA}
+
+
+def audit_result(labels, design, baseline_summary, identity, features, family_null,
+                 degenerate, boot):
+    """Gather the audit's figures into the report's plain data."""
+    n, tasks, n_clusters = design["n"], design["tasks"], design["n_clusters"]
+    identity_auc, identity_direction = identity
     return {
         "n_runs": n, "n_successes": sum(labels), "n_failures": n - sum(labels),
-        "n_tasks": len(task_levels) if tasks is not None else None,
+        "n_tasks": len(design["task_levels"]) if tasks is not None else None,
         "clusters": "tasks" if tasks is not None else "runs",
-        "strata_levels": strata_levels,
-        "baseline": {"name": baseline_name, "auc": base_auc, "direction": base_direction,
-                     "auc_pooled": base_pooled},
+        "strata_levels": design["strata_levels"],
+        "baseline": baseline_summary,
         "task_identity_auc": identity_auc, "task_identity_direction": identity_direction,
         "features": features, "family_null": family_null,
-        "bootstrap": {"resamples": boot if clusters_resampled else 0,
-                      "clusters": n_clusters, "defined": clusters_resampled,
+        "bootstrap": {"resamples": boot if design["clusters_resampled"] else 0,
+                      "clusters": n_clusters, "defined": design["clusters_resampled"],
                       "warning": cluster_warning(n_clusters,
                                                  "task" if tasks is not None else "run"),
                       "confidence": CONFIDENCE},
         "degenerate": degenerate,
-        "verdict": {"passing": passing, "alpha": ALPHA},
+        "verdict": audit_verdict(features),
     }
+
+
+def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
+          boot=DEFAULT_BOOT, seed=DEFAULT_SEED, permute=None, baseline_name=DEFAULT_BASELINE,
+          named=False):
+    """Apply the three gates; return the report as plain data.
+
+    labels: list of 0/1. candidates: [(name, values)] with None for undefined.
+    baseline: values of the baseline (no None). tasks, strata: lists of labels or None.
+    """
+    design = audit_design(labels, tasks, strata, permute)
+    base_auc, base_direction, base_pooled = baseline_figures(baseline, labels,
+                                                             design["groups"])
+    family_names, degenerate, screen_notes = find_degenerate(
+        candidates, labels, (baseline_name, baseline), strata, named=named)
+    values_of = dict(candidates)
+    identity_auc, identity_direction, rate = task_identity(labels, design)
+    features, sweeps = gate_one(family_names, values_of, labels, baseline, design, base_auc,
+                                (identity_auc, rate), screen_notes)
+    family_null, differences, skipped = family_null_and_bootstrap(
+        features, values_of, labels, design, sweeps, base_auc, perms, boot, seed)
+    gate_three(features, differences, skipped, design["clusters_resampled"])
+    return audit_result(labels, design,
+                        {"name": baseline_name, "auc": base_auc, "direction": base_direction,
+                         "auc_pooled": base_pooled},
+                        (identity_auc, identity_direction), features, family_null,
+                        degenerate, boot)
 
 
 # === Input ===
@@ -3572,30 +3662,26 @@ def id_like(column):
     return lowered in ID_LIKE_NAMES or lowered.endswith("_id")
 
 
-def read_runs(args, inputs):
-    """Read and check every input; return the audit's arguments and the report's notes."""
+def runs_table(args, inputs):
+    """Read the runs table (the demo's, or the one named) and the tool_calls.csv beside it."""
     if args.demo:
-        table = parse_table_text(DEMO_RUNS, "demo", "csv")
-        tool_table = None
-    else:
-        if not args.runs:
-            raise InputError("no runs table given (a CSV/TSV/JSONL/JSON file, '-' or a "
-                             "runs folder); try --demo or --help")
-        table = inputs.read_table(args.runs)
-        tool_table = inputs.sibling_table(args.runs, "tool_calls.csv")
-    notes = []
-    run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_NAMES,
-                           required=False)
-    task_col = table.column(args.task, flag="--task", candidates=TASK_NAMES, required=False)
-    strata_col = table.column(args.strata, flag="--strata") if args.strata else None
-    rows = select_rows(table, args.where)
+        return parse_table_text(DEMO_RUNS, "demo", "csv"), None
+    if not args.runs:
+        raise InputError("no runs table given (a CSV/TSV/JSONL/JSON file, '-' or a "
+                         "runs folder); try --demo or --help")
+    table = inputs.read_table(args.runs)
+    return table, inputs.sibling_table(args.runs, "tool_calls.csv")
+
+
+def audited_rows(table, where, run_col):
+    """The rows --where selects, in one canonical order, with their run ids checked."""
+    rows = select_rows(table, where)
     # One canonical order (by run id, else by the row's cells), so that the same rows
     # in any order give the same draws, the same "first" examples and the same bytes.
     if run_col:
         rows.sort(key=lambda i: table.rows[i][run_col].strip())
     else:
         rows.sort(key=lambda i: [table.rows[i][c] for c in table.columns])
-    n_selected = len(rows)
     if run_col:
         seen = {}
         for i in rows:
@@ -3606,50 +3692,62 @@ def read_runs(args, inputs):
                 raise InputError(f"{table.where(i, run_col)}: run id {run!r} repeats "
                                  f"{table.where(seen[run])}")
             seen[run] = i
-    run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
+    return rows
 
-    # The outcome: from the table, or joined from a grader's verdicts.
-    tasks = None
-    if args.verdicts:
-        source = read_verdicts(inputs, args.verdicts, args.outcome)
-        model_col = table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
 
-        def cell(i, column):
-            return table.rows[i][column].strip() if column else None
-        joined = join_verdicts(source, [
-            {"run_id": cell(i, run_col), "task": cell(i, task_col) or None,
-             "model": cell(i, model_col) or None, "label": f"row {table.lines[i]}"}
-            for i in rows], runs_table=table.name)
-        # A grading error (regrade.py's empty outcome, SWE-bench's error_ids, ...) is
-        # no verdict: the run is left out, and counted by status, never read as failed.
-        kept = [(i, v) for i, v in zip(rows, joined["verdicts"]) if v["verified"] is not None]
-        labels = [int(v["verified"]) for _, v in kept]
-        if joined["unchecked"]:
-            left_out = sum(len(ids) for ids in joined["unchecked"].values())
-            notes.append(f"{plural(left_out, 'run')} left out: no verdict, a grading error "
-                         f"({grading_error_text(joined['unchecked'])})")
-            rows = [i for i, _ in kept]
-            run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
-        outcome_name = f"{source['format']} {source['name']}, joined on {joined['key']}"
-        if task_col is None and all(v["instance_id"] for _, v in kept):
-            tasks = [v["instance_id"] for _, v in kept]
-            task_name = f"instance_id (from {source['name']})"
-    else:
-        outcome_col = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES)
-        labels = []
-        for i in rows:
-            if is_missing(table.rows[i][outcome_col]):
-                raise InputError(f"{table.where(i, outcome_col)}: the outcome is undefined; "
-                                 f"every audited run needs one (drop it with --where)")
-            labels.append(int(parse_bool(table.rows[i][outcome_col],
-                                         table.where(i, outcome_col))))
-        outcome_name = outcome_col
+def joined_outcome(args, inputs, table, rows, run_col, task_col, notes):
+    """The outcome joined from a grader's verdicts; returns (labels, the rows kept,
+    the outcome's name, the verdicts' tasks, their name)."""
+    source = read_verdicts(inputs, args.verdicts, args.outcome)
+    model_col = table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
+
+    def cell(i, column):
+        return table.rows[i][column].strip() if column else None
+    joined = join_verdicts(source, [
+        {"run_id": cell(i, run_col), "task": cell(i, task_col) or None,
+         "model": cell(i, model_col) or None, "label": f"row {table.lines[i]}"}
+        for i in rows], runs_table=table.name)
+    # A grading error (regrade.py's empty outcome, SWE-bench's error_ids, ...) is
+    # no verdict: the run is left out, and counted by status, never read as failed.
+    kept = [(i, v) for i, v in zip(rows, joined["verdicts"]) if v["verified"] is not None]
+    labels = [int(v["verified"]) for _, v in kept]
+    if joined["unchecked"]:
+        left_out = sum(len(ids) for ids in joined["unchecked"].values())
+        notes.append(f"{plural(left_out, 'run')} left out: no verdict, a grading error "
+                     f"({grading_error_text(joined['unchecked'])})")
+        rows = [i for i, _ in kept]
+    outcome_name = f"{source['format']} {source['name']}, joined on {joined['key']}"
+    tasks = task_name = None
+    if task_col is None and all(v["instance_id"] for _, v in kept):
+        tasks = [v["instance_id"] for _, v in kept]
+        task_name = f"instance_id (from {source['name']})"
+    return labels, rows, outcome_name, tasks, task_name
+
+
+def table_outcome(table, rows, outcome_col):
+    """The outcome read from the table's own column, defined on every audited run."""
+    labels = []
+    for i in rows:
+        if is_missing(table.rows[i][outcome_col]):
+            raise InputError(f"{table.where(i, outcome_col)}: the outcome is undefined; "
+                             f"every audited run needs one (drop it with --where)")
+        labels.append(int(parse_bool(table.rows[i][outcome_col],
+                                     table.where(i, outcome_col))))
+    return labels
+
+
+def check_two_classes(table, labels, outcome_name, where):
+    """Refuse an outcome with one class: an AUC needs successes and failures."""
     successes = sum(labels)
     if successes in (0, len(labels)):
         raise InputError(f"{table.name}: the outcome {outcome_name} has one class "
                          f"({successes} successes, {len(labels) - successes} failures"
-                         f"{' after --where' if args.where else ''}); an AUC needs both")
+                         f"{' after --where' if where else ''}); an AUC needs both")
 
+
+def read_tasks(table, rows, task_col, tasks, task_name, notes):
+    """The task of each audited run: the task column, else the verdicts' instance ids;
+    returns (tasks, their name), both None when there is neither."""
     if task_col:
         tasks, task_name = [], task_col
         for i in rows:
@@ -3661,31 +3759,54 @@ def read_runs(args, inputs):
         task_name = None
         notes.append("no task column: each run is its own cluster; the within-task and "
                      "task-identity figures are undefined")
-    strata = None
-    if strata_col:
-        strata = []
-        for i in rows:
-            cell = table.rows[i][strata_col].strip()
-            if is_missing(cell):
-                raise InputError(f"{table.where(i, strata_col)}: empty stratum")
-            strata.append(cell)
-        if len(set(strata)) < 2:
-            notes.append(f"--strata {strata_col}: one level only, so stratified = pooled")
+    return tasks, task_name
 
-    # The baseline: the table's column, checked against tool_calls.csv when it is there.
+
+def read_strata(table, rows, strata_col, notes):
+    """The stratum of each audited run, or None without --strata."""
+    if not strata_col:
+        return None
+    strata = []
+    for i in rows:
+        cell = table.rows[i][strata_col].strip()
+        if is_missing(cell):
+            raise InputError(f"{table.where(i, strata_col)}: empty stratum")
+        strata.append(cell)
+    if len(set(strata)) < 2:
+        notes.append(f"--strata {strata_col}: one level only, so stratified = pooled")
+    return strata
+
+
+def baseline_column(table, base_col, rows):
+    """The baseline read from the table's column, defined on every audited run."""
+    baseline = numeric_column(table, base_col, rows)
+    for value, i in zip(baseline, rows):
+        if value is None:
+            raise InputError(f"{table.where(i, base_col)}: the baseline is undefined; "
+                             f"it must be defined on every audited run")
+    return baseline
+
+
+def check_baseline_varies(table, baseline, name, base_source):
+    """Refuse a constant baseline: it has no AUC to beat."""
+    if len(set(baseline)) == 1:
+        raise InputError(f"{table.name}: the baseline {name} "
+                         f"({base_source}) is {number_text(baseline[0])} on every one of the "
+                         f"{len(baseline)} audited runs; a constant baseline has no AUC to "
+                         f"beat")
+
+
+def read_baseline(args, table, tool_table, rows, run_col, run_ids, notes):
+    """The baseline: the table's column, checked against tool_calls.csv when it is there,
+    else counted from it; returns (baseline, column, source, the check)."""
     base_col = args.baseline if args.baseline in table.columns else None
-    if base_col:
-        baseline = numeric_column(table, base_col, rows)
-        for value, i in zip(baseline, rows):
-            if value is None:
-                raise InputError(f"{table.where(i, base_col)}: the baseline is undefined; "
-                                 f"it must be defined on every audited run")
+    baseline = baseline_column(table, base_col, rows) if base_col else None
     table_run_ids = ([row[run_col].strip() for row in table.rows] if run_col else None)
     # Only a tool-call count can be checked against the log; another --baseline
     # column is taken as it is.
     counts_calls = args.baseline == DEFAULT_BASELINE
     check = recount_tool_calls(tool_table if counts_calls or not base_col else None, run_ids,
-                               baseline if base_col else None, base_col, table_run_ids)
+                               baseline, base_col, table_run_ids)
     if check:
         notes.extend(check.pop("notes"))
     if not base_col:
@@ -3699,69 +3820,119 @@ def read_runs(args, inputs):
         if check:
             check.pop("recomputed", None)
         base_source = f"column {base_col!r}"
-    if len(set(baseline)) == 1:
-        raise InputError(f"{table.name}: the baseline {base_col or args.baseline} "
-                         f"({base_source}) is {number_text(baseline[0])} on every one of the "
-                         f"{len(baseline)} audited runs; a constant baseline has no AUC to "
-                         f"beat")
+    check_baseline_varies(table, baseline, base_col or args.baseline, base_source)
+    return baseline, base_col, base_source, check
 
-    # The features.
-    taken = {c for c in (run_col, task_col, strata_col, base_col, args.baseline) if c}
-    if not args.verdicts:
-        taken.add(outcome_col)
+
+def named_features(features, table, taken):
+    """The columns named with --features, checked: present, not a role, none twice."""
+    names = [n.strip() for n in features.split(",") if n.strip()]
+    for name in names:
+        table.column(name, flag="--features")
+        if name in taken:
+            raise InputError(f"--features: {name!r} is the run id, outcome, task, "
+                             f"strata or baseline column, not a feature")
+    if len(set(names)) != len(names):
+        raise InputError("--features: a column is named twice")
+    return names
+
+
+def numeric_features(table, rows, roles):
+    """Every numeric column that plays no role; returns (names, not candidates, left
+    out, the values already read)."""
+    names, not_candidates, left_out, read = [], [], [], {}
+    for c in table.columns:
+        role = roles.get(c) or ("id-like name" if id_like(c) else None)
+        if role is None and (c.lower() in OUTCOME_NAMES or c.lower() in TASK_NAMES
+                             or c.lower() in RUN_ID_NAMES):
+            role = "outcome, task or run id name"
+        if role:
+            not_candidates.append({"name": c, "why": role})
+            continue
+        values, bad = tolerant_column(table, c, rows)
+        defined = len(bad) + sum(v is not None for v in values)
+        if not bad:
+            names.append(c)
+            read[c] = values
+        elif 2 * len(bad) >= defined:
+            not_candidates.append({"name": c, "why": "text"})
+        else:
+            first = min(bad, key=lambda i: table.lines[i])
+            left_out.append({"name": c, "reason": (
+                f"not a number at row {table.lines[first]}: {table.rows[first][c]!r} "
+                f"({len(bad)} of {defined} defined cells are not numbers; name it "
+                f"with --features to see the error)")})
+    if not names:
+        raise InputError(f"{table.name}: no numeric feature columns; name them with "
+                         f"--features")
+    return names, not_candidates, left_out, read
+
+
+def choose_features(args, table, rows, taken, roles):
+    """The family: the columns named with --features, else the derived process
+    measures, else every numeric column; returns (names, not candidates, left out,
+    the values already read)."""
     if args.features:
-        names = [n.strip() for n in args.features.split(",") if n.strip()]
-        for name in names:
-            table.column(name, flag="--features")
-            if name in taken:
-                raise InputError(f"--features: {name!r} is the run id, outcome, task, "
-                                 f"strata or baseline column, not a feature")
-        if len(set(names)) != len(names):
-            raise InputError("--features: a column is named twice")
-    roles = {run_col: "run id", task_col: "task", strata_col: "strata", base_col: "baseline"}
-    if not args.verdicts:
-        roles[outcome_col] = "outcome"
-    left_out, not_candidates, read = [], [], {}
-    if args.features:
+        names = named_features(args.features, table, taken)
         not_candidates = [{"name": c, "why": roles.get(c, "not named")}
                           for c in table.columns if c not in names]
-    elif set(RUN_COLUMNS) <= set(table.columns):
+        return names, not_candidates, [], {}
+    if set(RUN_COLUMNS) <= set(table.columns):
         # A runs table derived from agent output (or written by --write-runs): the
         # family is the derived process measures, tool_calls the baseline.
         names = [c for c in PROCESS_MEASURES if c not in taken]
         not_candidates = [{"name": c, "why": roles.get(c, "not a process measure")}
                           for c in table.columns if c not in names and c not in taken]
-    else:
-        names = []
-        for c in table.columns:
-            role = roles.get(c) or ("id-like name" if id_like(c) else None)
-            if role is None and (c.lower() in OUTCOME_NAMES or c.lower() in TASK_NAMES
-                                 or c.lower() in RUN_ID_NAMES):
-                role = "outcome, task or run id name"
-            if role:
-                not_candidates.append({"name": c, "why": role})
-                continue
-            values, bad = tolerant_column(table, c, rows)
-            defined = len(bad) + sum(v is not None for v in values)
-            if not bad:
-                names.append(c)
-                read[c] = values
-            elif 2 * len(bad) >= defined:
-                not_candidates.append({"name": c, "why": "text"})
-            else:
-                first = min(bad, key=lambda i: table.lines[i])
-                left_out.append({"name": c, "reason": (
-                    f"not a number at row {table.lines[first]}: {table.rows[first][c]!r} "
-                    f"({len(bad)} of {defined} defined cells are not numbers; name it "
-                    f"with --features to see the error)")})
-        if not names:
-            raise InputError(f"{table.name}: no numeric feature columns; name them with "
-                             f"--features")
+        return names, not_candidates, [], {}
+    return numeric_features(table, rows, roles)
+
+
+def read_feature_values(table, names, rows, read):
+    """Each feature's values on the audited rows; refuse a family undefined everywhere."""
     candidates = [(name, read[name] if name in read else numeric_column(table, name, rows))
                   for name in names]
     if all(v is None for _, values in candidates for v in values):
         raise InputError(f"{table.name}: every feature is undefined on every audited run "
                          f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''})")
+    return candidates
+
+
+def read_runs(args, inputs):
+    """Read and check every input; return the audit's arguments and the report's notes."""
+    table, tool_table = runs_table(args, inputs)
+    notes = []
+    run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_NAMES,
+                           required=False)
+    task_col = table.column(args.task, flag="--task", candidates=TASK_NAMES, required=False)
+    strata_col = table.column(args.strata, flag="--strata") if args.strata else None
+    rows = audited_rows(table, args.where, run_col)
+    n_selected = len(rows)
+
+    # The outcome: from the table, or joined from a grader's verdicts.
+    if args.verdicts:
+        outcome_col = None
+        labels, rows, outcome_name, tasks, task_name = joined_outcome(
+            args, inputs, table, rows, run_col, task_col, notes)
+    else:
+        outcome_col = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES)
+        labels, outcome_name = table_outcome(table, rows, outcome_col), outcome_col
+        tasks = task_name = None
+    run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
+    check_two_classes(table, labels, outcome_name, args.where)
+    tasks, task_name = read_tasks(table, rows, task_col, tasks, task_name, notes)
+    strata = read_strata(table, rows, strata_col, notes)
+    baseline, base_col, base_source, check = read_baseline(args, table, tool_table, rows,
+                                                           run_col, run_ids, notes)
+
+    # The features, once every column playing a role is set aside.
+    taken = {c for c in (run_col, task_col, strata_col, base_col, args.baseline) if c}
+    if not args.verdicts:
+        taken.add(outcome_col)
+    roles = {run_col: "run id", task_col: "task", strata_col: "strata", base_col: "baseline"}
+    if not args.verdicts:
+        roles[outcome_col] = "outcome"
+    names, not_candidates, left_out, read = choose_features(args, table, rows, taken, roles)
+    candidates = read_feature_values(table, names, rows, read)
     if args.where:
         notes.append(f"audited subset: {' and '.join(args.where)} "
                      f"({n_selected} of {plural(len(table.rows), 'run')})")
@@ -4078,14 +4249,28 @@ def degenerate_table(degenerate, names, style):
                      for name, reason in rows)
 
 
-def render_report(result, style):
-    """Text or Markdown report; reads the result, computes nothing new."""
-    md = style == "markdown"
-    null, boot = result["family_null"], result["bootstrap"]
+def report_names(result, md):
+    """Each feature's and left-out column's name as the report prints it."""
     names = {} if md else text_names(result)
     for name in itertools.chain((f["name"] for f in result["features"]),
                                 (d["name"] for d in result["degenerate"])):
         names.setdefault(name, name)
+    return names
+
+
+def report_heading(text, md):
+    """A section heading: '### ' in Markdown, a wrapped line in text."""
+    return f"### {text}" if md else wrap(text)
+
+
+def report_paragraph(text, md):
+    """A paragraph of prose, wrapped in text only."""
+    # GitHub comments turn a line break into a break: Markdown prose stays one line.
+    return text if md else wrap(text)
+
+
+def header_section(result, style, md):
+    """The title, the question the report answers, and the summary lines."""
     out = []
     title = "auc_audit: process measures against counting tool calls"
     out.append(f"## {title}" if md else title)
@@ -4095,75 +4280,97 @@ def render_report(result, style):
     for label, text in summary_lines(result, style):
         out.append(f"- **{label}**: {text}" if md else wrap(f"{label:<15} {text}", indent=" " * 16))
     out.append("")
-    heading = (lambda text: f"### {text}" if md else wrap(text))
-    # GitHub comments turn a line break into a break: Markdown prose stays one line.
-    paragraph = (lambda text: text) if md else wrap
-    if result["features"]:
-        gate1, p_values, gate3 = feature_tables(result, style, names)
-        gates23 = p_values + "\n\n" + gate3
-        kind = "task" if result["clusters"] == "tasks" else "run"
-        if boot["defined"]:
-            interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
-                        f"{boot['resamples']} resamples of the {plural(boot['clusters'], kind)}")
-        else:
-            interval = (f"CI of diff undefined: fewer than 2 clusters to resample "
-                        f"({plural(boot['clusters'], kind)})")
-        out.append(heading("Gate 1: the same rows"))
-        out.append("")
-        out.append(paragraph(f"Each feature on its defined rows, against the baseline on all "
-                             f"rows and on those same rows; {interval}."))
-        out.append("")
-        out.append(gate1)
-        out.append("")
-        direction = DIRECTION_LEGEND[style if md else "text"]
-        out.append(f"- {direction}" if md else direction)
-        out.append("")
-        out.append(heading("Gates 2 and 3: search width and tasks"))
-        out.append("")
-        out.append(paragraph(f"The family null ({plural(null['perms'], 'shuffle')} "
-                             f"{PERMUTE_WORDS[null['permute']]}, direction re-chosen each "
-                             f"time), DeLong's paired p (not a gate), the within-task AUC and "
-                             f"flags."))
-        out.append("")
-        out.append(gates23)
-        legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
-        out.append("")
-        out.append(f"- flags: {legend}" if md else wrap(f"flags: {legend}", indent="  "))
-        columns = ("perm p: the feature's own permutation p; minP adj p: Westfall-Young "
-                   "step-down minP over the family (gate 2); max-AUC p: single-step "
-                   "family-maximum joint p (the report's §7); DeLong p and clustered p: "
-                   "DeLong's paired test and Obuchowski's "
-                   f"{'task' if result['clusters'] == 'tasks' else 'run'}-clustered test of "
-                   "the same-row difference (shown, not used by the verdict); verdict: "
-                   "'passes', or the first gate failed")
-        out.append(f"- {columns}" if md else wrap(columns, indent="  "))
-        out.append("")
-        rows = [["null median of the family maximum", fmt(null["median_max"])],
-                [f"share of shuffles whose maximum exceeds the baseline "
-                 f"{fmt(result['baseline']['auc'])}", fmt(null["p_clear_bar"])],
-                [f"observed maximum ({names[null['observed_max_feature']]})",
-                 fmt(null["observed_max"])],
-                ["joint p of the observed maximum (single-step max-AUC, the report's §7)",
-                 fmt_p(null["p_observed_max"])]]
-        rest = null["without_best"]
-        if rest:
-            rows.append([f"the same without {names[rest['removed']]}: joint p of "
-                         f"{names[rest['observed_max_feature']]} {fmt(rest['observed_max'])}",
-                         fmt_p(rest["p"])])
-        out.append(render_table(["family null", "value"], rows, style))
-        out.append("")
-    if result["degenerate"]:
-        out.append(heading("Left out of the family, with the reason"))
-        out.append("")
-        out.append(degenerate_table(result["degenerate"], names, style))
-        out.append("")
-    out.append(heading("Verdict"))
+    return out
+
+
+def gate_one_section(result, style, md, gate1):
+    """Gate 1: each feature against the baseline on the same rows."""
+    boot = result["bootstrap"]
+    kind = "task" if result["clusters"] == "tasks" else "run"
+    if boot["defined"]:
+        interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
+                    f"{boot['resamples']} resamples of the {plural(boot['clusters'], kind)}")
+    else:
+        interval = (f"CI of diff undefined: fewer than 2 clusters to resample "
+                    f"({plural(boot['clusters'], kind)})")
+    out = []
+    out.append(report_heading("Gate 1: the same rows", md))
     out.append("")
+    out.append(report_paragraph(f"Each feature on its defined rows, against the baseline on "
+                                f"all rows and on those same rows; {interval}.", md))
+    out.append("")
+    out.append(gate1)
+    out.append("")
+    direction = DIRECTION_LEGEND[style if md else "text"]
+    out.append(f"- {direction}" if md else direction)
+    out.append("")
+    return out
+
+
+def gates_two_and_three_section(result, md, gates23):
+    """Gates 2 and 3: the family null's p values, the within-task AUC and the flags."""
+    null = result["family_null"]
+    out = []
+    out.append(report_heading("Gates 2 and 3: search width and tasks", md))
+    out.append("")
+    out.append(report_paragraph(f"The family null ({plural(null['perms'], 'shuffle')} "
+                                f"{PERMUTE_WORDS[null['permute']]}, direction re-chosen each "
+                                f"time), DeLong's paired p (not a gate), the within-task AUC "
+                                f"and flags.", md))
+    out.append("")
+    out.append(gates23)
+    legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
+    out.append("")
+    out.append(f"- flags: {legend}" if md else wrap(f"flags: {legend}", indent="  "))
+    columns = ("perm p: the feature's own permutation p; minP adj p: Westfall-Young "
+               "step-down minP over the family (gate 2); max-AUC p: single-step "
+               "family-maximum joint p (the report's §7); DeLong p and clustered p: "
+               "DeLong's paired test and Obuchowski's "
+               f"{'task' if result['clusters'] == 'tasks' else 'run'}-clustered test of "
+               "the same-row difference (shown, not used by the verdict); verdict: "
+               "'passes', or the first gate failed")
+    out.append(f"- {columns}" if md else wrap(columns, indent="  "))
+    out.append("")
+    return out
+
+
+def family_null_section(result, style, names):
+    """The family null's table: the shuffles' maximum against the observed one."""
+    null = result["family_null"]
+    rows = [["null median of the family maximum", fmt(null["median_max"])],
+            [f"share of shuffles whose maximum exceeds the baseline "
+             f"{fmt(result['baseline']['auc'])}", fmt(null["p_clear_bar"])],
+            [f"observed maximum ({names[null['observed_max_feature']]})",
+             fmt(null["observed_max"])],
+            ["joint p of the observed maximum (single-step max-AUC, the report's §7)",
+             fmt_p(null["p_observed_max"])]]
+    rest = null["without_best"]
+    if rest:
+        rows.append([f"the same without {names[rest['removed']]}: joint p of "
+                     f"{names[rest['observed_max_feature']]} {fmt(rest['observed_max'])}",
+                     fmt_p(rest["p"])])
+    return [render_table(["family null", "value"], rows, style), ""]
+
+
+def left_out_section(result, style, md, names):
+    """The columns left out of the family, with the reason; empty when there are none."""
+    if not result["degenerate"]:
+        return []
+    return [report_heading("Left out of the family, with the reason", md), "",
+            degenerate_table(result["degenerate"], names, style), ""]
+
+
+def verdict_section(result, md):
+    """The verdict, one line per finding."""
+    out = [report_heading("Verdict", md), ""]
     for line in verdict_lines(result):
         out.append(f"- {line}" if md else wrap(line, indent="  "))
-    notes = list(result["meta"]["notes"])
-    if result["bootstrap"]["warning"]:
-        notes.insert(0, result["bootstrap"]["warning"])
+    return out
+
+
+def shuffle_notes(result):
+    """Notes on what the shuffles can show: the smallest p and tasks that never move."""
+    notes = []
     null_perms = result["family_null"]["perms"]
     if result["features"] and result["family_null"]["smallest_p"] >= ALPHA:
         notes.append(f"with --perms {null_perms} the smallest possible adjusted p is "
@@ -4177,6 +4384,12 @@ def render_report(result, style):
                      f"{'moves' if never_moved == 1 else 'move'} in the shuffles (only "
                      f"{'its' if never_moved == 1 else 'their'} runs' outcomes are "
                      f"reshuffled within the task)")
+    return notes
+
+
+def feature_notes(result):
+    """Notes on single features: undefined tests, copies, equal cuts, skipped resamples."""
+    notes = []
     for feature in result["features"]:
         if feature["delong_undefined"]:
             notes.append(f"{feature['name']}: DeLong p and clustered p undefined: "
@@ -4197,11 +4410,36 @@ def render_report(result, style):
     if skipped:
         notes.append("bootstrap resamples skipped for losing a class: " +
                      ", ".join(f"{name} {count}" for name, count in skipped))
-    if notes:
-        out.append("")
-        out.append(heading("Notes"))
-        out.append("")
-        out.extend(f"- {n}" if md else wrap("- " + n, indent="  ") for n in notes)
+    return notes
+
+
+def notes_section(result, md):
+    """The notes: the bootstrap's warning, the input's notes, then the shuffles' and the
+    features'; empty when there are none."""
+    notes = list(result["meta"]["notes"])
+    if result["bootstrap"]["warning"]:
+        notes.insert(0, result["bootstrap"]["warning"])
+    notes += shuffle_notes(result) + feature_notes(result)
+    if not notes:
+        return []
+    out = ["", report_heading("Notes", md), ""]
+    out.extend(f"- {n}" if md else wrap("- " + n, indent="  ") for n in notes)
+    return out
+
+
+def render_report(result, style):
+    """Text or Markdown report; reads the result, computes nothing new."""
+    md = style == "markdown"
+    names = report_names(result, md)
+    out = header_section(result, style, md)
+    if result["features"]:
+        gate1, p_values, gate3 = feature_tables(result, style, names)
+        out += gate_one_section(result, style, md, gate1)
+        out += gates_two_and_three_section(result, md, p_values + "\n\n" + gate3)
+        out += family_null_section(result, style, names)
+    out += left_out_section(result, style, md, names)
+    out += verdict_section(result, md)
+    out += notes_section(result, md)
     out.append("")
     if md:
         out = [nonbreaking(line) for line in out]
