@@ -35,6 +35,18 @@ Procedure per run (each step is recorded in the verdict):
     1. Check out base_commit into a throwaway folder: a private git repository
        that borrows the clone's objects read-only (objects/info/alternates), so
        the clone's branches, index, work files and metadata are never written.
+       Under bwrap a tree is kept for the next run (checking out and deleting a
+       large tree costs seconds; Django's has 6,900 files): after each run it goes
+       back to its commit with git reset --hard and git clean -ffdx (ignored
+       files, __pycache__ and nested repositories go too, locked folders are
+       unlocked first), and moves to the next run's commit with git checkout.
+       The code under test could not touch it meanwhile: the tree and its .git
+       are mounts of their own (neither can be moved aside), .git read-only. A
+       tree whose restore fails, or whose HEAD or folders changed, is deleted,
+       never reused. Runs are graded in history order of their base commits, so
+       kept trees move little; verdicts keep the input order. Each verdict's
+       work_tree says which it got: checked out, kept tree, or kept tree, moved
+       to this commit. Under unshare or none every run gets a fresh checkout.
     2. Normalise the diff (drop text before the first 'diff --git', CRLF to LF,
        add a final newline) and apply it: git apply, then git apply --3way, then
        patch --batch --forward --fuzz=3 (a reversed hunk is never applied),
@@ -67,9 +79,12 @@ Procedure per run (each step is recorded in the verdict):
        thousands of ids with brackets, spaces, '::' or non-ASCII need no quoting.
        --select files runs the listed tests' whole files instead (as SWE-bench's
        harness does), for tests that depend on their neighbours; --runner log
-       and a custom unittest --test-cmd run what their command names, and the
-       django and sympy runners their labels or files whole (a verdict note
-       says so). Never the whole suite. The command runs with a timeout that
+       and a custom unittest --test-cmd run what their command names. The
+       django runner passes each listed test's dotted label (module.Class.test_y;
+       a docstring id: every test it names) to tests/runtests.py; the sympy
+       runner runs the listed tests' files with the runner's keyword filter
+       hooked to keep exactly the listed names (bin/test -k matches substrings).
+       Never the whole suite. The command runs with a timeout that
        kills the process group, a scrubbed environment (HOME and TMPDIR in the
        throwaway folder; dropped: credential-looking names, URLs with a
        user:password@ part, NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and
@@ -110,7 +125,8 @@ Procedure per run (each step is recorded in the verdict):
        --repeat K runs the tests K times and lists tests whose outcome changed
        as flaky; a test counts as passed only if it passed every time.
     9. Remove the throwaway folder, also on timeout, error or Ctrl-C
-       (--keep-trees keeps it for debugging).
+       (--keep-trees keeps it for debugging, and keeps no tree for reuse); kept
+       trees are removed when the job ends, however it ends.
 
 Runners (--runner, an instance's test_runner, else its log_parser; auto picks
 django or sympy for the repositories django/django and sympy/sympy or a tree laid
@@ -248,7 +264,7 @@ bubblewrap, pacman -S bubblewrap). Inside it:
     - read-only: /usr, /lib*, a few /etc entries (the loader's cache, passwd,
       group, hosts, ssl, localtime, python*) and the interpreter's own prefix
       (a virtualenv's and its base's, even under your home: that prefix only);
-    - writable: only the throwaway folder (tree, HOME, TMPDIR) and the grader's
+    - writable: only the run's folder (HOME, TMPDIR), its tree and the grader's
       folder, and in them the tree's .git and the recorder modules stay
       read-only; /tmp is private;
     - not visible: your home, your clone (nor its git history: git in the tree
@@ -281,6 +297,7 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -366,8 +383,8 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezo
 SANDBOX_PROBE_TIMEOUT = 60
 # What each isolation contains, as the summary and the warnings say it.
 ISOLATION_MEANS = {
-    "bwrap": "no network, the system read-only, only the throwaway tree and the grader's "
-             "folder writable, HOME and /tmp private, no process outlives a run",
+    "bwrap": "no network, the system read-only, only the run's tree and folder and the "
+             "grader's folder writable, HOME and /tmp private, no process outlives a run",
     "unshare": "no network and no process outlives a run, but the filesystem is not "
                "isolated: the code under test can read and write whatever your user can",
     "none": "the code under test runs with your user's rights: files, network and "
@@ -2555,6 +2572,18 @@ class Source:
             found[name] = words[0] if len(words) == 2 and words[1] == "commit" else None
         return found
 
+    def commit_times(self, hashes):
+        """{commit: committer time}, to grade in history order (kept trees then move little)."""
+        hashes = sorted(set(hashes))
+        if not hashes:
+            return {}
+        status, output = git(["--git-dir", self.git_dir, "log", "--no-walk=unsorted", "--stdin",
+                              "--format=%H %ct"], input_text="".join(h + "\n" for h in hashes),
+                             check=False)
+        times = dict(line.split() for line in output.splitlines() if len(line.split()) == 2) \
+            if status == 0 else {}
+        return {h: int(times[h]) if times.get(h, "").isdigit() else 0 for h in hashes}
+
 
 def open_source(path, scratch, inputs):
     """Open --repo PATH: a clone (any layout) or a bundle file, never writing into it."""
@@ -2656,6 +2685,123 @@ def reset_paths(tree, paths):
             os.remove(full)
         elif os.path.isdir(full):
             shutil.rmtree(full)
+
+
+# --- trees kept between runs ---
+# Checking out and deleting a large tree (Django's 6,900 files) costs seconds;
+# putting a kept tree back costs a tenth of one. A tree is kept only where the
+# code under test could not touch its .git: under bwrap the tree and its .git are
+# their own mounts, .git read-only, so after a run the tree is still the same
+# directory with the same repository, and git reset --hard plus git clean -ffdx
+# (ignored files, __pycache__ and nested repositories included) return it to
+# its commit exactly. Anything else (a git command failing, HEAD moved, the
+# tree or .git not the same directory) removes the tree instead.
+def directory_identity(tree):
+    """(device, inode) of the tree and its .git, not following links."""
+    return [(s.st_dev, s.st_ino) for s in (os.lstat(tree), os.lstat(os.path.join(tree, ".git")))]
+
+
+def restore_tree(tree, commit, identity):
+    """Return the tree to `commit` with nothing untracked; False if it cannot be trusted to."""
+    try:
+        if directory_identity(tree) != identity:
+            return False
+        unlock_folders(tree, skip=".git")
+    except OSError:
+        return False
+    for args in (["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"]):
+        if git(["-C", tree, *args], check=False)[0] != 0:
+            return False
+    status, head = git(["-C", tree, "rev-parse", "--verify", "-q", "HEAD^{commit}"], check=False)
+    return status == 0 and head.strip() == commit
+
+
+def switch_commit(tree, commit):
+    """Move a clean kept tree to another commit (only the files that differ are written)."""
+    return git(["-C", tree, "checkout", "-q", "--detach", "-f", commit], check=False)[0] == 0 \
+        and git(["-C", tree, "clean", "-q", "-ffdx"], check=False)[0] == 0
+
+
+def unlock_folders(root, skip=None):
+    """Give the owner rwx on `root` and every folder below it (but `skip`), before
+    os.walk descends into each: the code under test may have chmod-ed them."""
+    def unlock(path):
+        mode = os.lstat(path).st_mode
+        if not stat.S_ISLNK(mode) and mode & 0o700 != 0o700:
+            os.chmod(path, mode | 0o700)
+    unlock(root)
+    for top, names, _ in os.walk(root):
+        if top == root and skip in names:
+            names.remove(skip)
+        for name in names:
+            unlock(os.path.join(top, name))
+
+
+def remove_folder(path):
+    """Delete a folder the code under test wrote in, read-only folders included."""
+    try:
+        shutil.rmtree(path)
+    except OSError:
+        try:
+            unlock_folders(path)
+        except OSError:
+            pass
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class TreePool:
+    """Work trees for the runs: kept and reused between runs of one repository when
+    `keep` > 0 (under bwrap), else checked out fresh into each run's folder."""
+
+    def __init__(self, keep, scratch=None):
+        self.keep, self.scratch = keep, scratch
+        self.idle = []              # [(git dir, commit, folder, identity)], oldest first
+        self.lock = threading.Lock()
+
+    def take(self, source, commit, folder):
+        """A tree at `commit`; returns (tree, lease for give(), how it was made)."""
+        if not self.keep:
+            return make_tree(source, commit, folder), None, "checked out"
+        with self.lock:
+            mine = [entry for entry in self.idle if entry[0] == source.git_dir]
+            entry = next((e for e in mine if e[1] == commit), mine[-1] if mine else None)
+            if entry is not None:
+                self.idle.remove(entry)
+        if entry is not None:
+            tree = os.path.join(entry[2], "tree")
+            if entry[1] == commit:
+                return tree, (source.git_dir, commit, entry[2], entry[3]), "kept tree"
+            if switch_commit(tree, commit):
+                return tree, (source.git_dir, commit, entry[2], entry[3]), "kept tree, moved to this commit"
+            remove_folder(entry[2])
+        kept = tempfile.mkdtemp(prefix="regrade-tree-", dir=self.scratch)
+        try:
+            tree = make_tree(source, commit, kept)
+        except BaseException:
+            remove_folder(kept)
+            raise
+        return tree, (source.git_dir, commit, kept, directory_identity(tree)), "checked out"
+
+    def give(self, lease):
+        """After a run: restore its tree for the next run, or remove it."""
+        if lease is None:
+            return
+        git_dir, commit, kept, identity = lease
+        if not restore_tree(os.path.join(kept, "tree"), commit, identity):
+            remove_folder(kept)
+            return
+        with self.lock:
+            self.idle.append(lease)
+            surplus, self.idle = self.idle[:-self.keep], self.idle[-self.keep:]
+        for entry in surplus:
+            remove_folder(entry[2])
+
+    def close(self):
+        """Remove every kept tree (at the end, and on Ctrl-C)."""
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for entry in idle:
+            remove_folder(entry[2])
 
 
 # === Test runners ===
@@ -3539,6 +3685,12 @@ def _hook(runtests):
     wrap(runtests.SymPyTests, "test_file")
     for name in ("entering_filename", "entering_test", "import_error", *_OUTCOMES):
         wrap(runtests.PyTestReporter, name)
+    names = _CONFIG.get("names")
+    if names is not None:
+        # --select ids: the runner's keyword filter keeps only each file's listed names.
+        def matches(self, function):
+            return getattr(function, "__name__", None) in names.get(_STATE["file"], ())
+        runtests.SymPyTests.matches = matches
 
 
 def _sympy(files):
@@ -3815,6 +3967,35 @@ def project_plan(runner, listed, tree, patch_paths):
     return sympy_plan(listed, tree, patch_paths)
 
 
+def project_selection(project, argv, files):
+    """--select ids on the django and sympy runners: (argv, {file: names} for the recorder).
+
+    Django runs each listed test by its dotted label (a docstring id: every test
+    it names). SymPy runs the listed functions' files, and the recorder's hook on
+    the runner's keyword filter keeps only the listed names in each file.
+
+    >>> plan = {"runner": "django", "mapping": {"Say A.": {"dotted": "m.T.test_a",
+    ...         "places": ["m.T.test_a", "m.U.test_a"]}, "test_b (m.T)": {"dotted": "m.T.test_b"}}}
+    >>> project_selection(plan, ["py", "runner.py", "tests/runtests.py", "m"], ["m"])
+    (['py', 'runner.py', 'tests/runtests.py', 'm.T.test_a', 'm.U.test_a', 'm.T.test_b'], None)
+    >>> plan = {"runner": "sympy", "mapping": {"test_x": {"dotted": "a/test_b.py::test_x",
+    ...         "places": ["a/test_b.py::test_x"]}}}
+    >>> project_selection(plan, ["py", "runner.py", "a/test_b.py", "a/test_c.py"],
+    ...                   ["a/test_b.py", "a/test_c.py"])
+    (['py', 'runner.py', 'a/test_b.py'], {'a/test_b.py': ['test_x']})
+    """
+    places = [place for entry in project["mapping"].values()
+              for place in (entry.get("places") or [entry["dotted"]])]
+    head = argv[:len(argv) - len(files)]
+    if project["runner"] == "django":
+        return head + list(dict.fromkeys(places)), None
+    names = {}
+    for place in places:
+        path, name = place.split("::")
+        names.setdefault(path, set()).add(name)
+    return head + sorted(names), {path: sorted(found) for path, found in sorted(names.items())}
+
+
 def project_command(runner, template, python, files, grader_dir):
     """The argument list that runs a Django or SymPy run's tests under its recorder."""
     if template:
@@ -3990,7 +4171,7 @@ def unshare_argv(command, sandbox):
 def sandboxed(sandbox, argv, *, tree, folder, grader_dir):
     """The test command as run under the chosen isolation (unchanged under none).
 
-    Under bwrap the throwaway folder and the grader's folder are the only ones
+    Under bwrap the run's folder, the tree and the grader's folder are the only ones
     writable, and inside them the tree's .git and the recorder modules stay
     read-only, so the code under test cannot plant a git hook or config for the
     grader's later git commands, nor replace the recorder a --repeat loads.
@@ -4002,7 +4183,9 @@ def sandboxed(sandbox, argv, *, tree, folder, grader_dir):
         return list(argv)
     protected = [os.path.join(tree, ".git")] + sorted(
         os.path.join(grader_dir, name) for name in os.listdir(grader_dir) if name.endswith(".py"))
-    return bwrap_argv(argv, sandbox, cwd=tree, writable=[folder, grader_dir],
+    # The tree is a mount of its own (inside the folder or not), so the code under
+    # test cannot move it or its .git aside and leave another in their place.
+    return bwrap_argv(argv, sandbox, cwd=tree, writable=[folder, tree, grader_dir],
                       protected=[p for p in protected if os.path.exists(p)])
 
 
@@ -4310,7 +4493,7 @@ def empty_verdict(run, instance, settings):
         "runner": None, "results_from": None, "exit_status": [],
         "code_under_test": "not checked",
         "patch_is_none": run["diff"] is None, "diff_empty": not normalise_diff(run["diff"]),
-        "duration_s": 0.0, "test_s": 0.0,
+        "duration_s": 0.0, "test_s": 0.0, "work_tree": None,
         "diff_sha256": sha256_text(normalise_diff(run["diff"])),
         "test_patch_sha256": sha256_text(normalise_diff(instance["test_patch"])),
         "grader_version": settings["grader_version"], "key": run["key"], "notes": [],
@@ -4348,8 +4531,11 @@ def grade_run(run, instance, source, settings):
     # The grader's own folder (recorders, their settings, results) lives apart
     # from the work tree, under a name the code under test cannot derive from it.
     grader_dir = tempfile.mkdtemp(prefix="g-", dir=settings.get("scratch"))
+    trees, lease = settings.get("trees") or TreePool(0), None
     try:
-        grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict, log)
+        tree, lease, verdict["work_tree"] = trees.take(source, run["base_commit"], folder)
+        log.append(f"checked out {run['base_commit']} ({verdict['work_tree']})\n")
+        grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict, log)
     except GradingError as exc:
         verdict.update(status="error", completed=None, reason=str(exc))
         log.append(f"grading error: {exc}\n")
@@ -4358,10 +4544,11 @@ def grade_run(run, instance, source, settings):
         log.append(f"grading error: {exc}\n")
     finally:
         shutil.rmtree(grader_dir, ignore_errors=True)
+        trees.give(lease)
         if settings["keep_trees"]:
             verdict["notes"].append(f"kept {folder}")
         else:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_folder(folder)
         verdict["duration_s"] = round(time.monotonic() - started, 3)
     if verdict["status"] in GRADING_ERRORS:
         verdict.update(completed=None, resolution="NO")
@@ -4388,9 +4575,9 @@ def remove_shadowing(tree, paths):
             parent = os.path.dirname(parent)
 
 
-def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict, log):
-    """Steps 1-8 of the procedure for one run, filling `verdict` as they go."""
-    job = check_out(run, instance, source, settings, folder, grader_dir, log)
+def grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict, log):
+    """Steps 2-8 of the procedure for one run checked out in `tree`, filling `verdict`."""
+    job = job_state(run, instance, settings, folder, tree, grader_dir)
     if not apply_run_diff(job, verdict, log):
         return
     reset_test_tree(job, verdict, log)
@@ -4404,10 +4591,8 @@ def grade_in_folder(run, instance, source, settings, folder, grader_dir, verdict
         decide_run(job, plan, record, verdict)
 
 
-def check_out(run, instance, source, settings, folder, grader_dir, log):
-    """Step 1: check the base commit out; return the job's state (a plain dict)."""
-    tree = make_tree(source, run["base_commit"], folder)
-    log.append(f"checked out {run['base_commit']}\n")
+def job_state(run, instance, settings, folder, tree, grader_dir):
+    """A run's state as it goes through the steps (a plain dict), from its checked-out tree."""
     base_names = {"": import_names(tree), "src/": import_names(os.path.join(tree, "src"))}
     # The tree's own copies of pytest and friends (grading pytest itself) are code under test.
     own_tools = {n for n in GUARDED_MODULES + TEST_TOOL_MODULES
@@ -4519,10 +4704,6 @@ def plan_tests(job, verdict):
             verdict.update(status="error", completed=None, reason=problem)
             return None
         files, unfound = project["files"], []
-        if settings.get("select", "ids") == "ids":
-            verdict["notes"].append(f"the {runner} runner ran the listed tests' whole "
-                                    f"{'labels' if runner == 'django' else 'files'}, "
-                                    f"as with --select files")
     if unfound:
         # A listed id naming no file or module at all is the instance's mistake,
         # not the run's: grade it as an error, never as the agent's failure.
@@ -4551,6 +4732,8 @@ def plan_tests(job, verdict):
         elif runner == "unittest" and not template:
             argv = argv[:2]
             recorder["load"] = [[module_of[d], d] for d in dict.fromkeys(dotted)]
+        elif runner in PROJECT_RUNNERS:
+            argv, recorder["names"] = project_selection(project, argv, files)
     return {"f2p": f2p, "p2p": p2p, "listed": listed, "runner": runner, "argv": argv,
             "env": env, "structured": structured, "top_modules": top_level_modules(import_root),
             "recorder": recorder, "module_of": module_of, "project": project}
@@ -5862,6 +6045,9 @@ def _main(argv):
     fallback, named = parse_repo_options(args.repo)
     scratch = tempfile.mkdtemp(prefix="regrade-session-")
     settings["scratch"] = scratch
+    # Trees are kept between runs only where the code under test cannot touch their .git.
+    reuse = settings["isolation"] == "bwrap" and not args.keep_trees
+    settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
     try:
         return grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch)
     finally:
@@ -5894,6 +6080,9 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
                                         f"{run['instance_id']} is not in {path}")
             else:
                 run["base_commit"] = full
+        times = source.commit_times(h for h in resolved.values() if h)
+        for run in mine:
+            run["order"] = (path, times.get(run["base_commit"], 0), run["base_commit"])
     for run in runs:
         if run["instance_id"] in instances:
             run["key"] = grading_key(run, instances[run["instance_id"]], settings)
@@ -5910,6 +6099,9 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
             verdicts[run["run_id"]] = earlier
         else:
             todo.append(run)
+    # Runs go in history order, those of one base commit together, so kept trees
+    # switch commits seldom and by little. Verdicts are reported in input order.
+    todo.sort(key=lambda r: r.get("order") or ("", 0, ""))
     progress = Progress(len(todo), args.progress or sys.stderr.isatty())
 
     def finish(result):
@@ -5943,6 +6135,7 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
         kill_live_groups()
         raise
     finally:
+        settings["trees"].close()
         if store:           # each run once in verdicts.jsonl, however the job ended
             store.compact()
     ordered = [verdicts[r["run_id"]] for r in runs if r["run_id"] in verdicts]
