@@ -131,7 +131,7 @@ Procedure per run (each step is recorded in the verdict):
 Runners (--runner, an instance's test_runner, else its log_parser; auto picks
 django or sympy for the repositories django/django and sympy/sympy or a tree laid
 out like them, then pytest when a listed id contains '::', else unittest):
-    runner    runs (only the listed tests' files)     listed ids look like
+    runner    runs (only the listed tests)            listed ids look like
     pytest    python -m pytest FILES, plugin -p       tests/test_x.py::Class::test_y
     unittest  the unittest recorder on MODULES        tests.test_x.Class.test_y
     django    tests/runtests.py --verbosity 2         test_y (module.Class), its
@@ -143,8 +143,11 @@ out like them, then pytest when a listed id contains '::', else unittest):
               its reporter hooked (tree: bin/test
               and sympy/)
     log       --test-cmd or the default, parsed       as the parser finds them
-  Django labels are SWE-bench's: each Python file of the test patch, tests/ and
-  .py dropped, slashes to dots, plus the modules of listed ids elsewhere. A
+  Django LABELS are each listed test's module.Class.test_y (--select ids), or
+  SWE-bench's (--select files): each Python file of the test patch, tests/ and
+  .py dropped, slashes to dots, plus the modules of listed ids elsewhere. SymPy's
+  FILES are the listed tests' files; under --select ids only the listed names in
+  each run (the runner's keyword filter, hooked to match names exactly). A
   docstring id is mapped to its test by reading the test patch's files (then every
   file under tests/); SymPy's bare names are looked up in the test patch's test
   files, then in files an id names (path.py::test_y). An id that names no test is
