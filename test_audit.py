@@ -6920,6 +6920,43 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
             self.assertEqual([n for n in os.listdir(folder) if n.startswith("regrade-tree-")], [])
 
 
+
+def bench_regrade_kept_trees():
+    """Grader overhead per run on a 6,000-file tree: kept trees (bwrap) against a fresh
+    checkout per run (none), 6 runs of one commit, the same unittest test each time."""
+    regrade = load("regrade.py")
+    try:
+        regrade.choose_sandbox("bwrap", sys.executable, False)
+    except regrade.InputError as exc:
+        print(f"regrade kept trees: skipped ({exc})")
+        return
+    files = dict(CORE_BASE)
+    files.update({f"calc/data/d{i // 100:02d}/f{i:04d}.py": f"X = {i}\n" for i in range(6000)})
+    with TempDir() as folder:
+        repo, base = regrade_repo(folder, files)
+        work = os.path.join(folder, "work")
+        regrade_git(["clone", "-q", repo, work], folder)
+        fix = regrade_diff(work, CORE_FIX)
+        f2p, p2p = CORE_IDS["unittest"]
+        regrade_jsonl(folder, "i.jsonl", [{
+            "instance_id": "big", "repo": "acme/calc", "base_commit": base, "patch": fix,
+            "test_patch": "", "FAIL_TO_PASS": json.dumps(f2p), "PASS_TO_PASS": json.dumps(p2p)}])
+        regrade_jsonl(folder, "p.jsonl", [{"run_id": f"big@{i}", "instance_id": "big",
+                                           "model_patch": fix} for i in range(6)])
+        figures = {}
+        for mode in ("none", "bwrap"):
+            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"),
+                                                os.path.join(folder, "p.jsonl"), "--repo", repo,
+                                                "--sandbox", mode, "--jobs", "1"])
+            assert status == 0, err
+            overhead = sorted(v["duration_s"] - v["test_s"] for v in report["runs"])
+            figures[mode] = (overhead[0], overhead[len(overhead) // 2], overhead[-1])
+    print("regrade kept trees, 6,000-file tree, 6 runs, grader overhead per run (min, median, "
+          "max): fresh checkout (--sandbox none) " +
+          ", ".join(f"{x:.3f}" for x in figures["none"]) + " s; kept tree (bwrap) " +
+          ", ".join(f"{x:.3f}" for x in figures["bwrap"]) +
+          f" s (load average {os.getloadavg()[0]:.1f})")
+
 DJANGOISH_EXIT = {"tests/shop/tests.py": DJANGOISH_TESTS["tests/shop/tests.py"] + (
     "\n\nclass UnlistedTests(unittest.TestCase):\n"
     "    def test_exits(self):\n        import os\n        os._exit(3)\n")}
