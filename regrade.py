@@ -45,8 +45,9 @@ Procedure per run (each step is recorded in the verdict):
        tree whose restore fails, or whose HEAD or folders changed, is deleted,
        never reused. Runs are graded in history order of their base commits, so
        kept trees move little; verdicts keep the input order. Each verdict's
-       work_tree says which it got: checked out, kept tree, or kept tree, moved
-       to this commit. Under unshare or none every run gets a fresh checkout.
+       work_tree says which it got: fresh checkout, kept tree, or kept tree,
+       moved to its commit (--timings counts them). Under unshare or none every
+       run gets a fresh checkout.
     2. Normalise the diff (drop text before the first 'diff --git', CRLF to LF,
        add a final newline) and apply it: git apply, then git apply --3way, then
        patch --batch --forward --fuzz=3 (a reversed hunk is never applied),
@@ -293,6 +294,7 @@ interpreter's .pth files add outside its prefix (an editable install of another
 project) are not visible inside; use --sandbox none if the tests need them.
 """
 import ast
+import collections
 import concurrent.futures
 import fnmatch
 import hmac
@@ -2764,7 +2766,7 @@ class TreePool:
     def take(self, source, commit, folder):
         """A tree at `commit`; returns (tree, lease for give(), how it was made)."""
         if not self.keep:
-            return make_tree(source, commit, folder), None, "checked out"
+            return make_tree(source, commit, folder), None, "fresh checkout"
         with self.lock:
             mine = [entry for entry in self.idle if entry[0] == source.git_dir]
             entry = next((e for e in mine if e[1] == commit), mine[-1] if mine else None)
@@ -2775,7 +2777,7 @@ class TreePool:
             if entry[1] == commit:
                 return tree, (source.git_dir, commit, entry[2], entry[3]), "kept tree"
             if switch_commit(tree, commit):
-                return tree, (source.git_dir, commit, entry[2], entry[3]), "kept tree, moved to this commit"
+                return tree, (source.git_dir, commit, entry[2], entry[3]), "kept tree, moved to its commit"
             remove_folder(entry[2])
         kept = tempfile.mkdtemp(prefix="regrade-tree-", dir=self.scratch)
         try:
@@ -2783,7 +2785,7 @@ class TreePool:
         except BaseException:
             remove_folder(kept)
             raise
-        return tree, (source.git_dir, commit, kept, directory_identity(tree)), "checked out"
+        return tree, (source.git_dir, commit, kept, directory_identity(tree)), "fresh checkout"
 
     def give(self, lease):
         """After a run: restore its tree for the next run, or remove it."""
@@ -5683,6 +5685,8 @@ def summarise(verdicts):
         "seconds_total": round(total, 3), "seconds_tests": round(tests, 3),
         "overhead_per_run_s": round((total - tests) / len(verdicts), 3) if verdicts else None,
         "isolation": isolation_counts(verdicts),
+        "work_trees": dict(sorted(collections.Counter(
+            v["work_tree"] for v in verdicts if v.get("work_tree")).items())),
     }
 
 
@@ -5852,6 +5856,10 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
         lines.append(f"{item}time: {fmt(summary['seconds_total'], 2)} s in all, "
                      f"{fmt(summary['seconds_tests'], 2)} s in test commands; grader overhead "
                      f"{fmt(summary['overhead_per_run_s'], 3)} s per run")
+        trees = summary.get("work_trees") or {}
+        if trees:
+            lines.append(wrap(f"{item}runs per work tree: " + ", ".join(
+                f"{how} {count}" for how, count in trees.items())))
     environment = environment_lines(summary.get("environment") or environment_summary(verdicts))
     if environment:
         lines.append("")

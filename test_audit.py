@@ -6866,13 +6866,15 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
         for name in ("a", "b"):
             self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
                              ("resolved", True), verdicts[name]["reason"])
-        self.assertEqual([verdicts[n]["work_tree"] for n in "ab"], ["checked out", "kept tree"])
+        self.assertEqual([verdicts[n]["work_tree"] for n in "ab"], ["fresh checkout", "kept tree"])
+        self.assertEqual(self.report["summary"]["work_trees"],
+                         {"fresh checkout": 1, "kept tree": 1})
 
     def test_no_tree_is_kept_without_bwrap(self):
         verdicts = self.grade([self.instance("u", "unittest")],
                               [("a", "u", "fix"), ("b", "u", "empty")],
                               ["--jobs", "1", "--sandbox", "none"])
-        self.assertEqual([verdicts[n]["work_tree"] for n in "ab"], ["checked out"] * 2)
+        self.assertEqual([verdicts[n]["work_tree"] for n in "ab"], ["fresh checkout"] * 2)
 
     def test_a_tree_whose_head_or_folder_changed_is_not_restored(self):
         regrade = load("regrade.py")
@@ -6914,9 +6916,9 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
                 write(tree, "untracked.txt", "x")
                 pool.give(lease)
             pool.close()
-            self.assertEqual(seen, [("checked out", True, False), ("kept tree", True, False),
-                                    ("kept tree, moved to this commit", True, True),
-                                    ("kept tree, moved to this commit", True, False)])
+            self.assertEqual(seen, [("fresh checkout", True, False), ("kept tree", True, False),
+                                    ("kept tree, moved to its commit", True, True),
+                                    ("kept tree, moved to its commit", True, False)])
             self.assertEqual([n for n in os.listdir(folder) if n.startswith("regrade-tree-")], [])
 
 
