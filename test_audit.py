@@ -2050,6 +2050,16 @@ def regrade_jsonl(folder, name, records):
     return write(folder, name, "".join(json.dumps(r) + "\n" for r in records))
 
 
+def bwrap_missing():
+    """Why bubblewrap cannot sandbox a test command here, or '' where it can."""
+    regrade = load("regrade.py")
+    try:
+        regrade.choose_sandbox("bwrap", sys.executable, False)
+    except regrade.InputError as exc:
+        return str(exc)
+    return ""
+
+
 TOY_BASE = {
     "toy/__init__.py": "from toy.core import add, divide\n",
     "toy/core.py": "def add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    return a // b\n",
@@ -4910,11 +4920,8 @@ def sandbox_lingering(token):
 
 def bench_regrade_sandbox():
     """What bwrap adds per test command: the shipped example under none and bwrap, interleaved."""
-    regrade = load("regrade.py")
-    try:
-        regrade.choose_sandbox("bwrap", sys.executable, False)
-    except regrade.InputError as exc:
-        print(f"regrade sandbox: skipped ({exc})")
+    if bwrap_missing():
+        print(f"regrade sandbox: skipped ({bwrap_missing()})")
         return
     example = os.path.join(HERE, "examples", "regrade")
     argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
@@ -4937,11 +4944,7 @@ class RegradeSandboxFixture(RegradeFixture):
     def setUpClass(cls):
         super().setUpClass()
         cls.regrade = load("regrade.py")
-        try:
-            cls.regrade.choose_sandbox("bwrap", sys.executable, False)
-            cls.no_bwrap = ""
-        except cls.regrade.InputError as exc:
-            cls.no_bwrap = str(exc)
+        cls.no_bwrap = bwrap_missing()
 
     def hostile_grade(self, sandbox_argv, python_in_home=False):
         """Return (verdicts, facts seen inside, what leaked outside, the text summary)."""
@@ -6771,11 +6774,8 @@ class RegradeProjectRules:
     RUNNER, CASE = "", {}
 
     def test_runs_in_bwrap_and_a_broken_import_is_the_runs_failure(self):
-        regrade = load("regrade.py")
-        try:
-            regrade.choose_sandbox("bwrap", sys.executable, False)
-        except regrade.InputError as exc:
-            self.skipTest(str(exc))
+        if bwrap_missing():
+            self.skipTest(bwrap_missing())
         verdicts = self.grade(self.CASE, runs=("gold", "breaks-import"))
         gold, broken = verdicts[("case", "gold")], verdicts[("case", "breaks-import")]
         self.assertEqual({gold["isolation"], broken["isolation"]}, {"bwrap"})
@@ -6845,11 +6845,8 @@ CHECK_TEST = (
 
 class TestRegradeKeptTrees(RegradeCoreFixture):
     def test_a_kept_tree_comes_back_exactly_at_its_commit(self):
-        regrade = load("regrade.py")
-        try:
-            regrade.choose_sandbox("bwrap", sys.executable, False)
-        except regrade.InputError as exc:
-            self.skipTest(str(exc))
+        if bwrap_missing():
+            self.skipTest(bwrap_missing())
         with TempDir() as folder:
             work = os.path.join(folder, "work")
             regrade_git(["clone", "-q", self.repo, work], folder)
@@ -6926,11 +6923,8 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
 def bench_regrade_kept_trees():
     """Grader overhead per run on a 6,000-file tree: kept trees (bwrap) against a fresh
     checkout per run (none), 6 runs of one commit, the same unittest test each time."""
-    regrade = load("regrade.py")
-    try:
-        regrade.choose_sandbox("bwrap", sys.executable, False)
-    except regrade.InputError as exc:
-        print(f"regrade kept trees: skipped ({exc})")
+    if bwrap_missing():
+        print(f"regrade kept trees: skipped ({bwrap_missing()})")
         return
     files = dict(CORE_BASE)
     files.update({f"calc/data/d{i // 100:02d}/f{i:04d}.py": f"X = {i}\n" for i in range(6000)})
