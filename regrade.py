@@ -2699,7 +2699,8 @@ def reset_paths(tree, paths):
 # their own mounts, .git read-only, so after a run the tree is still the same
 # directory with the same repository, and git reset --hard plus git clean -ffdx
 # (ignored files, __pycache__ and nested repositories included) return it to
-# its commit exactly. Anything else (a git command failing, HEAD moved, the
+# its commit exactly, once FIFOs and sockets (which git ignores) are deleted and
+# locked folders unlocked. Anything else (a git command failing, HEAD moved, the
 # tree or .git not the same directory) removes the tree instead.
 def directory_identity(tree):
     """(device, inode) of the tree and its .git, not following links."""
@@ -2711,7 +2712,7 @@ def restore_tree(tree, commit, identity):
     try:
         if directory_identity(tree) != identity:
             return False
-        unlock_folders(tree, skip=".git")
+        sweep_tree(tree, skip=".git")
     except OSError:
         return False
     for args in (["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"]):
@@ -2727,19 +2728,27 @@ def switch_commit(tree, commit):
         and git(["-C", tree, "clean", "-q", "-ffdx"], check=False)[0] == 0
 
 
-def unlock_folders(root, skip=None):
-    """Give the owner rwx on `root` and every folder below it (but `skip`), before
-    os.walk descends into each: the code under test may have chmod-ed them."""
-    def unlock(path):
-        mode = os.lstat(path).st_mode
-        if not stat.S_ISLNK(mode) and mode & 0o700 != 0o700:
+def sweep_tree(root, skip=None):
+    """Give the owner rwx on `root` and every folder below it (but `skip`), each before
+    it is read, and delete whatever is neither a file, a folder nor a link: git neither
+    lists nor cleans FIFOs and sockets, which the code under test can leave behind."""
+    def unlock(path, mode):
+        if mode & 0o700 != 0o700:
             os.chmod(path, mode | 0o700)
-    unlock(root)
-    for top, names, _ in os.walk(root):
-        if top == root and skip in names:
-            names.remove(skip)
-        for name in names:
-            unlock(os.path.join(top, name))
+    unlock(root, os.lstat(root).st_mode)
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if (folder == root and entry.name == skip) or entry.is_symlink() or \
+                        entry.is_file(follow_symlinks=False):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    unlock(entry.path, entry.stat(follow_symlinks=False).st_mode)
+                    folders.append(entry.path)
+                else:
+                    os.remove(entry.path)
 
 
 def remove_folder(path):
@@ -2748,7 +2757,7 @@ def remove_folder(path):
         shutil.rmtree(path)
     except OSError:
         try:
-            unlock_folders(path)
+            sweep_tree(path)
         except OSError:
             pass
         shutil.rmtree(path, ignore_errors=True)
