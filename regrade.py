@@ -36,14 +36,20 @@ Procedure per run (each step is recorded in the verdict):
        that borrows the clone's objects read-only (objects/info/alternates), so
        the clone's branches, index, work files and metadata are never written.
        Under bwrap a tree is kept for the next run (checking out and deleting a
-       large tree costs seconds; Django's has 6,900 files): after each run it goes
-       back to its commit with git reset --hard and git clean -ffdx (ignored
-       files, __pycache__ and nested repositories go too, locked folders are
-       unlocked first), and moves to the next run's commit with git checkout.
-       The code under test could not touch it meanwhile: the tree and its .git
-       are mounts of their own (neither can be moved aside), .git read-only. A
-       tree whose restore fails, or whose HEAD or folders changed, is deleted,
-       never reused. Runs are graded in history order of their base commits, so
+       large tree costs seconds; Django's has 6,900 files): after each run its
+       folders get a checkout's mode back, FIFOs and sockets (which git ignores)
+       are deleted, and git clean -ffdx, git reset --hard and git clean -ffdx
+       again (untracked files go first: git would read an untracked
+       .gitattributes while writing files back) return it to its commit, with
+       ignored files, __pycache__ and nested repositories gone; it moves to the
+       next run's commit with git checkout. The code under test could not touch
+       it meanwhile: the tree and its .git are mounts of their own (neither can
+       be moved aside), .git read-only. A tree is deleted, never reused, when a
+       step fails or times out, its HEAD or folders changed, or it then differs
+       from its index in any way git reset and clean leave alone: an extra or
+       missing entry, anything named .git below the top, a submodule folder
+       that is not empty, a file mode git would not change back, a folder with
+       user or ACL extended attributes. Runs are graded in history order of their base commits, so
        kept trees move little; verdicts keep the input order. Each verdict's
        work_tree says which it got: fresh checkout, kept tree, or kept tree,
        moved to its commit (--timings counts them). Under unshare or none every
@@ -386,6 +392,7 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezo
                "ssl", "pki", "ca-certificates", "ca-certificates.conf", "crypto-policies",
                "mime.types", "os-release", "locale.alias", "locale.conf", "python*")
 SANDBOX_PROBE_TIMEOUT = 60
+RESTORE_TIMEOUT = 300      # s for each git command that puts a kept tree back
 # What each isolation contains, as the summary and the warnings say it.
 ISOLATION_MEANS = {
     "bwrap": "no network, the system read-only, only the run's tree and folder and the "
@@ -2542,14 +2549,18 @@ def git_environment():
 GIT_ENV = git_environment()
 
 
-def git(args, *, cwd=None, input_text=None, check=True):
+def git(args, *, cwd=None, input_text=None, check=True, timeout=None):
     """Run git with safe options; return (status, output). Raise GradingError if check fails."""
     try:
         done = subprocess.run(["git", *GIT_OPTIONS, *args], cwd=cwd, env=GIT_ENV,
-                              input=(input_text or "").encode("utf-8"),
+                              input=(input_text or "").encode("utf-8"), timeout=timeout,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as exc:
         raise GradingError(f"cannot run git ({exc.strerror or exc})") from None
+    except subprocess.TimeoutExpired:
+        if check:
+            raise GradingError(f"git {' '.join(args[:2])} ran over {timeout:g} s") from None
+        return 124, f"git {' '.join(args[:2])} ran over {timeout:g} s"
     output = done.stdout.decode("utf-8", "replace")
     if check and done.returncode != 0:
         raise GradingError(f"git {' '.join(args[:2])} failed: {output.strip()[-500:]}")
@@ -2699,42 +2710,124 @@ def reset_paths(tree, paths):
 # their own mounts, .git read-only, so after a run the tree is still the same
 # directory with the same repository, and git reset --hard plus git clean -ffdx
 # (ignored files, __pycache__ and nested repositories included) return it to
-# its commit exactly, once FIFOs and sockets (which git ignores) are deleted and
-# locked folders unlocked. Anything else (a git command failing, HEAD moved, the
-# tree or .git not the same directory) removes the tree instead.
+# its commit, once FIFOs and sockets (which git ignores) are deleted and folders'
+# modes reset; a walk then checks it against its index. Anything else (a git
+# command failing, HEAD moved, the tree or .git not the same directory, an entry
+# git leaves alone) removes the tree instead.
 def directory_identity(tree):
     """(device, inode) of the tree and its .git, not following links."""
     return [(s.st_dev, s.st_ino) for s in (os.lstat(tree), os.lstat(os.path.join(tree, ".git")))]
 
 
 def restore_tree(tree, commit, identity):
-    """Return the tree to `commit` with nothing untracked; False if it cannot be trusted to."""
+    """Return the tree to `commit` with nothing untracked; False if it cannot be trusted to.
+
+    Untracked files go before the reset too: git reads an untracked .gitattributes
+    in the tree (working-tree-encoding, eol) as it writes tracked files back.
+    """
     try:
         if directory_identity(tree) != identity:
             return False
         sweep_tree(tree, skip=".git")
     except OSError:
         return False
-    for args in (["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"]):
-        if git(["-C", tree, *args], check=False)[0] != 0:
+    for args in (["clean", "-q", "-ffdx"], ["reset", "-q", "--hard", "HEAD"],
+                 ["clean", "-q", "-ffdx"]):
+        if git(["-C", tree, *args], check=False, timeout=RESTORE_TIMEOUT)[0] != 0:
             return False
     status, head = git(["-C", tree, "rev-parse", "--verify", "-q", "HEAD^{commit}"], check=False)
-    return status == 0 and head.strip() == commit
+    return status == 0 and head.strip() == commit and tree_is_its_index(tree)
+
+
+def tracked_entries(tree):
+    """{path: git mode} of the tree's index, or None if git cannot list it."""
+    status, listing = git(["-C", tree, "ls-files", "-s", "-z"], check=False,
+                          timeout=RESTORE_TIMEOUT)
+    if status != 0:
+        return None
+    entries = {}
+    for record in listing.split("\0"):
+        if record:
+            info, _, path = record.partition("\t")
+            entries[path] = info.split()[0]
+    return entries
+
+
+def tree_is_its_index(tree):
+    """True only if the tree holds exactly its index's entries, as a checkout makes them.
+
+    What git clean and reset leave alone is refused: any extra or missing entry,
+    anything named .git below the top, a submodule folder with something in it,
+    a mode other than a checkout's (a file git would not change back; sweep_tree
+    has already reset the folders' modes), and folders with user or ACL extended
+    attributes (a default ACL makes every file later written there unreadable).
+    """
+    tracked = tracked_entries(tree)
+    if tracked is None:
+        return False
+    umask = current_umask()
+    folders = {"": None}
+    for path, mode in tracked.items():
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            folders["/".join(parts[:depth])] = None
+        if mode == "160000":
+            folders[path] = "submodule"
+    seen, pending = 0, [""]
+    try:
+        while pending:
+            folder = pending.pop()
+            with os.scandir(os.path.join(tree, folder)) as entries:
+                for entry in entries:
+                    path = f"{folder}/{entry.name}" if folder else entry.name
+                    if path == ".git":
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(info.st_mode):
+                        if path not in folders or folders.get(folder) == "submodule" or \
+                                stat.S_IMODE(info.st_mode) != folder_mode() or \
+                                odd_attributes(entry.path):
+                            return False
+                        pending.append(path)
+                        continue
+                    expected = {"100644": (stat.S_ISREG, 0o666), "100755": (stat.S_ISREG, 0o777),
+                                "120000": (stat.S_ISLNK, None)}.get(tracked.get(path))
+                    if expected is None or not expected[0](info.st_mode) or (
+                            expected[1] is not None and
+                            stat.S_IMODE(info.st_mode) != expected[1] & ~umask):
+                        return False
+                    seen += 1
+    except OSError:
+        return False
+    return seen == sum(1 for mode in tracked.values() if mode != "160000")
+
+
+def odd_attributes(folder):
+    """True if a folder carries user or ACL extended attributes (a checkout sets none)."""
+    return hasattr(os, "listxattr") and any(
+        name.startswith(("user.", "system.")) for name in os.listxattr(folder))
 
 
 def switch_commit(tree, commit):
     """Move a clean kept tree to another commit (only the files that differ are written)."""
-    return git(["-C", tree, "checkout", "-q", "--detach", "-f", commit], check=False)[0] == 0 \
-        and git(["-C", tree, "clean", "-q", "-ffdx"], check=False)[0] == 0
+    return all(git(["-C", tree, *args], check=False, timeout=RESTORE_TIMEOUT)[0] == 0 for args in
+               (["checkout", "-q", "--detach", "-f", commit], ["clean", "-q", "-ffdx"]))
+
+
+def folder_mode():
+    """The mode a checkout gives folders (never without the owner's rwx)."""
+    return (0o777 & ~current_umask()) | 0o700
 
 
 def sweep_tree(root, skip=None):
-    """Give the owner rwx on `root` and every folder below it (but `skip`), each before
+    """Give `root` and every folder below it (but `skip`) a checkout's mode, each before
     it is read, and delete whatever is neither a file, a folder nor a link: git neither
     lists nor cleans FIFOs and sockets, which the code under test can leave behind."""
+    wanted = folder_mode()
+
     def unlock(path, mode):
-        if mode & 0o700 != 0o700:
-            os.chmod(path, mode | 0o700)
+        if stat.S_IMODE(mode) != wanted:
+            os.chmod(path, wanted)
     unlock(root, os.lstat(root).st_mode)
     folders = [root]
     while folders:
@@ -2755,12 +2848,16 @@ def remove_folder(path):
     """Delete a folder the code under test wrote in, read-only folders included."""
     try:
         shutil.rmtree(path)
-    except OSError:
+    except (OSError, RecursionError):     # a locked folder; a tree thousands deep
         try:
             sweep_tree(path)
         except OSError:
             pass
-        shutil.rmtree(path, ignore_errors=True)
+        try:
+            shutil.rmtree(path)
+        except (OSError, RecursionError):
+            subprocess.run(["rm", "-rf", "--", path], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 class TreePool:
@@ -4557,7 +4654,7 @@ def grade_run(run, instance, source, settings):
         verdict.update(status="error", completed=None, reason=f"{exc.strerror or exc}")
         log.append(f"grading error: {exc}\n")
     finally:
-        shutil.rmtree(grader_dir, ignore_errors=True)
+        remove_folder(grader_dir)
         trees.give(lease)
         if settings["keep_trees"]:
             verdict["notes"].append(f"kept {folder}")
@@ -6071,7 +6168,7 @@ def _main(argv):
     try:
         return grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_folder(scratch)
 
 
 def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch):

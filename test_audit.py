@@ -26,6 +26,7 @@ import re
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -6895,6 +6896,92 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
                                  change == "none", change)
             with open(os.path.join(folder, "none", "tree", "calc", "ops.py")) as handle:
                 self.assertEqual(handle.read(), CORE_BASE["calc/ops.py"])
+
+    def kept_tree(self, regrade, folder, name):
+        kept = os.path.join(folder, name)
+        os.makedirs(kept)
+        source = regrade.Source("origin", os.path.join(self.repo, ".git"))
+        tree = regrade.make_tree(source, self.base, kept)
+        return tree, regrade.directory_identity(tree)
+
+    def test_an_untracked_gitattributes_is_gone_before_the_reset_writes(self):
+        # git reads an untracked .gitattributes while writing tracked files back:
+        # left in place it would rewrite calc/ops.py with CRLF line ends.
+        regrade = load("regrade.py")
+        with TempDir() as folder:
+            tree, identity = self.kept_tree(regrade, folder, "attributes")
+            write(tree, "calc/.gitattributes", "ops.py eol=crlf\n")
+            write(tree, "calc/ops.py", "changed\n")
+            self.assertTrue(regrade.restore_tree(tree, self.base, identity))
+            with open(os.path.join(tree, "calc", "ops.py"), "rb") as handle:
+                self.assertEqual(handle.read(), CORE_BASE["calc/ops.py"].encode())
+
+    def test_what_git_reset_and_clean_leave_alone_is_refused(self):
+        regrade = load("regrade.py")
+
+        def lock_a_file(tree):
+            os.chmod(os.path.join(tree, "calc", "ops.py"), 0o400)
+
+        def tag_a_folder(tree):
+            os.setxattr(os.path.join(tree, "calc"), "user.left", b"behind")
+        changes = {
+            "a .git folder below the top": lambda tree: os.makedirs(
+                os.path.join(tree, "calc", ".git", "objects")),
+            "a file git would not change back": lock_a_file,
+            "a folder with an extended attribute": tag_a_folder,
+        }
+        with TempDir() as folder:
+            for number, (change, make) in enumerate(changes.items()):
+                tree, identity = self.kept_tree(regrade, folder, str(number))
+                self.assertTrue(regrade.tree_is_its_index(tree), change)
+                try:
+                    make(tree)
+                except OSError as exc:       # no user xattrs on this file system
+                    self.assertEqual(change, "a folder with an extended attribute", exc)
+                    continue
+                self.assertFalse(regrade.restore_tree(tree, self.base, identity), change)
+            # Repaired rather than refused: a FIFO git would block reading, and a
+            # set-group-id, locked folder.
+            tree, identity = self.kept_tree(regrade, folder, "repaired")
+            mode = stat.S_IMODE(os.stat(os.path.join(tree, "calc")).st_mode)
+            os.mkfifo(os.path.join(tree, ".gitattributes"))
+            os.chmod(os.path.join(tree, "calc"), 0o2500)
+            self.assertTrue(regrade.restore_tree(tree, self.base, identity))
+            self.assertFalse(os.path.exists(os.path.join(tree, ".gitattributes")))
+            self.assertEqual(stat.S_IMODE(os.stat(os.path.join(tree, "calc")).st_mode), mode)
+
+    def test_a_submodule_folder_must_come_back_empty(self):
+        regrade = load("regrade.py")
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            regrade_git(["update-index", "--add", "--cacheinfo",
+                         f"160000,{self.base},vendor/lib"], work)
+            regrade_git(["commit", "-q", "-m", "a submodule"], work)
+            commit = regrade_git(["rev-parse", "HEAD"], work).strip()
+            source = regrade.Source("work", os.path.join(work, ".git"))
+            os.makedirs(os.path.join(folder, "kept"))
+            tree = regrade.make_tree(source, commit, os.path.join(folder, "kept"))
+            identity = regrade.directory_identity(tree)
+            self.assertTrue(regrade.restore_tree(tree, commit, identity))
+            write(tree, "vendor/lib/planted.py", "X = 1\n")
+            self.assertFalse(regrade.restore_tree(tree, commit, identity))
+
+    def test_a_folder_thousands_deep_is_removed(self):
+        # shutil.rmtree recursed into it and raised RecursionError, ending the whole job.
+        regrade = load("regrade.py")
+        with TempDir() as folder:
+            top = os.path.join(folder, "deep")
+            os.makedirs(top)
+            handle = os.open(top, os.O_RDONLY)
+            for _ in range(3000):
+                os.mkdir("d", dir_fd=handle)
+                inner = os.open("d", os.O_RDONLY, dir_fd=handle)
+                os.close(handle)
+                handle = inner
+            os.close(handle)
+            regrade.remove_folder(top)
+            self.assertFalse(os.path.exists(top))
 
     def test_a_pool_reuses_trees_and_moves_them_between_commits(self):
         regrade = load("regrade.py")
