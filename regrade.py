@@ -47,13 +47,13 @@ Procedure per run (each step is recorded in the verdict):
        be moved aside), .git read-only. A tree is deleted, never reused, when a
        step fails or times out, its HEAD or folders changed, or it then differs
        from its index in any way git reset and clean leave alone: an extra or
-       missing entry, anything named .git below the top, a submodule folder
-       that is not empty, a file mode git would not change back, a folder with
-       user or ACL extended attributes. Runs are graded in history order of their base commits, so
-       kept trees move little; verdicts keep the input order. Each verdict's
-       work_tree says which it got: fresh checkout, kept tree, or kept tree,
-       moved to its commit (--timings counts them). Under unshare or none every
-       run gets a fresh checkout.
+       missing entry, anything named .git below the top, a submodule folder that
+       is not empty, a file mode git would not change back, a folder with user
+       or ACL extended attributes. Runs are graded in history order of their
+       base commits, so kept trees move little; verdicts keep the input order.
+       Each verdict's work_tree says which it got: fresh checkout, kept tree, or
+       kept tree, moved to its commit (--timings counts them). Under unshare or
+       none every run gets a fresh checkout.
     2. Normalise the diff (drop text before the first 'diff --git', CRLF to LF,
        add a final newline) and apply it: git apply, then git apply --3way, then
        patch --batch --forward --fuzz=3 (a reversed hunk is never applied),
