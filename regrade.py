@@ -303,6 +303,7 @@ import ast
 import collections
 import concurrent.futures
 import fnmatch
+import functools
 import hmac
 import re
 import secrets
@@ -2705,7 +2706,7 @@ def reset_paths(tree, paths):
 
 # --- trees kept between runs ---
 # Checking out and deleting a large tree (Django's 6,900 files) costs seconds;
-# putting a kept tree back costs a tenth of one. A tree is kept only where the
+# putting a kept tree back costs a fraction of one. A tree is kept only where the
 # code under test could not touch its .git: under bwrap the tree and its .git are
 # their own mounts, .git read-only, so after a run the tree is still the same
 # directory with the same repository, and git reset --hard plus git clean -ffdx
@@ -2765,7 +2766,7 @@ def tree_is_its_index(tree):
     tracked = tracked_entries(tree)
     if tracked is None:
         return False
-    umask = current_umask()
+    umask, wanted = checkout_umask(), folder_mode()
     folders = {"": None}
     for path, mode in tracked.items():
         parts = path.split("/")
@@ -2785,7 +2786,7 @@ def tree_is_its_index(tree):
                     info = entry.stat(follow_symlinks=False)
                     if stat.S_ISDIR(info.st_mode):
                         if path not in folders or folders.get(folder) == "submodule" or \
-                                stat.S_IMODE(info.st_mode) != folder_mode() or \
+                                stat.S_IMODE(info.st_mode) != wanted or \
                                 odd_attributes(entry.path):
                             return False
                         pending.append(path)
@@ -2816,7 +2817,14 @@ def switch_commit(tree, commit):
 
 def folder_mode():
     """The mode a checkout gives folders (never without the owner's rwx)."""
-    return (0o777 & ~current_umask()) | 0o700
+    return (0o777 & ~checkout_umask()) | 0o700
+
+
+@functools.lru_cache(maxsize=None)
+def checkout_umask():
+    """The umask the trees were checked out under, read once: reading it means setting
+    it, which must not happen while worker threads create files."""
+    return current_umask()
 
 
 def sweep_tree(root, skip=None):
@@ -2866,6 +2874,7 @@ class TreePool:
 
     def __init__(self, keep, scratch=None):
         self.keep, self.scratch = keep, scratch
+        checkout_umask()            # read now, before any worker thread runs
         self.idle = []              # [(git dir, commit, folder, identity)], oldest first
         self.lock = threading.Lock()
 
