@@ -394,6 +394,9 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezo
                "mime.types", "os-release", "locale.alias", "locale.conf", "python*")
 SANDBOX_PROBE_TIMEOUT = 60
 RESTORE_TIMEOUT = 300      # s for each git command that puts a kept tree back
+MAX_RECORD_BYTES = 1 << 30      # a results file read back from the sandbox, at most
+CTIME_MARGIN_NS = 50_000_000    # file times lag the clock by a tick (a few ms) at most
+MAX_OUTPUT_BYTES = 64 << 20     # a test command's output kept for the log, at most
 # What each isolation contains, as the summary and the warnings say it.
 ISOLATION_MEANS = {
     "bwrap": "no network, the system read-only, only the run's tree and folder and the "
@@ -2550,8 +2553,11 @@ def git_environment():
 GIT_ENV = git_environment()
 
 
-def git(args, *, cwd=None, input_text=None, check=True, timeout=None):
-    """Run git with safe options; return (status, output). Raise GradingError if check fails."""
+def git(args, *, cwd=None, input_text=None, check=True, timeout=None, errors="replace"):
+    """Run git with safe options; return (status, output). Raise GradingError if check fails.
+
+    errors="surrogateescape" reads paths that are not UTF-8 as os.fsdecode does.
+    """
     try:
         done = subprocess.run(["git", *GIT_OPTIONS, *args], cwd=cwd, env=GIT_ENV,
                               input=(input_text or "").encode("utf-8"), timeout=timeout,
@@ -2562,7 +2568,7 @@ def git(args, *, cwd=None, input_text=None, check=True, timeout=None):
         if check:
             raise GradingError(f"git {' '.join(args[:2])} ran over {timeout:g} s") from None
         return 124, f"git {' '.join(args[:2])} ran over {timeout:g} s"
-    output = done.stdout.decode("utf-8", "replace")
+    output = done.stdout.decode("utf-8", errors)
     if check and done.returncode != 0:
         raise GradingError(f"git {' '.join(args[:2])} failed: {output.strip()[-500:]}")
     return done.returncode, output
@@ -2716,20 +2722,30 @@ def reset_paths(tree, paths):
 # command failing, HEAD moved, the tree or .git not the same directory, an entry
 # git leaves alone) removes the tree instead.
 def directory_identity(tree):
-    """(device, inode) of the tree and its .git, not following links."""
-    return [(s.st_dev, s.st_ino) for s in (os.lstat(tree), os.lstat(os.path.join(tree, ".git")))]
+    """(device, inode) of the tree and its .git, not following links, and a digest of the
+    .git files that steer the grader's git commands (config, HEAD, info/, alternates)."""
+    git_dir = os.path.join(tree, ".git")
+    digest = hashlib.sha256()
+    for name in ("config", "HEAD", "info/attributes", "info/exclude", "objects/info/alternates"):
+        digest.update(f"{name}\0{read_untrusted(os.path.join(git_dir, name))}\0".encode())
+    return [(s.st_dev, s.st_ino) for s in (os.lstat(tree), os.lstat(git_dir))] + \
+        [digest.hexdigest()]
 
 
-def restore_tree(tree, commit, identity):
+def restore_tree(tree, commit, identity, since=None):
     """Return the tree to `commit` with nothing untracked; False if it cannot be trusted to.
 
     Untracked files go before the reset too: git reads an untracked .gitattributes
-    in the tree (working-tree-encoding, eol) as it writes tracked files back.
+    in the tree (working-tree-encoding, eol) as it writes tracked files back. Every
+    file changed since `since` (ns; its ctime, which no one can set back) is deleted
+    first, so git writes it anew: git's own check compares ctimes to the second, and
+    a change in the index's second could keep a file's new content, mode or
+    attributes.
     """
     try:
         if directory_identity(tree) != identity:
             return False
-        sweep_tree(tree, skip=".git")
+        sweep_tree(tree, skip=".git", since=since)
     except OSError:
         return False
     for args in (["clean", "-q", "-ffdx"], ["reset", "-q", "--hard", "HEAD"],
@@ -2743,7 +2759,7 @@ def restore_tree(tree, commit, identity):
 def tracked_entries(tree):
     """{path: git mode} of the tree's index, or None if git cannot list it."""
     status, listing = git(["-C", tree, "ls-files", "-s", "-z"], check=False,
-                          timeout=RESTORE_TIMEOUT)
+                          timeout=RESTORE_TIMEOUT, errors="surrogateescape")
     if status != 0:
         return None
     entries = {}
@@ -2827,10 +2843,11 @@ def checkout_umask():
     return current_umask()
 
 
-def sweep_tree(root, skip=None):
+def sweep_tree(root, skip=None, since=None):
     """Give `root` and every folder below it (but `skip`) a checkout's mode, each before
     it is read, and delete whatever is neither a file, a folder nor a link: git neither
-    lists nor cleans FIFOs and sockets, which the code under test can leave behind."""
+    lists nor cleans FIFOs and sockets, which the code under test can leave behind.
+    With `since` (ns), delete the files and links changed since then too."""
     wanted = folder_mode()
 
     def unlock(path, mode):
@@ -2842,8 +2859,12 @@ def sweep_tree(root, skip=None):
         folder = folders.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
-                if (folder == root and entry.name == skip) or entry.is_symlink() or \
-                        entry.is_file(follow_symlinks=False):
+                if folder == root and entry.name == skip:
+                    continue
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    if since is not None and \
+                            entry.stat(follow_symlinks=False).st_ctime_ns >= since:
+                        os.remove(entry.path)
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     unlock(entry.path, entry.stat(follow_symlinks=False).st_mode)
@@ -2875,7 +2896,7 @@ class TreePool:
     def __init__(self, keep, scratch=None):
         self.keep, self.scratch = keep, scratch
         checkout_umask()            # read now, before any worker thread runs
-        self.idle = []              # [(git dir, commit, folder, identity)], oldest first
+        self.idle = []              # leases of trees restored and waiting, oldest first
         self.lock = threading.Lock()
 
     def take(self, source, commit, folder):
@@ -2883,45 +2904,48 @@ class TreePool:
         if not self.keep:
             return make_tree(source, commit, folder), None, "fresh checkout"
         with self.lock:
-            mine = [entry for entry in self.idle if entry[0] == source.git_dir]
-            entry = next((e for e in mine if e[1] == commit), mine[-1] if mine else None)
-            if entry is not None:
-                self.idle.remove(entry)
-        if entry is not None:
-            tree = os.path.join(entry[2], "tree")
-            if entry[1] == commit:
-                return tree, (source.git_dir, commit, entry[2], entry[3]), "kept tree"
-            if switch_commit(tree, commit):
-                return tree, (source.git_dir, commit, entry[2], entry[3]), "kept tree, moved to its commit"
-            remove_folder(entry[2])
-        kept = tempfile.mkdtemp(prefix="regrade-tree-", dir=self.scratch)
-        try:
-            tree = make_tree(source, commit, kept)
-        except BaseException:
-            remove_folder(kept)
-            raise
-        return tree, (source.git_dir, commit, kept, directory_identity(tree)), "fresh checkout"
+            mine = [lease for lease in self.idle if lease["git_dir"] == source.git_dir]
+            lease = next((e for e in mine if e["commit"] == commit), mine[-1] if mine else None)
+            if lease is not None:
+                self.idle.remove(lease)
+        how = "fresh checkout"
+        if lease is not None:
+            how = "kept tree" if lease["commit"] == commit else "kept tree, moved to its commit"
+            if lease["commit"] != commit and not switch_commit(lease["tree"], commit):
+                remove_folder(lease["folder"])
+                lease, how = None, "fresh checkout"
+        if lease is None:
+            kept = tempfile.mkdtemp(prefix="regrade-tree-", dir=self.scratch)
+            try:
+                lease = {"git_dir": source.git_dir, "folder": kept,
+                         "tree": make_tree(source, commit, kept)}
+            except BaseException:
+                remove_folder(kept)
+                raise
+        # What the restore checks against, taken now that only the grader has written.
+        lease.update(commit=commit, identity=directory_identity(lease["tree"]),
+                     since=time.time_ns() - CTIME_MARGIN_NS)
+        return lease["tree"], lease, how
 
     def give(self, lease):
         """After a run: restore its tree for the next run, or remove it."""
         if lease is None:
             return
-        git_dir, commit, kept, identity = lease
-        if not restore_tree(os.path.join(kept, "tree"), commit, identity):
-            remove_folder(kept)
+        if not restore_tree(lease["tree"], lease["commit"], lease["identity"], lease["since"]):
+            remove_folder(lease["folder"])
             return
         with self.lock:
             self.idle.append(lease)
             surplus, self.idle = self.idle[:-self.keep], self.idle[-self.keep:]
         for entry in surplus:
-            remove_folder(entry[2])
+            remove_folder(entry["folder"])
 
     def close(self):
         """Remove every kept tree (at the end, and on Ctrl-C)."""
         with self.lock:
             idle, self.idle = self.idle, []
         for entry in idle:
-            remove_folder(entry[2])
+            remove_folder(entry["folder"])
 
 
 # === Test runners ===
@@ -3421,11 +3445,7 @@ def read_results(path, tree, secret):
     collect = {"errors": {}, "skips": {}, "collected": set(), "not_found": set(),
                "items": set()}
     start, finish, rootdir = None, None, None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        lines = []
+    lines = read_untrusted(path).splitlines()
     records, rejected = signed_records(lines, secret)
     for record in records:
         kind = record.get("kind")
@@ -3579,12 +3599,46 @@ def kill_live_groups():
             kill_group(pid)
 
 
+# --- files the code under test could have replaced ---
+# The run's folder and the grader's folder are writable inside the sandbox, so
+# between attempts the code under test can leave a link, a FIFO or a folder where
+# the grader writes next or reads back. The grader never follows such an entry.
+def remove_entry(path):
+    """Remove whatever is at `path` (a file, a link, a FIFO, a folder), never following it."""
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+        os.remove(path)
+    elif os.path.isdir(path):
+        remove_folder(path)
+
+
+def create_private(path, mode="w"):
+    """Open a new file at `path` for the grader's own writing, whatever was there before."""
+    remove_entry(path)
+    access = os.O_RDWR if "+" in mode else os.O_WRONLY
+    handle = os.open(path, access | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    return os.fdopen(handle, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+
+
+def read_untrusted(path, limit=MAX_RECORD_BYTES):
+    """A file's text, or '' unless it is a regular file (never a link, a FIFO, a device);
+    at most `limit` bytes."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(handle, "rb") as opened:
+        if not stat.S_ISREG(os.fstat(opened.fileno()).st_mode):
+            return ""
+        return opened.read(limit).decode("utf-8", "replace")
+
+
 def run_command(argv, *, cwd, env, timeout, output_path):
-    """Run a test command in its own session, stdin closed; return (status, timed out, seconds)."""
+    """Run a test command in its own session, stdin closed; return (status, timed out,
+    seconds, its output). The output is read back through the grader's own handle."""
     start = time.monotonic()
     if _STOPPING.is_set():
         raise GradingError("interrupted")
-    with open(output_path, "wb") as output:
+    with create_private(output_path, "w+b") as output:
         try:
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                        stdout=output, stderr=subprocess.STDOUT,
@@ -3613,7 +3667,9 @@ def run_command(argv, *, cwd, env, timeout, output_path):
             with _LIVE_LOCK:
                 _LIVE_GROUPS.discard(process.pid)
         timed_out = expired.is_set()
-    return status, timed_out, time.monotonic() - start
+        output.seek(0)
+        text = output.read(MAX_OUTPUT_BYTES).decode("utf-8", "replace")
+    return status, timed_out, time.monotonic() - start, text
 
 
 def expand_command(template, values):
@@ -4131,12 +4187,7 @@ def project_command(runner, template, python, files, grader_dir):
 
 def test_descriptions(path, secret):
     """{recorded test id: its docstring line} from a Django results file."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        lines = []
-    records, _ = signed_records(lines, secret)
+    records, _ = signed_records(read_untrusted(path).splitlines(), secret)
     return {r["nodeid"]: r.get("doc") for r in records
             if r.get("kind") == "test" and isinstance(r.get("nodeid"), str)}
 
@@ -4302,7 +4353,8 @@ def sandboxed(sandbox, argv, *, tree, folder, grader_dir):
     if isolation != "bwrap":
         return list(argv)
     protected = [os.path.join(tree, ".git")] + sorted(
-        os.path.join(grader_dir, name) for name in os.listdir(grader_dir) if name.endswith(".py"))
+        os.path.join(grader_dir, name) for name in os.listdir(grader_dir)
+        if name.endswith(".py") or name == "selected.json")
     # The tree is a mount of its own (inside the folder or not), so the code under
     # test cannot move it or its .git aside and leave another in their place.
     return bwrap_argv(argv, sandbox, cwd=tree, writable=[folder, tree, grader_dir],
@@ -4876,7 +4928,8 @@ def run_tests(job, plan, verdict, log):
         results_path = os.path.join(grader_dir, f"results-{attempt}.jsonl")
         config_path = os.path.join(grader_dir, f"config-{attempt}.json")
         secret = secrets.token_bytes(32)
-        with open(config_path, "w", encoding="utf-8") as handle:
+        remove_entry(results_path)       # nothing an earlier attempt left there counts
+        with create_private(config_path) as handle:
             json.dump(dict(plan["recorder"], results=results_path, modules=plan["top_modules"],
                        secret=secret.hex(), tree=tree,
                        guarded=[n for n in GUARDED_MODULES if n not in job["own_tools"]]),
@@ -4886,17 +4939,14 @@ def run_tests(job, plan, verdict, log):
         log.append(f"$ {' '.join(shlex.quote(a) for a in argv)}  (in the tree)\n")
         command = sandboxed(settings.get("sandbox"), argv, tree=tree, folder=folder,
                             grader_dir=grader_dir)
-        status, timed_out, seconds = run_command(command, cwd=tree, env=env,
-                                                 timeout=settings["timeout"],
-                                                 output_path=output_path)
+        status, timed_out, seconds, output = run_command(command, cwd=tree, env=env,
+                                                         timeout=settings["timeout"],
+                                                         output_path=output_path)
         verdict["test_s"] = round(verdict["test_s"] + seconds, 3)
-        with open(output_path, encoding="utf-8", errors="replace") as handle:
-            output = handle.read()
         log.append(output + ("" if output.endswith("\n") or not output else "\n"))
         log.append(f"exit {status} after {seconds:.2f} s\n")
         record["exit_statuses"].append(status)
-        if os.path.exists(config_path):       # the recorder deletes it as it starts
-            os.remove(config_path)
+        remove_entry(config_path)       # the recorder deletes it as it starts
         if timed_out:
             verdict.update(status="timeout", completed=False,
                            exit_status=record["exit_statuses"],

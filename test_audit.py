@@ -6983,6 +6983,78 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
             regrade.remove_folder(top)
             self.assertFalse(os.path.exists(top))
 
+    def test_a_run_cannot_make_the_grader_write_or_read_through_its_folders(self):
+        # Between attempts the run's folder and the grader's folder are the code's to
+        # write: links left at the next output or config file made the grader
+        # overwrite a host file (the config holds the secret), and the grader read
+        # its own output back by path, following a link to a host file.
+        if bwrap_missing():
+            self.skipTest(bwrap_missing())
+        with TempDir() as outside, TempDir() as folder:
+            canary, secret = write(outside, "canary.txt", "canary\n"), \
+                write(outside, "secret.txt", "host secret 31337\n")
+            plant = (
+                "import os\nimport sys\nimport unittest\n\n\n"
+                "class TestPlant(unittest.TestCase):\n    def test_plant(self):\n"
+                "        folder = os.path.dirname(os.environ['HOME'])\n"
+                "        grader = os.path.dirname(os.path.abspath(sys.argv[0]))   # the recorder's\n"
+                f"        links = {{'output-0.txt': {secret!r}, 'output-1.txt': {canary!r},\n"
+                f"                 'config-1.json': {canary!r}}}\n"
+                "        for name, target in links.items():\n"
+                "            path = os.path.join(grader if name.startswith('config') else folder,\n"
+                "                                name)\n"
+                "            if os.path.lexists(path):\n                os.remove(path)\n"
+                "            os.symlink(target, path)\n")
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            patch = regrade_diff(work, {"tests/test_plant.py": plant})
+            case = self.instance("plant", (["tests.test_plant.TestPlant.test_plant"], []),
+                                 test_patch=patch)
+            out = os.path.join(folder, "out")
+            verdicts = self.grade([case], [("a", "plant", "empty")],
+                                  ["--repeat", "2", "--sandbox", "bwrap", "--out", out])
+            with open(canary) as handle:
+                self.assertEqual(handle.read(), "canary\n")
+            with open(os.path.join(out, "logs", "a.log")) as handle:
+                self.assertNotIn("31337", handle.read())
+        self.assertEqual(verdicts["a"]["status"], "resolved", verdicts["a"]["reason"])
+
+    def test_a_file_changed_during_the_run_is_written_anew(self):
+        # git compares ctimes to the second: an attribute set in the index's second
+        # survived git reset --hard into the next run.
+        regrade = load("regrade.py")
+        with TempDir() as folder:
+            tree, identity = self.kept_tree(regrade, folder, "ctime")
+            since = time.time_ns() - 50_000_000
+            path = os.path.join(tree, "calc", "ops.py")
+            try:
+                os.setxattr(path, "user.left", b"behind")
+            except OSError as exc:
+                self.skipTest(f"no user xattrs here: {exc}")
+            self.assertTrue(regrade.restore_tree(tree, self.base, identity, since))
+            self.assertEqual(os.listxattr(path), [])
+
+    def test_a_changed_git_config_or_a_name_that_is_not_utf8(self):
+        regrade = load("regrade.py")
+        with TempDir() as folder:
+            tree, identity = self.kept_tree(regrade, folder, "config")
+            with open(os.path.join(tree, ".git", "config"), "a") as handle:
+                handle.write("[filter \"x\"]\n\tsmudge = id\n")
+            self.assertFalse(regrade.restore_tree(tree, self.base, identity))
+            # A tracked name that is not UTF-8 kept every tree from being reused.
+            odd = os.path.join(folder, "odd")
+            os.makedirs(odd)
+            regrade_git(["init", "-q"], odd)
+            write(odd, os.fsdecode(b"caf\xe9.txt"), "x\n")
+            regrade_git(["add", "-A"], odd)
+            regrade_git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "o"],
+                        odd)
+            commit = regrade_git(["rev-parse", "HEAD"], odd).strip()
+            source = regrade.Source("odd", os.path.join(odd, ".git"))
+            os.makedirs(os.path.join(folder, "kept-odd"))
+            tree = regrade.make_tree(source, commit, os.path.join(folder, "kept-odd"))
+            self.assertTrue(regrade.restore_tree(tree, commit, regrade.directory_identity(tree)))
+
     def test_a_pool_reuses_trees_and_moves_them_between_commits(self):
         regrade = load("regrade.py")
         with TempDir() as folder:
