@@ -2732,7 +2732,7 @@ def directory_identity(tree):
         [digest.hexdigest()]
 
 
-def restore_tree(tree, commit, identity, since=None):
+def restore_tree(tree, commit, identity, since):
     """Return the tree to `commit` with nothing untracked; False if it cannot be trusted to.
 
     Untracked files go before the reset too: git reads an untracked .gitattributes
@@ -2774,15 +2774,17 @@ def tree_is_its_index(tree):
     """True only if the tree holds exactly its index's entries, as a checkout makes them.
 
     What git clean and reset leave alone is refused: any extra or missing entry,
-    anything named .git below the top, a submodule folder with something in it,
-    a mode other than a checkout's (a file git would not change back; sweep_tree
-    has already reset the folders' modes), and folders with user or ACL extended
-    attributes (a default ACL makes every file later written there unreadable).
+    anything named .git below the top, a submodule folder with something in it, a
+    file where a link belongs or the reverse, and folders with a mode other than a
+    checkout's or with user or ACL extended attributes (a default ACL makes every
+    file later written there unreadable). Files' own modes and attributes need no
+    look: restore_tree deleted every file changed during the run, and git wrote it
+    anew.
     """
     tracked = tracked_entries(tree)
     if tracked is None:
         return False
-    umask, wanted = checkout_umask(), folder_mode()
+    wanted = folder_mode()
     folders = {"": None}
     for path, mode in tracked.items():
         parts = path.split("/")
@@ -2799,19 +2801,17 @@ def tree_is_its_index(tree):
                     path = f"{folder}/{entry.name}" if folder else entry.name
                     if path == ".git":
                         continue
-                    info = entry.stat(follow_symlinks=False)
-                    if stat.S_ISDIR(info.st_mode):
+                    if entry.is_dir(follow_symlinks=False):
                         if path not in folders or folders.get(folder) == "submodule" or \
-                                stat.S_IMODE(info.st_mode) != wanted or \
-                                odd_attributes(entry.path):
+                                stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) != \
+                                wanted or odd_attributes(entry.path):
                             return False
                         pending.append(path)
                         continue
-                    expected = {"100644": (stat.S_ISREG, 0o666), "100755": (stat.S_ISREG, 0o777),
-                                "120000": (stat.S_ISLNK, None)}.get(tracked.get(path))
-                    if expected is None or not expected[0](info.st_mode) or (
-                            expected[1] is not None and
-                            stat.S_IMODE(info.st_mode) != expected[1] & ~umask):
+                    mode = tracked.get(path)
+                    if not (mode == "120000" and entry.is_symlink() or
+                            mode in ("100644", "100755") and not entry.is_symlink() and
+                            entry.is_file(follow_symlinks=False)):
                         return False
                     seen += 1
     except OSError:

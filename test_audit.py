@@ -6892,7 +6892,7 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
                 elif change == "swap":
                     os.rename(tree, tree + "-old")
                     regrade.make_tree(source, self.base, kept)
-                self.assertEqual(regrade.restore_tree(tree, self.base, identity),
+                self.assertEqual(regrade.restore_tree(tree, self.base, identity, 0),
                                  change == "none", change)
             with open(os.path.join(folder, "none", "tree", "calc", "ops.py")) as handle:
                 self.assertEqual(handle.read(), CORE_BASE["calc/ops.py"])
@@ -6902,53 +6902,54 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
         os.makedirs(kept)
         source = regrade.Source("origin", os.path.join(self.repo, ".git"))
         tree = regrade.make_tree(source, self.base, kept)
-        return tree, regrade.directory_identity(tree)
+        # As TreePool.take hands a tree out: what to check against, and since when.
+        return tree, regrade.directory_identity(tree), time.time_ns() - 50_000_000
 
     def test_an_untracked_gitattributes_is_gone_before_the_reset_writes(self):
         # git reads an untracked .gitattributes while writing tracked files back:
         # left in place it would rewrite calc/ops.py with CRLF line ends.
         regrade = load("regrade.py")
         with TempDir() as folder:
-            tree, identity = self.kept_tree(regrade, folder, "attributes")
+            tree, identity, since = self.kept_tree(regrade, folder, "attributes")
             write(tree, "calc/.gitattributes", "ops.py eol=crlf\n")
             write(tree, "calc/ops.py", "changed\n")
-            self.assertTrue(regrade.restore_tree(tree, self.base, identity))
+            self.assertTrue(regrade.restore_tree(tree, self.base, identity, since))
             with open(os.path.join(tree, "calc", "ops.py"), "rb") as handle:
                 self.assertEqual(handle.read(), CORE_BASE["calc/ops.py"].encode())
 
     def test_what_git_reset_and_clean_leave_alone_is_refused(self):
         regrade = load("regrade.py")
 
-        def lock_a_file(tree):
-            os.chmod(os.path.join(tree, "calc", "ops.py"), 0o400)
-
         def tag_a_folder(tree):
             os.setxattr(os.path.join(tree, "calc"), "user.left", b"behind")
         changes = {
             "a .git folder below the top": lambda tree: os.makedirs(
                 os.path.join(tree, "calc", ".git", "objects")),
-            "a file git would not change back": lock_a_file,
             "a folder with an extended attribute": tag_a_folder,
         }
         with TempDir() as folder:
             for number, (change, make) in enumerate(changes.items()):
-                tree, identity = self.kept_tree(regrade, folder, str(number))
+                tree, identity, since = self.kept_tree(regrade, folder, str(number))
                 self.assertTrue(regrade.tree_is_its_index(tree), change)
                 try:
                     make(tree)
                 except OSError as exc:       # no user xattrs on this file system
                     self.assertEqual(change, "a folder with an extended attribute", exc)
                     continue
-                self.assertFalse(regrade.restore_tree(tree, self.base, identity), change)
-            # Repaired rather than refused: a FIFO git would block reading, and a
-            # set-group-id, locked folder.
-            tree, identity = self.kept_tree(regrade, folder, "repaired")
-            mode = stat.S_IMODE(os.stat(os.path.join(tree, "calc")).st_mode)
+                self.assertFalse(regrade.restore_tree(tree, self.base, identity, since), change)
+            # Repaired rather than refused: a FIFO git would block reading, a
+            # set-group-id, locked folder, and a file locked in the index's second
+            # (git's stat check would not see it; the file is written anew).
+            tree, identity, since = self.kept_tree(regrade, folder, "repaired")
+            modes = [stat.S_IMODE(os.stat(os.path.join(tree, p)).st_mode)
+                     for p in ("calc", "calc/ops.py")]
             os.mkfifo(os.path.join(tree, ".gitattributes"))
+            os.chmod(os.path.join(tree, "calc", "ops.py"), 0o400)
             os.chmod(os.path.join(tree, "calc"), 0o2500)
-            self.assertTrue(regrade.restore_tree(tree, self.base, identity))
+            self.assertTrue(regrade.restore_tree(tree, self.base, identity, since))
             self.assertFalse(os.path.exists(os.path.join(tree, ".gitattributes")))
-            self.assertEqual(stat.S_IMODE(os.stat(os.path.join(tree, "calc")).st_mode), mode)
+            self.assertEqual([stat.S_IMODE(os.stat(os.path.join(tree, p)).st_mode)
+                              for p in ("calc", "calc/ops.py")], modes)
 
     def test_a_submodule_folder_must_come_back_empty(self):
         regrade = load("regrade.py")
@@ -6963,9 +6964,11 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
             os.makedirs(os.path.join(folder, "kept"))
             tree = regrade.make_tree(source, commit, os.path.join(folder, "kept"))
             identity = regrade.directory_identity(tree)
-            self.assertTrue(regrade.restore_tree(tree, commit, identity))
-            write(tree, "vendor/lib/planted.py", "X = 1\n")
-            self.assertFalse(regrade.restore_tree(tree, commit, identity))
+            self.assertTrue(regrade.restore_tree(tree, commit, identity, 0))
+            # Files changed since the hand-out go before git runs; git clean leaves a
+            # submodule's folders alone, and the walk refuses them.
+            write(tree, "vendor/lib/pkg/planted.py", "X = 1\n")
+            self.assertFalse(regrade.restore_tree(tree, commit, identity, time.time_ns()))
 
     def test_a_folder_thousands_deep_is_removed(self):
         # shutil.rmtree recursed into it and raised RecursionError, ending the whole job.
@@ -7024,8 +7027,7 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
         # survived git reset --hard into the next run.
         regrade = load("regrade.py")
         with TempDir() as folder:
-            tree, identity = self.kept_tree(regrade, folder, "ctime")
-            since = time.time_ns() - 50_000_000
+            tree, identity, since = self.kept_tree(regrade, folder, "ctime")
             path = os.path.join(tree, "calc", "ops.py")
             try:
                 os.setxattr(path, "user.left", b"behind")
@@ -7037,10 +7039,10 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
     def test_a_changed_git_config_or_a_name_that_is_not_utf8(self):
         regrade = load("regrade.py")
         with TempDir() as folder:
-            tree, identity = self.kept_tree(regrade, folder, "config")
+            tree, identity, since = self.kept_tree(regrade, folder, "config")
             with open(os.path.join(tree, ".git", "config"), "a") as handle:
                 handle.write("[filter \"x\"]\n\tsmudge = id\n")
-            self.assertFalse(regrade.restore_tree(tree, self.base, identity))
+            self.assertFalse(regrade.restore_tree(tree, self.base, identity, since))
             # A tracked name that is not UTF-8 kept every tree from being reused.
             odd = os.path.join(folder, "odd")
             os.makedirs(odd)
@@ -7053,7 +7055,8 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
             source = regrade.Source("odd", os.path.join(odd, ".git"))
             os.makedirs(os.path.join(folder, "kept-odd"))
             tree = regrade.make_tree(source, commit, os.path.join(folder, "kept-odd"))
-            self.assertTrue(regrade.restore_tree(tree, commit, regrade.directory_identity(tree)))
+            self.assertTrue(regrade.restore_tree(tree, commit, regrade.directory_identity(tree),
+                                                 0))
 
     def test_a_pool_reuses_trees_and_moves_them_between_commits(self):
         regrade = load("regrade.py")
