@@ -36,24 +36,25 @@ Procedure per run (each step is recorded in the verdict):
        that borrows the clone's objects read-only (objects/info/alternates), so
        the clone's branches, index, work files and metadata are never written.
        Under bwrap a tree is kept for the next run (checking out and deleting a
-       large tree costs seconds; Django's has 6,900 files): after each run its
-       folders get a checkout's mode back, FIFOs and sockets (which git ignores)
-       are deleted, and git clean -ffdx, git reset --hard and git clean -ffdx
-       again (untracked files go first: git would read an untracked
-       .gitattributes while writing files back) return it to its commit, with
-       ignored files, __pycache__ and nested repositories gone; it moves to the
-       next run's commit with git checkout. The code under test could not touch
-       it meanwhile: the tree and its .git are mounts of their own (neither can
-       be moved aside), .git read-only. A tree is deleted, never reused, when a
-       step fails or times out, its HEAD or folders changed, or it then differs
-       from its index in any way git reset and clean leave alone: an extra or
-       missing entry, anything named .git below the top, a submodule folder that
-       is not empty, a file mode git would not change back, a folder with user
-       or ACL extended attributes. Runs are graded in history order of their
-       base commits, so kept trees move little; verdicts keep the input order.
-       Each verdict's work_tree says which it got: fresh checkout, kept tree, or
-       kept tree, moved to its commit (--timings counts them). Under unshare or
-       none every run gets a fresh checkout.
+       large tree costs seconds; Django's has 6,900 files). After each run every
+       file changed since the tree was handed out (its ctime, which no one can
+       set back) is deleted so that git writes it anew, FIFOs and sockets (which
+       git ignores) are deleted, folders get a checkout's mode back, and git
+       clean -ffdx, git reset --hard and git clean -ffdx again (untracked files
+       go first: git would read an untracked .gitattributes while writing files
+       back) return it to its commit, with ignored files, __pycache__ and nested
+       repositories gone; it moves to the next run's commit with git checkout.
+       The code under test could not touch it meanwhile: the tree and its .git
+       are mounts of their own (neither can be moved aside), .git read-only. A
+       tree is deleted, never reused, when a step fails or times out, its HEAD,
+       its .git config or its folders changed, or it then differs from its index
+       in any way git leaves alone: an extra or missing entry, anything named
+       .git below the top, a submodule folder that is not empty, a folder with
+       user or ACL extended attributes. Runs are graded in history order of
+       their base commits, so kept trees move little; verdicts keep the input
+       order. Each verdict's work_tree says which it got: fresh checkout, kept
+       tree, or kept tree, moved to its commit (--timings counts them). Under
+       unshare or none every run gets a fresh checkout.
     2. Normalise the diff (drop text before the first 'diff --git', CRLF to LF,
        add a final newline) and apply it: git apply, then git apply --3way, then
        patch --batch --forward --fuzz=3 (a reversed hunk is never applied),
@@ -275,8 +276,11 @@ bubblewrap, pacman -S bubblewrap). Inside it:
       group, hosts, ssl, localtime, python*) and the interpreter's own prefix
       (a virtualenv's and its base's, even under your home: that prefix only);
     - writable: only the run's folder (HOME, TMPDIR), its tree and the grader's
-      folder, and in them the tree's .git and the recorder modules stay
-      read-only; /tmp is private;
+      folder, and in them the tree's .git, the recorder modules and the list of
+      selected ids stay read-only; /tmp is private. What the grader writes in
+      those folders it creates afresh, never following a link the code under
+      test left there, and it reads back only regular files (never a link or a
+      FIFO), the test output through its own handle;
     - not visible: your home, your clone (nor its git history: git in the tree
       finds no objects), the rest of /etc, /root, /run, /var, /sys;
     - a new PID namespace, killed with the run (--die-with-parent), so no
