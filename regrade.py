@@ -128,8 +128,10 @@ Procedure per run (each step is recorded in the verdict):
        runner; a pytest plugin with code in the tree (conftest.py aside) was
        registered other than by module name from an untouched file; json,
        unittest, pytest, _pytest or pluggy came from the tree (unless the tree
-       is that project); or the test process ended before the recorder's last
-       record. Reason: "the code under test tampered with the test runner".
+       is that project); the test process ended before the recorder's last
+       record; or the recorder started (it deletes its settings file first) and
+       its results file was then removed, emptied or replaced (say by a FIFO).
+       Reason: "the code under test tampered with the test runner".
        --repeat K runs the tests K times and lists tests whose outcome changed
        as flaky; a test counts as passed only if it passed every time.
     9. Remove the throwaway folder, also on timeout, error or Ctrl-C
@@ -4950,7 +4952,8 @@ def run_tests(job, plan, verdict, log):
         log.append(output + ("" if output.endswith("\n") or not output else "\n"))
         log.append(f"exit {status} after {seconds:.2f} s\n")
         record["exit_statuses"].append(status)
-        remove_entry(config_path)       # the recorder deletes it as it starts
+        record["recorder_started"] = not os.path.lexists(config_path)   # it deletes it first
+        remove_entry(config_path)
         if timed_out:
             verdict.update(status="timeout", completed=False,
                            exit_status=record["exit_statuses"],
@@ -4977,6 +4980,10 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
         record["tampered"].update(f"unittest: {name} replaced" for name in results["tampered"])
         record["tampered"].update(f"pytest plugin from the tree: {p}" for p in tampering_plugins(
             results["plugins"], tree, set(job["run_paths"]), job["own_tools"]))
+        if not results["started"] and record.get("recorder_started"):
+            # The recorder read its settings (it deletes them as it starts) and its
+            # first record is gone: the results file was removed, emptied or replaced.
+            record["tampered"].add("the recorder's results file was removed or replaced")
         if not results["started"]:
             if record["shadowed"] or record["tampered"]:
                 return False

@@ -7022,6 +7022,30 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
                 self.assertNotIn("31337", handle.read())
         self.assertEqual(verdicts["a"]["status"], "resolved", verdicts["a"]["reason"])
 
+    def test_a_run_that_destroys_its_results_is_not_a_grading_error(self):
+        # Removing the results file, or leaving a FIFO in its place, made the run a
+        # grading error ("the recorder did not load"), which says nothing of the
+        # agent: a failing run could hide its failure that way.
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            cases = []
+            for name, action in (("remove", "os.remove(path)"),
+                                 ("fifo", "os.remove(path)\n            os.mkfifo(path)")):
+                test = ("import glob\nimport os\nimport sys\nimport unittest\n\n\n"
+                        "class TestHide(unittest.TestCase):\n    def test_hide(self):\n"
+                        "        grader = os.path.dirname(os.path.abspath(sys.argv[0]))\n"
+                        "        for path in glob.glob(os.path.join(grader, 'results-*')):\n"
+                        f"            {action}\n")
+                patch = regrade_diff(work, {"tests/test_hide.py": test})
+                cases.append(self.instance(name, (["tests.test_hide.TestHide.test_hide"], []),
+                                           test_patch=patch))
+        verdicts = self.grade(cases, [("remove", "remove", "empty"), ("fifo", "fifo", "empty")])
+        for name in ("remove", "fifo"):
+            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
+                             ("unresolved", False), (name, verdicts[name]["reason"]))
+            self.assertIn("tampered", verdicts[name]["reason"])
+
     def test_a_file_changed_during_the_run_is_written_anew(self):
         # git compares ctimes to the second: an attribute set in the index's second
         # survived git reset --hard into the next run.
