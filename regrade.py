@@ -6014,28 +6014,7 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
         lines += ["### Checks", ""]
     # In Markdown each closing line is a list item, so they do not run together.
     item = "- " if style == "markdown" else ""
-    lines.append(wrap(f"{item}runs that touched tests (reset before grading): "
-                         f"{', '.join(summary['touched_tests']) or 'none'}"))
-    lines.append(wrap(f"{item}runs with flaky tests: {', '.join(summary['flaky']) or 'none'}"))
-    fallbacks = [f"{v['run_id']} ({v['applied_with']})"
-                 for v in sorted(verdicts, key=lambda v: v["run_id"])
-                 if v["applied_with"] not in (None, "git apply", "empty")]
-    lines.append(wrap(f"{item}diffs applied only by a fallback: "
-                         f"{', '.join(fallbacks) or 'none'}"))
-    if summary["from_log"]:
-        lines.append(wrap(f"{item}results read from logs, not structured records: "
-                             f"{', '.join(summary['from_log'])}"))
-    lines += [wrap(item + line) for line in isolation_lines(summary["isolation"])]
-    lines.append(f"{item}'completed' in verdicts.csv means resolved; completed_instances "
-                 f"(SWE-bench's key) means graded")
-    if timings and verdicts:
-        lines.append(f"{item}time: {fmt(summary['seconds_total'], 2)} s in all, "
-                     f"{fmt(summary['seconds_tests'], 2)} s in test commands; grader overhead "
-                     f"{fmt(summary['overhead_per_run_s'], 3)} s per run")
-        trees = summary.get("work_trees") or {}
-        if trees:
-            lines.append(wrap(f"{item}runs per work tree: " + ", ".join(
-                f"{how} {count}" for how, count in trees.items())))
+    lines += [wrap(item + line) for line in check_lines(summary, verdicts, timings)]
     environment = environment_lines(summary.get("environment") or environment_summary(verdicts))
     if environment:
         lines.append("")
@@ -6045,6 +6024,32 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     lines.append("")
     lines.append(render_provenance(prov, style))
     return "\n".join(lines) + "\n"
+
+
+def check_lines(summary, verdicts, timings):
+    """The closing checks: tests touched, flaky, fallbacks, logs, isolation, time, trees."""
+    fallbacks = [f"{v['run_id']} ({v['applied_with']})"
+                 for v in sorted(verdicts, key=lambda v: v["run_id"])
+                 if v["applied_with"] not in (None, "git apply", "empty")]
+    lines = [f"runs that touched tests (reset before grading): "
+             f"{', '.join(summary['touched_tests']) or 'none'}",
+             f"runs with flaky tests: {', '.join(summary['flaky']) or 'none'}",
+             f"diffs applied only by a fallback: {', '.join(fallbacks) or 'none'}"]
+    if summary["from_log"]:
+        lines.append(f"results read from logs, not structured records: "
+                     f"{', '.join(summary['from_log'])}")
+    lines += isolation_lines(summary["isolation"])
+    lines.append("'completed' in verdicts.csv means resolved; completed_instances "
+                 "(SWE-bench's key) means graded")
+    if timings and verdicts:
+        lines.append(f"time: {fmt(summary['seconds_total'], 2)} s in all, "
+                     f"{fmt(summary['seconds_tests'], 2)} s in test commands; grader overhead "
+                     f"{fmt(summary['overhead_per_run_s'], 3)} s per run")
+        trees = summary.get("work_trees") or {}
+        if trees:
+            lines.append("runs per work tree: " + ", ".join(
+                f"{how} {count}" for how, count in trees.items()))
+    return lines
 
 
 class Progress:
@@ -6241,8 +6246,12 @@ def _main(argv):
         remove_folder(scratch)
 
 
-def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch):
-    """Open the repositories, check every base commit, grade what is not graded yet, report."""
+def open_sources(runs, instances, named, fallback, scratch, inputs):
+    """Open each run's repository and resolve its base commit; {run id: Source}.
+
+    A base commit the repository lacks makes that run a grading error; each run
+    also gets its place in history order (repository, commit time, commit).
+    """
     sources, source_of = {}, {}
     for run in runs:
         if run.get("grading_error"):
@@ -6270,6 +6279,12 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
         times = source.commit_times(h for h in resolved.values() if h)
         for run in mine:
             run["order"] = (path, times.get(run["base_commit"], 0), run["base_commit"])
+    return source_of
+
+
+def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch):
+    """Open the repositories, check every base commit, grade what is not graded yet, report."""
+    source_of = open_sources(runs, instances, named, fallback, scratch, inputs)
     for run in runs:
         if run["instance_id"] in instances:
             run["key"] = grading_key(run, instances[run["instance_id"]], settings)
