@@ -2125,26 +2125,36 @@ TOY_RUNS = {
 }
 
 
-class RegradeFixture(unittest.TestCase):
+class RegradeRepoCase(unittest.TestCase):
+    """A test class with one throwaway repository of its own, built once: make_repo
+    commits the files and returns a scratch clone to make the runs' diffs in."""
+
+    @classmethod
+    def make_repo(cls, files):
+        cls.temp = TempDir()
+        cls.folder = cls.temp.__enter__()
+        cls.repo, cls.base = regrade_repo(cls.folder, files)
+        work = os.path.join(cls.folder, "work")
+        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
+        return work
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.temp.__exit__(None, None, None)
+
+
+class RegradeFixture(RegradeRepoCase):
     """One throwaway repository, its test patch and the runs' diffs, for a whole class."""
 
     @classmethod
     def setUpClass(cls):
-        cls.temp = TempDir()
-        cls.folder = cls.temp.__enter__()
-        cls.repo, cls.base = regrade_repo(cls.folder, TOY_BASE)
-        work = os.path.join(cls.folder, "work")
-        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
+        work = cls.make_repo(TOY_BASE)
         cls.test_patch = regrade_diff(work, TOY_TESTS)
         cls.param_patch = regrade_diff(work, TOY_PARAMS)
         cls.gold = regrade_diff(work, {"toy/core.py": TOY_FIX})
         cls.diffs = {name: regrade_diff(work, files) for name, files in TOY_RUNS.items()}
         cls.diffs["does-not-apply"] = cls.gold.replace("-    return a // b", "-    return a % b")
         cls.diffs["empty"] = ""
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.temp.__exit__(None, None, None)
 
     def instance(self, instance_id, style, **extra):
         if style == "pytest":
@@ -5979,21 +5989,13 @@ CORE_IDS = {
 }
 
 
-class RegradeCoreFixture(unittest.TestCase):
+class RegradeCoreFixture(RegradeRepoCase):
     """The calc repository and its runs' diffs, built once for a class."""
 
     @classmethod
     def setUpClass(cls):
-        cls.temp = TempDir()
-        cls.folder = cls.temp.__enter__()
-        cls.repo, cls.base = regrade_repo(cls.folder, CORE_BASE)
-        work = os.path.join(cls.folder, "work")
-        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
+        work = cls.make_repo(CORE_BASE)
         cls.diffs = {name: regrade_diff(work, files) for name, files in CORE_RUNS.items()}
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.temp.__exit__(None, None, None)
 
     def instance(self, instance_id, ids, **extra):
         f2p, p2p = CORE_IDS[ids] if isinstance(ids, str) else ids
@@ -6574,26 +6576,18 @@ SYMPYISH_TESTS = {
 SYMPYISH_FIX = {"sympy/core/basic.py": "def double(x):\n    return x * 2\n"}
 
 
-class RegradeProjectFixture(unittest.TestCase):
+class RegradeProjectFixture(RegradeRepoCase):
     """A Django-style or SymPy-style repository, its test patch, and the runs' diffs."""
     BASE, TESTS, FIX, REPO_NAME = {}, {}, {}, ""
     RUNS = {}
 
     @classmethod
     def setUpClass(cls):
-        cls.temp = TempDir()
-        cls.folder = cls.temp.__enter__()
-        cls.repo, cls.base = regrade_repo(cls.folder, cls.BASE)
-        work = os.path.join(cls.folder, "work")
-        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
+        work = cls.make_repo(cls.BASE)
         cls.test_patch = regrade_diff(work, cls.TESTS)
         cls.gold = regrade_diff(work, cls.FIX)
         cls.diffs = {name: regrade_diff(work, files) for name, files in cls.RUNS.items()}
         cls.diffs.update(gold=cls.gold, empty="")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.temp.__exit__(None, None, None)
 
     def grade(self, cases, runs=("gold", "empty"), extra_argv=()):
         """Grade each run against each case {name: (F2P, P2P, extra fields)}; {(case, run): v}."""
