@@ -6,10 +6,16 @@ exact fractions, or a published value, never against the code under test.
 
 Usage:
     python3 test_audit.py              run every test; the last line is 'N passed, N failed, N skipped'
+    python3 test_audit.py --quick      every test but regrade.py's (the slow ones that check out
+                                       repositories and run test suites), in well under a minute
+    python3 test_audit.py NAME ...     only the named classes or tests, e.g. TestAucStatistics or
+                                       TestDeliveryReport.test_demo_prints_the_report_figures
+    python3 test_audit.py -v           name each test as it runs (combines with the above)
     python3 -m unittest test_audit     the same tests through unittest's own runner
     python3 test_audit.py --sync       copy the shared helper block from delivery_audit.py
                                        (the canonical copy) into auc_audit.py and regrade.py
     python3 test_audit.py --bench      run the benchmarks: prints timings, asserts nothing about time
+    python3 test_audit.py --help       this text
 """
 import contextlib
 import doctest
@@ -171,6 +177,24 @@ class TestFamily(unittest.TestCase):
             for other in SCRIPTS:
                 pattern = rf"(?m)^\s*(import|from)\s+{other[:-3]}\b"
                 self.assertIsNone(re.search(pattern, text), f"{script} imports {other}")
+
+    def test_runner_help_names_and_typos(self):
+        """--help prints usage, a typo is an error, and a name runs that test alone: none of
+        the three starts the whole suite."""
+        def run(*argv):
+            return subprocess.run([sys.executable, os.path.join(HERE, "test_audit.py"), *argv],
+                                  capture_output=True, text=True, timeout=600, cwd=HERE)
+        shown = run("--help")
+        self.assertEqual(shown.returncode, 0)
+        self.assertIn("--quick", shown.stdout)
+        self.assertNotRegex(shown.stdout, r"(?m)^\d+ passed")
+        for typo in (("--quik",), ("TestNoSuchClass",)):
+            wrong = run(*typo)
+            self.assertEqual(wrong.returncode, 2, typo)
+            self.assertTrue(wrong.stderr.startswith("error: "), wrong.stderr)
+            self.assertNotRegex(wrong.stdout, r"(?m)^\d+ passed")
+        named = run("TestFamily.test_no_imports_between_scripts")
+        self.assertEqual(named.stdout.splitlines()[-1], "1 passed, 0 failed", named.stdout)
 
     def test_layout_of_each_script(self):
         for script in SCRIPTS:
@@ -7167,19 +7191,38 @@ class TestRegradeSympySelection(ProjectSelection, RegradeProjectFixture):
 
 
 # === Runner ===
-def main(argv):
-    if "--sync" in argv:
-        sync_helper_block()
-        return 0
-    if "--bench" in argv:
-        for name, function in sorted(globals().items()):
-            if name.startswith("bench_") and callable(function):
-                function()
-        return 0
+SLOW_PREFIX = "TestRegrade"     # what --quick leaves out: classes that grade real checkouts
+
+
+def selected_tests(names, quick):
+    """The suite to run: the named classes or tests, or all of them (less regrade's with quick)."""
+    module = sys.modules[__name__]
+    if names:
+        for name in names:
+            found = module
+            for part in name.split("."):
+                found = getattr(found, part, None)
+            if found is None:
+                raise LookupError(name)
+        return unittest.TestSuite(unittest.defaultTestLoader.loadTestsFromName(name, module)
+                                  for name in names)
     # loadTestsFromModule calls load_tests above, which adds the doctests.
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    result = unittest.TextTestRunner(verbosity=1 if "-v" not in argv else 2,
-                                     stream=sys.stdout).run(suite)
+    suite = unittest.defaultTestLoader.loadTestsFromModule(module)
+    if not quick:
+        return suite
+
+    def cases(tests):
+        for test in tests:
+            if isinstance(test, unittest.TestSuite):
+                yield from cases(test)
+            elif not type(test).__name__.startswith(SLOW_PREFIX):
+                yield test
+    return unittest.TestSuite(cases(suite))
+
+
+def run_tests(suite, verbose):
+    """Run a suite and print the closing line 'N passed, N failed[, N skipped]'."""
+    result = unittest.TextTestRunner(verbosity=2 if verbose else 1, stream=sys.stdout).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)
     passed = result.testsRun - failed - skipped
@@ -7188,6 +7231,33 @@ def main(argv):
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     return 0 if failed == 0 else 1
 
+
+def main(argv):
+    if "--help" in argv or "-h" in argv:
+        print("Usage:\n" + __doc__.split("Usage:\n", 1)[1].rstrip())
+        return 0
+    unknown = [arg for arg in argv if arg.startswith("-")
+               and arg not in ("--sync", "--bench", "--quick", "-v")]
+    if unknown:
+        print(f"error: unknown option {unknown[0]} (python3 test_audit.py --help lists them)",
+              file=sys.stderr)
+        return 2
+    if "--sync" in argv:
+        sync_helper_block()
+        return 0
+    if "--bench" in argv:
+        for name, function in sorted(globals().items()):
+            if name.startswith("bench_") and callable(function):
+                function()
+        return 0
+    names = [arg for arg in argv if not arg.startswith("-")]
+    try:
+        suite = selected_tests(names, quick="--quick" in argv)
+    except LookupError as missing:
+        print(f"error: no test named {missing} (names are classes or Class.test_method)",
+              file=sys.stderr)
+        return 2
+    return run_tests(suite, verbose="-v" in argv)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
