@@ -491,6 +491,25 @@ def table_kind(path, text=""):
     return "tsv" if "\t" in first_line and "," not in first_line else "csv"
 
 
+def refuse_predictions(table, text):
+    """A predictions file (mini-swe-agent's preds.json, SWE-bench's predictions) is what
+    a harness submits for grading, not a runs table: say so, and what to run instead."""
+    keyed = False
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        keyed = isinstance(data, dict) and bool(data) and all(
+            isinstance(v, dict) and "model_patch" in v for v in data.values())
+    if keyed or "model_patch" in {c.lower() for c in table.columns}:
+        raise InputError(
+            f"{table.name}: a predictions file (instance id, model_name_or_path, "
+            f"model_patch), not a runs table: it holds no claims or measures. Grade it with "
+            f"regrade.py INSTANCES {table.name} --repo REPO --out DIR, then audit the "
+            f"harness's output folder (its trajectories) with --verdicts DIR/verdicts.csv")
+
+
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
@@ -531,7 +550,9 @@ class Inputs:
         if path != "-" and not os.path.exists(path):
             raise InputError(f"{path}: no such file or folder")
         text = self.read_text(path)
-        return parse_table_text(text, "stdin" if path == "-" else path, table_kind(path, text))
+        table = parse_table_text(text, "stdin" if path == "-" else path, table_kind(path, text))
+        refuse_predictions(table, text)
+        return table
 
     def sibling_table(self, path, name):
         """Read `name` (e.g. tool_calls.csv) from a runs folder, or None.
@@ -2622,6 +2643,31 @@ def write_runs(inputs, path, folder):
         inputs.guard_output(os.path.join(folder, name))
     for name, text in outputs.items():
         write_atomic(os.path.join(folder, name), text)
+    return dict(derived, written=sorted(outputs))
+
+
+def no_outcome_yet(derived, folder, named=None):
+    """After --write-runs: the note to print (then exit 0) when the derived runs carry no
+    outcome to audit yet, naming the next step; None when there is one."""
+    table = derived["runs"]
+    column = table.column(named, flag="--verified", candidates=VERDICT_OUTCOME_COLUMNS,
+                          required=False) if not named or named in table.columns else None
+    if column and any(not is_missing(row[column]) for row in table.rows):
+        return None
+    shown = relative_path(folder)
+    step = (f"grade them (python3 regrade.py INSTANCES "
+            f"{os.path.join(shown, 'predictions.jsonl')} --repo REPO --out graded), then "
+            f"audit with --verdicts graded/verdicts.csv, or give a grader's own report "
+            f"with --verdicts" if "predictions.jsonl" in derived["written"] else
+            "give a grader's verdicts with --verdicts FILE (these runs carry no diff to "
+            "regrade)")
+    return (f"wrote {', '.join(derived['written'])} ({plural_runs(len(table.rows))}) to "
+            f"{shown}\nno run has an outcome yet, so nothing was audited. Next: {step}.\n")
+
+
+def plural_runs(count):
+    """'1 run', '10 runs'."""
+    return f"{count} run" + ("" if count == 1 else "s")
 # --- end shared helpers ---
 
 
@@ -5161,6 +5207,12 @@ def _main(argv):
         raise InputError("--demo audits the embedded table; give no runs table with it")
     inputs = Inputs()
     inputs.task_map = args.task_map
+    if args.write_runs:                      # the derived tables go out before any audit
+        note = no_outcome_yet(write_runs(inputs, args.runs, args.write_runs),
+                              args.write_runs, args.outcome)
+        if note and not args.verdicts:
+            sys.stdout.write(note)
+            return 0
     data = read_runs(args, inputs)
     if args.svg:
         inputs.guard_output(args.svg)
@@ -5172,8 +5224,6 @@ def _main(argv):
     result["degenerate"] = sorted(result["degenerate"] + data["left_out"],
                                   key=lambda item: order[item["name"]])
     result["meta"] = data["meta"]
-    if args.write_runs:
-        write_runs(inputs, args.runs, args.write_runs)
     result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs,
                                       output_flags=("--svg", "--write-runs"))
     if args.svg:

@@ -473,6 +473,25 @@ def table_kind(path, text=""):
     return "tsv" if "\t" in first_line and "," not in first_line else "csv"
 
 
+def refuse_predictions(table, text):
+    """A predictions file (mini-swe-agent's preds.json, SWE-bench's predictions) is what
+    a harness submits for grading, not a runs table: say so, and what to run instead."""
+    keyed = False
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        keyed = isinstance(data, dict) and bool(data) and all(
+            isinstance(v, dict) and "model_patch" in v for v in data.values())
+    if keyed or "model_patch" in {c.lower() for c in table.columns}:
+        raise InputError(
+            f"{table.name}: a predictions file (instance id, model_name_or_path, "
+            f"model_patch), not a runs table: it holds no claims or measures. Grade it with "
+            f"regrade.py INSTANCES {table.name} --repo REPO --out DIR, then audit the "
+            f"harness's output folder (its trajectories) with --verdicts DIR/verdicts.csv")
+
+
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
@@ -513,7 +532,9 @@ class Inputs:
         if path != "-" and not os.path.exists(path):
             raise InputError(f"{path}: no such file or folder")
         text = self.read_text(path)
-        return parse_table_text(text, "stdin" if path == "-" else path, table_kind(path, text))
+        table = parse_table_text(text, "stdin" if path == "-" else path, table_kind(path, text))
+        refuse_predictions(table, text)
+        return table
 
     def sibling_table(self, path, name):
         """Read `name` (e.g. tool_calls.csv) from a runs folder, or None.
@@ -2604,6 +2625,31 @@ def write_runs(inputs, path, folder):
         inputs.guard_output(os.path.join(folder, name))
     for name, text in outputs.items():
         write_atomic(os.path.join(folder, name), text)
+    return dict(derived, written=sorted(outputs))
+
+
+def no_outcome_yet(derived, folder, named=None):
+    """After --write-runs: the note to print (then exit 0) when the derived runs carry no
+    outcome to audit yet, naming the next step; None when there is one."""
+    table = derived["runs"]
+    column = table.column(named, flag="--verified", candidates=VERDICT_OUTCOME_COLUMNS,
+                          required=False) if not named or named in table.columns else None
+    if column and any(not is_missing(row[column]) for row in table.rows):
+        return None
+    shown = relative_path(folder)
+    step = (f"grade them (python3 regrade.py INSTANCES "
+            f"{os.path.join(shown, 'predictions.jsonl')} --repo REPO --out graded), then "
+            f"audit with --verdicts graded/verdicts.csv, or give a grader's own report "
+            f"with --verdicts" if "predictions.jsonl" in derived["written"] else
+            "give a grader's verdicts with --verdicts FILE (these runs carry no diff to "
+            "regrade)")
+    return (f"wrote {', '.join(derived['written'])} ({plural_runs(len(table.rows))}) to "
+            f"{shown}\nno run has an outcome yet, so nothing was audited. Next: {step}.\n")
+
+
+def plural_runs(count):
+    """'1 run', '10 runs'."""
+    return f"{count} run" + ("" if count == 1 else "s")
 # --- end shared helpers ---
 
 
@@ -3824,6 +3870,9 @@ def write_rating_sheet(inputs, table, args):
                                             "table has a verified column):")
     command = [f"python3 delivery_audit.py {shlex.quote(args.runs)} \\",
                f"    --ratings a.csv,b.csv,c.csv --rating-key {shlex.quote(keyfile)}"]
+    if args.task_map:                        # the transcripts' tasks, as for the sheet
+        command[-1] += " \\"
+        command.append(f"    --task-map {shlex.quote(args.task_map)}")
     return ("\n".join(textwrap.fill(line, 100) for line in lines) + "\n    "
             + "\n    ".join(command) + "\n")
 
@@ -4302,6 +4351,7 @@ def _main(argv):
     if sources != 1:
         raise InputError("give exactly one of: a runs table or folder, --demo, --counts")
     inputs = Inputs()
+    inputs.task_map = args.task_map          # transcripts name their tasks through it
     extras = {}
     if args.rating_sheet:
         if not args.runs or args.verdicts or args.ratings:
@@ -4320,8 +4370,13 @@ def _main(argv):
         clusters_named = False
         pair_column = None
     else:
-        inputs.task_map = args.task_map
         table = inputs.read_table(args.runs)
+        if args.write_runs:                  # the derived tables go out before any audit
+            note = no_outcome_yet(write_runs(inputs, args.runs, args.write_runs),
+                                  args.write_runs, args.verified)
+            if note and not args.verdicts:
+                sys.stdout.write(note)
+                return 0
         ratings = (read_ratings(inputs, [f.strip() for f in args.ratings.split(",") if f.strip()],
                                 args.rating_key) if args.ratings else None)
         verdict_source = read_verdicts(inputs, args.verdicts) if args.verdicts else None
@@ -4352,10 +4407,10 @@ def _main(argv):
         raise InputError("no run has a verified outcome to audit against")
     if args.jobs < 0:
         raise InputError("--jobs: expected 0 (automatic) or more processes")
+    if args.write_runs and not args.runs:
+        write_runs(inputs, args.runs, args.write_runs)   # says there is nothing to write
     result = audit(runs, boot=args.boot, seed=args.seed, clusters_named=clusters_named,
                    jobs=args.jobs, pair_column=pair_column)
-    if args.write_runs:
-        write_runs(inputs, args.runs, args.write_runs)
     result.update(extras)
     result["source"] = source
     result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs,
