@@ -1443,7 +1443,8 @@ Reading harness folders (agent output as the runs input; all three scripts)
                           "No replacement was performed", "Usage: ...", ...)
           OpenHands       an observation of edit or read that begins "ERROR:",
                           and an agent error observation that answers no action
-                          (a tool call it refused, e.g. a bad parameter)
+                          (a tool call it refused, e.g. a bad parameter: its
+                          response is a turn, with no usage recorded)
           Claude Code     a tool_result with is_error, except a Bash command
                           that ran and exited non-zero ("Exit code N"): that ran;
                           a <tool_use_error> (e.g. "File has not been read yet")
@@ -2175,8 +2176,10 @@ def openhands_events(run, history, where):
                 str(event.get("content") or "").startswith("ERROR:")
         elif event.get("observation") == "error" and event.get("cause") is None and \
                 event.get("source") == "agent":
+            # a tool call it refused: the model's response (its usage unrecorded) is a turn
+            run["turn_tokens"].append(None)
             add_call(run, "error", "other", start=micro, stamp=event["timestamp"],
-                     turn=len(run["turn_tokens"]), failed=True)   # a tool call it refused
+                     turn=len(run["turn_tokens"]) - 1, failed=True)
         if event.get("source") != "agent" or event.get("action", "null") in OPENHANDS_NOT_TURNS:
             continue
         action, args = event["action"], event.get("args") or {}

@@ -4658,6 +4658,9 @@ class TestRealShapeSweAgentAndOpenHands(unittest.TestCase):
                          {"attempted_calls": "4", "failed_calls": "2", "tool_calls": "2",
                           "edit_calls": "1", "read_calls": "1",
                           "tokens_source": "accumulated_token_usage"})
+        # five model responses: read, the refused call, two edits, finish; the refused
+        # one's usage is not recorded, so the per-turn phase tokens are unknown
+        self.assertEqual((row["turns"], row["impl_tokens"]), ("5", ""))
 
 
 class TestRealShapeCommandLine(unittest.TestCase):
