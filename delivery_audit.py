@@ -473,6 +473,25 @@ def table_kind(path, text=""):
     return "tsv" if "\t" in first_line and "," not in first_line else "csv"
 
 
+def refuse_predictions(table, text):
+    """A predictions file (mini-swe-agent's preds.json, SWE-bench's predictions) is what
+    a harness submits for grading, not a runs table: say so, and what to run instead."""
+    keyed = False
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        keyed = isinstance(data, dict) and bool(data) and all(
+            isinstance(v, dict) and "model_patch" in v for v in data.values())
+    if keyed or "model_patch" in {c.lower() for c in table.columns}:
+        raise InputError(
+            f"{table.name}: a predictions file (instance id, model_name_or_path, "
+            f"model_patch), not a runs table: it holds no claims or measures. Grade it with "
+            f"regrade.py INSTANCES {table.name} --repo REPO --out DIR, then audit the "
+            f"harness's output folder (its trajectories) with --verdicts DIR/verdicts.csv")
+
+
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
@@ -513,7 +532,9 @@ class Inputs:
         if path != "-" and not os.path.exists(path):
             raise InputError(f"{path}: no such file or folder")
         text = self.read_text(path)
-        return parse_table_text(text, "stdin" if path == "-" else path, table_kind(path, text))
+        table = parse_table_text(text, "stdin" if path == "-" else path, table_kind(path, text))
+        refuse_predictions(table, text)
+        return table
 
     def sibling_table(self, path, name):
         """Read `name` (e.g. tool_calls.csv) from a runs folder, or None.
@@ -1372,14 +1393,57 @@ Reading harness folders (agent output as the runs input; all three scripts)
               Claude Read, NotebookRead, LS
       search  search_dir, search_file, find_file; Claude Glob, Grep
       other   any other named tool (submit, think, browse, Task, TodoWrite, ...)
-      shell commands (SWE-agent's plain commands, mini-swe-agent, OpenHands run and
-      run_ipython, Claude Bash, Codex shell) by COMMAND_RULES: test = pytest,
-      py.test, tox, nox, -m pytest, -m unittest, runtests.py, manage.py test,
-      go/cargo/npm/yarn/make test; edit = sed -i, perl -i, patch, apply_patch,
-      tee, git apply, or a > / >> redirection into a path with a . or /
-      (not /dev/); search = grep, egrep, rg, ag, ack, find, fd, locate, git
-      grep; read = cat, head, tail, less, more, nl, ls, tree, wc, sed -n (these
-      as a command word); anything else bash.
+    Shell commands (SWE-agent's plain commands, mini-swe-agent, OpenHands run and
+    the !lines of run_ipython, Claude Bash, Codex shell) are parsed, not
+    searched: a command line splits at |, &&, ||, ;, & and newlines into simple
+    commands, and the commands inside $(...), `...` and <(...) count too;
+    quotes are removed and heredoc bodies skipped (text is not a command).
+    Leading VAR=1 assignments and if/then/do/{ ... are dropped; the wrappers
+    sudo, env, timeout, nice, nohup, time, command, exec, xargs, stdbuf, npx and
+    uv/poetry/pipenv/pdm/hatch run give way to the command they run (their own
+    options skipped); bash/sh -c STRING is STRING parsed; python -m MODULE is
+    MODULE and python SCRIPT is SCRIPT's file name (-c is bash). Each program
+    (by its file name) takes the first row of this table that holds ("given a
+    file": an operand besides grep's pattern or sed's script, or < FILE; grep
+    -r searches the folder):
+{shell rules}
+    The command's category is the first of test, edit, search, read that any
+    of its simple commands has; anything else is bash. So git add, git commit
+    (its message a $(cat <<EOF ...) heredoc or not), pip install, python
+    setup.py and a grep filtering a pipe are bash, and cat <<EOF > f.py is an
+    edit (the redirect), not a read.
+    Calls that did not run (counted apart, never as edits or reads):
+      attempted_calls  every call the agent asked for; failed_calls those the
+          harness refused or whose tool reported it did nothing; tool_calls =
+          attempted_calls - failed_calls, and only those have a category and a
+          row in tool_calls.csv. Refused or failed, by the harness's own record:
+          mini-swe-agent  a reply whose ```bash blocks are not exactly one (its
+                          format error: none of them ran; the regex is the
+                          trajectory's own config action_regex where it has one)
+          SWE-agent       an editor or file command whose observation says it
+                          changed nothing ("Your changes have NOT been applied",
+                          "No replacement was performed", "Usage: ...", ...)
+          OpenHands       an observation of edit or read that begins "ERROR:",
+                          and an agent error observation that answers no action
+                          (a tool call it refused, e.g. a bad parameter: its
+                          response is a turn, with no usage recorded)
+          Claude Code     a tool_result with is_error, except a Bash command
+                          that ran and exited non-zero ("Exit code N"): that ran;
+                          a <tool_use_error> (e.g. "File has not been read yet")
+                          or a permission denial never ran
+          Codex CLI       not read (no rollout with refusals was available)
+      A shell command that ran and exited non-zero ran: a failing test run is
+      still a test run.
+    Token totals come from the harness's final record where there is one;
+    tokens_source names it:
+      model_stats (SWE-agent's info), responses' usage summed (mini-swe-agent),
+      accumulated_token_usage (OpenHands metrics), result line (claude -p's last
+      line), token_count total (Codex), messages' usage summed (Claude Code
+      transcripts whose messages carry their final usage: a stop_reason). A
+      Claude Code message written while it streamed (stop_reason null) carries
+      a placeholder output count: without a result line tokens_out is then
+      blank and tokens_source says so; input counts are known at a message's
+      start and are summed. Per-turn phase tokens need every turn's final usage.
     Process measures (blank = undefined):
       tool_calls, <category>_calls  calls per category; turns = model responses;
           a call lasts from its own timestamp to its result's
@@ -1397,8 +1461,9 @@ Reading harness folders (agent output as the runs input; all three scripts)
 """
 RUN_COLUMNS = ("run_id", "task_id", "model", "format", "exit_status", "claimed",
                "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
-               "turns", "tool_calls", "read_calls", "edit_calls", "search_calls",
-               "bash_calls", "test_calls", "other_calls", "orient_seconds", "impl_seconds",
+               "tokens_source", "turns", "tool_calls", "read_calls", "edit_calls",
+               "search_calls", "bash_calls", "test_calls", "other_calls", "attempted_calls",
+               "failed_calls", "orient_seconds", "impl_seconds",
                "verify_seconds", "orient_tokens", "impl_tokens", "verify_tokens",
                "ran_tests_after_last_edit")
 TOOL_CALL_COLUMNS = ("run_id", "seq", "tool", "category", "timestamp", "seconds")
@@ -1409,34 +1474,9 @@ PROCESS_MEASURES = ("read_calls", "edit_calls", "search_calls", "bash_calls", "t
                     "other_calls", "orient_seconds", "impl_seconds", "verify_seconds",
                     "orient_tokens", "impl_tokens", "verify_tokens",
                     "ran_tests_after_last_edit", "turns", "tokens_total", "cost_usd")
-_AT = r"(?:^|[;&|(]\s*|\b(?:sudo|then|do|xargs|time)\s+)"      # a command word starts here
-COMMAND_RULES = (  # first match wins; the manual lists them
-    ("test", re.compile(r"\b(?:py\.?test|tox|nox)\b|-m\s+(?:pytest|unittest)\b|"
-                        r"\bruntests\.py\b|\bmanage\.py\s+test\b|"
-                        r"\b(?:go|cargo|npm|yarn|make)\s+test\b")),
-    ("edit", re.compile(r"\bsed\s+(?:-\w+\s+)*-i|\bperl\s+-\w*i|" + _AT +
-                        r"(?:apply_patch|patch|tee|git\s+apply)\b|"
-                        r"(?:^|[^\d&>])>>?\s*['\"]?(?!/dev/)[\w.~/-]*[./][\w.~/-]*")),
-    ("search", re.compile(_AT + r"(?:grep|egrep|rg|ag|ack|find|fd|locate|git\s+grep)\b")),
-    ("read", re.compile(_AT + r"(?:cat|head|tail|less|more|nl|ls|tree|wc|sed\s+-n)\b")),
-)
 EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 _INSTANT = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?"
                       r"(Z|[+-]\d\d:?\d\d)?$")
-
-
-def command_category(command):
-    """The category of a shell command, by COMMAND_RULES (else 'bash').
-
-    >>> [command_category(c) for c in ("cd /r && python -m pytest -x", "sed -i 's/a/b/' f.py",
-    ...  "cat > calc/ops.py <<'EOF'", "grep -rn clamp .", "cat calc/ops.py", "git diff",
-    ...  "python -c 'print(1 > 0)'", "ls 2>&1 >/dev/null")]
-    ['test', 'edit', 'edit', 'search', 'read', 'bash', 'bash', 'read']
-    """
-    for category, rule in COMMAND_RULES:
-        if rule.search(command or ""):
-            return category
-    return "bash"
 
 
 def instant_us(value, where):
@@ -1521,16 +1561,17 @@ def new_run(fmt, where, **fields):
     """A run record with every field a reader may leave unknown (None)."""
     run = {"format": fmt, "where": where, "task_id": None, "model": None, "session": None,
            "exit_status": None, "claimed": None, "final_message": None, "cost_usd": None,
-           "tokens_in": None, "tokens_out": None, "turns": None, "calls": [],
-           "turn_tokens": None, "start": None, "end": None}
+           "tokens_in": None, "tokens_out": None, "tokens_source": None, "turns": None,
+           "calls": [], "turn_tokens": None, "start": None, "end": None}
     run.update(fields)
     return run
 
 
-def add_call(run, tool, category, start=None, seconds=None, stamp="", turn=0):
-    """Append one tool call (start and seconds in microseconds) and return it."""
+def add_call(run, tool, category, start=None, seconds=None, stamp="", turn=0, failed=False):
+    """Append one tool call (start and seconds in microseconds) and return it; a call
+    the harness refused, or whose tool did nothing, is `failed` (see the manual)."""
     call = {"tool": tool, "category": category, "start": start, "seconds": seconds,
-            "timestamp": "" if stamp is None else str(stamp), "turn": turn}
+            "timestamp": "" if stamp is None else str(stamp), "turn": turn, "failed": failed}
     run["calls"].append(call)
     return call
 
@@ -1569,6 +1610,329 @@ def count_tokens(run, tokens_in, tokens_out):
     run["tokens_out"] = tokens_out if first else total(run["tokens_out"], tokens_out)
 
 
+# --- agent output: shell commands ---
+# A shell command is parsed into its simple commands (pipes, &&, ||, ;, newlines,
+# $(...), backticks, <(...), heredoc bodies skipped), wrappers are unwrapped, and each
+# program is looked up in SHELL_RULES; the command's category is the first of
+# SHELL_ORDER any of its simple commands has.
+SHELL_RULES = (   # (category, programs, when): the first row that matches; --help prints it
+    ("test", "pytest py.test tox nox unittest runtests.py", "always"),
+    ("test", "manage.py go cargo make npm yarn pnpm", "subcommand test"),
+    ("edit", "sed perl", "option -i"),
+    ("edit", "patch apply_patch", "always"),
+    ("edit", "git", "subcommand apply"),
+    ("edit", "tee", "given a file"),
+    ("edit", "any program, into a path with . or / (not /dev/)", "redirect > or >>"),
+    ("search", "rg ag ack find fd locate", "always"),
+    ("search", "grep egrep fgrep", "given a file"),
+    ("search", "git", "subcommand grep"),
+    ("read", "ls tree", "always"),
+    ("read", "cat head tail less more nl wc tac sed", "given a file"),
+)
+SHELL_ORDER = ("test", "edit", "search", "read", "bash")
+SHELL_WRAPPERS = {   # program: its options that take a value; the command follows them
+    "sudo": "-u -g -C -D -h -p -r -t -U", "env": "-u -C -S", "timeout": "-s -k",
+    "nice": "-n", "nohup": "", "time": "", "command": "", "exec": "-a", "xargs":
+    "-n -I -P -L -d -s -a -E", "stdbuf": "-i -o -e", "npx": "-p", "uv": "", "poetry": "",
+    "pipenv": "", "pdm": "", "hatch": ""}
+SHELL_RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch"})   # X run CMD
+SHELL_VALUE_OPTIONS = {"grep": "-e -f -m -A -B -C -d -D", "head": "-n -c", "tail": "-n -c",
+                       "sed": "-e -f -l", "make": "-C -f -I -o -W", "git": "-C -c",
+                       "python": "-W -X -Q", "find": ""}
+SHELL_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while",
+                            "until", "for", "in", "case", "esac", "{", "}", "!", "function",
+                            "select", "[[", "]]"})
+_REDIRECT = re.compile(r"<<<|<<-|<<|>>|>&|<&|>\||<>|&>>|&>|>|<")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_PYTHON = re.compile(r"(?:python|pypy)[\d.]*$")
+_FILE_TARGET = re.compile(r"[\w.~+-]*[./][\w.~/+-]*")
+
+
+def shell_rules_text():
+    """SHELL_RULES as the manual's table: category, when, programs."""
+    return "\n".join(f"      {category:<8}{when:<20}{programs}"
+                     for category, programs, when in SHELL_RULES)
+
+
+HARNESS_MANUAL = HARNESS_MANUAL.replace("{shell rules}", shell_rules_text())
+
+
+def shell_commands(text):
+    """The simple commands of a shell command line: (words, redirects, piped), piped
+    when the command reads the one before it through a pipe.
+
+    Quotes are removed from words; a substitution's commands are listed before the
+    command that holds it; heredoc bodies are skipped.
+
+    >>> for command in shell_commands("cd r && git commit -m \\"$(cat <<'EOF'\\n"
+    ...                               "fix (x)\\nEOF\\n)\\" | tee log"):
+    ...     print(command)
+    (['cd', 'r'], [], False)
+    (['cat'], [('<<', 'EOF')], False)
+    (['git', 'commit', '-m', '$(...)'], [], False)
+    (['tee', 'log'], [], True)
+    """
+    out = []
+    _shell_parse(text, 0, out, None)
+    return out
+
+
+def _shell_parse(text, pos, out, closer):
+    """Parse from `pos` to `closer` (')' or '`', or the end); return the position after it."""
+    state = {"words": [], "redirects": [], "word": [], "started": False, "redirect": None,
+             "heredocs": [], "piped": False}
+
+    def end_word():
+        if state["started"]:
+            word = "".join(state["word"])
+            if state["redirect"]:
+                state["redirects"].append((state["redirect"], word))
+                if state["redirect"] in ("<<", "<<-"):
+                    state["heredocs"].append((word, state["redirect"] == "<<-"))
+                state["redirect"] = None
+            else:
+                state["words"].append(word)
+        state["word"], state["started"] = [], False
+
+    def end_command(piped_next=False):
+        end_word()
+        if state["words"] or state["redirects"]:
+            out.append((state["words"], state["redirects"], state["piped"]))
+        state["words"], state["redirects"], state["piped"] = [], [], piped_next
+
+    def add(text_part):
+        state["word"].append(text_part)
+        state["started"] = True
+    n = len(text)
+    while pos < n:
+        c = text[pos]
+        if c == closer:
+            end_command()
+            return pos + 1
+        if c == "\\":
+            if text.startswith("\\\n", pos):
+                pos += 2
+                continue
+            add(text[pos + 1:pos + 2])
+            pos += 2
+        elif c == "'":
+            end = text.find("'", pos + 1)
+            end = n if end < 0 else end
+            add(text[pos + 1:end])
+            pos = end + 1
+        elif c == '"':
+            pos = _shell_double_quoted(text, pos + 1, out, add)
+        elif text.startswith("$((", pos):
+            pos = _shell_skip_nested(text, pos + 3, "((", "))")
+            add("$((...))")
+        elif text.startswith("$(", pos) or (c in "<>" and text.startswith("(", pos + 1)):
+            pos = _shell_parse(text, pos + 2, out, ")")
+            add("$(...)")
+        elif text.startswith("${", pos):
+            pos = _shell_skip_nested(text, pos + 2, "{", "}")
+            add("${...}")
+        elif c == "`":
+            pos = _shell_parse(text, pos + 1, out, "`")
+            add("`...`")
+        elif c == "#" and not state["started"]:
+            end = text.find("\n", pos)
+            pos = n if end < 0 else end
+        elif c in " \t\r":
+            end_word()
+            pos += 1
+        elif c == "\n":
+            end_command()
+            pos = _shell_skip_heredocs(text, pos + 1, state["heredocs"])
+            state["heredocs"] = []
+        elif c in "<>" or text.startswith("&>", pos):
+            if state["started"] and "".join(state["word"]).isdigit():
+                state["word"], state["started"] = [], False      # a file descriptor
+            else:
+                end_word()
+            operator = _REDIRECT.match(text, pos).group()
+            state["redirect"] = operator
+            pos += len(operator)
+        elif c in ";&|()":
+            operator = text[pos:pos + 2] if text[pos:pos + 2] in ("&&", "||", ";;", "|&") \
+                else c
+            end_command(piped_next=operator in ("|", "|&"))
+            pos += len(operator)
+        else:
+            add(c)
+            pos += 1
+    end_command()
+    return pos
+
+
+def _shell_double_quoted(text, pos, out, add):
+    """The rest of a double-quoted word from `pos`; substitutions in it are parsed."""
+    add("")
+    n = len(text)
+    while pos < n and text[pos] != '"':
+        if text[pos] == "\\" and pos + 1 < n:
+            add(text[pos + 1] if text[pos + 1] in '"\\$`\n' else text[pos:pos + 2])
+            pos += 2
+        elif text.startswith("$((", pos):
+            pos = _shell_skip_nested(text, pos + 3, "((", "))")
+            add("$((...))")
+        elif text.startswith("$(", pos):
+            pos = _shell_parse(text, pos + 2, out, ")")
+            add("$(...)")
+        elif text[pos] == "`":
+            pos = _shell_parse(text, pos + 1, out, "`")
+            add("`...`")
+        else:
+            add(text[pos])
+            pos += 1
+    return pos + 1
+
+
+def _shell_skip_nested(text, pos, opener, closer):
+    """The position after the `closer` that matches an `opener` just before `pos`."""
+    depth = 1
+    while pos < len(text) and depth:
+        if text.startswith(closer, pos):
+            depth -= 1
+            pos += len(closer)
+        elif text.startswith(opener, pos):
+            depth += 1
+            pos += len(opener)
+        else:
+            pos += 1
+    return pos
+
+
+def _shell_skip_heredocs(text, pos, heredocs):
+    """Skip the bodies of the heredocs opened on the line that just ended."""
+    for delimiter, strip_tabs in heredocs:
+        while pos < len(text):
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            line = text[pos:end]
+            pos = end + 1
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                break
+    return pos
+
+
+def shell_program(words):
+    """(program, its arguments, command strings it runs) once wrappers are unwrapped."""
+    nested = []
+    while True:
+        while words and (words[0] in SHELL_RESERVED or _ASSIGNMENT.match(words[0])):
+            words = words[1:]
+        if not words:
+            return None, [], nested
+        program, args = os.path.basename(words[0]), words[1:]
+        if program in SHELL_WRAPPERS:
+            if program in SHELL_RUNNERS:
+                if not args or args[0] != "run":
+                    return program, args, nested
+                args = args[1:]
+            args = shell_positional(args, SHELL_WRAPPERS[program], stop_at_first=True)
+            if program == "timeout" and args:
+                args = args[1:]                       # the duration
+            words = args
+        elif program in ("bash", "sh", "zsh", "dash") and args and \
+                args[0].startswith("-") and "c" in args[0]:
+            nested.extend(args[1:2])
+            return None, [], nested
+        elif _PYTHON.match(program):
+            args = shell_positional(args, SHELL_VALUE_OPTIONS["python"], stop_at_first=True,
+                                    keep={"-m", "-c"})
+            if not args or args[0] in ("-c", "-"):
+                return "python", args, nested
+            if args[0] == "-m":
+                words = args[1:]
+            else:
+                return os.path.basename(args[0]), args[1:], nested
+        else:
+            return program, args, nested
+
+
+def shell_positional(args, value_options, stop_at_first=False, keep=()):
+    """The arguments that are not options (nor option values); with `stop_at_first`,
+    everything from the first non-option on (a wrapped command's own words)."""
+    values = set(value_options.split())
+    out, i = [], 0
+    while i < len(args):
+        word = args[i]
+        if word in keep:
+            return args[i:] if stop_at_first else out + args[i:]
+        if word == "--":
+            return out + args[i + 1:]
+        if word.startswith("-") and len(word) > 1 and not _ASSIGNMENT.match(word):
+            i += 2 if word in values else 1
+            continue
+        if stop_at_first:
+            return args[i:]
+        out.append(word)
+        i += 1
+    return out
+
+
+def shell_rule_holds(when, program, args, redirects):
+    """Whether one SHELL_RULES condition holds for a program and its arguments."""
+    if when == "always":
+        return True
+    if when.startswith("subcommand "):
+        words = shell_positional(args, SHELL_VALUE_OPTIONS.get(program, ""))
+        if program in ("npm", "yarn", "pnpm") and words[:1] in (["run"], ["run-script"]):
+            words = words[1:]
+        return words[:1] == [when.split()[1]]
+    if when == "option -i":
+        before = "MmeEIxCdDV0" if program == "perl" else "efl"
+        return any(re.match(rf"-[^-{before}]*i", a) or a.startswith("--in-place")
+                   for a in args if a.startswith("-"))
+    family = "grep" if program in ("grep", "egrep", "fgrep") else program
+    words = shell_positional(args, SHELL_VALUE_OPTIONS.get(family, ""))
+    if family in ("grep", "sed") and not any(
+            a in ("-e", "-f") or a.startswith(("--regexp", "--file", "--expression"))
+            for a in args):
+        words = words[1:]                              # the pattern or the script
+    if family == "grep" and any(a in ("-r", "-R") or a.startswith("--recursive") or
+                                (re.match(r"-[a-zA-Z]*[rR]", a) and not a.startswith("--"))
+                                for a in args):
+        return True
+    words = [w for w in words if w != "-" and not w.startswith("/dev/")]
+    return bool(words) or any(op == "<" and not t.startswith("/dev/") for op, t in redirects)
+
+
+def simple_command_category(words, redirects, upstream="bash"):
+    """The category of one simple command (a redirect into a file is an edit); a grep
+    that filters what a read pipes into it searches those files."""
+    program, args, nested = shell_program(words)
+    found = [command_category(text) for text in nested]
+    if any(op in (">", ">>", ">|", "&>", "&>>") and _FILE_TARGET.fullmatch(target)
+           and not target.startswith("/dev/") for op, target in redirects):
+        found.append("edit")
+    for category, programs, when in SHELL_RULES if program else ():
+        if when.startswith("redirect"):
+            continue                                   # the redirect test above
+        if program in programs.split() and shell_rule_holds(when, program, args, redirects):
+            found.append(category)
+            break
+    if program in ("grep", "egrep", "fgrep") and upstream in ("read", "search"):
+        found.append("search")
+    return min(found, key=SHELL_ORDER.index, default="bash")
+
+
+def command_category(command):
+    """The category of a shell command: the first in SHELL_ORDER that any of its simple
+    commands has, each by SHELL_RULES (else 'bash').
+
+    >>> [command_category(c) for c in ("cd /r && python -m pytest -x", "sed -i 's/a/b/' f.py",
+    ...  "cat > calc/ops.py <<'EOF'", "grep -rn clamp .", "cat calc/ops.py", "git diff",
+    ...  "python -c 'print(1 > 0)'", "ls 2>&1 >/dev/null", "ps | grep x", "cat f | grep x")]
+    ['test', 'edit', 'edit', 'search', 'read', 'bash', 'bash', 'read', 'bash', 'search']
+    """
+    found, previous = [], "bash"
+    for words, redirects, piped in shell_commands(str(command or "")):
+        previous = simple_command_category(words, redirects, previous if piped else "bash")
+        found.append(previous)
+    return min(found, key=SHELL_ORDER.index, default="bash")
+
+
 # --- agent output: SWE-agent ---
 # <out>/<iid>/<iid>.traj: trajectory[] {action, thought, response, execution_time} and
 # info {submission, exit_status, model_stats}; <iid>.pred and <out>/preds.json name the model.
@@ -1577,6 +1941,13 @@ SWE_AGENT_TOOLS = {"open": "read", "goto": "read", "scroll_up": "read", "scroll_
                    "search_file": "search", "find_file": "search", "submit": "other"}
 EDITOR_COMMANDS = {"view": "read", "create": "edit", "str_replace": "edit", "insert": "edit",
                    "undo_edit": "edit"}
+# The first words of what SWE-agent's editor and file commands print when they change
+# or show nothing (its tools' own messages, 0.x and 1.x): the call failed.
+SWE_AGENT_NOT_DONE = re.compile(
+    r"Usage: |Error: |No file open|File .* not found|File already exists|The path .* "
+    r"(?:does not exist|is not an absolute path|is a directory)|Invalid `|No replacement was "
+    r"performed|No edit history found|Parameter `\w+` is required|Unrecognized command|Your "
+    r"proposed edit has introduced|Your edit was not applied")
 
 
 def swe_agent_call(action):
@@ -1625,6 +1996,7 @@ def read_swe_agent(inputs, path):
                   diff=get_field(info, "submission", f"{path}, info", str, required=False),
                   cost_usd=stats.get("instance_cost"), tokens_in=stats.get("tokens_sent"),
                   tokens_out=stats.get("tokens_received"), turns=stats.get("api_calls"),
+                  tokens_source="model_stats" if "tokens_sent" in stats else None,
                   start=0, end=0)
     for i, step in enumerate(steps):
         where = f"{path}, trajectory[{i}]"
@@ -1634,7 +2006,11 @@ def read_swe_agent(inputs, path):
         seconds = step.get("execution_time")
         seconds = None if seconds is None else instant_us(seconds, where)
         if action:
-            add_call(run, *swe_agent_call(action), start=run["end"], seconds=seconds, turn=i)
+            tool, category = swe_agent_call(action)
+            failed = tool != "bash" and bool(SWE_AGENT_NOT_DONE.match(
+                str(step.get("observation") or "").strip()))
+            add_call(run, tool, category, start=run["end"], seconds=seconds, turn=i,
+                     failed=failed)
         run["end"] = None if None in (run["end"], seconds) else run["end"] + seconds
         run["final_message"] = step.get("thought") or step.get("response") or \
             run["final_message"]
@@ -1645,7 +2021,20 @@ def read_swe_agent(inputs, path):
 # --- agent output: mini-swe-agent ---
 # <out>/<iid>/<iid>.traj.json: messages[] whose extra holds actions[].command and the
 # epoch timestamp; info {submission, exit_status, model_stats, config.model.model_name}.
-MINI_BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)\n```", re.S)
+# Format 1 replies carry the command in the text: mini-swe-agent runs a reply's one
+# block and refuses a reply with none or several (a format error: none of them ran).
+MINI_BASH_BLOCK = r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```"   # its parse_action's
+
+
+def mini_actions(message, action_regex, where):
+    """[(command, failed)] of one format-1 reply, by the harness's own parse rule."""
+    try:
+        blocks = re.findall(action_regex, text_of(message.get("content")), re.S)
+    except re.error as exc:
+        raise InputError(f"{where}: config action_regex is not a regular expression "
+                         f"({exc})") from None
+    blocks = [b if isinstance(b, str) else b[0] for b in blocks]
+    return [(block.strip(), len(blocks) != 1) for block in blocks]
 
 
 def read_mini_swe_agent(inputs, path):
@@ -1663,6 +2052,8 @@ def read_mini_swe_agent(inputs, path):
                   diff=get_field(info, "submission", f"{path}, info", str, required=False),
                   cost_usd=get_field(info, "model_stats.instance_cost", path, required=False),
                   turn_tokens=[])
+    action_regex = get_field(info, "config.agent.action_regex", path, str,
+                             required=False) or MINI_BASH_BLOCK
     pending = []
     for i, message in enumerate(messages):
         where = f"{path}, messages[{i}]"
@@ -1684,13 +2075,17 @@ def read_mini_swe_agent(inputs, path):
         run["final_message"] = text_of(message.get("content"))
         actions = extra.get("actions")
         if actions is None:                  # format 1: the one bash block in the text
-            actions = [{"command": c} for c in MINI_BASH_BLOCK.findall(text_of(
-                message.get("content")))]
-        for action in actions if isinstance(actions, list) else []:
-            command = action.get("command", "") if isinstance(action, dict) else ""
+            actions = mini_actions(message, action_regex, where)
+        else:
+            actions = [(a.get("command", "") if isinstance(a, dict) else "", False)
+                       for a in (actions if isinstance(actions, list) else [])]
+        for command, failed in actions:
             pending.append(add_call(run, "bash", command_category(command), start=micro,
-                                    stamp=stamp, turn=len(run["turn_tokens"]) - 1))
+                                    stamp=stamp, turn=len(run["turn_tokens"]) - 1,
+                                    failed=failed))
     run["turns"] = len(run["turn_tokens"])
+    if run["tokens_in"] is not None or run["tokens_out"] is not None:
+        run["tokens_source"] = "responses' usage summed"
     return [run]
 
 
@@ -1709,8 +2104,12 @@ def openhands_call(action, args):
     """The category of an OpenHands action."""
     if action == "edit" and args.get("command") == "view":
         return "read"
-    if action in ("run", "run_ipython"):
-        return command_category(args.get("command") or args.get("code") or "")
+    if action == "run":
+        return command_category(args.get("command") or "")
+    if action == "run_ipython":                # Python; its !lines are shell commands
+        return command_category("\n".join(line.strip()[1:] for line in
+                                          str(args.get("code") or "").splitlines()
+                                          if line.strip().startswith("!")))
     return OPENHANDS_CATEGORIES.get(action, "other")
 
 
@@ -1732,6 +2131,8 @@ def read_openhands(inputs, path):
                                           where, required=False),
                       tokens_out=get_field(metrics, "accumulated_token_usage.completion_tokens",
                                            where, required=False), turn_tokens=[])
+        if run["tokens_in"] is not None or run["tokens_out"] is not None:
+            run["tokens_source"] = "accumulated_token_usage"
         openhands_events(run, history, where)
         runs.append(run)
     return runs
@@ -1752,6 +2153,15 @@ def openhands_events(run, history, where):
         if "observation" in event and event.get("cause") in calls:
             call = calls.pop(event["cause"])
             call["seconds"] = micro - call["start"]
+            # the editor's own error (e.g. "No replacement was performed"): nothing done
+            call["failed"] = event.get("observation") in ("edit", "read") and \
+                str(event.get("content") or "").startswith("ERROR:")
+        elif event.get("observation") == "error" and event.get("cause") is None and \
+                event.get("source") == "agent":
+            # a tool call it refused: the model's response (its usage unrecorded) is a turn
+            run["turn_tokens"].append(None)
+            add_call(run, "error", "other", start=micro, stamp=event["timestamp"],
+                     turn=len(run["turn_tokens"]) - 1, failed=True)
         if event.get("source") != "agent" or event.get("action", "null") in OPENHANDS_NOT_TURNS:
             continue
         action, args = event["action"], event.get("args") or {}
@@ -1787,13 +2197,17 @@ CLAUDE_TOOLS = {"Read": "read", "NotebookRead": "read", "LS": "read", "Edit": "e
                 "Glob": "search", "Grep": "search"}
 
 
+CLAUDE_NEVER_RAN = ("<tool_use_error>", "The user doesn't want to proceed",
+                    "[Request interrupted by user for tool use]")
+
+
 def read_claude_code(inputs, path):
     """One run from a Claude Code transcript or stream-json log (none for a subagent's)."""
     records = read_jsonl_records(inputs, path)
     if all(r.get("isSidechain") for _, r in records if r.get("type") in ("user", "assistant")):
         return []                            # a subagent's own file: part of its session
     run = new_run("claude-code", path, turn_tokens=[])
-    turns, calls = {}, {}
+    turns, calls, result = {}, {}, None
     for number, entry in records:
         where = f"{path} line {number}"
         run["session"] = run["session"] or entry.get("sessionId") or entry.get("session_id")
@@ -1810,28 +2224,71 @@ def read_claude_code(inputs, path):
                     else None
                 if call and micro is not None and call["start"] is not None:
                     call["seconds"] = micro - call["start"]
+                if call:
+                    call["failed"] = claude_call_failed(call["tool"], block)
         elif entry.get("type") == "result":
+            result = entry
             run.update(final_message=entry.get("result"), exit_status=entry.get("subtype"),
                        cost_usd=entry.get("total_cost_usd"))
         elif entry.get("type") == "system" and entry.get("model"):
             run["model"] = run["model"] or entry["model"]
     if not run["session"]:
         raise InputError(f"{path}: no field 'sessionId' in any entry")
-    run["turns"] = len(run["turn_tokens"])
+    claude_totals(run, turns, result)
     return [run]
 
 
+def claude_call_failed(tool, block):
+    """Whether a tool_result says its call did nothing: an error, except a Bash command
+    that ran and exited non-zero (its exit status is the program's, not a refusal)."""
+    if not block.get("is_error"):
+        return False
+    text = text_of(block.get("content")).lstrip()
+    return tool != "Bash" or text.startswith(CLAUDE_NEVER_RAN)
+
+
+def claude_totals(run, turns, result):
+    """Token totals: the result line's usage where there is one; else the messages'
+    usage summed, whose output counts are known only where a message carries its final
+    usage (a stop_reason; entries written while it streamed hold a placeholder)."""
+    run["turns"] = len(turns)
+    denied = {d.get("tool_use_id") for d in (result or {}).get("permission_denials") or []
+              if isinstance(d, dict)}
+    for call in run["calls"]:
+        call["failed"] = call["failed"] or call.get("id") in denied
+    final = all(turn["final"] for turn in turns.values())
+    run["turn_tokens"] = [total(turn["input"], turn["output"]) if turn["final"] else None
+                          for turn in turns.values()]
+    run["tokens_in"] = total(*(turn["input"] for turn in turns.values()))
+    run["tokens_out"] = total(*(turn["output"] for turn in turns.values())) if final else None
+    run["tokens_source"] = ("messages' usage summed" if final else
+                            "messages' input usage summed; output unknown (streaming "
+                            "placeholders, no result line)") if turns else None
+    usage = result.get("usage") if isinstance(result, dict) else None
+    if isinstance(usage, dict) and usage.get("output_tokens") is not None:
+        run["tokens_in"] = claude_input_tokens(usage)
+        run["tokens_out"] = usage["output_tokens"]
+        run["tokens_source"] = "result line"
+
+
+def claude_input_tokens(usage):
+    """Input tokens of a usage record: fresh input plus cache writes and reads."""
+    return total(usage.get("input_tokens"), usage.get("cache_creation_input_tokens", 0),
+                 usage.get("cache_read_input_tokens", 0))
+
+
 def claude_assistant(run, message, turns, calls, micro, stamp, where):
-    """One assistant entry: a new turn per message id, and its tool_use blocks once each."""
+    """One assistant entry: a new turn per message id, and its tool_use blocks once each;
+    an entry with a stop_reason holds the message's final usage."""
     key = message.get("id") or where
+    usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
     if key not in turns:                     # repeated entries of one message count once
-        turns[key] = len(run["turn_tokens"])
-        usage = message.get("usage") or {}
-        count_tokens(run, total(usage.get("input_tokens"),
-                                usage.get("cache_creation_input_tokens", 0),
-                                usage.get("cache_read_input_tokens", 0)),
-                     usage.get("output_tokens"))
+        turns[key] = {"index": len(turns), "final": False}
         run["model"] = run["model"] or message.get("model")
+    turn = turns[key]
+    if not turn["final"]:
+        turn.update(input=claude_input_tokens(usage), output=usage.get("output_tokens"),
+                    final=bool(message.get("stop_reason")))
     text = text_of(message.get("content"))
     if text.strip():
         run["final_message"] = text
@@ -1845,7 +2302,8 @@ def claude_assistant(run, message, turns, calls, micro, stamp, where):
                 else CLAUDE_TOOLS.get(name, "other")
             seen.add(block.get("id"))
             calls[block.get("id")] = add_call(run, name, category, start=micro, stamp=stamp,
-                                              turn=turns[key])
+                                              turn=turn["index"])
+            calls[block.get("id")]["id"] = block.get("id")
 
 
 # --- agent output: Codex CLI ---
@@ -1909,6 +2367,7 @@ def read_codex(inputs, path):
             run["turn_tokens"].append(total(last.get("input_tokens"), last.get("output_tokens")))
             run["tokens_in"] = (last_total or {}).get("input_tokens")
             run["tokens_out"] = (last_total or {}).get("output_tokens")
+            run["tokens_source"] = "token_count total"
         elif item == "task_complete":
             run["exit_status"] = "task_complete"
             run["final_message"] = payload.get("last_agent_message") or run["final_message"]
@@ -2068,6 +2527,14 @@ def phase_measures(run):
     return out
 
 
+def keep_calls_that_ran(run):
+    """Count the calls the agent attempted and those that failed (refused, or the tool
+    did nothing); keep only the calls that ran: they alone have a category."""
+    run["attempted_calls"] = len(run["calls"])
+    run["failed_calls"] = sum(bool(call["failed"]) for call in run["calls"])
+    run["calls"] = [call for call in run["calls"] if not call["failed"]]
+
+
 def run_row(run):
     """One runs-table row (RUN_COLUMNS, as text; blank = undefined)."""
     counts = {c: sum(call["category"] == c for call in run["calls"]) for c in CATEGORIES}
@@ -2087,6 +2554,8 @@ def derive_tables(inputs, path):
     runs = [run for fmt, file in found for run in AGENT_READERS[fmt](inputs, file)]
     if not runs:
         raise InputError(f"{path}: agent transcripts, but only subagent (sidechain) files")
+    for run in runs:
+        keep_calls_that_ran(run)
     assign_run_ids(runs)
     table, key = side_table(inputs, path)
     if table is not None:
@@ -2159,6 +2628,31 @@ def write_runs(inputs, path, folder):
         inputs.guard_output(os.path.join(folder, name))
     for name, text in outputs.items():
         write_atomic(os.path.join(folder, name), text)
+    return dict(derived, written=sorted(outputs))
+
+
+def no_outcome_yet(derived, folder, named=None):
+    """After --write-runs: the note to print (then exit 0) when the derived runs carry no
+    outcome to audit yet, naming the next step; None when there is one."""
+    table = derived["runs"]
+    column = table.column(named, flag="--verified", candidates=VERDICT_OUTCOME_COLUMNS,
+                          required=False) if not named or named in table.columns else None
+    if column and any(not is_missing(row[column]) for row in table.rows):
+        return None
+    shown = relative_path(folder)
+    step = (f"grade them (python3 regrade.py INSTANCES "
+            f"{os.path.join(shown, 'predictions.jsonl')} --repo REPO --out graded), then "
+            f"audit with --verdicts graded/verdicts.csv, or give a grader's own report "
+            f"with --verdicts" if "predictions.jsonl" in derived["written"] else
+            "give a grader's verdicts with --verdicts FILE (these runs carry no diff to "
+            "regrade)")
+    return (f"wrote {', '.join(derived['written'])} ({plural_runs(len(table.rows))}) to "
+            f"{shown}\nno run has an outcome yet, so nothing was audited. Next: {step}.\n")
+
+
+def plural_runs(count):
+    """'1 run', '10 runs'."""
+    return f"{count} run" + ("" if count == 1 else "s")
 # --- end shared helpers ---
 
 
@@ -3379,6 +3873,9 @@ def write_rating_sheet(inputs, table, args):
                                             "table has a verified column):")
     command = [f"python3 delivery_audit.py {shlex.quote(args.runs)} \\",
                f"    --ratings a.csv,b.csv,c.csv --rating-key {shlex.quote(keyfile)}"]
+    if args.task_map:                        # the transcripts' tasks, as for the sheet
+        command[-1] += " \\"
+        command.append(f"    --task-map {shlex.quote(args.task_map)}")
     return ("\n".join(textwrap.fill(line, 100) for line in lines) + "\n    "
             + "\n    ".join(command) + "\n")
 
@@ -3857,6 +4354,7 @@ def _main(argv):
     if sources != 1:
         raise InputError("give exactly one of: a runs table or folder, --demo, --counts")
     inputs = Inputs()
+    inputs.task_map = args.task_map          # transcripts name their tasks through it
     extras = {}
     if args.rating_sheet:
         if not args.runs or args.verdicts or args.ratings:
@@ -3875,8 +4373,13 @@ def _main(argv):
         clusters_named = False
         pair_column = None
     else:
-        inputs.task_map = args.task_map
         table = inputs.read_table(args.runs)
+        if args.write_runs:                  # the derived tables go out before any audit
+            note = no_outcome_yet(write_runs(inputs, args.runs, args.write_runs),
+                                  args.write_runs, args.verified)
+            if note and not args.verdicts:
+                sys.stdout.write(note)
+                return 0
         ratings = (read_ratings(inputs, [f.strip() for f in args.ratings.split(",") if f.strip()],
                                 args.rating_key) if args.ratings else None)
         verdict_source = read_verdicts(inputs, args.verdicts) if args.verdicts else None
@@ -3907,10 +4410,10 @@ def _main(argv):
         raise InputError("no run has a verified outcome to audit against")
     if args.jobs < 0:
         raise InputError("--jobs: expected 0 (automatic) or more processes")
+    if args.write_runs and not args.runs:
+        write_runs(inputs, args.runs, args.write_runs)   # says there is nothing to write
     result = audit(runs, boot=args.boot, seed=args.seed, clusters_named=clusters_named,
                    jobs=args.jobs, pair_column=pair_column)
-    if args.write_runs:
-        write_runs(inputs, args.runs, args.write_runs)
     result.update(extras)
     result["source"] = source
     result["provenance"] = provenance(__file__, __version__, argv, args.seed, inputs,

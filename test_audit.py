@@ -4388,6 +4388,350 @@ class TestAgentOutputPipeline(unittest.TestCase):
                                  fmt in ("swe-agent", "mini-swe-agent", "openhands"))
 
 
+# === Agent output: real shapes (issue 15) ===
+# Synthetic samples shaped like what the harnesses really wrote (the field names,
+# nesting and messages of each tool's own output; the text is made up). Every count
+# below is worked out by hand from the sample, never by the code under test.
+def mini_v1_trajectory(replies, model="synthetic/model-x"):
+    """A mini-swe-agent 1.x trajectory (trajectory_format mini-swe-agent-1): no
+    extra.actions or timestamps, the command in the reply's text, usage per response.
+    `replies` are (text, observation) pairs; the last observation is the diff."""
+    messages = [{"role": "system", "content": "You are a synthetic helper."},
+                {"role": "user", "content": "<pr_description>synthetic</pr_description>"}]
+    for k, (text, observation) in enumerate(replies):
+        messages.append({"role": "assistant", "content": text, "extra": {"response": {
+            "id": f"gen-{k}", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}}})
+        messages.append({"role": "user", "content": observation})
+    info = {"exit_status": "Submitted", "submission": "diff --git a/x b/x\n",
+            "model_stats": {"instance_cost": 0.1, "api_calls": len(replies)},
+            "mini_version": "1.15.0", "config": {"model": {"model_name": model}}}
+    return {"info": info, "messages": messages, "trajectory_format": "mini-swe-agent-1"}
+
+
+def bash(command, thought="THOUGHT: next."):
+    return f"{thought}\n\n```bash\n{command}\n```"
+
+
+FORMAT_ERROR = ("Please always provide EXACTLY ONE action in triple backticks, found 2 "
+                "actions.\n\nPlease format your action in triple backticks.")
+OK = "<returncode>0</returncode>\n<output>\n</output>"
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
+
+
+def mini_run(extra_reads=0, refused=True):
+    """One synthetic run: a read, a refused two-block reply (sed -i and a heredoc into a
+    file), a read, the edit that ran, a test, extra reads, the submission."""
+    replies = [(bash("cat app/core.py"), OK)]
+    if refused:
+        replies.append((bash("sed -i 's/a/b/' app/core.py") + "\n\nOr:\n\n" +
+                        bash("cat <<'EOF' > fix.py\nprint(1)\nEOF"), FORMAT_ERROR))
+    replies += [(bash("nl -ba app/core.py | sed -n '1,9p'"), OK),
+                (bash("sed -i 's/a/b/' app/core.py"), OK),
+                (bash("python -m pytest tests -q"), "<returncode>1</returncode>")]
+    replies += [(bash(f"head -n 5 app/m{k}.py"), OK) for k in range(extra_reads)]
+    return replies + [(bash(SUBMIT), "diff --git a/app/core.py b/app/core.py\n")]
+
+
+class TestRealShapeMiniSweAgent(unittest.TestCase):
+    def test_a_format_error_reply_ran_nothing(self):
+        # mini-swe-agent runs a reply only when it holds exactly one ```bash block: the
+        # two-block reply (a sed -i and a heredoc into fix.py) is a format error.
+        with TempDir() as folder:
+            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(mini_v1_trajectory(
+                mini_run())))
+            rows, derived = derived_rows(folder)
+        row = rows["x__y-1@synthetic/model-x"]
+        # ran: cat (read), nl|sed -n (read), sed -i (edit), pytest (test), submit (bash)
+        self.assertEqual({c: row[c] for c in ("tool_calls", "attempted_calls", "failed_calls",
+                                              "read_calls", "edit_calls", "test_calls",
+                                              "bash_calls", "turns")},
+                         {"tool_calls": "5", "attempted_calls": "7", "failed_calls": "2",
+                          "read_calls": "2", "edit_calls": "1", "test_calls": "1",
+                          "bash_calls": "1", "turns": "6"})
+        self.assertEqual(len(derived["tool_calls"].rows), 5)     # only what ran
+        self.assertEqual((row["tokens_total"], row["tokens_source"]),
+                         ("660", "responses' usage summed"))     # 6 responses x 110
+
+    def test_the_trajectory_own_action_regex_is_the_rule(self):
+        # A config that parses ```sh blocks: the one such block ran, bash blocks are text.
+        data = mini_v1_trajectory([("```sh\ncat a.py\n```\n```bash\nls\n```", OK),
+                                   (bash(SUBMIT), "diff")])
+        data["info"]["config"]["agent"] = {"action_regex": r"```sh\s*\n(.*?)\n```"}
+        with TempDir() as folder:
+            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(data))
+            row = derived_rows(folder)[0]["x__y-1@synthetic/model-x"]
+        self.assertEqual((row["tool_calls"], row["read_calls"], row["failed_calls"]),
+                         ("1", "1", "0"))
+
+    def test_baseline_auc_counts_what_ran(self):
+        # Four runs; the two that succeed made format errors. Executed calls: a 5+2=7,
+        # b 5+1=6 (successes), c 5+3=8, d 5+0=5 (failures); with the refused replies the
+        # successes count 9 and 8. AUC by pair counting, higher count = success:
+        #   executed  (7>8? 0, 7>5 1, 6>8 0, 6>5 1) = 2/4 -> 0.5 either direction
+        #   attempted (9>8 1, 9>5 1, 8>8 1/2, 8>5 1) = 3.5/4 = 0.875
+        runs = {"a": mini_run(2), "b": mini_run(1), "c": mini_run(3, refused=False),
+                "d": mini_run(0, refused=False)}
+        with TempDir() as folder:
+            for name, replies in runs.items():
+                write(folder, f"x__{name}-1/x__{name}-1.traj.json",
+                      json.dumps(mini_v1_trajectory(replies)))
+            verdicts = write(folder, "verdicts.csv", "instance_id,completed\n"
+                             "x__a-1,true\nx__b-1,true\nx__c-1,false\nx__d-1,false\n")
+            status, text, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
+                                                        "--perms", "20", "--boot", "20",
+                                                        "--format", "json"])
+        self.assertEqual(status, 0, stderr)
+        self.assertAlmostEqual(json.loads(text)["baseline"]["auc"], 0.5, places=12)
+
+
+def claude_stream_log(session="synthetic-s1"):
+    """A `claude -p --output-format stream-json --verbose` log as 2.1.x writes it: one
+    line per content block, each repeating the message's streaming usage (output 8, a
+    placeholder), a Write refused before it ran, a Bash that ran and exited 1, and the
+    result line holding the session's real usage."""
+    lines = [{"type": "system", "subtype": "init", "session_id": session,
+              "model": "claude-synthetic", "tools": ["Bash", "Read", "Write"]}]
+
+    def message(k, *blocks):
+        usage = {"input_tokens": 2, "cache_creation_input_tokens": 100,
+                 "cache_read_input_tokens": 1000, "output_tokens": 8}
+        for block in blocks:
+            lines.append({"type": "assistant", "session_id": session, "message": {
+                "id": f"msg_{k}", "role": "assistant", "model": "claude-synthetic",
+                "stop_reason": None, "usage": usage, "content": [block]}})
+
+    def result(tool_use_id, content, is_error):
+        lines.append({"type": "user", "session_id": session, "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id,
+                                         "content": content, "is_error": is_error}]}})
+    message(0, {"type": "thinking", "thinking": "synthetic"},
+            {"type": "tool_use", "id": "t0", "name": "Read", "input": {"file_path": "/r/a"}})
+    result("t0", "1\tsynthetic", None)
+    message(1, {"type": "tool_use", "id": "t1", "name": "Write",
+                "input": {"file_path": "/r/b.md", "content": "x"}})
+    result("t1", "<tool_use_error>File has not been read yet. Read it first before "
+                 "writing to it.</tool_use_error>", True)
+    message(2, {"type": "tool_use", "id": "t2", "name": "Bash",
+                "input": {"command": "git add b.md && git commit -m \"$(cat <<'EOF'\n"
+                                     "Add b (see cat notes)\nEOF\n)\""}})
+    result("t2", "Exit code 1\nnothing to commit", True)
+    message(3, {"type": "text", "text": "Nothing to do."})
+    lines.append({"type": "result", "subtype": "success", "is_error": False,
+                  "num_turns": 5, "result": "Nothing to do.", "session_id": session,
+                  "total_cost_usd": 0.25, "permission_denials": [],
+                  "usage": {"input_tokens": 8, "cache_creation_input_tokens": 400,
+                            "cache_read_input_tokens": 4000, "output_tokens": 777}})
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def claude_transcript(session="synthetic-t1"):
+    """A Claude Code 2.1.14 session transcript: the same placeholders (stop_reason null)
+    and no result line, so no record of the output tokens exists."""
+    entries, second = [], 0
+    for k, command in enumerate(["cat src/a.py", "git add a.py && git commit -m \"$(cat "
+                                 "<<'EOF'\nFix a\n\nCo-Authored-By: synthetic\nEOF\n)\"",
+                                 "pip install -e . && python setup.py develop"]):
+        second += 10
+        entries.append({"type": "assistant", "sessionId": session, "isSidechain": False,
+                        "timestamp": f"2026-01-05T12:00:{second:02d}.000Z", "message": {
+                            "id": f"msg_{k}", "role": "assistant", "stop_reason": None,
+                            "model": "claude-synthetic",
+                            "usage": {"input_tokens": 3, "output_tokens": 1},
+                            "content": [{"type": "tool_use", "id": f"t{k}", "name": "Bash",
+                                         "input": {"command": command}}]}})
+        entries.append({"type": "user", "sessionId": session, "isSidechain": False,
+                        "timestamp": f"2026-01-05T12:00:{second + 1:02d}.000Z", "message": {
+                            "role": "user", "content": [{"type": "tool_result",
+                                                         "tool_use_id": f"t{k}",
+                                                         "content": "ok", "is_error": False}]}})
+    entries.append({"type": "assistant", "sessionId": session, "isSidechain": False,
+                    "timestamp": "2026-01-05T12:00:59.000Z", "message": {
+                        "id": "msg_end", "role": "assistant", "stop_reason": None,
+                        "usage": {"input_tokens": 3, "output_tokens": 1},
+                        "content": [{"type": "text", "text": "Done."}]}})
+    return "".join(json.dumps(entry) + "\n" for entry in entries)
+
+
+class TestRealShapeClaudeCode(unittest.TestCase):
+    def derive(self, name, text, session):
+        with TempDir() as folder:
+            write(folder, name, text)
+            task_map = write(folder, "map.csv", f"session_id,task_id\n{session},x__y-1\n")
+            return derived_rows(folder, task_map)[0][session]
+
+    def test_stream_json_tokens_from_the_result_line(self):
+        row = self.derive("lead.jsonl", claude_stream_log(), "synthetic-s1")
+        # the result line: 8 + 400 + 4000 in, 777 out (the messages' 4 x 8 = 32 out
+        # are streaming placeholders)
+        self.assertEqual((row["tokens_in"], row["tokens_out"], row["tokens_source"]),
+                         ("4408", "777", "result line"))
+        # Read ran; Write was refused before it ran; the Bash ran (and exited 1)
+        self.assertEqual({c: row[c] for c in ("attempted_calls", "failed_calls", "tool_calls",
+                                              "read_calls", "edit_calls", "bash_calls")},
+                         {"attempted_calls": "3", "failed_calls": "1", "tool_calls": "2",
+                          "read_calls": "1", "edit_calls": "0", "bash_calls": "1"})
+
+    def test_transcript_placeholders_leave_output_unknown(self):
+        row = self.derive("t.jsonl", claude_transcript(), "synthetic-t1")
+        self.assertEqual((row["tokens_in"], row["tokens_out"], row["tokens_total"]),
+                         ("12", "", ""))
+        self.assertIn("placeholders", row["tokens_source"])
+        # cat src/a.py is the one read: git add/commit with a heredoc message, pip
+        # install and python setup.py are bash
+        self.assertEqual((row["read_calls"], row["bash_calls"], row["tool_calls"]),
+                         ("1", "2", "3"))
+
+    def test_a_permission_denial_never_ran(self):
+        text = claude_stream_log().replace('"permission_denials": []',
+                                           '"permission_denials": [{"tool_name": "Read", '
+                                           '"tool_use_id": "t0", "tool_input": {}}]')
+        row = self.derive("lead.jsonl", text, "synthetic-s1")
+        self.assertEqual((row["failed_calls"], row["read_calls"]), ("2", "0"))
+
+
+class TestRealShapeShellCommands(unittest.TestCase):
+    CASES = {
+        "git commit -m \"$(cat <<'EOF'\nFix (cat a.py)\nEOF\n)\"": "bash",
+        "git add -A && git commit -m x": "bash", "pip install -e .": "bash",
+        "python setup.py build_ext -i": "bash", "env X=1 pytest -q": "test",
+        "X=1 Y=2 python -m pytest": "test", "cd src && cat a.py": "read",
+        "sudo -u me timeout -s 9 60 ./tests/runtests.py": "test",
+        "cat <<'EOF' > t.py\nimport pytest\npytest.main()\nEOF": "edit",
+        "echo `head -n 3 a.py`": "read", "ls -R d | grep ops.py": "search",
+        "pip list | grep six": "bash", "find . -name '*.py' | xargs grep -l x": "search",
+        "bash -lc 'sed -i s/a/b/ f.py'": "edit", "ls tests/runtests.py": "read",
+        "for f in *.py; do wc -l \"$f\"; done": "read", "grep -A 3 x": "bash",
+        "grep -A 3 x a.py": "search", "perl -Mstrict -e 'print 1'": "bash",
+        "npm run test": "test", "git -C repo grep clamp": "search",
+        "python x.py > out/log.txt 2>&1": "edit", "cat a.py 2>/dev/null || true": "read"}
+
+    def test_commands_by_what_they_run(self):
+        category = load("delivery_audit.py").command_category
+        for command, expected in self.CASES.items():
+            self.assertEqual(category(command), expected, command)
+
+    def test_the_manual_prints_the_one_table(self):
+        module = load("delivery_audit.py")
+        text = module.build_parser().format_help()
+        for category, programs, when in module.SHELL_RULES:
+            self.assertRegex(text, rf"\n +{category} +{re.escape(when)} +"
+                                   rf"{re.escape(programs)}\n")
+
+
+class TestRealShapeSweAgentAndOpenHands(unittest.TestCase):
+    def test_swe_agent_edits_it_did_not_apply(self):
+        # 0.x: the linting edit reverts ("Your changes have NOT been applied"); 1.x
+        # str_replace_editor: "No replacement was performed". Neither edited.
+        steps = [("open app.py", "[File: /r/app.py (9 lines total)]"),
+                 ("edit 2:2\n  x = 1\nend_of_edit", "Your proposed edit has introduced new "
+                  "syntax error(s). Please understand the fixes and retry your edit command."
+                  "\n\nYour changes have NOT been applied."),
+                 ("str_replace_editor str_replace /r/app.py --old_str a --new_str b",
+                  "No replacement was performed, old_str `a` did not appear verbatim in "
+                  "/r/app.py."),
+                 ("edit 2:2\n    x = 1\nend_of_edit", "[File: /r/app.py (9 lines total)]"),
+                 ("submit", "diff --git a/app.py b/app.py\n")]
+        traj = {"environment": "synthetic", "history": [], "info": {
+            "exit_status": "submitted", "submission": "diff --git a/app.py b/app.py\n",
+            "model_stats": {"instance_cost": 0.5, "tokens_sent": 900, "tokens_received": 90,
+                            "api_calls": 5}},
+                "trajectory": [{"action": a, "observation": o, "response": "", "thought": "",
+                                "state": ""} for a, o in steps]}
+        with TempDir() as folder:
+            write(folder, "x__y-1.traj", json.dumps(traj))
+            row = derived_rows(folder)[0]["x__y-1"]
+        self.assertEqual({c: row[c] for c in ("attempted_calls", "failed_calls", "tool_calls",
+                                              "edit_calls", "read_calls", "tokens_source")},
+                         {"attempted_calls": "5", "failed_calls": "2", "tool_calls": "3",
+                          "edit_calls": "1", "read_calls": "1", "tokens_source": "model_stats"})
+
+    def test_openhands_editor_errors_and_refused_calls(self):
+        def event(k, second, **fields):
+            return dict({"id": k, "timestamp": f"2025-04-30T16:46:{second:02d}.000000",
+                         "source": "agent", "message": ""}, **fields)
+
+        def action(k, second, name, args):
+            return event(k, second, action=name, args=args, tool_call_metadata={
+                "function_name": "str_replace_editor", "tool_call_id": f"c{k}",
+                "model_response": {"id": f"gen-{k}", "usage": {"prompt_tokens": 50,
+                                                              "completion_tokens": 5}}})
+        history = [
+            action(1, 1, "read", {"path": "/w/a.c"}),
+            event(2, 2, cause=1, observation="read", content="Here's the result of "
+                  "running `cat -n` on /w/a.c:\n     1\tint x;"),
+            event(3, 3, observation="error", content="Parameter 'command' is expected to "
+                  "be one of ['view', 'create', 'str_replace', 'insert', 'undo_edit'].",
+                  extras={"error_id": ""}),
+            action(4, 4, "edit", {"path": "/w/a.c", "command": "str_replace"}),
+            event(5, 5, cause=4, observation="edit", content="ERROR:\nNo replacement was "
+                  "performed, old_str `int y;` did not appear verbatim in /w/a.c."),
+            action(6, 6, "edit", {"path": "/w/a.c", "command": "str_replace"}),
+            event(7, 7, cause=6, observation="edit", content="The file /w/a.c has been "
+                  "edited."),
+            action(8, 8, "finish", {"final_thought": "done", "task_completed": "true"})]
+        record = {"instance_id": "x__y-1", "history": history, "error": None,
+                  "metadata": {"llm_config": {"model": "synthetic"}},
+                  "test_result": {"git_patch": "diff"},
+                  "metrics": {"accumulated_cost": 0.0, "accumulated_token_usage": {
+                      "prompt_tokens": 200, "completion_tokens": 20}}}
+        with TempDir() as folder:
+            write(folder, "output.jsonl", json.dumps(record) + "\n")
+            row = derived_rows(folder)[0]["x__y-1@synthetic"]
+        self.assertEqual({c: row[c] for c in ("attempted_calls", "failed_calls", "tool_calls",
+                                              "edit_calls", "read_calls", "tokens_source")},
+                         {"attempted_calls": "4", "failed_calls": "2", "tool_calls": "2",
+                          "edit_calls": "1", "read_calls": "1",
+                          "tokens_source": "accumulated_token_usage"})
+        # five model responses: read, the refused call, two edits, finish; the refused
+        # one's usage is not recorded, so the per-turn phase tokens are unknown
+        self.assertEqual((row["turns"], row["impl_tokens"]), ("5", ""))
+
+
+class TestRealShapeCommandLine(unittest.TestCase):
+    def test_a_predictions_file_as_the_runs(self):
+        preds = {"x__y.1a2b3c.combine__q": {"model_name_or_path": "synthetic/model",
+                                            "instance_id": "x__y.1a2b3c.combine__q",
+                                            "model_patch": "diff --git a/a b/a\n"}}
+        with TempDir() as folder:
+            path = write(folder, "preds.json", json.dumps(preds, indent=2))
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                status, out, err = run(script, [path])
+                self.assertEqual((status, out), (2, ""), script)
+                self.assertEqual(len(err.splitlines()), 1, err)
+                self.assertIn("a predictions file", err)
+                self.assertIn("regrade.py", err)
+                self.assertNotIn("column", err)
+
+    def test_write_runs_before_any_outcome(self):
+        with TempDir() as folder:
+            write(folder, "trajs/x__y-1/x__y-1.traj.json",
+                  json.dumps(mini_v1_trajectory(mini_run())))
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                out = os.path.join(folder, script)
+                status, text, err = run(script, [os.path.join(folder, "trajs"),
+                                                 "--write-runs", out])
+                self.assertEqual(status, 0, err)
+                self.assertEqual(sorted(os.listdir(out)),
+                                 ["predictions.jsonl", "runs.csv", "tool_calls.csv"])
+                self.assertIn("no run has an outcome yet", text)
+                self.assertIn("regrade.py", text)
+                self.assertIn("--verdicts", text)
+                with open(os.path.join(out, "runs.csv"), encoding="utf-8") as handle:
+                    self.assertIn("x__y-1@synthetic/model-x", handle.read())
+
+    def test_task_map_with_a_rating_sheet(self):
+        with TempDir() as folder:
+            write(folder, "runs/t.jsonl", claude_transcript())
+            task_map = write(folder, "map.csv", "session_id,task_id\nsynthetic-t1,x__y-1\n")
+            sheet = os.path.join(folder, "sheet.csv")
+            status, text, err = run("delivery_audit.py", [
+                os.path.join(folder, "runs"), "--task-map", task_map, "--rating-sheet",
+                sheet])
+            self.assertEqual(status, 0, err)
+            self.assertTrue(os.path.isfile(sheet))
+            self.assertIn("--task-map", text)
+
+
 # === delivery_audit.py: what the data can say ===
 # Issue 11, items 8-12: verdict cases, degenerate intervals, infinity, pairing and the
 # stratified exact test, the three-level claim AUC. Every oracle here is computed

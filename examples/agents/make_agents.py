@@ -242,8 +242,9 @@ def claude_code(model, calls, end, problem, stream):
         usage = {"input_tokens": prompt - 40, "cache_read_input_tokens": 40,
                  "cache_creation_input_tokens": 0, "output_tokens": completion}
         base = {"id": f"msg-{session}-{turn}", "role": "assistant",
-                "model": "claude-synthetic", "usage": usage}
-        # Claude Code writes one entry per content block, each repeating the usage.
+                "model": "claude-synthetic", "stop_reason": "tool_use", "usage": usage}
+        # Claude Code writes one entry per content block, each repeating the usage (the
+        # final usage, with its stop_reason, as newer versions write it).
         add(start, "assistant", dict(base, content=[{"type": "text", "text": f"Next: {kind}."}]))
         add(start, "assistant", dict(base, content=[{"type": "tool_use", "id": f"tu-{turn}",
                                                      "name": name, "input": given}]))
@@ -253,6 +254,7 @@ def claude_code(model, calls, end, problem, stream):
     add(end, "assistant", {"id": f"msg-{session}-final", "role": "assistant",
                            "model": "claude-synthetic",
                            "content": [{"type": "text", "text": FINAL[CLAIM[model]]}],
+                           "stop_reason": "end_turn",
                            "usage": {"input_tokens": prompt, "output_tokens": completion}})
     if stream:
         entries.append({"type": "result", "subtype": "success", "is_error": False,
