@@ -6735,7 +6735,10 @@ def make_context(args, inputs):
     }
     if args.test_cmd:
         check_test_command(args.test_cmd, args.runner, "--test-cmd")
-    needs_pytest = args.runner in ("auto", "pytest") and not args.test_cmd
+    # Django's and SymPy's own runners need no pytest; a tree laid out like theirs under
+    # another name is found per fix, and a missing pytest then rejects its fixes.
+    needs_pytest = (args.runner == "pytest" or args.runner == "auto" and
+                    REPO_RUNNERS.get(repo) is None) and not args.test_cmd
     settings["python"] = check_python(args.python, needs_pytest)
     settings["interpreter"] = interpreter_facts(args.python, settings["python"])
     settings["grader_sha256"] = script_sha256(__file__)
