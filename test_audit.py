@@ -7355,6 +7355,41 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
     def setUpClass(cls):
         cls.make_repo(MAKE_BASE)
         cls.regrade = load("regrade.py")
+        commit = RegradeMakeInstances.commit.__func__
+        core = MAKE_BASE["calc/core.py"]
+        cls.sha = {
+            "slow": commit(cls, {"calc/core.py": core + "\nSLOW = 1\n", "tests/test_slow.py":
+                                 "import time\ntime.sleep(120)\n\n\ndef test_x():\n    pass\n"},
+                           "slow"),
+            "broken": commit(cls, {"calc/core.py": core + "\nBROKEN = 1\n",
+                                   "tests/test_broken.py": "def test_x(:\n    pass\n"}, "broken"),
+            "tests-only-a": commit(cls, {"tests/test_a.py": "def test_a():\n    pass\n"}, "a"),
+            "tests-only-b": commit(cls, {"tests/test_b.py": "def test_b():\n    pass\n"}, "b"),
+            "docs-only": commit(cls, {"docs/x.rst": "x\n", "calc/core.py": core}, "docs")}
+
+    def make(self, names, *extra):
+        fixes = write(self.folder, "rules.txt", "".join(f"{self.sha[n]} {n}\n" for n in names))
+        out = tempfile.mkdtemp(dir=self.folder)
+        status, report, err = regrade_json(["--make-instances", fixes, "--repo", self.repo,
+                                            "--out", out, "--sandbox", "none", "--repeat", "1",
+                                            *extra])
+        self.assertEqual(status, 0, err)
+        return {f["instance_id"]: f["rejected"] for f in report["summary"]["fixes"]}
+
+    def test_every_run_timed_out_is_rejected(self):
+        self.assertEqual(self.make(["slow"], "--timeout", "2"),
+                         {"slow": "every run timed out (before the fix; --timeout)"})
+
+    def test_runner_that_collects_nothing_is_rejected(self):
+        reason = self.make(["broken"])["broken"]
+        self.assertTrue(reason.startswith("the runner could not collect"), reason)
+
+    def test_shards_split_the_fixes(self):
+        names = ["tests-only-a", "tests-only-b", "docs-only"]
+        shards = [self.make(names, "--shard", f"{k}/2") for k in (1, 2)]
+        self.assertEqual(sorted(list(shards[0]) + list(shards[1])), sorted(names))
+        self.assertEqual(shards[0].get("docs-only", shards[1].get("docs-only")),
+                         "no test file touched")
 
     def test_range_keeps_commits_changing_tests_and_code(self):
         base = regrade_git(["rev-parse", "HEAD"], self.repo).strip()
