@@ -7186,6 +7186,7 @@ MAKE_FLAKY = ("\n\nimport os\n\n\ndef test_flaky():\n    path = os.environ['MAKE
               "    assert n % 2 == 0\n")
 
 
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
 class RegradeMakeInstances(RegradeRepoCase):
     """--make-instances on a history of fixes, each a case of the manual's rules."""
 
@@ -7376,14 +7377,17 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
         self.assertEqual(status, 0, err)
         return {f["instance_id"]: f["rejected"] for f in report["summary"]["fixes"]}
 
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
     def test_every_run_timed_out_is_rejected(self):
         self.assertEqual(self.make(["slow"], "--timeout", "2"),
                          {"slow": "every run timed out (before the fix; --timeout)"})
 
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
     def test_runner_that_collects_nothing_is_rejected(self):
         reason = self.make(["broken"])["broken"]
         self.assertTrue(reason.startswith("the runner could not collect"), reason)
 
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
     def test_shards_split_the_fixes(self):
         names = ["tests-only-a", "tests-only-b", "docs-only"]
         shards = [self.make(names, "--shard", f"{k}/2") for k in (1, 2)]
@@ -7417,6 +7421,7 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
         self.assertIn("line 1: unexpected field 'two'", err)
         self.assertNotIn("Traceback", err)
 
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
     def test_unknown_revision_is_rejected_not_fatal(self):
         fixes = write(self.folder, "unknown.txt", "no-such-rev nope\n")
         out = os.path.join(self.folder, "o2")
