@@ -241,6 +241,10 @@ To regrade the shipped example (offline, standard library only):
 To check that instances are sound (gold resolves all, empty resolves none):
     python3 regrade.py instances.jsonl gold --repo ../project --out gold/
     python3 regrade.py instances.jsonl empty --repo ../project --out empty/
+To make instances from a repository's own merged fixes (one commit a line in
+fixes.txt; see "Making instances" at the end of --help):
+    python3 regrade.py --make-instances fixes.txt --repo owner/name=../project \\
+        --python ../project/.venv/bin/python --out made/
 To grade a runs folder with the project's own virtualenv, 4 at a time:
     python3 regrade.py instances.jsonl runs/ --repo ../project \\
         --python ../project/.venv/bin/python --jobs 4 --out verdicts/
@@ -262,7 +266,8 @@ code under test prints can fool a log parser, so prefer the structured runners):
     python3 regrade.py i.jsonl p.jsonl --repo R --runner log \\
         --test-cmd "{python} -m pytest -rA {files}"
 
-Defaults: --select ids, --timeout 600 s, --jobs 1, --repeat 1, --runner auto (see
+Defaults: --select ids, --timeout 600 s, --jobs 1, --repeat 1 (3 with
+--make-instances), --runner auto (see
 Runners), --python the interpreter running this script, --sandbox auto. Exit
 status: 0 graded (whatever the verdicts), 2 bad input or usage (unreadable or
 malformed files, a --test-cmd or test_cmd that does not split, or that lacks
@@ -5365,6 +5370,8 @@ def plan_tests(job, verdict):
     env = scrubbed_environment(job["folder"], import_paths, settings["python"], env_extra,
                                settings["keep_env"])
     files = test_files(listed, job["patch_paths"])
+    if instance.get("run_files") is not None:       # --make-instances: the touched test files
+        files = list(instance["run_files"])
     dotted = [unittest_name(t) for t in listed]
     modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
     unfound = [] if template else unfound_tests(listed, dotted, tree, [import_root, tree])
@@ -5518,6 +5525,8 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
         record["results_seen"] += len(outcomes)
         record["failures_recorded"] |= any(o in FAILING for o in outcomes.values())
     record["output"] = output
+    if job["settings"].get("observe_all"):          # --make-instances reads every test's outcome
+        verdict.setdefault("all_outcomes", []).append(dict(outcomes))
     if plan["project"] is not None:
         # A Django or SymPy id stands for the tests its plan mapped it to.
         described = test_descriptions(results_path, secret)
@@ -6574,9 +6583,833 @@ class Progress:
                 f"elapsed {elapsed:.0f} s, about {left:.0f} s left)")
 
 
+# === Making instances ===
+# --make-instances turns a repository's own merged fixes into SWE-style
+# instances. It is regrading pointed the other way: each fix's test files run K
+# times before the fix (base + test patch) and K times after it (base + patch +
+# test patch), each run a grade_run of its own (its own checkout, the sandbox,
+# the recorders), and the lists are what stayed the same in every run.
+INSTANCES_MANUAL = """
+Making instances (--make-instances FIXES --repo [OWNER/NAME=]PATH --out DIR)
+    Builds SWE-bench instances from a repository's own merged fixes, with
+    FAIL_TO_PASS and PASS_TO_PASS derived by running the tests, offline.
+    FIXES      a text file, one fix per line: any revision git understands, then
+               optionally the instance id (default owner__name-<first 8 of the
+               sha>, or name-<...> when --repo names no owner/name) and the
+               fields problem=FILE (the problem statement, a file relative to
+               FIXES; default: the commit message) and version=V (default
+               empty); `#` starts a comment. A line A..B stands for every
+               commit of `git rev-list --first-parent A..B` that changes both
+               test files and other files (a merge commit stands for what it
+               merged).
+    Per fix: base = its first parent (a merge commit's too); the diff base..fix
+    (git diff --no-renames --binary --full-index) is split by file:
+        test_patch  test files: a path part test, tests or testing, or a name
+                    test_*.py, *_test.py or conftest.py (--test-files GLOB,
+                    repeatable, replaces this rule: a path matching any glob,
+                    or whose name does)
+        left out    documentation and changelogs: a path part doc, docs,
+                    changes, changelog.d, newsfragments or news, a name
+                    starting with CHANGES, CHANGELOG, HISTORY, NEWS, AUTHORS
+                    or RELEASE, or a .rst, .md or .txt file outside the test
+                    files (requirements*.txt stays code); each is listed in
+                    the instance's validation.left_out
+        patch       the rest (the gold fix)
+    The runs: the test modules the test patch touches (files named test_*.py,
+    *_test.py or tests.py, or matching --test-files, that exist after the fix;
+    never the whole suite) run K times (--repeat K, default 3 here) at base +
+    test_patch and K times at base + patch + test_patch, each in its own
+    checkout under the sandbox, with the runner regrading uses (--runner auto:
+    django or sympy for those repositories, else pytest, which also runs
+    unittest tests; --runner log with a --test-cmd holding {files}). Django
+    runs the test patch's labels and SymPy its test files, as SWE-bench does.
+    Lists (a test id is as the runner records it: pytest's node id; Django's
+    test_x (module.Class), never a docstring, so every id names one test;
+    SymPy's bare test_x, or path.py::test_x when two run files define it):
+        FAIL_TO_PASS  not passed in any before-run (a test that does not
+                      exist or does not collect in a run counts as failing
+                      there) and passed in every after-run
+        PASS_TO_PASS  passed in every before-run and every after-run
+        flaky         its outcome (passed, failing, skipped) changed
+                      between the repeats of one side: in neither list, listed
+                      in validation.flaky
+        skipped       skipped or xfail in an after-run: in neither list
+                      (validation.excluded.skipped)
+    validation.excluded also lists the tests the fix breaks (passed before, not
+    after) and those failing on both sides, so every test that ran is accounted
+    for. A run that timed out is left out of its side (validation.timed_out).
+    Rejected, with the reason (DIR/rejected.jsonl, counted in the report):
+        a diff that is not UTF-8; no test file touched; only tests changed;
+        the test patch does not apply; the patch does not apply; every run
+        timed out; the runner could not collect (no test recorded on a side);
+        a grading error (say wrong_code_under_test); no FAIL_TO_PASS test; the
+        self-check failed. A commit with no parent, or a revision git cannot
+        resolve, is rejected too.
+    Self-check, at the end: each made instance, read back as regrade.py reads
+    instances, is graded with its gold patch (must be resolved) and with no
+    change (must be unresolved), --select ids; an instance failing either is
+    moved to rejected with the reason. So a fix costs 2K + 2 runs.
+    Outputs in DIR, each one regrade.py reads back:
+        instances.jsonl  SWE-bench's schema: instance_id, repo, base_commit,
+                         patch, test_patch, FAIL_TO_PASS and PASS_TO_PASS (JSON
+                         strings), created_at (the fix's committer date, UTC),
+                         problem_statement, version, environment_setup_commit
+                         (= base_commit), plus test_runner, test_cmd, test_env
+                         (--env) and validation (K, the interpreter and its
+                         version, isolation, flaky, excluded, left_out, each
+                         run's seconds, the self-check's statuses, the fix)
+        rejected.jsonl   the same fields where known, and `rejected` (the
+                         reason); FAIL_TO_PASS may be empty, so it is not an
+                         INSTANCES file: it is the audit of what was dropped
+        self_check.jsonl the self-check's verdicts (run ids ID/gold and
+                         ID/empty): regrade.py --summarize self_check.jsonl
+        made.jsonl       every fix's result with its key (resume): a rerun
+                         redoes only the fixes whose inputs changed (sha, diff,
+                         id, problem statement, options, interpreter, isolation,
+                         grader); --force redoes all
+        logs/ID.SIDE.N.log  each run's commands and test output
+    --shard K/N makes only the fixes whose sha falls in shard K (by hash, as for
+    runs); --jobs N makes N fixes at once. Merge shards with cat:
+        cat out/shard-*/instances.jsonl > instances.jsonl
+    The report (--format text, markdown or json) lists each fix with its
+    FAIL_TO_PASS, PASS_TO_PASS and flaky counts and seconds, then the rejected
+    with their reasons and the count per reason, then the self-check's counts
+    and the provenance footer.
+    To make instances from three fixes of a clone, then grade the made ones:
+        printf '%s\\n' 1a2b3c4d 5e6f7a8b 9c0d1e2f > fixes.txt
+        python3 regrade.py --make-instances fixes.txt --repo pallets/click=../click \\
+            --python ../venv/bin/python --out made/
+        python3 regrade.py made/instances.jsonl gold --repo pallets/click=../click \\
+            --python ../venv/bin/python --out gold/
+"""
+DEFAULT_MAKE_REPEAT = 3
+# Files a fix carries that are neither code nor tests: left out of the patch.
+DOC_DIRS = ("doc", "docs", "changes", "changelog.d", "newsfragments", "news")
+DOC_PREFIXES = ("changes", "changelog", "history", "news", "authors", "release")
+DOC_SUFFIXES = (".rst", ".md", ".txt")
+INSTANCE_TEST_DIRS = ("test", "tests", "testing")
+INSTANCE_TEST_NAMES = ("test_*.py", "*_test.py", "conftest.py")
+TEST_MODULE_NAMES = ("test_*.py", "*_test.py", "tests.py")
+# What --make-instances prints per reason it can reject a fix for, in report order.
+REJECTIONS = ("not UTF-8", "no test file touched", "only tests changed",
+              "test patch does not apply", "patch does not apply", "every run timed out",
+              "runner could not collect", "grading error", "no FAIL_TO_PASS test",
+              "self-check failed", "not a commit")
+
+
+def is_instance_test_file(path, patterns=None):
+    """The test-file rule of --make-instances (the issue's, SWE-bench's in spirit).
+
+    >>> [is_instance_test_file(p) for p in ("tests/a.json", "pkg/test/helper.py",
+    ...  "src/conftest.py", "pkg/x_test.py", "pkg/testing.py", "src/core.py")]
+    [True, True, True, True, False, False]
+    >>> is_instance_test_file("spec/a.rb", ["spec/*"]), is_instance_test_file("t/x.py", ["x.py"])
+    (True, True)
+    """
+    name = path.rsplit("/", 1)[-1]
+    if patterns:
+        return any(fnmatch.fnmatchcase(path, g) or fnmatch.fnmatchcase(name, g) for g in patterns)
+    return any(part in INSTANCE_TEST_DIRS for part in path.split("/")[:-1]) or \
+        any(fnmatch.fnmatchcase(name, g) for g in INSTANCE_TEST_NAMES)
+
+
+def is_doc_file(path):
+    """Documentation or a changelog, left out of the patch (checked after the test rule).
+
+    >>> [is_doc_file(p) for p in ("docs/api.rst", "CHANGES.rst", "README.md", "changelog.d/1.x",
+    ...  "requirements.txt", "src/click/core.py", "HISTORY", "setup.cfg")]
+    [True, True, True, True, False, False, True, False]
+    """
+    parts = path.split("/")
+    name = parts[-1].lower()
+    if any(part.lower() in DOC_DIRS for part in parts[:-1]):
+        return True
+    if name.startswith(DOC_PREFIXES):
+        return True
+    return name.endswith(DOC_SUFFIXES) and not name.startswith("requirements")
+
+
+def is_test_module(path, patterns=None):
+    """A touched test file the runs execute: a test module, not a helper, fixture or conftest."""
+    name = path.rsplit("/", 1)[-1]
+    if not name.endswith(".py") or name == "conftest.py":
+        return False
+    if patterns:
+        return is_instance_test_file(path, patterns)
+    return any(fnmatch.fnmatchcase(name, g) for g in TEST_MODULE_NAMES)
+
+
+def parse_fixes(text, where):
+    """FIXES lines as [{rev, instance_id, problem, version, line}]; InputError on a bad field.
+
+    >>> parse_fixes("abc # the first\\n\\nv1..v2\\ndef my-id problem=p.txt version=1.0\\n", "F")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [{'rev': 'abc', 'instance_id': None, 'problem': None, 'version': '', 'line': 1},
+     {'rev': 'v1..v2', 'instance_id': None, 'problem': None, 'version': '', 'line': 3},
+     {'rev': 'def', 'instance_id': 'my-id', 'problem': 'p.txt', 'version': '1.0', 'line': 4}]
+    """
+    entries = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        words = raw.split("#", 1)[0].split()
+        if not words:
+            continue
+        entry = {"rev": words[0], "instance_id": None, "problem": None, "version": "",
+                 "line": number}
+        for word in words[1:]:
+            key, sep, value = word.partition("=")
+            if sep and key in ("problem", "version", "id") and value:
+                entry["instance_id" if key == "id" else key] = value
+            elif not sep and entry["instance_id"] is None:
+                entry["instance_id"] = word
+            else:
+                raise InputError(f"{where} line {number}: unexpected field {word!r} (expected "
+                                 f"REV [ID] [problem=FILE] [version=V])")
+        if entry["rev"].startswith("-"):
+            raise InputError(f"{where} line {number}: {entry['rev']!r} is not a revision")
+        if entry["instance_id"] is not None and not re.fullmatch(r"[\w.+-]+", entry["instance_id"]):
+            raise InputError(f"{where} line {number}: instance id {entry['instance_id']!r} may "
+                             f"hold only letters, digits and . _ + -")
+        entries.append(entry)
+    return entries
+
+
+def git_bytes(git_dir, args):
+    """Run git on the clone's git directory, read-only; (status, stdout bytes)."""
+    try:
+        done = subprocess.run(["git", *GIT_OPTIONS, "--git-dir", git_dir, *args], env=GIT_ENV,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise InputError(f"cannot run git ({exc.strerror or exc})") from None
+    return done.returncode, done.stdout
+
+
+def git_text(git_dir, args):
+    """git's output as text, or None when it fails."""
+    status, output = git_bytes(git_dir, args)
+    return output.decode("utf-8", "replace") if status == 0 else None
+
+
+DIFF_OPTIONS = ("diff", "--no-color", "--no-ext-diff", "--no-renames", "--binary",
+                "--full-index", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative")
+
+
+def split_diff(raw):
+    """A git diff (bytes) split into one chunk per file: [(path, bytes)], in diff order.
+
+    >>> split_diff(b"diff --git a/x b/x\\n+1\\ndiff --git a/y z/y\\n+2\\n")
+    [('x', b'diff --git a/x b/x\\n+1\\n'), ('y', b'diff --git a/y z/y\\n+2\\n')]
+    """
+    chunks, starts = [], [m.start() for m in re.finditer(rb"(?m)^diff --git ", raw)]
+    for at, end in zip(starts, starts[1:] + [len(raw)]):
+        chunk = raw[at:end]
+        header = chunk.split(b"\n", 1)[0].decode("utf-8", "replace")
+        paths = diff_paths(header + "\n")
+        chunks.append((paths[-1] if paths else header[len("diff --git "):], chunk))
+    return chunks
+
+
+def split_fix(chunks, patterns=None):
+    """Chunks into (test_patch, patch, left_out, test paths, problem) where problem names a
+    file whose diff is not UTF-8 (or is None)."""
+    tests, code, left_out, test_paths = [], [], [], []
+    for path, chunk in chunks:
+        try:
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            return "", "", [], [], f"the diff is not UTF-8 (in {path})"
+        if is_instance_test_file(path, patterns):
+            tests.append(text)
+            test_paths.append(path)
+        elif is_doc_file(path):
+            left_out.append(path)
+        else:
+            code.append(text)
+    return "".join(tests), "".join(code), left_out, test_paths, None
+
+
+def scan_range(git_dir, rev_range, patterns=None):
+    """The commits of A..B (first parents only, oldest first) that change tests and code."""
+    listing = git_text(git_dir, ["rev-list", "--first-parent", "--reverse", rev_range, "--"])
+    if listing is None:
+        raise InputError(f"FIXES range {rev_range}: git cannot list it")
+    found = []
+    for commit in listing.split():
+        names = git_text(git_dir, ["diff", "--name-only", "--no-renames", "-z",
+                                   f"{commit}^1", commit, "--"])
+        if names is None:
+            continue
+        paths = [p for p in names.split("\0") if p]
+        if any(is_instance_test_file(p, patterns) for p in paths) and \
+                any(not is_instance_test_file(p, patterns) and not is_doc_file(p) for p in paths):
+            found.append(commit)
+    return found
+
+
+def expand_fixes(entries, git_dir, patterns=None):
+    """FIXES entries with ranges expanded into one entry per commit, each resolved once."""
+    expanded = []
+    for entry in entries:
+        if ".." in entry["rev"] and "..." not in entry["rev"]:
+            for commit in scan_range(git_dir, entry["rev"], patterns):
+                expanded.append(dict(entry, rev=commit, instance_id=None, scanned=entry["rev"]))
+        else:
+            expanded.append(entry)
+    seen, unique = set(), []
+    for entry in expanded:
+        full = git_text(git_dir, ["rev-parse", "--verify", "-q", entry["rev"] + "^{commit}"])
+        entry["sha"] = full.strip() if full else None
+        if entry["sha"] is None or entry["sha"] not in seen:
+            unique.append(entry)
+            seen.add(entry["sha"])
+    return unique
+
+
+def default_instance_id(repo, sha):
+    """owner__name-<first 8 of the sha>, as SWE-bench spells ids.
+
+    >>> default_instance_id("pallets/click", "0123456789abcdef")
+    'pallets__click-01234567'
+    """
+    return f"{repo.replace('/', '__')}-{sha[:8]}"
+
+
+def fix_runner(runner, repo, git_dir, sha):
+    """The runner for a fix's runs: --runner, else django/sympy by name or layout, else pytest."""
+    if runner != "auto":
+        return runner
+    if repo in REPO_RUNNERS:
+        return REPO_RUNNERS[repo]
+    listed = git_text(git_dir, ["ls-tree", "--name-only", sha, "--", "tests/runtests.py",
+                                "django", "bin/test", "sympy"]) or ""
+    names = set(listed.split())
+    if {"tests/runtests.py", "django"} <= names:
+        return "django"
+    if {"bin/test", "sympy"} <= names:
+        return "sympy"
+    return "pytest"
+
+
+def prepare_fix(entry, git_dir, repo, context):
+    """A fix's inputs read from git: base, patch, test patch, runs' files; or its rejection.
+
+    Returns a plain dict; `rejected` holds the reason when the fix cannot be made.
+    """
+    sha = entry["sha"]
+    fix = {"rev": entry["rev"], "sha": sha, "instance_id": entry["instance_id"],
+           "repo": repo, "version": entry["version"], "base_commit": None, "patch": "",
+           "test_patch": "", "left_out": [], "run_files": [], "rejected": None,
+           "problem_statement": "", "created_at": None, "runner": None}
+    if sha is None:
+        fix.update(instance_id=fix["instance_id"] or entry["rev"],
+                   rejected=f"not a commit: git cannot resolve {entry['rev']!r}")
+        return fix
+    fix["instance_id"] = fix["instance_id"] or default_instance_id(repo, sha)
+    parents = (git_text(git_dir, ["rev-list", "--parents", "-n", "1", sha]) or "").split()
+    if len(parents) < 2:
+        fix["rejected"] = "not a commit with a parent: a root commit has no base"
+        return fix
+    fix["base_commit"] = parents[1]            # the first parent, a merge commit's too
+    stamp = git_text(git_dir, ["show", "-s", "--format=%ct", sha]) or "0"
+    fix["created_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(stamp.strip())))
+    fix["problem_statement"] = problem_statement(entry, git_dir, context)
+    status, raw = git_bytes(git_dir, [*DIFF_OPTIONS, fix["base_commit"], sha, "--"])
+    if status != 0:
+        fix["rejected"] = "not a commit: git cannot diff it against its first parent"
+        return fix
+    test_patch, patch, left_out, test_paths, problem = split_fix(split_diff(raw),
+                                                                 context["patterns"])
+    fix.update(test_patch=test_patch, patch=patch, left_out=left_out)
+    present = set((git_text(git_dir, ["ls-tree", "-r", "--name-only", sha, "--", *test_paths])
+                   or "").splitlines()) if test_paths else set()
+    fix["run_files"] = [p for p in test_paths if p in present and
+                        is_test_module(p, context["patterns"])]
+    fix["runner"] = fix_runner(context["runner"], repo, git_dir, sha)
+    if problem:
+        fix["rejected"] = problem
+    elif not test_patch:
+        fix["rejected"] = "no test file touched"
+    elif not patch:
+        fix["rejected"] = "only tests changed" + (" (and documentation)" if left_out else "")
+    elif not fix["run_files"] and fix["runner"] not in PROJECT_RUNNERS:
+        fix["rejected"] = ("no test file touched: the test patch changes no test module "
+                           "(only " + ", ".join(test_paths[:3]) + ")")
+    return fix
+
+
+def problem_statement(entry, git_dir, context):
+    """The fix's problem statement: the file its line names (relative to FIXES), else the
+    commit message."""
+    if entry["problem"]:
+        path = os.path.join(context["fixes_dir"], entry["problem"])
+        return context["inputs"].read_text(path)
+    return (git_text(git_dir, ["show", "-s", "--format=%B", entry["sha"]]) or "").strip() + "\n"
+
+
+def spelled_ids(outcomes, runner):
+    """One run's recorded outcomes keyed by SWE-bench's spelling of each id.
+
+    Django: test_x (module.Class); SymPy: the bare name, unless two files define it.
+
+    >>> spelled_ids({"m.C.test_a": "passed"}, "django")
+    {'test_a (m.C)': 'passed'}
+    >>> sorted(spelled_ids({"a/t.py::test_x": "passed", "b/t.py::test_x": "failed",
+    ...                     "a/t.py::test_y": "failed"}, "sympy").items())
+    [('a/t.py::test_x', 'passed'), ('b/t.py::test_x', 'failed'), ('test_y', 'failed')]
+    """
+    if runner == "django":
+        spelled = {}
+        for test_id, outcome in outcomes.items():
+            parts = test_id.rsplit(".", 1)
+            spelled[f"{parts[1]} ({parts[0]})" if len(parts) == 2 else test_id] = outcome
+        return spelled
+    if runner == "sympy":
+        names = collections.Counter(t.rsplit("::", 1)[-1] for t in outcomes)
+        return {t.rsplit("::", 1)[-1] if names[t.rsplit("::", 1)[-1]] == 1 else t: o
+                for t, o in outcomes.items()}
+    return dict(outcomes)
+
+
+def derive_lists(before, after):
+    """FAIL_TO_PASS, PASS_TO_PASS, flaky and the other exclusions from each run's outcomes.
+
+    `before` and `after` are lists of {test id: outcome}, one per run that
+    finished; a test absent from a run did not run there (it did not exist, or
+    its file did not collect), which counts as failing.
+
+    >>> lists = derive_lists([{"a": "failed", "b": "passed", "c": "passed", "e": "passed"},
+    ...                       {"b": "passed", "c": "failed", "e": "passed"}],
+    ...                      [{"a": "passed", "b": "passed", "c": "passed", "d": "skipped",
+    ...                        "e": "failed"}] * 2)
+    >>> lists["FAIL_TO_PASS"], lists["PASS_TO_PASS"], lists["flaky"]
+    (['a'], ['b'], ['c'])
+    >>> lists["excluded"]
+    {'skipped': ['d'], 'broken_by_fix': ['e'], 'failing_after': []}
+    """
+    lists = {"FAIL_TO_PASS": [], "PASS_TO_PASS": [], "flaky": [],
+             "excluded": {"skipped": [], "broken_by_fix": [], "failing_after": []}}
+    ids = sorted(set().union(*before, *after))
+    for test_id in ids:
+        # A test that did not run in a run (absent, or its file did not collect) failed there.
+        seen_before = [run.get(test_id) or "failed" for run in before]
+        seen_after = [run.get(test_id) or "failed" for run in after]
+        if len({outcome_group(o) for o in seen_before}) > 1 or \
+                len({outcome_group(o) for o in seen_after}) > 1:
+            lists["flaky"].append(test_id)
+        elif any(o in SKIPPING for o in seen_after):
+            lists["excluded"]["skipped"].append(test_id)
+        elif all(o == "passed" for o in seen_after):
+            passed_before = [o == "passed" for o in seen_before]
+            if all(passed_before):
+                lists["PASS_TO_PASS"].append(test_id)
+            elif not any(passed_before):
+                lists["FAIL_TO_PASS"].append(test_id)
+        elif seen_before and all(o == "passed" for o in seen_before):
+            lists["excluded"]["broken_by_fix"].append(test_id)
+        else:
+            lists["excluded"]["failing_after"].append(test_id)
+    return lists
+
+
+def fix_key(fix, context):
+    """SHA-256 of everything that decides a fix's instance: a rerun redoes only what changed."""
+    material = {"sha": fix["sha"], "base": fix["base_commit"], "id": fix["instance_id"],
+                "repo": fix["repo"], "version": fix["version"], "runner": fix["runner"],
+                "problem": sha256_text(fix["problem_statement"]),
+                "patch": sha256_text(fix["patch"]), "test_patch": sha256_text(fix["test_patch"]),
+                "run_files": fix["run_files"], "rejected": fix["rejected"],
+                "options": {k: context["settings"].get(k) for k in (
+                    "test_cmd", "env", "python", "timeout", "test_patterns", "fuzz", "isolation",
+                    "grader_version")},
+                "repeat": context["repeat"], "select": context["select"],
+                "python_version": (context["settings"].get("interpreter") or {}).get("version")}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def run_side(fix, side, attempt, context):
+    """One run of a fix's test files, before or after it, in its own checkout: a summary."""
+    settings = dict(context["settings"], repeat=1, select="files", observe_all=True)
+    instance = {"instance_id": fix["instance_id"], "repo": fix["repo"],
+                "base_commit": fix["base_commit"], "test_patch": fix["test_patch"],
+                "patch": fix["patch"], "FAIL_TO_PASS": [], "PASS_TO_PASS": [],
+                "test_cmd": context["settings"]["test_cmd"], "test_runner": fix["runner"],
+                "test_env": {}, "where": fix["instance_id"], "no_runner": None, "notes": [],
+                "run_files": fix["run_files"]}
+    run = {"run_id": f"{fix['instance_id']}.{side}.{attempt}", "instance_id": fix["instance_id"],
+           "base_commit": fix["base_commit"], "diff": fix["patch"] if side == "after" else "",
+           "key": "", "model": None}
+    verdict, log_text = grade_run(run, instance, context["source"], settings)
+    context["write_log"](f"{run['run_id']}.log", log_text)
+    outcomes = (verdict.get("all_outcomes") or [None])[0]
+    return {"status": verdict["status"], "reason": verdict["reason"], "test_s": verdict["test_s"],
+            "duration_s": verdict["duration_s"], "work_tree": verdict["work_tree"],
+            "outcomes": None if outcomes is None else spelled_ids(outcomes, fix["runner"]),
+            "python_version": (verdict.get("environment") or {}).get("python_version")}
+
+
+def side_problem(side, runs):
+    """Why one side's runs cannot decide the lists (a rejection reason), or None."""
+    for run in runs:
+        if run["status"] == "test_patch_failed":
+            return "the test patch does not apply" + (" after the patch" if side == "after"
+                                                      else "") + f": {run['reason']}"
+        if run["status"] == "patch_failed":
+            return f"the patch does not apply: {run['reason']}"
+        if run["status"] == "wrong_code_under_test":
+            return f"grading error: {run['reason']}"
+    if all(run["status"] == "timeout" for run in runs):
+        return f"every run timed out ({side} the fix; --timeout)"
+    if side == "after" and not any(run["outcomes"] for run in runs if run["status"] != "timeout"):
+        reasons = [run["reason"] for run in runs if run["reason"]]
+        return "the runner could not collect: no test recorded after the fix" + \
+            (f" ({reasons[0][:200]})" if reasons else "")
+    return None
+
+
+def make_fix(fix, context):
+    """Run a fix's before- and after-runs and derive its lists: (instance row, rejection)."""
+    repeat = context["repeat"]
+    runs = {side: [run_side(fix, side, k, context) for k in range(1, repeat + 1)]
+            for side in ("before", "after")}
+    row = instance_row(fix, context)
+    row["validation"]["runs"] = {side: [{k: run[k] for k in ("status", "test_s", "duration_s",
+                                                             "work_tree", "reason")}
+                                        for run in runs[side]] for side in runs}
+    versions = [r["python_version"] for side in runs.values() for r in side if r["python_version"]]
+    row["validation"]["python_version"] = versions[0] if versions else \
+        row["validation"]["python_version"]
+    for side in ("before", "after"):
+        problem = side_problem(side, runs[side])
+        if problem:
+            return row, problem
+    finished = {side: [run["outcomes"] or {} for run in runs[side] if run["status"] != "timeout"]
+                for side in runs}
+    lists = derive_lists(finished["before"], finished["after"])
+    row.update(FAIL_TO_PASS=json.dumps(lists["FAIL_TO_PASS"]),
+               PASS_TO_PASS=json.dumps(lists["PASS_TO_PASS"]))
+    row["validation"].update(flaky=lists["flaky"], excluded=lists["excluded"], timed_out={
+        side: sum(run["status"] == "timeout" for run in runs[side]) for side in runs})
+    if not lists["FAIL_TO_PASS"]:
+        return row, "no FAIL_TO_PASS test: no test failed before the fix and passed after it"
+    return row, None
+
+
+def instance_row(fix, context):
+    """The instance in SWE-bench's schema, lists empty until the runs decide them."""
+    settings = context["settings"]
+    interpreter = settings.get("interpreter") or {}
+    return {
+        "instance_id": fix["instance_id"], "repo": fix["repo"],
+        "base_commit": fix["base_commit"], "patch": fix["patch"],
+        "test_patch": fix["test_patch"], "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]",
+        "created_at": fix["created_at"], "problem_statement": fix["problem_statement"],
+        "version": fix["version"], "environment_setup_commit": fix["base_commit"],
+        "hints_text": "", "test_runner": fix["runner"], "test_cmd": settings["test_cmd"],
+        "test_env": dict(settings["env"]),
+        "validation": {"K": context["repeat"], "python": interpreter.get("python"),
+                       "python_version": interpreter.get("version"),
+                       "isolation": settings.get("isolation"), "fix_commit": fix["sha"],
+                       "fix_rev": fix["rev"], "run_files": fix["run_files"],
+                       "left_out": fix["left_out"], "flaky": [], "excluded": {},
+                       "timed_out": {}, "runs": {}, "self_check": {},
+                       "grader_version": settings["grader_version"]},
+    }
+
+
+def self_check(row, context):
+    """Grade a made instance, read back as regrade.py reads one, with gold and with nothing.
+
+    Returns (the two verdicts, a rejection reason or None).
+    """
+    instance = parse_instance(json.loads(json.dumps(row)), row["instance_id"])
+    settings = dict(context["settings"], repeat=1, select=context["select"])
+    verdicts = {}
+    for name, diff in (("gold", instance["patch"]), ("empty", "")):
+        run = {"run_id": f"{row['instance_id']}/{name}", "instance_id": row["instance_id"],
+               "base_commit": row["base_commit"], "diff": diff, "model": name}
+        run["key"] = grading_key(run, instance, settings)
+        verdict, log_text = grade_run(run, instance, context["source"], settings)
+        context["write_log"](f"{row['instance_id']}.{name}.log", log_text)
+        verdicts[name] = verdict
+    row["validation"]["self_check"] = {name: v["status"] for name, v in verdicts.items()}
+    gold, empty = verdicts["gold"], verdicts["empty"]
+    if gold["status"] != "resolved":
+        return verdicts, (f"self-check failed: gold is {gold['status']}, not resolved"
+                          f" ({gold['reason'][:200]})")
+    if empty["status"] != "unresolved":
+        return verdicts, f"self-check failed: the empty run is {empty['status']}, not unresolved"
+    return verdicts, None
+
+
+def rejection_kind(reason):
+    """The report's name for a rejection reason (the REJECTIONS it starts like).
+
+    >>> rejection_kind("the patch does not apply: x"), rejection_kind("only tests changed")
+    ('patch does not apply', 'only tests changed')
+    """
+    for kind in REJECTIONS:
+        if kind in reason:
+            return kind
+    return "grading error"
+
+
+def make_one(fix, context):
+    """A fix start to end: its result record for made.jsonl (instance or rejection)."""
+    started = time.monotonic()
+    row, reason, verdicts = instance_row(fix, context), fix["rejected"], {}
+    if reason is None:
+        row, reason = make_fix(fix, context)
+    if reason is None:
+        verdicts, reason = self_check(row, context)
+    return {"key": fix["key"], "instance_id": fix["instance_id"], "sha": fix["sha"],
+            "row": row, "rejected": reason, "seconds": round(time.monotonic() - started, 3),
+            "self_check": list(verdicts.values())}
+
+
+class MadeStore:
+    """DIR/made.jsonl: each fix's result as it is made, so a rerun redoes only what changed."""
+
+    def __init__(self, folder, inputs, force):
+        self.folder, self.lock, self.previous = folder, threading.Lock(), {}
+        os.makedirs(os.path.join(folder, "logs"), exist_ok=True)
+        self.path = os.path.join(folder, "made.jsonl")
+        for name in ("instances.jsonl", "rejected.jsonl", "self_check.jsonl", "made.jsonl"):
+            inputs.guard_output(os.path.join(folder, name))
+        if os.path.exists(self.path) and not force:
+            with open(self.path, encoding="utf-8") as handle:
+                for line in handle:
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue        # a line cut short by an interruption
+                    if isinstance(record, dict) and "key" in record:
+                        self.previous[record["key"]] = record
+
+    def add(self, record):
+        with self.lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+
+    def write_log(self, name, text):
+        write_atomic(os.path.join(self.folder, "logs", safe_name(name)), text)
+
+    def finish(self, results):
+        """Write instances.jsonl, rejected.jsonl, self_check.jsonl; made.jsonl once per key."""
+        def lines(rows):
+            return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+        made = [r["row"] for r in results if not r["rejected"]]
+        rejected = [dict(r["row"], rejected=r["rejected"]) for r in results if r["rejected"]]
+        checks = sorted((v for r in results for v in r["self_check"]), key=lambda v: v["run_id"])
+        write_atomic(os.path.join(self.folder, "instances.jsonl"), lines(made))
+        write_atomic(os.path.join(self.folder, "rejected.jsonl"), lines(rejected))
+        write_atomic(os.path.join(self.folder, "self_check.jsonl"), lines(checks))
+        kept = dict(self.previous)
+        kept.update((r["key"], r) for r in results)
+        write_atomic(self.path, lines(sorted(kept.values(), key=lambda r: (r["instance_id"],
+                                                                           r["key"]))))
+
+
+def make_context(args, inputs):
+    """Settings of the runs (as regrading's), the repository and the options of --make-instances."""
+    fallback, named = parse_repo_options(args.repo)
+    if len(named) + (fallback is not None) != 1:
+        raise InputError("--make-instances takes one --repo [OWNER/NAME=]PATH")
+    repo, path = next(iter(named.items())) if named else (None, fallback)
+    if args.runner == "unittest":
+        raise InputError("--make-instances --runner unittest: use pytest (it runs unittest "
+                         "tests too), log with --test-cmd, or django/sympy")
+    if args.runner == "log" and not (args.test_cmd and "{files}" in args.test_cmd):
+        raise InputError("--make-instances --runner log needs a --test-cmd holding {files}")
+    settings = {
+        "grader_version": f"{__version__}+{script_sha256(__file__)[:12]}",
+        "runner": args.runner, "test_cmd": args.test_cmd, "timeout": args.timeout,
+        "repeat": 1, "p2p_skip_ok": args.p2p_skip_ok,
+        "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
+        "test_patterns": tuple(args.test_files) if args.test_files else None,
+        "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
+    }
+    if args.test_cmd:
+        check_test_command(args.test_cmd, args.runner, "--test-cmd")
+    # Django's and SymPy's own runners need no pytest; a tree laid out like theirs under
+    # another name is found per fix, and a missing pytest then rejects its fixes.
+    needs_pytest = (args.runner == "pytest" or args.runner == "auto" and
+                    REPO_RUNNERS.get(repo) is None) and not args.test_cmd
+    settings["python"] = check_python(args.python, needs_pytest)
+    settings["interpreter"] = interpreter_facts(args.python, settings["python"])
+    settings["grader_sha256"] = script_sha256(__file__)
+    settings["sandbox"] = choose_sandbox(args.sandbox, settings["python"], needs_pytest)
+    settings["isolation"] = settings["sandbox"]["isolation"]
+    if settings["sandbox"]["fallback"]:
+        sys.stderr.write(f"warning: {settings['sandbox']['fallback']}; the tests run under "
+                         f"{settings['isolation']}: {ISOLATION_MEANS[settings['isolation']]}\n")
+    return {"settings": settings, "repo_name": repo, "repo_path": path,
+            "repeat": args.repeat if args.repeat is not None else DEFAULT_MAKE_REPEAT,
+            "select": args.select, "runner": args.runner, "inputs": inputs,
+            "patterns": tuple(args.test_files) if args.test_files else None,
+            "fixes_dir": os.path.dirname(os.path.abspath(args.make_instances))}
+
+
+def repo_name_of(source, given):
+    """owner/name: as --repo gave it, else from the clone's origin URL, else its folder's name."""
+    if given:
+        return given
+    url = git_text(source.git_dir, ["config", "--get", "remote.origin.url"]) or ""
+    match = re.search(r"[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$", url.strip())
+    if match and "github" in url or match and "gitlab" in url:
+        return f"{match.group(1)}/{match.group(2)}"
+    name = os.path.basename(os.path.normpath(source.label))
+    return re.sub(r"\.(git|bundle)$", "", name)
+
+
+def make_instances(args, argv):
+    """--make-instances: prepare every fix, make what is not made yet, self-check, report."""
+    inputs = Inputs()
+    if not args.out:
+        raise InputError("--make-instances needs --out DIR (instances.jsonl and the rest go there)")
+    if args.repeat is not None and args.repeat < 1 or args.jobs < 1:
+        raise InputError("--repeat and --jobs must be at least 1")
+    if not args.timeout > 0:
+        raise InputError(f"--timeout {args.timeout:g}: must be positive")
+    entries = parse_fixes(inputs.read_text(args.make_instances), args.make_instances)
+    context = make_context(args, inputs)
+    scratch = tempfile.mkdtemp(prefix="regrade-session-")
+    settings = context["settings"]
+    settings["scratch"] = scratch
+    try:
+        source = context["source"] = open_source(context["repo_path"], scratch, inputs)
+        repo = repo_name_of(source, context["repo_name"])
+        fixes = [prepare_fix(e, source.git_dir, repo, context)
+                 for e in expand_fixes(entries, source.git_dir, context["patterns"])]
+        if args.shard:
+            shard = parse_shard(args.shard)
+            fixes = [f for f in fixes if in_shard(f["sha"] or f["rev"], shard)]
+        store = MadeStore(args.out, inputs, args.force)
+        context["write_log"] = store.write_log
+        reuse = settings["isolation"] == "bwrap" and not args.keep_trees
+        settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
+        results = make_all(fixes, context, store, args)
+    finally:
+        if settings.get("trees"):
+            settings["trees"].close()
+        remove_folder(scratch)
+    store.finish(results)
+    report = made_report(results, context, repo)
+    prov = provenance(__file__, __version__, argv, None, inputs, output_flags=("--out",))
+    if args.format == "json":
+        sys.stdout.write(to_json({"summary": report, "provenance": prov}))
+    else:
+        sys.stdout.write(render_made(report, args.format, prov))
+    return 0
+
+
+def make_all(fixes, context, store, args):
+    """Each fix's result, from made.jsonl where its key is unchanged; in FIXES order."""
+    results, todo = {}, []
+    for number, fix in enumerate(fixes):
+        fix["key"] = fix_key(fix, context)
+        earlier = store.previous.get(fix["key"])
+        if earlier is not None:
+            results[number] = dict(earlier, reused=True)
+        else:
+            todo.append((number, fix))
+    progress = args.progress or sys.stderr.isatty()
+
+    def one(item):
+        number, fix = item
+        result = make_one(fix, context)
+        store.add(result)
+        if progress:
+            sys.stderr.write(f"{fix['instance_id']}: {result['rejected'] or 'made'} "
+                             f"({result['seconds']:.1f} s)\n")
+        return number, result
+    try:
+        if args.jobs == 1:
+            for item in todo:
+                number, result = one(item)
+                results[number] = result
+        else:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                for number, result in pool.map(one, todo):
+                    results[number] = result
+    except BaseException:
+        kill_live_groups()
+        raise
+    return [results[n] for n in sorted(results)]
+
+
+def made_report(results, context, repo):
+    """The report's numbers (a plain dict): per fix, rejections by reason, the self-check."""
+    fixes = []
+    for result in results:
+        row, validation = result["row"], result["row"]["validation"]
+        runs = validation.get("runs") or {}
+        fixes.append({
+            "instance_id": result["instance_id"], "fix": (result["sha"] or "")[:8],
+            "made": not result["rejected"], "rejected": result["rejected"],
+            "fail_to_pass": len(json.loads(row["FAIL_TO_PASS"])),
+            "pass_to_pass": len(json.loads(row["PASS_TO_PASS"])),
+            "flaky": len(validation.get("flaky") or []),
+            "test_s": round(float(sum(r["test_s"] for side in runs.values() for r in side)), 3),
+            "seconds": result["seconds"], "reused": bool(result.get("reused")),
+            "self_check": validation.get("self_check") or {}})
+    by_reason = collections.Counter(rejection_kind(f["rejected"]) for f in fixes if f["rejected"])
+    checked = [f for f in fixes if f["self_check"]]
+    return {"repo": repo, "fixes": fixes, "made": sum(f["made"] for f in fixes),
+            "rejected": sum(not f["made"] for f in fixes),
+            "rejected_by_reason": {k: by_reason[k] for k in REJECTIONS if by_reason[k]},
+            "self_checked": len(checked),
+            "gold_resolved": sum(f["self_check"].get("gold") == "resolved" for f in checked),
+            "empty_unresolved": sum(f["self_check"].get("empty") == "unresolved"
+                                    for f in checked),
+            "reused": sum(f["reused"] for f in fixes), "repeat": context["repeat"],
+            "isolation": context["settings"]["isolation"],
+            "python": (context["settings"].get("interpreter") or {}).get("python"),
+            "python_version": (context["settings"].get("interpreter") or {}).get("version")}
+
+
+def render_made(report, style, prov):
+    """The --make-instances report as text or Markdown; it reads the numbers, computes none."""
+    wrap = (lambda text: text) if style == "markdown" else wrapped
+    item = "- " if style == "markdown" else ""
+    heading = (f"regrade --make-instances: {len(report['fixes'])} fixes of {report['repo']}, "
+               f"{report['made']} made, {report['rejected']} rejected")
+    lines = [f"## {heading}" if style == "markdown" else heading]
+    if report["reused"]:
+        lines.append(f"({report['reused']} taken from made.jsonl, their inputs unchanged; "
+                     f"--force redoes them)")
+    lines.append("")
+    rows = [[f["instance_id"], f["fix"], "made" if f["made"] else "rejected",
+             str(f["fail_to_pass"]), str(f["pass_to_pass"]), str(f["flaky"]), fmt(f["test_s"], 2),
+             fmt(f["seconds"], 2)] for f in report["fixes"]]
+    lines.append(render_table(["instance", "fix", "result", "F2P", "P2P", "flaky", "tests s",
+                               "all s"], rows, style))
+    rejected = [f for f in report["fixes"] if f["rejected"]]
+    if rejected:
+        lines.append("")
+        lines += ["### Rejected", ""] if style == "markdown" else ["rejected:"]
+        lines += [wrap(f"- {f['instance_id']}: {f['rejected']}") for f in rejected]
+        lines.append("")
+        lines.append(render_table(["reason", "fixes"], [[k, str(v)] for k, v in
+                                                        report["rejected_by_reason"].items()],
+                                  style))
+    lines.append("")
+    if style == "markdown":
+        lines += ["### Checks", ""]
+    lines += [wrap(item + line) for line in (
+        f"self-check: gold resolved {report['gold_resolved']} of {report['self_checked']}, "
+        f"empty unresolved {report['empty_unresolved']} of {report['self_checked']} "
+        f"(a failure moves the instance to rejected)",
+        f"runs per fix: {report['repeat']} before and {report['repeat']} after the fix, each in "
+        f"its own checkout, under {report['isolation']}; then gold and empty",
+        f"test interpreter: {report['python']} (Python {report['python_version']})",
+        "F2P, P2P: FAIL_TO_PASS and PASS_TO_PASS counts; flaky tests are in neither list")]
+    lines.append("")
+    lines.append(render_provenance(prov, style))
+    return "\n".join(lines) + "\n"
+
+
 # === Main ===
 def build_parser():
-    parser = Parser(__doc__ + HARNESS_MANUAL, prog="regrade.py")
+    parser = Parser(__doc__ + HARNESS_MANUAL + INSTANCES_MANUAL, prog="regrade.py")
     parser.add_argument("instances", nargs="?", help="instances file (JSON or JSONL)")
     parser.add_argument("runs", nargs="?",
                         help="predictions file, runs folder, 'gold' or 'empty'")
@@ -6595,8 +7428,9 @@ def build_parser():
                         "auto, bwrap where it runs, else unshare for the network)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"seconds per test command (default: {DEFAULT_TIMEOUT})")
-    parser.add_argument("--repeat", type=int, default=1, metavar="K",
-                        help="run the tests K times, flag changed outcomes as flaky (default: 1)")
+    parser.add_argument("--repeat", type=int, default=None, metavar="K",
+                        help="run the tests K times, flag changed outcomes as flaky (default: 1;"
+                        f" {DEFAULT_MAKE_REPEAT} with --make-instances)")
     parser.add_argument("--p2p-skip-ok", action="store_true",
                         help="a skipped PASS_TO_PASS test does not fail the run")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
@@ -6625,6 +7459,9 @@ def build_parser():
     parser.add_argument("--summarize", nargs="+", metavar="VERDICTS",
                         help="only summarise verdicts.jsonl files (e.g. shards'); with --out, "
                         "write the merged verdicts.jsonl, verdicts.csv and summary there")
+    parser.add_argument("--make-instances", metavar="FIXES",
+                        help="make SWE-bench instances from the fix commits listed in FIXES "
+                        "(see 'Making instances' at the end)")
     parser.add_argument("--task-map", metavar="FILE", help="session id or file -> task id "
                         "(columns session_id,task_id) for transcripts that name no task")
     parser.add_argument("--write-runs", metavar="DIR", help="write the runs.csv, tool_calls.csv "
@@ -6682,6 +7519,9 @@ def _main(argv):
     args = build_parser().parse_args(argv)
     if args.summarize:
         return summarize_only(args, argv)
+    if args.make_instances:
+        return make_instances(args, argv)
+    args.repeat = 1 if args.repeat is None else args.repeat
     if not args.instances or not args.runs:
         raise InputError("expected INSTANCES and RUNS (or --summarize FILE...); see --help")
     for flag, value, low in (("--jobs", args.jobs, 1), ("--repeat", args.repeat, 1),

@@ -7534,6 +7534,281 @@ class TestRegradeSympySelection(ProjectSelection, RegradeProjectFixture):
     CASE = {"case": (["test_double_negative"], ["test_double"], {})}
 
 
+# === regrade.py: making instances (issue 17) ===
+# One synthetic history holds every kind of fix --make-instances must tell
+# apart. The expected lists are written by hand from what each commit does, so
+# they are not the code's own answer; the runs use --sandbox none and --repeat 2
+# to stay quick.
+MAKE_BASE = {
+    "calc/__init__.py": "",
+    "calc/core.py": ("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\n"
+                     "def neg(a):\n    return a\n"),
+    "tests/__init__.py": "",
+    "tests/test_core.py": "from calc.core import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    "README.md": "calc\n",
+}
+# Passes on the first, third, ... run that reads the counter: its outcome flips every run.
+MAKE_FLAKY = ("\n\nimport os\n\n\ndef test_flaky():\n    path = os.environ['MAKE_COUNTER']\n"
+              "    n = int(open(path).read()) if os.path.exists(path) else 0\n"
+              "    with open(path, 'w') as handle:\n        handle.write(str(n + 1))\n"
+              "    assert n % 2 == 0\n")
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class RegradeMakeInstances(RegradeRepoCase):
+    """--make-instances on a history of fixes, each a case of the manual's rules."""
+
+    @classmethod
+    def commit(cls, files, message, raw=None):
+        regrade_write_files(cls.repo, files)
+        for name, data in (raw or {}).items():
+            with open(os.path.join(cls.repo, name), "wb") as handle:
+                handle.write(data)
+        regrade_git(["add", "-A"], cls.repo)
+        regrade_git(["commit", "-q", "-m", message], cls.repo)
+        return regrade_git(["rev-parse", "HEAD"], cls.repo).strip()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.make_repo(MAKE_BASE)
+        core = MAKE_BASE["calc/core.py"]
+        fixed_add = core.replace("return a - b", "return a + b")
+        cls.sha = {"fix-add": cls.commit({
+            "calc/core.py": fixed_add, "CHANGES.rst": "- add adds\n",
+            "tests/test_core.py": MAKE_BASE["tests/test_core.py"] + MAKE_FLAKY +
+            "\n\ndef test_add():\n    from calc.core import add\n    assert add(2, 3) == 5\n"},
+            "Fix add\n\nadd subtracted.")}
+        with_sub = fixed_add + "\n\ndef sub(a, b):\n    return a - b\n"
+        cls.sha["new-file"] = cls.commit({
+            "calc/core.py": with_sub, "tests/conftest.py": "# shared fixtures\n",
+            "tests/test_sub.py": "from calc.core import sub\n\n\ndef test_sub():\n"
+                                 "    assert sub(5, 3) == 2\n"}, "Add sub")
+        refactored = with_sub.replace("return a * b", "return b * a")
+        cls.sha["no-failing"] = cls.commit({
+            "calc/core.py": refactored,
+            "tests/test_other.py": "from calc.core import mul\n\n\ndef test_mul_zero():\n"
+                                   "    assert mul(0, 7) == 0\n"}, "Refactor mul")
+        cls.sha["only-tests"] = cls.commit({
+            "tests/test_other.py": "from calc.core import mul\n\n\ndef test_mul_zero():\n"
+                                   "    assert mul(0, 7) == 0\n\n\ndef test_mul_one():\n"
+                                   "    assert mul(1, 7) == 7\n"}, "More tests")
+        regrade_git(["checkout", "-q", "-b", "feature"], cls.repo)
+        cls.commit({"calc/core.py": refactored.replace("    return a\n", "    return -a\n"),
+                    "tests/test_neg.py": "from calc.core import neg\n\n\ndef test_neg():\n"
+                                         "    assert neg(2) == -2\n"}, "Fix neg")
+        regrade_git(["checkout", "-q", "main"], cls.repo)
+        cls.first_parent = cls.commit({"calc/other.py": "VALUE = 1\n"}, "Add other")
+        regrade_git(["merge", "-q", "--no-ff", "-m", "Merge feature", "feature"], cls.repo)
+        cls.sha["merge"] = regrade_git(["rev-parse", "HEAD"], cls.repo).strip()
+        cls.sha["latin-1"] = cls.commit(
+            {"tests/test_latin.py": "def test_latin():\n    assert True\n"}, "Latin-1 source",
+            raw={"calc/latin.py": b"# caf\xe9\nNAME = 'x'\n"})
+        cls.fixes = write(cls.folder, "fixes.txt", "".join(
+            f"{cls.sha[name]} {'' if name == 'merge' else name}  # {name}\n"
+            for name in ("fix-add", "new-file", "no-failing", "only-tests", "merge", "latin-1")))
+        cls.counter = os.path.join(cls.folder, "counter")
+        cls.out = os.path.join(cls.folder, "made")
+        cls.argv = ["--make-instances", cls.fixes, "--repo", f"me/calc={cls.repo}",
+                    "--out", cls.out, "--repeat", "2", "--sandbox", "none", "--timeout", "300",
+                    "--env", f"MAKE_COUNTER={cls.counter}"]
+        cls.status, cls.report, cls.err = regrade_json(cls.argv)
+        cls.made = cls.read_jsonl("instances.jsonl")
+        cls.rejected = cls.read_jsonl("rejected.jsonl")
+
+    @classmethod
+    def read_jsonl(cls, name):
+        with open(os.path.join(cls.out, name), encoding="utf-8") as handle:
+            return {row["instance_id"]: row for row in map(json.loads, handle)}
+
+    def lists(self, instance_id):
+        row = self.made[instance_id]
+        return json.loads(row["FAIL_TO_PASS"]), json.loads(row["PASS_TO_PASS"])
+
+    def test_made_and_rejected(self):
+        self.assertEqual(self.status, 0, self.err)
+        merge_id = "me__calc-" + self.sha["merge"][:8]
+        self.assertEqual(sorted(self.made), sorted(["fix-add", "new-file", merge_id]))
+        self.assertEqual(sorted(self.rejected), ["latin-1", "no-failing", "only-tests"])
+        summary = self.report["summary"]
+        self.assertEqual((summary["made"], summary["rejected"]), (3, 3))
+        self.assertEqual(summary["rejected_by_reason"], {
+            "not UTF-8": 1, "only tests changed": 1, "no FAIL_TO_PASS test": 1})
+
+    def test_flaky_test_excluded(self):
+        self.assertEqual(self.lists("fix-add"), (["tests/test_core.py::test_add"],
+                                                 ["tests/test_core.py::test_mul"]))
+        self.assertEqual(self.made["fix-add"]["validation"]["flaky"],
+                         ["tests/test_core.py::test_flaky"])
+
+    def test_schema_and_left_out(self):
+        row = self.made["fix-add"]
+        for field in ("instance_id", "repo", "base_commit", "patch", "test_patch",
+                      "FAIL_TO_PASS", "PASS_TO_PASS", "created_at", "problem_statement",
+                      "version", "environment_setup_commit", "test_runner", "validation"):
+            self.assertIn(field, row)
+        self.assertEqual(row["base_commit"], self.base)
+        self.assertEqual(row["environment_setup_commit"], self.base)
+        self.assertEqual(row["problem_statement"], "Fix add\n\nadd subtracted.\n")
+        self.assertEqual(row["created_at"], "2026-01-01T00:00:00Z")
+        self.assertEqual(row["repo"], "me/calc")
+        self.assertEqual(row["test_runner"], "pytest")
+        self.assertEqual(row["validation"]["left_out"], ["CHANGES.rst"])
+        self.assertNotIn("CHANGES.rst", row["patch"] + row["test_patch"])
+        self.assertEqual(row["validation"]["K"], 2)
+        self.assertEqual(len(row["validation"]["runs"]["before"]), 2)
+        self.assertEqual(row["validation"]["self_check"], {"gold": "resolved",
+                                                           "empty": "unresolved"})
+
+    def test_new_test_file_counts_as_failing_before(self):
+        self.assertEqual(self.lists("new-file"), (["tests/test_sub.py::test_sub"], []))
+
+    def test_conftest_change_is_in_the_test_patch(self):
+        row = self.made["new-file"]
+        self.assertIn("diff --git a/tests/conftest.py b/tests/conftest.py", row["test_patch"])
+        self.assertNotIn("conftest.py", row["patch"])
+        self.assertEqual(row["validation"]["run_files"], ["tests/test_sub.py"])
+
+    def test_merge_commit_uses_its_first_parent(self):
+        row = self.made["me__calc-" + self.sha["merge"][:8]]
+        self.assertEqual(row["base_commit"], self.first_parent)
+        self.assertEqual(json.loads(row["FAIL_TO_PASS"]), ["tests/test_neg.py::test_neg"])
+        self.assertNotIn("calc/other.py", row["patch"])
+
+    def test_rejection_reasons(self):
+        self.assertEqual(self.rejected["latin-1"]["rejected"],
+                         "the diff is not UTF-8 (in calc/latin.py)")
+        self.assertEqual(self.rejected["only-tests"]["rejected"], "only tests changed")
+        self.assertTrue(self.rejected["no-failing"]["rejected"].startswith(
+            "no FAIL_TO_PASS test"), self.rejected["no-failing"]["rejected"])
+        self.assertEqual(json.loads(self.rejected["no-failing"]["PASS_TO_PASS"]),
+                         ["tests/test_other.py::test_mul_zero"])
+
+    def test_made_instances_grade_gold_resolved_and_empty_unresolved(self):
+        instances = os.path.join(self.out, "instances.jsonl")
+        for runs, want in (("gold", "resolved"), ("empty", "unresolved")):
+            status, report, err = regrade_json([instances, runs, "--repo", self.repo,
+                                                "--sandbox", "none",
+                                                "--env", f"MAKE_COUNTER={self.counter}"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual({v["instance_id"]: v["status"] for v in report["runs"]},
+                             {i: want for i in self.made})
+        status, report, err = regrade_json(["--summarize",
+                                            os.path.join(self.out, "self_check.jsonl")])
+        self.assertEqual((status, report["summary"]["runs"]), (0, 6), err)
+
+    def test_rerun_redoes_nothing_unchanged(self):
+        with open(os.path.join(self.out, "instances.jsonl"), "rb") as handle:
+            before = handle.read()
+        status, report, err = regrade_json(self.argv)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(report["summary"]["reused"], 6)
+        with open(os.path.join(self.out, "instances.jsonl"), "rb") as handle:
+            self.assertEqual(handle.read(), before)
+
+    def test_text_and_markdown_reports(self):
+        argv = [a for a in self.argv]
+        status, out, err = run("regrade.py", argv)
+        self.assertEqual(status, 0, err)
+        self.assertIn("6 fixes of me/calc, 3 made, 3 rejected", out)
+        self.assertIn("self-check: gold resolved 3 of 3, empty unresolved 3 of 3", out)
+        self.assertIn("- latin-1: the diff is not UTF-8 (in calc/latin.py)", out)
+        status, out, err = run("regrade.py", argv + ["--format", "markdown"])
+        self.assertIn("### Rejected", out)
+        self.assertNotIn(self.folder, out.split("Provenance")[0])
+
+
+class RegradeMakeInstancesRules(RegradeRepoCase):
+    """The pure rules of --make-instances: FIXES lines, ranges, the file split."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.make_repo(MAKE_BASE)
+        cls.regrade = load("regrade.py")
+        commit = RegradeMakeInstances.commit.__func__
+        core = MAKE_BASE["calc/core.py"]
+        cls.sha = {
+            "slow": commit(cls, {"calc/core.py": core + "\nSLOW = 1\n", "tests/test_slow.py":
+                                 "import time\ntime.sleep(120)\n\n\ndef test_x():\n    pass\n"},
+                           "slow"),
+            "broken": commit(cls, {"calc/core.py": core + "\nBROKEN = 1\n",
+                                   "tests/test_broken.py": "def test_x(:\n    pass\n"}, "broken"),
+            "tests-only-a": commit(cls, {"tests/test_a.py": "def test_a():\n    pass\n"}, "a"),
+            "tests-only-b": commit(cls, {"tests/test_b.py": "def test_b():\n    pass\n"}, "b"),
+            "docs-only": commit(cls, {"docs/x.rst": "x\n", "calc/core.py": core}, "docs")}
+
+    def make(self, names, *extra):
+        fixes = write(self.folder, "rules.txt", "".join(f"{self.sha[n]} {n}\n" for n in names))
+        out = tempfile.mkdtemp(dir=self.folder)
+        status, report, err = regrade_json(["--make-instances", fixes, "--repo", self.repo,
+                                            "--out", out, "--sandbox", "none", "--repeat", "1",
+                                            *extra])
+        self.assertEqual(status, 0, err)
+        return {f["instance_id"]: f["rejected"] for f in report["summary"]["fixes"]}
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_every_run_timed_out_is_rejected(self):
+        self.assertEqual(self.make(["slow"], "--timeout", "2"),
+                         {"slow": "every run timed out (before the fix; --timeout)"})
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_runner_that_collects_nothing_is_rejected(self):
+        reason = self.make(["broken"])["broken"]
+        self.assertTrue(reason.startswith("the runner could not collect"), reason)
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_shards_split_the_fixes(self):
+        names = ["tests-only-a", "tests-only-b", "docs-only"]
+        shards = [self.make(names, "--shard", f"{k}/2") for k in (1, 2)]
+        self.assertEqual(sorted(list(shards[0]) + list(shards[1])), sorted(names))
+        self.assertEqual(shards[0].get("docs-only", shards[1].get("docs-only")),
+                         "no test file touched")
+
+    def test_range_keeps_commits_changing_tests_and_code(self):
+        base = regrade_git(["rev-parse", "HEAD"], self.repo).strip()
+        wanted = []
+        for number, files in enumerate(({"calc/a.py": "A = 1\n", "tests/test_a.py": "x = 1\n"},
+                                         {"calc/b.py": "B = 1\n"},
+                                         {"tests/test_b.py": "y = 1\n", "docs/b.rst": "b\n"},
+                                         {"calc/c.py": "C = 1\n", "tests/test_c.py": "z = 1\n"})):
+            regrade_write_files(self.repo, files)
+            regrade_git(["add", "-A"], self.repo)
+            regrade_git(["commit", "-q", "-m", f"c{number}"], self.repo)
+            if number in (0, 3):
+                wanted.append(regrade_git(["rev-parse", "HEAD"], self.repo).strip())
+        git_dir = os.path.join(self.repo, ".git")
+        entries = self.regrade.parse_fixes(f"{base}..HEAD\n", "fixes")
+        found = self.regrade.expand_fixes(entries, git_dir)
+        self.assertEqual([e["sha"] for e in found], wanted)
+
+    def test_bad_fixes_line_is_bad_input(self):
+        fixes = write(self.folder, "bad.txt", "HEAD one two\n")
+        status, out, err = run("regrade.py", ["--make-instances", fixes, "--repo", self.repo,
+                                              "--out", os.path.join(self.folder, "o"),
+                                              "--sandbox", "none"])
+        self.assertEqual(status, 2)
+        self.assertIn("line 1: unexpected field 'two'", err)
+        self.assertNotIn("Traceback", err)
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_unknown_revision_is_rejected_not_fatal(self):
+        fixes = write(self.folder, "unknown.txt", "no-such-rev nope\n")
+        out = os.path.join(self.folder, "o2")
+        status, report, err = regrade_json(["--make-instances", fixes, "--repo", self.repo,
+                                            "--out", out, "--sandbox", "none"])
+        self.assertEqual(status, 0, err)
+        self.assertEqual(report["summary"]["rejected_by_reason"], {"not a commit": 1})
+
+    def test_split_and_file_rules(self):
+        regrade = self.regrade
+        self.assertTrue(regrade.is_instance_test_file("src/pkg/testing/util.py"))
+        self.assertTrue(regrade.is_instance_test_file("pkg/conftest.py"))
+        self.assertFalse(regrade.is_instance_test_file("src/pkg/contest.py"))
+        self.assertTrue(regrade.is_doc_file("docs/index.rst"))
+        self.assertFalse(regrade.is_doc_file("requirements-dev.txt"))
+        self.assertEqual(regrade.is_test_module("tests/helpers.py"), False)
+        self.assertEqual(regrade.is_test_module("tests/test_x.py"), True)
+
+
 # === Runner ===
 SLOW_PREFIX = "TestRegrade"     # what --quick leaves out: classes that grade real checkouts
 
