@@ -3431,7 +3431,8 @@ def claim_source(table, claim_col, raters, ratings):
     """Where the claim came from, in the report's words."""
     if ratings:
         return (f"the majority label of {len(ratings['files'])} blind rating sheets "
-                f"({', '.join(ratings['files'])}), mapped to runs by {ratings['key']}")
+                f"({', '.join(map(relative_path, ratings['files']))}), mapped to runs by "
+                f"{relative_path(ratings['key'])}")
     if raters:
         return f"the majority label of the rater columns {', '.join(raters)}"
     formats = sorted({row.get("format", "").strip() for row in table.rows
@@ -3599,17 +3600,19 @@ def write_rating_sheet(inputs, table, args):
                                  f"sheet name")
     write_atomic(keyfile, key_text)
     write_atomic(args.rating_sheet, sheet_text)
-    lines = [f"Wrote {args.rating_sheet}: {plural(len(sheet), 'final message')} in a shuffled "
-             f"order (seed {args.seed}), columns {', '.join(SHEET_COLUMNS)}; no run id, model "
-             f"or outcome is on it.",
-             f"Wrote its key {keyfile} (sheet id -> run id): keep it away from the raters.",
+    lines = [f"Wrote {relative_path(args.rating_sheet)}: {plural(len(sheet), 'final message')} "
+             f"in a shuffled order (seed {args.seed}), columns {', '.join(SHEET_COLUMNS)}; no "
+             f"run id, model or outcome is on it.",
+             f"Wrote its key {relative_path(keyfile)} (sheet id -> run id): keep it away from "
+             f"the raters.",
              "Each rater fills the claim column of a copy of the sheet with claimed, not "
              "claimed or equivocal, blind to the outcome. Then:"]
     # The audit needs the verified outcomes too, which the sheet step never reads.
     lines[-1] = lines[-1].replace(" Then:", " Then (add --verdicts FILE unless the runs "
                                             "table has a verified column):")
-    command = [f"python3 delivery_audit.py {shlex.quote(args.runs)} \\",
-               f"    --ratings a.csv,b.csv,c.csv --rating-key {shlex.quote(keyfile)}"]
+    command = [f"python3 delivery_audit.py {shell_word(relative_path(args.runs))} \\",
+               f"    --ratings a.csv,b.csv,c.csv --rating-key "
+               f"{shell_word(relative_path(keyfile))}"]
     return ("\n".join(textwrap.fill(line, 100) for line in lines) + "\n    "
             + "\n    ".join(command) + "\n")
 

@@ -4278,6 +4278,18 @@ class TestPastedOutputNamesNoHome(unittest.TestCase):
             self.outputs(fake, "delivery_audit.py", [runs, "--boot", "50"])
             self.outputs(fake, AUC, [os.path.join(runs, "runs.csv"), "--perms", "50",
                                      "--boot", "50"])
+            ratings = os.path.join(verdicts, "ratings")
+            self.outputs(fake, "delivery_audit.py", [
+                verdicts, "--verdicts", os.path.join(verdicts, "regrade", "verdicts.csv"),
+                "--ratings", ",".join(os.path.join(ratings, f"rater_{x}.csv") for x in "abc"),
+                "--rating-key", os.path.join(ratings, "sheet.key.csv"), "--boot", "0"])
+            self.outputs(fake, AUC, [os.path.join(agents, "codex"), "--verdicts",
+                                     os.path.join(agents, "codex", "verdicts.csv"), "--perms",
+                                     "20", "--boot", "20"])
+            status, out, err = run("delivery_audit.py", [
+                verdicts, "--rating-sheet", os.path.join(fake.home, "sheet.csv")])
+            self.assertEqual(status, 0, err)
+            self.assert_private(fake, "--rating-sheet", out)
             # Another folder under the same parent as the home is another user's.
             other = os.path.join(fake.root, "home", "bob", "runs.csv")
             os.makedirs(os.path.dirname(other))
