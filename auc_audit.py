@@ -86,7 +86,10 @@ format's rules are in delivery_audit.py --help, "Verdicts"). It joins on run id
 where both sides have one, else on model (a model or model_name_or_path column)
 and instance id, else on instance id alone. A run with no verdict, several runs of
 one instance against verdicts keyed by instance, or a file that matches no run is
-an error naming the file. A grading error (an empty outcome cell, error_ids,
+an error naming the file, and so is a report of another model than the runs'
+(--any-model joins it on instance id anyway). An outcome column of the table's own
+beside --verdicts is set aside (never a feature); a note says on how many runs it
+disagrees with the verdicts. A grading error (an empty outcome cell, error_ids,
 infrastructure failures, ...) is no verdict: the run is left out, never read as a
 failure, and the report lists those runs by status.
 
@@ -752,19 +755,55 @@ def script_sha256(path):
 
 
 def relative_path(path):
-    """An absolute path made relative to the current folder; other paths as given.
+    """A path as a report may show it: relative to the current folder; where that
+    would climb out through the home folder, ~/...; where neither can be, its base
+    name. Nothing of this machine above the current folder or the home folder is
+    shown, so a pasted report names no user.
 
     >>> relative_path("-"), relative_path("runs/runs.csv")
     ('-', 'runs/runs.csv')
     >>> relative_path(os.path.join(os.getcwd(), "a", "b.csv")) == os.path.join("a", "b.csv")
     True
     """
-    if path == "-" or not os.path.isabs(path):
+    if path == "-" or not path:
         return path
+    if not os.path.isabs(path) and not path.startswith(".."):
+        return path
+    full = os.path.abspath(path)
     try:
-        return os.path.relpath(path)
+        relative = os.path.relpath(full)
     except ValueError:            # another drive on Windows: no relative form
-        return path
+        relative = None
+    if relative is not None and not relative.startswith(os.pardir):
+        return relative
+    home = os.path.expanduser("~").rstrip(os.sep)
+    if home and home != "~" and full.startswith(home + os.sep):
+        if relative is None or not os.path.abspath(os.getcwd()).startswith(home + os.sep):
+            return "~/" + os.path.relpath(full, home).replace(os.sep, "/")
+        return relative           # both in the home folder: the climb names no user
+    if relative is None or path_names_home(full, home):
+        return os.path.basename(full)
+    return relative
+
+
+def path_names_home(full, home):
+    """True when `full` lies in the folder that holds the home folder (e.g. /home),
+    where a relative path would climb past the user's name into another's."""
+    parent = os.path.dirname(home)
+    return bool(home) and home != "~" and parent not in ("", os.sep) and \
+        full.startswith(parent + os.sep)
+
+
+def shell_word(word):
+    """One word of a command to paste: quoted as shlex does, but a leading ~/ left
+    bare so the shell still expands it.
+
+    >>> shell_word("~/runs dir/a.csv"), shell_word("a b")
+    ("~/'runs dir/a.csv'", "'a b'")
+    """
+    if word.startswith("~/") and len(word) > 2:
+        return "~/" + shlex.quote(word[2:])
+    return shlex.quote(word)
 
 
 def launcher_and_script(script_path):
@@ -801,7 +840,7 @@ def rerun_argument(token, read):
         if head.startswith("--") or "/" in head:
             prefix, value = head + "=", tail
     parts = value.split(",")          # a list of inputs, such as --ratings a.csv,b.csv
-    if all(os.path.isabs(part) and (os.path.realpath(part) in read or os.path.isdir(part))
+    if all(os.path.isabs(part) and (os.path.realpath(part) in read or os.path.exists(part))
            for part in parts):
         return prefix + ",".join(relative_path(part) for part in parts)
     return token
@@ -858,11 +897,11 @@ def provenance(script_path, version, argv, seed, inputs, output_flags=()):
         "version": version,
         "script_sha256": script_sha256(script_path),
         "python": platform.python_version(),
-        "command": " ".join([launcher, shlex.quote(script)] +
-                            [shlex.quote(a) for a in arguments]),
+        "command": " ".join([launcher, shell_word(script)] +
+                            [shell_word(a) for a in arguments]),
         "outputs": outputs,
         "seed": seed,
-        "inputs": [{"path": p, "relative_path": relative_path(p), "sha256": h}
+        "inputs": [{"path": relative_path(p), "relative_path": relative_path(p), "sha256": h}
                    for p, h in inputs.files],
     }
 
@@ -888,7 +927,7 @@ def command_lines(command, width=FOOTER_COMMAND_WIDTH):
         if word.startswith("-") and word != "-":
             groups.append([])
         groups[-1].append(word)
-    lines = [" ".join(shlex.quote(word) for word in group) for group in groups]
+    lines = [" ".join(shell_word(word) for word in group) for group in groups]
     return [("    " if i else "") + line + (" \\" if i < len(lines) - 1 else "")
             for i, line in enumerate(lines)]
 
@@ -959,6 +998,14 @@ VERDICT_FORMATS = ("regrade.py's verdicts.csv or verdicts.jsonl, SWE-bench's run
                    "folder, sb-cli's report, OpenHands' output.swebench_eval.jsonl")
 
 
+def optional_bool(cell):
+    """A cell read as true/false, or None where empty or not a truth value."""
+    try:
+        return None if is_missing(cell) else parse_bool(cell, "")
+    except InputError:
+        return None
+
+
 def verdict_record(verified, status, where, *, run_id=None, model=None, instance_id=None):
     """One verdict; blank ids become None."""
     return {"run_id": run_id or None, "model": model or None,
@@ -975,7 +1022,7 @@ def read_verdicts(inputs, path, outcome=None):
         for name in ("verdicts.jsonl", "verdicts.csv"):     # regrade.py --out DIR
             if os.path.isfile(os.path.join(path, name)):
                 return read_verdicts(inputs, os.path.join(path, name), outcome)
-        return swebench_log_folder(inputs, path)
+        return run_report_folder(inputs, path) or swebench_log_folder(inputs, path)
     if path != "-" and not os.path.exists(path):
         raise InputError(f"{path}: no such file or folder (given to --verdicts)")
     text = inputs.read_text(path)
@@ -993,9 +1040,17 @@ def read_verdicts(inputs, path, outcome=None):
 
 
 def verdicts_from_json(data, name):
-    """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json."""
+    """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json
+    (keyed by instance id, or the older flat shape named by its folder)."""
     if isinstance(data.get("resolved_ids"), list):
         return swebench_run_report(data, name)
+    if isinstance(data.get("resolved"), bool):
+        if name == "stdin":
+            raise InputError("stdin: a flat report.json ({\"resolved\": ...}) names its "
+                             "instance only by the folder it sits in; give the file's path")
+        folder = os.path.basename(os.path.dirname(os.path.abspath(name)))
+        return {"name": name, "format": "SWE-bench report.json",
+                "records": report_json_records(data, name, folder)}
     if data and all(isinstance(v, dict) and "resolved" in v for v in data.values()):
         return {"name": name, "format": "SWE-bench report.json",
                 "records": instance_reports(data, name)}
@@ -1005,8 +1060,9 @@ def verdicts_from_json(data, name):
 # --- verdicts: SWE-bench run report (and regrade.py's swebench_summary.json) ---
 # (list, verified, status); a later list overrides an earlier one, so v5's
 # infrastructure failures (kept inside unresolved_ids / error_ids) end unchecked.
+NOT_SUBMITTED = "incomplete"
 RUN_REPORT_LISTS = (
-    ("incomplete_ids", None, "incomplete"), ("pending_ids", None, "pending"),
+    ("incomplete_ids", None, NOT_SUBMITTED), ("pending_ids", None, "pending"),
     ("failed_ids", None, "evaluation failed"), ("error_ids", None, "error"),
     ("empty_patch_ids", False, "empty_patch"), ("unresolved_ids", False, "unresolved"),
     ("resolved_ids", True, "resolved"), ("infra_failure_ids", None, "infra_failure"),
@@ -1018,7 +1074,8 @@ def swebench_run_report(data, name):
     """Records from a final run report: one per id in its outcome lists.
 
     SWE-bench names the file <model>.<run_id>.json; join_verdicts reads the model
-    from that name (model_hint) where it matches a model in the runs table.
+    from that name (model_hint) and checks it against the runs' models. sb-cli names
+    its report <subset>__<split>__<run_id>.json and records no model (run_hint).
     """
     if "ids_are" in data:
         form = "regrade.py swebench_summary.json"
@@ -1037,11 +1094,50 @@ def swebench_run_report(data, name):
             reason = f" ({reasons[item]})" if item in reasons and verified is None else ""
             found[item] = verdict_record(verified, status + reason, f"{name}: {key}",
                                          **({"run_id": item} if by_run else {"instance_id": item}))
+    base = os.path.basename(name)
     return {"name": name, "format": form, "records": [found[i] for i in sorted(found)],
-            "model_hint": None if form == "sb-cli report" else os.path.basename(name)}
+            # <model>.<run_id>.json: a name with a single dot names no model
+            "model_hint": base if form == "SWE-bench run report" and base.count(".") >= 2
+            else None,
+            "run_hint": (base[:-5].split("__", 2)[-1] if form == "sb-cli report" and
+                         base.endswith(".json") and base.count("__") >= 2 else None)}
+
+
+def run_report_folder(inputs, root):
+    """The run reports (*.json with resolved_ids) at the top of `root`, one per model
+    as SWE-bench and sb-cli (sb-cli-reports/) write them, merged; None if none.
+    Each keeps the model its own name gives (per-record model_hint, run_hint)."""
+    records, forms = [], set()
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name)
+        if not (name.endswith(".json") and os.path.isfile(path)):
+            continue
+        try:
+            data = json.loads(inputs.read_text(path))
+        except ValueError:
+            continue
+        if not (isinstance(data, dict) and isinstance(data.get("resolved_ids"), list)):
+            continue
+        source = swebench_run_report(data, path)
+        forms.add(source["format"])
+        for record in source["records"]:
+            record["model_hint"], record["run_hint"] = source["model_hint"], source["run_hint"]
+            records.append(record)
+    if not records:
+        return None
+    return {"name": root, "format": " and ".join(sorted(forms)) + " folder",
+            "records": records}
 
 
 # --- verdicts: SWE-bench report.json (one file, or a logs/run_evaluation/ folder) ---
+def report_json_records(data, where, folder, model=None):
+    """Records from one report.json: keyed by instance id, or the older flat
+    {"resolved": ..., "patch_exists": ...} whose instance is its folder's name."""
+    if isinstance(data.get("resolved"), bool):
+        return instance_reports({folder: data}, where, model)
+    return instance_reports(data, where, model)
+
+
 def instance_reports(data, where, model=None):
     """Records from one report.json: {instance_id: {resolved, patch_is_None, ...}}."""
     records = []
@@ -1062,9 +1158,13 @@ def instance_reports(data, where, model=None):
     return records
 
 
+SWEBENCH_INSTANCE_FILES = ("run_instance.log", "patch.diff", "eval.sh", "test_output.txt")
+
+
 def swebench_log_folder(inputs, root):
-    """Every <model>/<instance_id>/report.json below `root`; an instance folder with a
-    run_instance.log but no report.json is a grading error, as SWE-bench counts it."""
+    """Every <model>/<instance_id>/report.json below `root`; an instance folder
+    (one holding any of SWEBENCH_INSTANCE_FILES) with no report.json is a grading
+    error, as SWE-bench counts it: the harness never finished its tests."""
     records = []
     for folder, subfolders, files in os.walk(root):
         subfolders.sort()
@@ -1084,8 +1184,8 @@ def swebench_log_folder(inputs, root):
                 raise InputError(f"{where}: not valid JSON ({exc})") from None
             if not isinstance(data, dict):
                 raise InputError(f"{where}: expected {{instance_id: {{resolved: ...}}}}")
-            records += instance_reports(data, where, model)
-        elif "run_instance.log" in files:
+            records += report_json_records(data, where, instance, model)
+        elif any(name in files for name in SWEBENCH_INSTANCE_FILES):
             records.append(verdict_record(None, "error (no report.json)", folder,
                                           model=model, instance_id=instance))
     if not records:
@@ -1187,22 +1287,25 @@ def model_key(model):
     return model.replace("/", "__").lower() if model else None
 
 
-def join_verdicts(source, runs, *, runs_table="the runs table"):
+def join_verdicts(source, runs, *, runs_table="the runs table", any_model=False):
     """Pair each run with its verdict record: on run id where both sides have one,
     else on (model, instance id), else on instance id alone.
 
     `runs` are {"run_id" (None where the table has none), "task", "model", and
     optionally "label" (what messages call a run without a run id)} dicts.
+    A report that names a model (its records, or SWE-bench's file name) is never
+    joined to runs of another model unless `any_model` (--any-model).
     Returns the records in run order and how they were joined; every way this can
     go wrong is an InputError naming the verdict file.
     """
     name, records = source["name"], source["records"]
     if not records:
         raise InputError(f"{name}: it holds no verdicts")
+    model_check = check_report_model(source, runs, any_model)
     if all(r["run_id"] for r in records) and all(r["run_id"] for r in runs):
         key, run_key, record_key = "run id", (lambda r: r["run_id"]), (lambda v: v["run_id"])
     else:
-        key = instance_join_key(source, runs, runs_table)
+        key = instance_join_key(source, runs, runs_table, any_model)
         with_model = key == "model and instance id"
         run_key = (lambda r: (model_key(r["model"]), r["task"]) if with_model else r["task"])
         record_key = (lambda v: (model_key(v["model"]), v["instance_id"]) if with_model
@@ -1212,6 +1315,12 @@ def join_verdicts(source, runs, *, runs_table="the runs table"):
         if key != "run id" and not record["instance_id"]:
             raise InputError(f"{record['where']}: no instance id to join on")
         first = by_key.setdefault(record_key(record), record)
+        # incomplete_ids lists every instance of the dataset that had no prediction
+        # (SWE-bench's make_run_report): no verdict, so any real one overrides it.
+        if first is not record and first["status"] == NOT_SUBMITTED:
+            by_key[record_key(record)] = first = record
+        if first is not record and record["status"] == NOT_SUBMITTED:
+            continue
         if first is not record:
             raise InputError(f"{record['where']}: a second verdict for {key} "
                              f"{join_text(record_key(record))} (the first is at "
@@ -1225,7 +1334,95 @@ def join_verdicts(source, runs, *, runs_table="the runs table"):
                          f"file has e.g. {key_examples(by_key)}; the runs have e.g. "
                          f"{key_examples(run_key(r) for r in runs)}); is it the verdict file "
                          f"for these runs?")
-    return joined_summary(source, runs, joined, key, len(by_key))
+    summary = joined_summary(source, runs, joined, key, len(by_key))
+    summary["model_check"] = model_check
+    return summary
+
+
+def report_model_from_name(hint, runs):
+    """The model of a SWE-bench run report from its name <model>.<run_id>.json: the
+    runs' model it starts with, else the part before the first dot (a guess, since
+    model names may hold dots)."""
+    names = sorted({r["model"] for r in runs if r.get("model")}, key=lambda m: -len(model_key(m)))
+    matched = next((m for m in names if hint.lower().startswith(model_key(m) + ".")), None)
+    return matched or hint.split(".")[0]
+
+
+def model_in_run_id(run_id, runs):
+    """The runs' model an sb-cli run id names (its last path part, as a word of the
+    run id, e.g. calc-eval-model-a names model-a), or None."""
+    names = sorted({r["model"] for r in runs if r.get("model")}, key=lambda m: -len(model_key(m)))
+    for model in names:
+        word = re.escape(model_key(model).split("__")[-1])
+        if re.search(rf"(?<![a-z0-9]){word}(?![a-z0-9])", run_id.lower()):
+            return model
+    return None
+
+
+def models_named_by_names(source, runs):
+    """Give each record without a model the model its file's name gives: SWE-bench's
+    <model>.<run_id>.json, or a runs' model an sb-cli run id names. Returns
+    {model: (how the report names it, how it names several)}."""
+    said = {}
+    for record in source["records"]:
+        if record["model"]:
+            said.setdefault(record["model"], (repr(record["model"]), ""))
+            continue
+        hint = record.get("model_hint", source.get("model_hint"))
+        run_id = record.get("run_hint", source.get("run_hint"))
+        if hint:
+            record["model"] = report_model_from_name(hint, runs)
+            said.setdefault(record["model"], (f"{record['model']!r} (from its file name "
+                                              f"{hint})", " (from their file names)"))
+        elif run_id and model_in_run_id(run_id, runs):
+            record["model"] = model_in_run_id(run_id, runs)
+            said.setdefault(record["model"], (f"{record['model']!r} (named by sb-cli run "
+                                              f"id {run_id!r})", " (named by sb-cli run ids)"))
+    return said
+
+
+def check_report_model(source, runs, any_model):
+    """Refuse a report of another model; return what the report says of the check.
+
+    Where the report names its models (records with a model, a SWE-bench file name,
+    an sb-cli run id holding a runs' model) and every run names one, a run whose
+    model the report does not grade is an error naming both, unless `any_model`.
+    Where either side names none, the join goes ahead on instance id, and the
+    returned text says what was not checked.
+    """
+    said = models_named_by_names(source, runs)
+    graded = {model_key(m) for m in said}
+    if len(said) == 1:
+        shown = "model " + next(iter(said.values()))[0]
+    else:
+        hows = {how for _, how in said.values()}
+        shown = ("models " + ", ".join(repr(m) for m in sorted(said)[:5])
+                 + (", ..." if len(said) > 5 else "") + (hows.pop() if len(hows) == 1 else ""))
+    if not graded:
+        run_ids = sorted({r.get("run_hint") or source.get("run_hint") or ""
+                          for r in source["records"]} - {""})
+        return ("not checked: the report names no model"
+                + (f" (sb-cli run id {', '.join(map(repr, run_ids[:3]))})" if run_ids else ""))
+    if not (runs and all(r.get("model") for r in runs)):
+        return (f"not checked: the report grades {shown}, but the runs name no model "
+                f"(add a model column to check it)")
+    others = sorted({r["model"] for r in runs if model_key(r["model"]) not in graded})
+    if not others:
+        return f"the report grades {shown}, the runs' model" + ("s" if len(said) > 1 else "")
+    if any_model:
+        return (f"not checked (--any-model): the report grades {shown}; the runs are of "
+                f"{', '.join(repr(m) for m in others[:5])}")
+    count = sum(model_key(r["model"]) not in graded for r in runs)
+    raise InputError(f"{source['name']}: the report grades {shown}, but {count} of "
+                     f"{plural_text(runs, 'run')} are of model "
+                     f"{', '.join(repr(m) for m in others[:5])}: a report of another model "
+                     f"is not joined to them; give the report of these runs, or --any-model "
+                     f"to join on instance id alone")
+
+
+def plural_text(items, word):
+    """'1 run', '3 runs'."""
+    return f"{len(items)} {word}" + ("" if len(items) == 1 else "s")
 
 
 def key_examples(keys, count=3):
@@ -1233,7 +1430,7 @@ def key_examples(keys, count=3):
     return ", ".join(sorted({join_text(k, quote=False) for k in keys})[:count])
 
 
-def instance_join_key(source, runs, runs_table):
+def instance_join_key(source, runs, runs_table, any_model=False):
     """'model and instance id' or 'instance id': the key when run ids do not join."""
     name, records = source["name"], source["records"]
     if not any(r["instance_id"] for r in records):
@@ -1244,13 +1441,7 @@ def instance_join_key(source, runs, runs_table):
         raise InputError(f"{name}: its verdicts are keyed by instance id, but {runs_table} "
                          f"has no task column to join on (looked for "
                          f"{', '.join(VERDICT_INSTANCE_COLUMNS)}; name it with --task)")
-    hint = source.get("model_hint")
-    if hint and all(r["model"] for r in runs) and not any(r["model"] for r in records):
-        names = sorted({r["model"] for r in runs}, key=lambda m: -len(model_key(m)))
-        model = next((m for m in names if hint.lower().startswith(model_key(m) + ".")), None)
-        for record in records:
-            record["model"] = model
-    if all(r["model"] for r in runs) and all(r["model"] for r in records):
+    if not any_model and all(r["model"] for r in runs) and all(r["model"] for r in records):
         return "model and instance id"
     return "instance id"
 
@@ -4200,7 +4391,17 @@ def joined_outcome(args, inputs, table, rows, run_col, task_col, notes):
     joined = join_verdicts(source, [
         {"run_id": cell(i, run_col), "task": cell(i, task_col) or None,
          "model": cell(i, model_col) or None, "label": f"row {table.lines[i]}"}
-        for i in rows], runs_table=table.name)
+        for i in rows], runs_table=table.name, any_model=args.any_model)
+    notes.append(f"verdicts' model: {joined['model_check']}")
+    own = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES,
+                       required=False) if not args.outcome else None
+    if own:
+        pairs = [(optional_bool(table.rows[i][own]), v["verified"])
+                 for i, v in zip(rows, joined["verdicts"])]
+        pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+        notes.append(f"the table's own column {own!r} is set aside: --verdicts wins; the two "
+                     f"disagree on {sum(a != b for a, b in pairs)} of "
+                     f"{plural(len(pairs), 'run')} both define")
     # A grading error (regrade.py's empty outcome, SWE-bench's error_ids, ...) is
     # no verdict: the run is left out, and counted by status, never read as failed.
     kept = [(i, v) for i, v in zip(rows, joined["verdicts"]) if v["verified"] is not None]
@@ -4210,11 +4411,12 @@ def joined_outcome(args, inputs, table, rows, run_col, task_col, notes):
         notes.append(f"{plural(left_out, 'run')} left out: no verdict, a grading error "
                      f"({grading_error_text(joined['unchecked'])})")
         rows = [i for i, _ in kept]
-    outcome_name = f"{source['format']} {source['name']}, joined on {joined['key']}"
+    outcome_name = (f"{source['format']} {relative_path(source['name'])}, joined on "
+                    f"{joined['key']}")
     tasks = task_name = None
     if task_col is None and all(v["instance_id"] for _, v in kept):
         tasks = [v["instance_id"] for _, v in kept]
-        task_name = f"instance_id (from {source['name']})"
+        task_name = f"instance_id (from {relative_path(source['name'])})"
     return labels, rows, outcome_name, tasks, task_name
 
 
@@ -4309,7 +4511,7 @@ def read_baseline(args, table, tool_table, rows, run_col, run_ids, notes):
                              f"with --baseline) and no tool_calls.csv beside it to count; "
                              f"columns are {', '.join(table.columns)}")
         baseline = check.pop("recomputed")
-        base_source = f"counted from {tool_table.name}"
+        base_source = f"counted from {relative_path(tool_table.name)}"
     else:
         if check:
             check.pop("recomputed", None)
@@ -4420,11 +4622,14 @@ def read_runs(args, inputs):
 
     # The features, once every column playing a role is set aside.
     taken = {c for c in (run_col, task_col, strata_col, base_col, args.baseline) if c}
-    if not args.verdicts:
+    if args.verdicts and not args.outcome:     # the table's own outcome, set aside
+        outcome_col = table.column(None, candidates=OUTCOME_NAMES, required=False)
+    if outcome_col:
         taken.add(outcome_col)
     roles = {run_col: "run id", task_col: "task", strata_col: "strata", base_col: "baseline"}
-    if not args.verdicts:
-        roles[outcome_col] = "outcome"
+    if outcome_col:
+        roles[outcome_col] = "outcome" + (" (set aside: --verdicts wins)" if args.verdicts
+                                          else "")
     names, not_candidates, left_out, read = choose_features(args, table, rows, taken, roles)
     candidates = read_feature_values(table, names, rows, read)
     if args.where:
@@ -4433,7 +4638,7 @@ def read_runs(args, inputs):
     return {
         "labels": labels, "candidates": candidates, "baseline": baseline, "tasks": tasks,
         "strata": strata, "baseline_name": base_col or args.baseline,
-        "meta": {"table": table.name, "outcome": outcome_name, "task": task_name,
+        "meta": {"table": relative_path(table.name), "outcome": outcome_name, "task": task_name,
                  "strata": strata_col, "run_id": run_col, "where": list(args.where),
                  "baseline_source": base_source, "baseline_check": check, "notes": notes,
                  "columns": list(table.columns), "not_candidates": not_candidates},
@@ -4466,7 +4671,7 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=No
                          f"{', ...' if len(strangers) > 5 else ''}")
     recomputed = [float(counts.get(run, 0)) for run in run_ids]
     unlogged = [run for run in run_ids if run not in counts]
-    check = {"checked": True, "source": tool_table.name, "column": base_col,
+    check = {"checked": True, "source": relative_path(tool_table.name), "column": base_col,
              "runs_compared": len(run_ids), "calls_counted": int(sum(recomputed)),
              "runs_without_calls": len(unlogged),
              "equal": None, "first_mismatch": None, "mismatches": 0,
@@ -5188,6 +5393,9 @@ def build_parser():
     parser.add_argument("--verdicts", metavar="FILE", help="take the outcome from a "
                         "grader's output (regrade.py's verdicts.csv, SWE-bench, sb-cli or "
                         "OpenHands reports), joined on run id or instance id")
+    parser.add_argument("--any-model", action="store_true",
+                        help="join --verdicts on instance id even where the report names "
+                             "another model than the runs' (default: refuse)")
     parser.add_argument("--svg", metavar="FILE", help="also draw the null and the same-row "
                         "comparison as SVG")
     parser.add_argument("--demo", action="store_true",

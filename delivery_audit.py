@@ -72,11 +72,17 @@ Verdicts (--verdicts FILE or FOLDER; also auc_audit.py's), recognised by content
         swebench_summary.json): resolved_ids resolve; unresolved_ids and
         empty_patch_ids fail (an empty patch delivered nothing); error_ids,
         incomplete_ids, infra_failure_ids and ambiguous_failure_ids are unchecked
-    a report.json {instance_id: {resolved, patch_is_None, infra_failure, ...}},
-        or a folder of them (logs/run_evaluation/<run_id>/<model>/<instance_id>/):
-        resolved; infra_failure unchecked; patch_is_None or not resolved fail; an
-        instance folder with no report.json is unchecked, as SWE-bench counts it
+    a report.json {instance_id: {resolved, patch_is_None, infra_failure, ...}}
+        (or the older flat {resolved, patch_exists, ...}, whose instance is its
+        folder's name), or a folder of them (logs/run_evaluation/<run_id>/<model>/
+        <instance_id>/): resolved; infra_failure unchecked; patch_is_None or not
+        resolved fail; an instance folder with no report.json (only patch.diff,
+        eval.sh, run_instance.log or test_output.txt: the harness never finished
+        its tests) is unchecked, "error (no report.json)", as SWE-bench counts it
     sb-cli report: as the run report, and failed_ids and pending_ids unchecked
+    a folder of run reports (SWE-bench's, one per model, or sb-cli-reports/):
+        every *.json at its top holding resolved_ids, each read as the model its
+        own name gives
     OpenHands output.swebench_eval.jsonl (test_result.report): resolved;
         empty_generation and failed_apply_patch fail; error_eval and test_timeout
         are unchecked
@@ -88,6 +94,15 @@ Verdicts (--verdicts FILE or FOLDER; also auc_audit.py's), recognised by content
     else on instance id alone. Several runs of one instance against verdicts keyed
     by instance, a run with no verdict, a file that matches no run, or one where
     every verdict is a grading error is an error naming the file.
+    Another model's report: where the report names its model (the log folder,
+    OpenHands' model, the run report's file name <model>.<run_id>.json, gold for
+    SWE-bench's own gold-patch runs; an sb-cli run id, in its file name
+    <subset>__<split>__<run_id>.json, holding a runs' model as a word) and the
+    runs table has a model column, a run of another model is an error naming
+    both models; --any-model joins on instance id alone anyway. Where either side
+    names none, the report says the model was not checked.
+    A verified column in the runs table beside --verdicts: the verdicts win, and
+    the report says on how many runs the two disagree.
 
 Rating sheets (the claim from people, blind to the outcome)
     --rating-sheet sheet.csv writes one row per run in a shuffled order (seeded
@@ -734,19 +749,55 @@ def script_sha256(path):
 
 
 def relative_path(path):
-    """An absolute path made relative to the current folder; other paths as given.
+    """A path as a report may show it: relative to the current folder; where that
+    would climb out through the home folder, ~/...; where neither can be, its base
+    name. Nothing of this machine above the current folder or the home folder is
+    shown, so a pasted report names no user.
 
     >>> relative_path("-"), relative_path("runs/runs.csv")
     ('-', 'runs/runs.csv')
     >>> relative_path(os.path.join(os.getcwd(), "a", "b.csv")) == os.path.join("a", "b.csv")
     True
     """
-    if path == "-" or not os.path.isabs(path):
+    if path == "-" or not path:
         return path
+    if not os.path.isabs(path) and not path.startswith(".."):
+        return path
+    full = os.path.abspath(path)
     try:
-        return os.path.relpath(path)
+        relative = os.path.relpath(full)
     except ValueError:            # another drive on Windows: no relative form
-        return path
+        relative = None
+    if relative is not None and not relative.startswith(os.pardir):
+        return relative
+    home = os.path.expanduser("~").rstrip(os.sep)
+    if home and home != "~" and full.startswith(home + os.sep):
+        if relative is None or not os.path.abspath(os.getcwd()).startswith(home + os.sep):
+            return "~/" + os.path.relpath(full, home).replace(os.sep, "/")
+        return relative           # both in the home folder: the climb names no user
+    if relative is None or path_names_home(full, home):
+        return os.path.basename(full)
+    return relative
+
+
+def path_names_home(full, home):
+    """True when `full` lies in the folder that holds the home folder (e.g. /home),
+    where a relative path would climb past the user's name into another's."""
+    parent = os.path.dirname(home)
+    return bool(home) and home != "~" and parent not in ("", os.sep) and \
+        full.startswith(parent + os.sep)
+
+
+def shell_word(word):
+    """One word of a command to paste: quoted as shlex does, but a leading ~/ left
+    bare so the shell still expands it.
+
+    >>> shell_word("~/runs dir/a.csv"), shell_word("a b")
+    ("~/'runs dir/a.csv'", "'a b'")
+    """
+    if word.startswith("~/") and len(word) > 2:
+        return "~/" + shlex.quote(word[2:])
+    return shlex.quote(word)
 
 
 def launcher_and_script(script_path):
@@ -783,7 +834,7 @@ def rerun_argument(token, read):
         if head.startswith("--") or "/" in head:
             prefix, value = head + "=", tail
     parts = value.split(",")          # a list of inputs, such as --ratings a.csv,b.csv
-    if all(os.path.isabs(part) and (os.path.realpath(part) in read or os.path.isdir(part))
+    if all(os.path.isabs(part) and (os.path.realpath(part) in read or os.path.exists(part))
            for part in parts):
         return prefix + ",".join(relative_path(part) for part in parts)
     return token
@@ -840,11 +891,11 @@ def provenance(script_path, version, argv, seed, inputs, output_flags=()):
         "version": version,
         "script_sha256": script_sha256(script_path),
         "python": platform.python_version(),
-        "command": " ".join([launcher, shlex.quote(script)] +
-                            [shlex.quote(a) for a in arguments]),
+        "command": " ".join([launcher, shell_word(script)] +
+                            [shell_word(a) for a in arguments]),
         "outputs": outputs,
         "seed": seed,
-        "inputs": [{"path": p, "relative_path": relative_path(p), "sha256": h}
+        "inputs": [{"path": relative_path(p), "relative_path": relative_path(p), "sha256": h}
                    for p, h in inputs.files],
     }
 
@@ -870,7 +921,7 @@ def command_lines(command, width=FOOTER_COMMAND_WIDTH):
         if word.startswith("-") and word != "-":
             groups.append([])
         groups[-1].append(word)
-    lines = [" ".join(shlex.quote(word) for word in group) for group in groups]
+    lines = [" ".join(shell_word(word) for word in group) for group in groups]
     return [("    " if i else "") + line + (" \\" if i < len(lines) - 1 else "")
             for i, line in enumerate(lines)]
 
@@ -941,6 +992,14 @@ VERDICT_FORMATS = ("regrade.py's verdicts.csv or verdicts.jsonl, SWE-bench's run
                    "folder, sb-cli's report, OpenHands' output.swebench_eval.jsonl")
 
 
+def optional_bool(cell):
+    """A cell read as true/false, or None where empty or not a truth value."""
+    try:
+        return None if is_missing(cell) else parse_bool(cell, "")
+    except InputError:
+        return None
+
+
 def verdict_record(verified, status, where, *, run_id=None, model=None, instance_id=None):
     """One verdict; blank ids become None."""
     return {"run_id": run_id or None, "model": model or None,
@@ -957,7 +1016,7 @@ def read_verdicts(inputs, path, outcome=None):
         for name in ("verdicts.jsonl", "verdicts.csv"):     # regrade.py --out DIR
             if os.path.isfile(os.path.join(path, name)):
                 return read_verdicts(inputs, os.path.join(path, name), outcome)
-        return swebench_log_folder(inputs, path)
+        return run_report_folder(inputs, path) or swebench_log_folder(inputs, path)
     if path != "-" and not os.path.exists(path):
         raise InputError(f"{path}: no such file or folder (given to --verdicts)")
     text = inputs.read_text(path)
@@ -975,9 +1034,17 @@ def read_verdicts(inputs, path, outcome=None):
 
 
 def verdicts_from_json(data, name):
-    """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json."""
+    """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json
+    (keyed by instance id, or the older flat shape named by its folder)."""
     if isinstance(data.get("resolved_ids"), list):
         return swebench_run_report(data, name)
+    if isinstance(data.get("resolved"), bool):
+        if name == "stdin":
+            raise InputError("stdin: a flat report.json ({\"resolved\": ...}) names its "
+                             "instance only by the folder it sits in; give the file's path")
+        folder = os.path.basename(os.path.dirname(os.path.abspath(name)))
+        return {"name": name, "format": "SWE-bench report.json",
+                "records": report_json_records(data, name, folder)}
     if data and all(isinstance(v, dict) and "resolved" in v for v in data.values()):
         return {"name": name, "format": "SWE-bench report.json",
                 "records": instance_reports(data, name)}
@@ -987,8 +1054,9 @@ def verdicts_from_json(data, name):
 # --- verdicts: SWE-bench run report (and regrade.py's swebench_summary.json) ---
 # (list, verified, status); a later list overrides an earlier one, so v5's
 # infrastructure failures (kept inside unresolved_ids / error_ids) end unchecked.
+NOT_SUBMITTED = "incomplete"
 RUN_REPORT_LISTS = (
-    ("incomplete_ids", None, "incomplete"), ("pending_ids", None, "pending"),
+    ("incomplete_ids", None, NOT_SUBMITTED), ("pending_ids", None, "pending"),
     ("failed_ids", None, "evaluation failed"), ("error_ids", None, "error"),
     ("empty_patch_ids", False, "empty_patch"), ("unresolved_ids", False, "unresolved"),
     ("resolved_ids", True, "resolved"), ("infra_failure_ids", None, "infra_failure"),
@@ -1000,7 +1068,8 @@ def swebench_run_report(data, name):
     """Records from a final run report: one per id in its outcome lists.
 
     SWE-bench names the file <model>.<run_id>.json; join_verdicts reads the model
-    from that name (model_hint) where it matches a model in the runs table.
+    from that name (model_hint) and checks it against the runs' models. sb-cli names
+    its report <subset>__<split>__<run_id>.json and records no model (run_hint).
     """
     if "ids_are" in data:
         form = "regrade.py swebench_summary.json"
@@ -1019,11 +1088,50 @@ def swebench_run_report(data, name):
             reason = f" ({reasons[item]})" if item in reasons and verified is None else ""
             found[item] = verdict_record(verified, status + reason, f"{name}: {key}",
                                          **({"run_id": item} if by_run else {"instance_id": item}))
+    base = os.path.basename(name)
     return {"name": name, "format": form, "records": [found[i] for i in sorted(found)],
-            "model_hint": None if form == "sb-cli report" else os.path.basename(name)}
+            # <model>.<run_id>.json: a name with a single dot names no model
+            "model_hint": base if form == "SWE-bench run report" and base.count(".") >= 2
+            else None,
+            "run_hint": (base[:-5].split("__", 2)[-1] if form == "sb-cli report" and
+                         base.endswith(".json") and base.count("__") >= 2 else None)}
+
+
+def run_report_folder(inputs, root):
+    """The run reports (*.json with resolved_ids) at the top of `root`, one per model
+    as SWE-bench and sb-cli (sb-cli-reports/) write them, merged; None if none.
+    Each keeps the model its own name gives (per-record model_hint, run_hint)."""
+    records, forms = [], set()
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name)
+        if not (name.endswith(".json") and os.path.isfile(path)):
+            continue
+        try:
+            data = json.loads(inputs.read_text(path))
+        except ValueError:
+            continue
+        if not (isinstance(data, dict) and isinstance(data.get("resolved_ids"), list)):
+            continue
+        source = swebench_run_report(data, path)
+        forms.add(source["format"])
+        for record in source["records"]:
+            record["model_hint"], record["run_hint"] = source["model_hint"], source["run_hint"]
+            records.append(record)
+    if not records:
+        return None
+    return {"name": root, "format": " and ".join(sorted(forms)) + " folder",
+            "records": records}
 
 
 # --- verdicts: SWE-bench report.json (one file, or a logs/run_evaluation/ folder) ---
+def report_json_records(data, where, folder, model=None):
+    """Records from one report.json: keyed by instance id, or the older flat
+    {"resolved": ..., "patch_exists": ...} whose instance is its folder's name."""
+    if isinstance(data.get("resolved"), bool):
+        return instance_reports({folder: data}, where, model)
+    return instance_reports(data, where, model)
+
+
 def instance_reports(data, where, model=None):
     """Records from one report.json: {instance_id: {resolved, patch_is_None, ...}}."""
     records = []
@@ -1044,9 +1152,13 @@ def instance_reports(data, where, model=None):
     return records
 
 
+SWEBENCH_INSTANCE_FILES = ("run_instance.log", "patch.diff", "eval.sh", "test_output.txt")
+
+
 def swebench_log_folder(inputs, root):
-    """Every <model>/<instance_id>/report.json below `root`; an instance folder with a
-    run_instance.log but no report.json is a grading error, as SWE-bench counts it."""
+    """Every <model>/<instance_id>/report.json below `root`; an instance folder
+    (one holding any of SWEBENCH_INSTANCE_FILES) with no report.json is a grading
+    error, as SWE-bench counts it: the harness never finished its tests."""
     records = []
     for folder, subfolders, files in os.walk(root):
         subfolders.sort()
@@ -1066,8 +1178,8 @@ def swebench_log_folder(inputs, root):
                 raise InputError(f"{where}: not valid JSON ({exc})") from None
             if not isinstance(data, dict):
                 raise InputError(f"{where}: expected {{instance_id: {{resolved: ...}}}}")
-            records += instance_reports(data, where, model)
-        elif "run_instance.log" in files:
+            records += report_json_records(data, where, instance, model)
+        elif any(name in files for name in SWEBENCH_INSTANCE_FILES):
             records.append(verdict_record(None, "error (no report.json)", folder,
                                           model=model, instance_id=instance))
     if not records:
@@ -1169,22 +1281,25 @@ def model_key(model):
     return model.replace("/", "__").lower() if model else None
 
 
-def join_verdicts(source, runs, *, runs_table="the runs table"):
+def join_verdicts(source, runs, *, runs_table="the runs table", any_model=False):
     """Pair each run with its verdict record: on run id where both sides have one,
     else on (model, instance id), else on instance id alone.
 
     `runs` are {"run_id" (None where the table has none), "task", "model", and
     optionally "label" (what messages call a run without a run id)} dicts.
+    A report that names a model (its records, or SWE-bench's file name) is never
+    joined to runs of another model unless `any_model` (--any-model).
     Returns the records in run order and how they were joined; every way this can
     go wrong is an InputError naming the verdict file.
     """
     name, records = source["name"], source["records"]
     if not records:
         raise InputError(f"{name}: it holds no verdicts")
+    model_check = check_report_model(source, runs, any_model)
     if all(r["run_id"] for r in records) and all(r["run_id"] for r in runs):
         key, run_key, record_key = "run id", (lambda r: r["run_id"]), (lambda v: v["run_id"])
     else:
-        key = instance_join_key(source, runs, runs_table)
+        key = instance_join_key(source, runs, runs_table, any_model)
         with_model = key == "model and instance id"
         run_key = (lambda r: (model_key(r["model"]), r["task"]) if with_model else r["task"])
         record_key = (lambda v: (model_key(v["model"]), v["instance_id"]) if with_model
@@ -1194,6 +1309,12 @@ def join_verdicts(source, runs, *, runs_table="the runs table"):
         if key != "run id" and not record["instance_id"]:
             raise InputError(f"{record['where']}: no instance id to join on")
         first = by_key.setdefault(record_key(record), record)
+        # incomplete_ids lists every instance of the dataset that had no prediction
+        # (SWE-bench's make_run_report): no verdict, so any real one overrides it.
+        if first is not record and first["status"] == NOT_SUBMITTED:
+            by_key[record_key(record)] = first = record
+        if first is not record and record["status"] == NOT_SUBMITTED:
+            continue
         if first is not record:
             raise InputError(f"{record['where']}: a second verdict for {key} "
                              f"{join_text(record_key(record))} (the first is at "
@@ -1207,7 +1328,95 @@ def join_verdicts(source, runs, *, runs_table="the runs table"):
                          f"file has e.g. {key_examples(by_key)}; the runs have e.g. "
                          f"{key_examples(run_key(r) for r in runs)}); is it the verdict file "
                          f"for these runs?")
-    return joined_summary(source, runs, joined, key, len(by_key))
+    summary = joined_summary(source, runs, joined, key, len(by_key))
+    summary["model_check"] = model_check
+    return summary
+
+
+def report_model_from_name(hint, runs):
+    """The model of a SWE-bench run report from its name <model>.<run_id>.json: the
+    runs' model it starts with, else the part before the first dot (a guess, since
+    model names may hold dots)."""
+    names = sorted({r["model"] for r in runs if r.get("model")}, key=lambda m: -len(model_key(m)))
+    matched = next((m for m in names if hint.lower().startswith(model_key(m) + ".")), None)
+    return matched or hint.split(".")[0]
+
+
+def model_in_run_id(run_id, runs):
+    """The runs' model an sb-cli run id names (its last path part, as a word of the
+    run id, e.g. calc-eval-model-a names model-a), or None."""
+    names = sorted({r["model"] for r in runs if r.get("model")}, key=lambda m: -len(model_key(m)))
+    for model in names:
+        word = re.escape(model_key(model).split("__")[-1])
+        if re.search(rf"(?<![a-z0-9]){word}(?![a-z0-9])", run_id.lower()):
+            return model
+    return None
+
+
+def models_named_by_names(source, runs):
+    """Give each record without a model the model its file's name gives: SWE-bench's
+    <model>.<run_id>.json, or a runs' model an sb-cli run id names. Returns
+    {model: (how the report names it, how it names several)}."""
+    said = {}
+    for record in source["records"]:
+        if record["model"]:
+            said.setdefault(record["model"], (repr(record["model"]), ""))
+            continue
+        hint = record.get("model_hint", source.get("model_hint"))
+        run_id = record.get("run_hint", source.get("run_hint"))
+        if hint:
+            record["model"] = report_model_from_name(hint, runs)
+            said.setdefault(record["model"], (f"{record['model']!r} (from its file name "
+                                              f"{hint})", " (from their file names)"))
+        elif run_id and model_in_run_id(run_id, runs):
+            record["model"] = model_in_run_id(run_id, runs)
+            said.setdefault(record["model"], (f"{record['model']!r} (named by sb-cli run "
+                                              f"id {run_id!r})", " (named by sb-cli run ids)"))
+    return said
+
+
+def check_report_model(source, runs, any_model):
+    """Refuse a report of another model; return what the report says of the check.
+
+    Where the report names its models (records with a model, a SWE-bench file name,
+    an sb-cli run id holding a runs' model) and every run names one, a run whose
+    model the report does not grade is an error naming both, unless `any_model`.
+    Where either side names none, the join goes ahead on instance id, and the
+    returned text says what was not checked.
+    """
+    said = models_named_by_names(source, runs)
+    graded = {model_key(m) for m in said}
+    if len(said) == 1:
+        shown = "model " + next(iter(said.values()))[0]
+    else:
+        hows = {how for _, how in said.values()}
+        shown = ("models " + ", ".join(repr(m) for m in sorted(said)[:5])
+                 + (", ..." if len(said) > 5 else "") + (hows.pop() if len(hows) == 1 else ""))
+    if not graded:
+        run_ids = sorted({r.get("run_hint") or source.get("run_hint") or ""
+                          for r in source["records"]} - {""})
+        return ("not checked: the report names no model"
+                + (f" (sb-cli run id {', '.join(map(repr, run_ids[:3]))})" if run_ids else ""))
+    if not (runs and all(r.get("model") for r in runs)):
+        return (f"not checked: the report grades {shown}, but the runs name no model "
+                f"(add a model column to check it)")
+    others = sorted({r["model"] for r in runs if model_key(r["model"]) not in graded})
+    if not others:
+        return f"the report grades {shown}, the runs' model" + ("s" if len(said) > 1 else "")
+    if any_model:
+        return (f"not checked (--any-model): the report grades {shown}; the runs are of "
+                f"{', '.join(repr(m) for m in others[:5])}")
+    count = sum(model_key(r["model"]) not in graded for r in runs)
+    raise InputError(f"{source['name']}: the report grades {shown}, but {count} of "
+                     f"{plural_text(runs, 'run')} are of model "
+                     f"{', '.join(repr(m) for m in others[:5])}: a report of another model "
+                     f"is not joined to them; give the report of these runs, or --any-model "
+                     f"to join on instance id alone")
+
+
+def plural_text(items, word):
+    """'1 run', '3 runs'."""
+    return f"{len(items)} {word}" + ("" if len(items) == 1 else "s")
 
 
 def key_examples(keys, count=3):
@@ -1215,7 +1424,7 @@ def key_examples(keys, count=3):
     return ", ".join(sorted({join_text(k, quote=False) for k in keys})[:count])
 
 
-def instance_join_key(source, runs, runs_table):
+def instance_join_key(source, runs, runs_table, any_model=False):
     """'model and instance id' or 'instance id': the key when run ids do not join."""
     name, records = source["name"], source["records"]
     if not any(r["instance_id"] for r in records):
@@ -1226,13 +1435,7 @@ def instance_join_key(source, runs, runs_table):
         raise InputError(f"{name}: its verdicts are keyed by instance id, but {runs_table} "
                          f"has no task column to join on (looked for "
                          f"{', '.join(VERDICT_INSTANCE_COLUMNS)}; name it with --task)")
-    hint = source.get("model_hint")
-    if hint and all(r["model"] for r in runs) and not any(r["model"] for r in records):
-        names = sorted({r["model"] for r in runs}, key=lambda m: -len(model_key(m)))
-        model = next((m for m in names if hint.lower().startswith(model_key(m) + ".")), None)
-        for record in records:
-            record["model"] = model
-    if all(r["model"] for r in runs) and all(r["model"] for r in records):
+    if not any_model and all(r["model"] for r in runs) and all(r["model"] for r in records):
         return "model and instance id"
     return "instance id"
 
@@ -3651,6 +3854,9 @@ def read_runs(table, args, verdicts=False, ratings=None):
                              required=not (raters or ratings))
     verified_col = None if verdicts else table.column(
         args.verified, flag="--verified", candidates=VERIFIED_COLUMNS)
+    # With --verdicts a verified column of the table's own is compared, never used.
+    beside_col = table.column(args.verified, flag="--verified", candidates=VERIFIED_COLUMNS,
+                              required=bool(args.verified)) if verdicts else None
     condition_col = table.column(args.condition, flag="--condition",
                                  candidates=("condition",), required=bool(args.condition))
     replicate_col = table.column(args.replicate, flag="--replicate",
@@ -3680,6 +3886,7 @@ def read_runs(table, args, verdicts=False, ratings=None):
             run["claim"] = claim_cell(table, i, claim_col)
         if verdicts:
             run["verified"] = None            # filled in by apply_verdicts
+            run["table_verified"] = optional_bool(row[beside_col]) if beside_col else None
         else:
             cell = row[verified_col]
             run["verified"] = (None if is_missing(cell)
@@ -3698,6 +3905,7 @@ def read_runs(table, args, verdicts=False, ratings=None):
     # McNemar's p depend on how the runs happen to be numbered.
     return runs, {"task": task_col, "raters": raters or (ratings and ratings["files"]),
                   "run_id": run_id_col, "verified": verified_col, "replicate": replicate_col,
+                  "verified_beside": beside_col,
                   "claim_source": claim_source(table, claim_col, raters, ratings)}
 
 
@@ -3717,7 +3925,8 @@ def claim_source(table, claim_col, raters, ratings):
     """Where the claim came from, in the report's words."""
     if ratings:
         return (f"the majority label of {len(ratings['files'])} blind rating sheets "
-                f"({', '.join(ratings['files'])}), mapped to runs by {ratings['key']}")
+                f"({', '.join(map(relative_path, ratings['files']))}), mapped to runs by "
+                f"{relative_path(ratings['key'])}")
     if raters:
         return f"the majority label of the rater columns {', '.join(raters)}"
     formats = sorted({row.get("format", "").strip() for row in table.rows
@@ -3736,26 +3945,44 @@ def claim_source(table, claim_col, raters, ratings):
                else ""))
 
 
-def apply_verdicts(runs, found, source, runs_table):
+def apply_verdicts(runs, found, source, runs_table, any_model=False):
     """Join the verdicts to the runs; fill verified (and the task where the table has
     none); return what the report says about the join."""
     keyed = [{"run_id": run["run_id"] if found["run_id"] else None,
               "task": run["task"] if found["task"] else None,
               "model": run.get("model") or None, "label": run["run_id"]} for run in runs]
-    joined = join_verdicts(source, keyed, runs_table=runs_table)
+    joined = join_verdicts(source, keyed, runs_table=runs_table, any_model=any_model)
+    replaced = column_against_verdicts(runs, joined["verdicts"], found)
     for run, verdict in zip(runs, joined["verdicts"]):
         run["verified"] = verdict["verified"]
         if not found["task"] and verdict["instance_id"]:
             run["task"] = verdict["instance_id"]
     if not found["task"] and all(v["instance_id"] for v in joined["verdicts"]):
         found["task"] = "instance_id (from --verdicts)"
-    extras = {"verdict_source": {"file": source["name"], "format": source["format"],
-                                 "joined_on": joined["key"]},
+    extras = {"verdict_source": {"file": relative_path(source["name"]),
+                                 "format": source["format"],
+                                 "joined_on": joined["key"],
+                                 "model_check": joined["model_check"]},
               "verdicts_not_in_runs": joined["not_in_runs"]}
+    if replaced:
+        extras["verdict_source"]["replaces"] = replaced
     if joined["unchecked"]:
         extras["grading_errors"] = {s: len(ids) for s, ids in joined["unchecked"].items()}
         extras["grading_error_runs"] = joined["unchecked"]
     return extras
+
+
+def column_against_verdicts(runs, verdicts, found):
+    """The runs table's own verified column against the joined verdicts: how many
+    runs it defines, and on how many they disagree; the verdicts win. None when
+    the table has no such column."""
+    column = found.get("verified_beside")
+    if not column:
+        return None
+    both = [(run["table_verified"], v["verified"]) for run, v in zip(runs, verdicts)
+            if run["table_verified"] is not None and v["verified"] is not None]
+    return {"column": column, "runs_compared": len(both),
+            "disagree": sum(a != b for a, b in both), "winner": "--verdicts"}
 
 
 def read_criteria(table):
@@ -3771,7 +3998,7 @@ def read_criteria(table):
 
 def parse_counts(text):
     """--counts tp=46,fp=22,fn=3,tn=1[,eq_verified=3,eq_failed=1] -> counts dict."""
-    counts = dict.fromkeys(FIELDS, 0)
+    counts, given = dict.fromkeys(FIELDS, 0), set()
     for part in text.split(","):
         key, _, value = part.partition("=")
         key = key.strip()
@@ -3779,6 +4006,11 @@ def parse_counts(text):
             raise InputError(f"--counts: expected tp=N,fp=N,fn=N,tn=N (optionally "
                              f"eq_verified=N,eq_failed=N), got {part.strip()!r}")
         counts[key] = int(value)
+        given.add(key)
+    missing = [key for key in ("tp", "fp", "fn", "tn") if key not in given]
+    if missing:
+        raise InputError(f"--counts: no {', '.join(missing)}: give all four cells "
+                         f"tp=N,fp=N,fn=N,tn=N (a cell with no runs is =0)")
     if counts["eq_verified"] > counts["fn"] or counts["eq_failed"] > counts["tn"]:
         raise InputError("--counts: equivocal messages are read as not claiming, so "
                          "eq_verified <= fn and eq_failed <= tn")
@@ -3862,20 +4094,22 @@ def write_rating_sheet(inputs, table, args):
                                  f"sheet name")
     write_atomic(keyfile, key_text)
     write_atomic(args.rating_sheet, sheet_text)
-    lines = [f"Wrote {args.rating_sheet}: {plural(len(sheet), 'final message')} in a shuffled "
-             f"order (seed {args.seed}), columns {', '.join(SHEET_COLUMNS)}; no run id, model "
-             f"or outcome is on it.",
-             f"Wrote its key {keyfile} (sheet id -> run id): keep it away from the raters.",
+    lines = [f"Wrote {relative_path(args.rating_sheet)}: {plural(len(sheet), 'final message')} "
+             f"in a shuffled order (seed {args.seed}), columns {', '.join(SHEET_COLUMNS)}; no "
+             f"run id, model or outcome is on it.",
+             f"Wrote its key {relative_path(keyfile)} (sheet id -> run id): keep it away from "
+             f"the raters.",
              "Each rater fills the claim column of a copy of the sheet with claimed, not "
              "claimed or equivocal, blind to the outcome. Then:"]
     # The audit needs the verified outcomes too, which the sheet step never reads.
     lines[-1] = lines[-1].replace(" Then:", " Then (add --verdicts FILE unless the runs "
                                             "table has a verified column):")
-    command = [f"python3 delivery_audit.py {shlex.quote(args.runs)} \\",
-               f"    --ratings a.csv,b.csv,c.csv --rating-key {shlex.quote(keyfile)}"]
+    command = [f"python3 delivery_audit.py {shell_word(relative_path(args.runs))} \\",
+               f"    --ratings a.csv,b.csv,c.csv --rating-key "
+               f"{shell_word(relative_path(keyfile))}"]
     if args.task_map:                        # the transcripts' tasks, as for the sheet
         command[-1] += " \\"
-        command.append(f"    --task-map {shlex.quote(args.task_map)}")
+        command.append(f"    --task-map {shell_word(relative_path(args.task_map))}")
     return ("\n".join(textwrap.fill(line, 100) for line in lines) + "\n    "
             + "\n    ".join(command) + "\n")
 
@@ -3963,7 +4197,12 @@ def render_opening(result, style, source, heading):
     if "verdict_source" in result:
         v = result["verdict_source"]
         out += apart + [f"Verified outcomes: {v['format']} {v['file']}, joined on "
-                        f"{v['joined_on']}."]
+                        f"{v['joined_on']}; model: {v['model_check']}."]
+        if v.get("replaces"):
+            r = v["replaces"]
+            out += apart + [f"The runs table's own column {r['column']!r} is set aside: "
+                            f"--verdicts wins; the two disagree on {r['disagree']} of "
+                            f"{plural(r['runs_compared'], 'run')} both define."]
     return out
 
 
@@ -4309,6 +4548,9 @@ def build_parser():
                         help="take the verified outcome from a grader's output (regrade.py's "
                              "verdicts.csv, SWE-bench, sb-cli or OpenHands reports; see "
                              "'Verdicts' above)")
+    parser.add_argument("--any-model", action="store_true",
+                        help="join --verdicts on instance id even where the report names "
+                             "another model than the runs' (default: refuse)")
     parser.add_argument("--rating-sheet", metavar="FILE",
                         help="write a blind rating sheet of the final messages to FILE, and "
                              "its key beside it (FILE.key.csv), then stop")
@@ -4391,7 +4633,8 @@ def _main(argv):
                                  f"not in {table.name}: {', '.join(unknown[:10])}")
         extras["claim_source"] = found["claim_source"]
         if verdict_source:
-            extras.update(apply_verdicts(runs, found, verdict_source, table.name))
+            extras.update(apply_verdicts(runs, found, verdict_source, table.name,
+                                         args.any_model))
         elif not any(r["verified"] is not None for r in runs):
             raise InputError(f"{table.name}: no run has a verified outcome (column "
                              f"{found['verified']!r} is empty on every row); grade the runs "
@@ -4403,7 +4646,7 @@ def _main(argv):
         if criteria_table is not None:
             extras["criteria"] = criteria_summary(read_criteria(criteria_table),
                                                   [r["run_id"] for r in runs])
-        source = table.name
+        source = relative_path(table.name)
         clusters_named = bool(found["task"])
         pair_column = found.get("replicate")
     if not any(r["verified"] is not None for r in runs):

@@ -2064,7 +2064,13 @@ def regrade_diff(work, files):
 def regrade_json(argv):
     """Run regrade.py with --format json; return (status, parsed output or None, stderr)."""
     status, out, err = run("regrade.py", list(argv) + ["--format", "json"])
-    return status, (json.loads(out) if status == 0 else None), err
+    return status, (json.loads(out) if status in (0, 1) else None), err
+
+
+def graded_status(report):
+    """The exit status regrade.py owes a report: 1 when no run could be graded."""
+    summary = (report or {}).get("summary") or {}
+    return 1 if summary.get("runs") and summary["grading_errors"] == summary["runs"] else 0
 
 
 def regrade_by_run(report):
@@ -2211,7 +2217,7 @@ class RegradeFixture(RegradeRepoCase):
                 [(name, "toy-1", self.diffs[name]) for name in names])
             status, report, err = regrade_json([instances, predictions, "--repo", self.repo,
                                                 *extra_argv])
-        self.assertEqual(status, 0, err)
+        self.assertEqual(status, graded_status(report), err)
         return regrade_by_run(report)
 
     def assert_status(self, verdicts, expected):
@@ -2523,7 +2529,8 @@ class TestRegradeUnittestRunner(RegradeFixture):
             verdicts = regrade_by_run(report)
             self.assert_status(verdicts, {"r1": "resolved", "r2": "unresolved"})
             self.assertEqual(verdicts["r2"]["base_commit"], self.base)
-            self.assertIn(bundle, [i["path"] for i in report["provenance"]["inputs"]])
+            self.assertIn(os.path.relpath(bundle),
+                          [i["path"] for i in report["provenance"]["inputs"]])
 
     def test_environment_is_scrubbed_and_stdin_closed(self):
         probe = ("import json, os, sys\n"
@@ -2611,14 +2618,14 @@ class TestRegradeUnittestRunner(RegradeFixture):
             # grading error and the rest are graded.
             status, report, err = regrade_json([instances, os.path.join(folder, "other.jsonl"),
                                                 "--repo", self.repo])
-            self.assertEqual(status, 0, err)
+            self.assertEqual(status, 1, err)          # no run could be graded
             verdict = report["runs"][0]
             self.assertEqual((verdict["status"], verdict["completed"], verdict["resolution"]),
                              ("error", None, "NO"))
             self.assertIn("instance 'nope' is not in", verdict["reason"])
             status, report, err = regrade_json([os.path.join(folder, "nobase.jsonl"), "empty",
                                                 "--repo", self.repo])
-            self.assertEqual(status, 0, err)
+            self.assertEqual(status, 1, err)
             verdict = report["runs"][0]
             self.assertEqual((verdict["status"], verdict["completed"]), ("error", None))
             self.assertIn("base commit " + "0" * 40 + " of toy-1 is not in", verdict["reason"])
@@ -3654,8 +3661,10 @@ class TestVerdictForms(unittest.TestCase):
             with self.subTest(name):
                 path = os.path.join(EXAMPLE_VERDICTS, name)
                 result = audit_json([runs, "--verdicts", path, "--boot", "0"])
-                self.assertEqual(result["verdict_source"],
-                                 {"file": path, "format": form, "joined_on": key})
+                self.assertEqual({k: result["verdict_source"][k]
+                                  for k in ("file", "format", "joined_on")},
+                                 {"file": os.path.relpath(path), "format": form,
+                                  "joined_on": key})
                 self.assertEqual(result["grading_error_runs"], unchecked)
                 got = {k: result["counts"][k] for k in ("tp", "fp", "fn", "tn")}
                 self.assertEqual(got, self.expected_counts(unchecked))
@@ -3704,10 +3713,11 @@ class TestVerdictForms(unittest.TestCase):
             joined = d.join_verdicts(d.read_verdicts(d.Inputs(), named), runs[1:])
             self.assertEqual(joined["key"], "model and instance id")
             self.assertEqual([v["verified"] for v in joined["verdicts"]], [True, False])
-            # Runs of a model the report is not about have no verdict: an error.
+            # Runs of a model the report is not about are refused, naming both models.
             with self.assertRaises(d.InputError) as caught:
                 d.join_verdicts(d.read_verdicts(d.Inputs(), named), runs)
-            self.assertIn("no verdict for 1 run: r1 (joined on model and instance id)",
+            self.assertIn("grades model 'org/model-b' (from its file name org__model-b.my.run"
+                          ".json), but 1 of 3 runs are of model 'org/model-a'",
                           str(caught.exception))
 
 
@@ -3769,8 +3779,8 @@ class TestVerdictJoinErrors(unittest.TestCase):
         report = json.dumps({"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"]})
         self.check_refused({"runs.csv": runs, "org__c.eval.json": report},
                            lambda p: [p["runs.csv"], "--verdicts", p["org__c.eval.json"]],
-                           "org__c.eval.json", "keyed by instance id",
-                           "matches none of the runs' models", "<model>.<run_id>.json")
+                           "org__c.eval.json", "model 'org__c' (from its file name",
+                           "3 of 3 runs are of model 'org/a', 'org/b'", "--any-model")
 
     def test_every_verdict_a_grading_error_names_the_file_and_which(self):
         runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
@@ -3965,6 +3975,451 @@ class TestRatingSheets(unittest.TestCase):
             assert_one_error(self, status, out, err, "sheet.key.csv",
                              "a different key is already there")
             self.assertEqual(snapshot(folder), before)
+
+
+# === Verdicts and paths: real shapes (issue 15) ===
+# Synthetic files shaped like what SWE-bench, sb-cli and their users really wrote:
+# a gold-patch run report named gold.<run_id>.json, a logs/run_evaluation/<run_id>/
+# <model>/<instance>/ tree whose instance folders may hold only patch.diff, the
+# older flat report.json named by its folder, an sb-cli report named by run id.
+def shaped_runs(model, instances, verified=None):
+    """A runs table of one model, every run claiming; an optional verified column."""
+    header = ["run_id", "instance_id", "model", "claimed", "tool_calls", "search_calls"]
+    header += ["verified"] if verified is not None else []
+    rows = [[f"r{n}", iid, model, "yes", 10 + n, 3 - n] + ([verified[n]] if verified else [])
+            for n, iid in enumerate(instances)]
+    return csv_text(header, rows)
+
+
+def run_report(resolved, unresolved, errors=(), dataset=()):
+    """A SWE-bench run report (schema_version 2 keys), as make_run_report writes it:
+    incomplete_ids is every instance of the dataset that had no prediction."""
+    submitted = sorted([*resolved, *unresolved, *errors])
+    return json.dumps({
+        "total_instances": 500, "submitted_instances": len(submitted),
+        "completed_instances": len(resolved) + len(unresolved),
+        "resolved_instances": len(resolved), "unresolved_instances": len(unresolved),
+        "empty_patch_instances": 0, "error_instances": len(errors),
+        "completed_ids": sorted([*resolved, *unresolved]),
+        "incomplete_ids": sorted(set(dataset) - set(submitted)),
+        "empty_patch_ids": [], "submitted_ids": submitted, "resolved_ids": sorted(resolved),
+        "unresolved_ids": sorted(unresolved), "error_ids": sorted(errors),
+        "schema_version": 2}, indent=4)
+
+
+def instance_report(iid, resolved, flat=False):
+    """A per-instance report.json: keyed by instance id, or the older flat shape."""
+    body = {"patch_is_None": False, "patch_exists": True, "patch_successfully_applied": True,
+            "resolved": resolved,
+            "tests_status": {"FAIL_TO_PASS": {"success": ["t1"] if resolved else [],
+                                              "failure": [] if resolved else ["t1"]},
+                             "PASS_TO_PASS": {"success": ["t2"], "failure": []},
+                             "FAIL_TO_FAIL": {"success": [], "failure": []},
+                             "PASS_TO_FAIL": {"success": [], "failure": []}}}
+    return json.dumps(body if flat else {iid: body}, indent=4)
+
+
+INSTANCES_3 = ["proj__proj-101", "proj__proj-102", "proj__proj-103"]
+
+
+class TestVerdictsRealShapes(unittest.TestCase):
+    def run_both(self, files, argv_of, auc_extra=("--perms", "20", "--boot", "20")):
+        """Both audits over `files` written to a temp folder: [(status, out, err)]."""
+        with TempDir() as folder:
+            paths = {name: write(folder, name, text) for name, text in files.items()}
+            for name in list(paths):
+                paths[os.path.dirname(name)] = os.path.join(folder, os.path.dirname(name))
+            paths[""] = folder
+            return [run("delivery_audit.py", argv_of(paths) + ["--boot", "0"]),
+                    run(AUC, argv_of(paths) + list(auc_extra))]
+
+    def test_a_gold_report_is_not_joined_to_another_models_runs(self):
+        # SWE-bench names the report <model>.<run_id>.json: gold.<run>.json is the
+        # harness's own gold-patch run. Joined on instance id alone it said 3 of 3.
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 "gold.fresh-run.json": run_report(INSTANCES_3, [])}
+        for script, (status, out, err) in zip(
+                ("delivery_audit.py", AUC),
+                self.run_both(files, lambda p: [p["runs.csv"], "--verdicts",
+                                                p["gold.fresh-run.json"]])):
+            with self.subTest(script):
+                assert_one_error(self, status, out, err, "model 'gold'",
+                                 "gold.fresh-run.json", "'coder-x-v1'", "--any-model")
+                assert_hints_exist(self, script, err)
+
+    def test_any_model_joins_anyway_and_says_the_model_was_not_checked(self):
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 "gold.fresh-run.json": run_report(INSTANCES_3[:2], INSTANCES_3[2:])}
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts", paths["gold.fresh-run.json"],
+                                 "--any-model", "--boot", "0"])
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (2, 1))
+        self.assertIn("not checked (--any-model)", result["verdict_source"]["model_check"])
+        self.assertIn("'gold'", result["verdict_source"]["model_check"])
+
+    def test_the_runs_own_report_joins_on_model_and_instance(self):
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 "coder-x-v1.batch_1.json": run_report([], INSTANCES_3[:2], INSTANCES_3[2:])}
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts",
+                                 paths["coder-x-v1.batch_1.json"], "--boot", "0"])
+        self.assertEqual(result["verdict_source"]["joined_on"], "model and instance id")
+        self.assertEqual(result["grading_error_runs"], {"error": ["r2"]})
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (0, 2))
+
+    def test_a_folder_of_run_reports_joins_each_batch(self):
+        # Two batches of one model: each report lists the other's instances (and
+        # the rest of the dataset) as incomplete_ids, which is no verdict.
+        dataset = INSTANCES_3 + ["proj__proj-104"]
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 "reports/coder-x-v1.batch_1.json": run_report(INSTANCES_3[:1], [],
+                                                               dataset=dataset),
+                 "reports/coder-x-v1.batch_2.json": run_report([], INSTANCES_3[1:],
+                                                               dataset=dataset)}
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts",
+                                 os.path.join(folder, "reports"), "--boot", "0"])
+        self.assertEqual(result["verdict_source"]["format"], "SWE-bench run report folder")
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (1, 2))
+        self.assertEqual(result["verdict_source"]["joined_on"], "model and instance id")
+
+    def test_a_log_folder_of_another_model_names_both(self):
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3)}
+        for iid in INSTANCES_3:
+            files[f"logs/run_evaluation/batch_1/other-model/{iid}/report.json"] = \
+                instance_report(iid, True)
+        for script, (status, out, err) in zip(
+                ("delivery_audit.py", AUC),
+                self.run_both(files, lambda p: [p["runs.csv"], "--verdicts", os.path.join(
+                    p[""], "logs", "run_evaluation", "batch_1")])):
+            with self.subTest(script):
+                assert_one_error(self, status, out, err, "'other-model'", "'coder-x-v1'",
+                                 "3 of 3 runs", "--any-model")
+
+    def test_an_sb_cli_report_names_no_model_and_the_report_says_so(self):
+        report = json.loads(run_report(INSTANCES_3[:1], INSTANCES_3[1:]))
+        del report["empty_patch_instances"], report["empty_patch_ids"]
+        report.update({"pending_instances": 0, "failed_instances": 0, "pending_ids": [],
+                       "failed_ids": []})
+        name = "sb-cli-reports/swe-bench_verified__test__batch-7.json"
+        with TempDir() as folder:
+            runs = write(folder, "runs.csv", shaped_runs("coder-x-v1", INSTANCES_3))
+            path = write(folder, name, json.dumps(report, indent=4))
+            result = audit_json([runs, "--verdicts", path, "--boot", "0"])
+            self.assertEqual(result["verdict_source"]["format"], "sb-cli report")
+            self.assertEqual(result["verdict_source"]["model_check"],
+                             "not checked: the report names no model (sb-cli run id "
+                             "'batch-7')")
+            self.assertEqual(result["counts"]["tp"], 1)
+            status, out, err = run("delivery_audit.py", [runs, "--verdicts", path, "--boot",
+                                                         "0", "--format", "markdown"])
+            self.assertIn("model: not checked: the report names no model (sb-cli run id "
+                          "'batch-7').", " ".join(out.split()))
+
+    def test_flat_report_json_takes_its_instance_from_its_folder(self):
+        # As published with SWE-bench's experiments: logs/<instance>/report.json,
+        # the report itself not keyed by instance.
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3)}
+        for iid, resolved in zip(INSTANCES_3, (True, False, True)):
+            files[f"logs/{iid}/report.json"] = instance_report(iid, resolved, flat=True)
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts", os.path.join(folder, "logs"),
+                                 "--boot", "0"])
+            self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (2, 1))
+            self.assertEqual(result["verdict_source"]["format"],
+                             "SWE-bench logs/run_evaluation folder")
+            d = load("delivery_audit.py")
+            one = d.read_verdicts(d.Inputs(), paths[f"logs/{INSTANCES_3[1]}/report.json"])
+            self.assertEqual([(r["instance_id"], r["verified"]) for r in one["records"]],
+                             [(INSTANCES_3[1], False)])
+            status, out, err = run("delivery_audit.py", ["-", "--verdicts", "-"],
+                                   instance_report("x", True, flat=True).encode())
+            self.assertEqual(status, 2)
+
+    def test_an_instance_folder_with_only_patch_diff_is_unchecked(self):
+        # The harness wrote patch.diff and stopped: no test ran, no report.json.
+        root = "logs/run_evaluation/batch_1/coder-x-v1"
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 f"{root}/{INSTANCES_3[0]}/patch.diff": "diff --git a/x b/x\n",
+                 f"{root}/{INSTANCES_3[1]}/patch.diff": "diff --git a/x b/x\n",
+                 f"{root}/{INSTANCES_3[1]}/eval.sh": "#!/bin/bash\n",
+                 f"{root}/{INSTANCES_3[1]}/test_output.txt": "collected 2 items\n",
+                 f"{root}/{INSTANCES_3[1]}/report.json": instance_report(INSTANCES_3[1], False),
+                 f"{root}/{INSTANCES_3[2]}/patch.diff": "diff --git a/x b/x\n",
+                 f"{root}/{INSTANCES_3[2]}/report.json": instance_report(INSTANCES_3[2], True)}
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts",
+                                 os.path.join(folder, "logs", "run_evaluation", "batch_1"),
+                                 "--boot", "0"])
+        self.assertEqual(result["grading_error_runs"], {"error (no report.json)": ["r0"]})
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (1, 1))
+        self.assertEqual(result["verdict_source"]["joined_on"], "model and instance id")
+
+    def test_verdicts_over_a_verified_column_say_how_many_disagree(self):
+        report = {"coder-x-v1.batch_1.json": run_report(INSTANCES_3[:1], INSTANCES_3[1:])}
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3, ["no", "yes", "yes"]),
+                 **report}
+        results = self.run_both(files, lambda p: [p["runs.csv"], "--verdicts",
+                                                  p["coder-x-v1.batch_1.json"], "--format",
+                                                  "json"])
+        delivery, auc = (json.loads(out) for _, out, _ in results)
+        self.assertEqual(delivery["verdict_source"]["replaces"],
+                         {"column": "verified", "runs_compared": 3, "disagree": 3,
+                          "winner": "--verdicts"})
+        self.assertEqual(delivery["counts"]["tp"], 1)
+        self.assertIn("the table's own column 'verified' is set aside: --verdicts wins; the "
+                      "two disagree on 3 of 3 runs both define", auc["notes"])
+        self.assertNotIn("verified", [f["name"] for f in auc["features"]])
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            status, out, err = run("delivery_audit.py", [
+                paths["runs.csv"], "--verdicts", paths["coder-x-v1.batch_1.json"], "--boot", "0"])
+        self.assertIn("--verdicts wins; the two disagree on 3 of 3 runs both define",
+                      " ".join(out.split()))
+
+    def test_counts_needs_all_four_cells(self):
+        for given, missing in (("tp=46,fp=22,fn=3", "tn"), ("tp=4,tn=2", "fp, fn")):
+            with self.subTest(given):
+                status, out, err = run("delivery_audit.py", ["--counts", given])
+                assert_one_error(self, status, out, err, f"--counts: no {missing}",
+                                 "all four cells")
+
+
+class TestRegradeRefusesWhatItCannotGrade(unittest.TestCase):
+    EXAMPLE = os.path.join(HERE, "examples", "regrade")
+
+    def test_a_json_object_as_fail_to_pass_is_an_error_not_a_traceback(self):
+        with open(os.path.join(self.EXAMPLE, "instances.jsonl"), encoding="utf-8") as handle:
+            instance = json.loads(handle.readline())
+        for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+            with self.subTest(field), TempDir() as folder:
+                bad = dict(instance, **{field: {"tests/test_calc.py::test_add": "PASSED"}})
+                instances = regrade_jsonl(folder, "instances.jsonl", [bad])
+                status, out, err = run("regrade.py", [
+                    instances, os.path.join(self.EXAMPLE, "predictions.jsonl"),
+                    "--repo", os.path.join(self.EXAMPLE, "calc.bundle")])
+                assert_one_error(self, status, out, err, field, "got a JSON object")
+
+    def test_no_run_graded_exits_non_zero_and_says_so_last(self):
+        with TempDir() as folder:
+            runs = regrade_jsonl(folder, "predictions.jsonl", [
+                {"instance_id": "not-an-instance", "model_name_or_path": "m",
+                 "model_patch": "diff --git a/x b/x\n"}])
+            for style in ("text", "markdown", "json"):
+                with self.subTest(style):
+                    status, out, err = run("regrade.py", [
+                        os.path.join(self.EXAMPLE, "instances.jsonl"), runs, "--repo",
+                        os.path.join(self.EXAMPLE, "calc.bundle"), "--format", style])
+                    self.assertEqual(status, 1, err)
+                    self.assertTrue(out.strip())          # the summary is still printed
+                    self.assertTrue(err.strip().splitlines()[-1].startswith(
+                        "error: no run could be graded: the 1 run is a grading error (error "
+                        "1)"), err)
+
+
+class FakeHome:
+    """HOME pointed at a folder named like a user's, the current folder outside it."""
+
+    def __enter__(self):
+        self.root = tempfile.mkdtemp(prefix="audit-home-")
+        self.home = os.path.join(self.root, "home", "alice-private")
+        self.elsewhere = os.path.join(self.root, "work", "elsewhere")
+        os.makedirs(self.home)
+        os.makedirs(self.elsewhere)
+        self.old = os.environ.get("HOME"), os.getcwd()
+        os.environ["HOME"] = self.home
+        os.chdir(self.elsewhere)
+        return self
+
+    def __exit__(self, *exc):
+        old_home, old_cwd = self.old
+        os.chdir(old_cwd)
+        if old_home is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = old_home
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class TestPastedOutputNamesNoHome(unittest.TestCase):
+    """Every output format of every script, inputs given by absolute paths under a
+    fake home and the command run from a folder outside it: the home folder's path
+    and the user's name appear nowhere in what is printed or drawn."""
+
+    def assert_private(self, fake, label, text):
+        for secret in (fake.home, "alice-private", fake.root):
+            at = text.find(secret)
+            self.assertEqual(at, -1, f"{label}: {secret} in ...{text[max(0, at - 150):at + 80]}")
+
+    def copy_in(self, fake, *parts):
+        source = os.path.join(HERE, "examples", *parts)
+        target = os.path.join(fake.home, *parts)
+        if os.path.isdir(source):
+            shutil.copytree(source, target)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy(source, target)
+        return target
+
+    def outputs(self, fake, script, argv, svg=True):
+        for style in ("text", "markdown", "json"):
+            status, out, err = run(script, argv + ["--format", style])
+            self.assertEqual(status, 0, err)
+            self.assert_private(fake, f"{script} {style}", out)
+        if svg:
+            drawing = os.path.join(fake.home, "out", f"{script}.svg")
+            os.makedirs(os.path.dirname(drawing), exist_ok=True)
+            status, out, err = run(script, argv + ["--svg", drawing])
+            self.assertEqual(status, 0, err)
+            self.assert_private(fake, f"{script} text with --svg", out)
+            with open(drawing, encoding="utf-8") as handle:
+                self.assert_private(fake, f"{script} svg", handle.read())
+
+    def test_the_audits(self):
+        with FakeHome() as fake:
+            verdicts = self.copy_in(fake, "verdicts")
+            runs = self.copy_in(fake, "runs")
+            runs_csv = os.path.join(verdicts, "runs.csv")
+            for name in ("swebench/example-org__agent-a.eval-1.json",
+                         "logs/run_evaluation/eval-1", "regrade/verdicts.csv"):
+                with self.subTest(name):
+                    given = os.path.join(verdicts, name)
+                    self.outputs(fake, "delivery_audit.py",
+                                 [runs_csv, "--verdicts", given, "--boot", "50"])
+                    self.outputs(fake, AUC, [runs_csv, "--verdicts", given, "--perms", "50",
+                                             "--boot", "50"])
+            agents = self.copy_in(fake, "agents")
+            for name in ("swebench", "logs/run_evaluation/calc-eval"):
+                with self.subTest(name):
+                    given = os.path.join(verdicts, "agents", name)
+                    self.outputs(fake, "delivery_audit.py", [os.path.join(agents, "swe-agent"),
+                                                             "--verdicts", given, "--boot", "0"])
+            self.outputs(fake, "delivery_audit.py", [runs, "--boot", "50"])
+            self.outputs(fake, AUC, [os.path.join(runs, "runs.csv"), "--perms", "50",
+                                     "--boot", "50"])
+            ratings = os.path.join(verdicts, "ratings")
+            self.outputs(fake, "delivery_audit.py", [
+                verdicts, "--verdicts", os.path.join(verdicts, "regrade", "verdicts.csv"),
+                "--ratings", ",".join(os.path.join(ratings, f"rater_{x}.csv") for x in "abc"),
+                "--rating-key", os.path.join(ratings, "sheet.key.csv"), "--boot", "0"])
+            self.outputs(fake, AUC, [os.path.join(agents, "codex"), "--verdicts",
+                                     os.path.join(agents, "codex", "verdicts.csv"), "--perms",
+                                     "20", "--boot", "20"])
+            status, out, err = run("delivery_audit.py", [
+                verdicts, "--rating-sheet", os.path.join(fake.home, "sheet.csv")])
+            self.assertEqual(status, 0, err)
+            self.assert_private(fake, "--rating-sheet", out)
+            # Another folder under the same parent as the home is another user's.
+            other = os.path.join(fake.root, "home", "bob", "runs.csv")
+            os.makedirs(os.path.dirname(other))
+            shutil.copy(os.path.join(runs, "runs.csv"), other)
+            status, out, err = run("delivery_audit.py", [other, "--boot", "0",
+                                                         "--format", "markdown"])
+            self.assertEqual(status, 0, err)
+            self.assertNotIn("bob", out)
+
+    @unittest.skipUnless(shutil.which("git"), "needs git")
+    def test_regrade_and_its_interpreter(self):
+        with FakeHome() as fake:
+            example = self.copy_in(fake, "regrade")
+            # A test interpreter inside the home folder, as a venv would be.
+            python = os.path.join(fake.home, "venv", "bin", "python3")
+            os.makedirs(os.path.dirname(python))
+            os.symlink(sys.executable, python)
+            argv = [os.path.join(example, "instances.jsonl"),
+                    os.path.join(example, "predictions.jsonl"),
+                    "--repo", os.path.join(example, "calc.bundle"), "--python", python,
+                    "--out", os.path.join(fake.home, "regraded")]
+            for style in ("text", "markdown", "json"):
+                status, out, err = run("regrade.py", argv + ["--format", style])
+                self.assertEqual(status, 0, err)
+                self.assert_private(fake, f"regrade.py {style}", out)
+            version = ".".join(map(str, sys.version_info[:3]))
+            status, out, err = run("regrade.py", argv)
+            self.assertIn(f"test interpreter: python3 ({version})", out)
+
+
+AGENT_VERDICTS = os.path.join(HERE, "examples", "verdicts", "agents")
+
+
+def readme_commands(needle):
+    """The README's shell commands (continuations joined) that mention `needle`."""
+    with open(os.path.join(HERE, "README.md"), encoding="utf-8") as handle:
+        text = handle.read().replace("\\\n", " ")
+    found = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            words = shlex.split(line, comments=True)
+            if words and needle in line and words[0] == "python3":
+                found.append(words[1:])
+    return found
+
+
+class TestShippedGraderExamples(unittest.TestCase):
+    # model-a resolved (claimed), model-b unresolved (claimed), model-c an empty
+    # patch (not claimed), model-d resolved (equivocal, read as not claiming).
+    EXPECTED = {"swebench": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
+                "sb-cli-reports": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
+                "logs/run_evaluation/calc-eval": (
+                    {"tp": 1, "fp": 1, "fn": 1, "tn": 0},
+                    {"error (no report.json)": ["example__calc-1@model-c"]})}
+
+    def test_each_agent_folder_joins_each_shipped_report(self):
+        for agent in ("swe-agent", "mini-swe-agent", "openhands"):
+            for name, (counts, unchecked) in self.EXPECTED.items():
+                with self.subTest(agent=agent, report=name):
+                    result = audit_json([os.path.join(HERE, "examples", "agents", agent),
+                                         "--verdicts", os.path.join(AGENT_VERDICTS, name),
+                                         "--boot", "0"])
+                    self.assertEqual({k: result["counts"][k] for k in counts}, counts)
+                    self.assertEqual(result.get("grading_error_runs", {}), unchecked)
+                    self.assertEqual(result["verdict_source"]["joined_on"],
+                                     "model and instance id")
+
+    def test_the_readme_commands_run_as_written(self):
+        commands = readme_commands("examples/verdicts/agents")
+        self.assertEqual(len(commands), 3, commands)
+        old = os.getcwd()
+        os.chdir(HERE)
+        try:
+            for argv in commands:
+                with self.subTest(argv):
+                    status, out, err = run(argv[0], argv[1:] + (
+                        ["--perms", "50", "--boot", "50"] if argv[0] == AUC else ["--boot", "0"]))
+                    self.assertEqual(status, 0, err)
+        finally:
+            os.chdir(old)
+
+    def test_the_generator_rewrites_the_shipped_files(self):
+        with TempDir() as folder:
+            target = os.path.join(folder, "examples")
+            os.makedirs(os.path.join(target, "verdicts"))
+            shutil.copy(os.path.join(HERE, "examples", "verdicts", "make_agent_verdicts.py"),
+                        os.path.join(target, "verdicts"))
+            shutil.copytree(os.path.join(HERE, "examples", "regrade"),
+                            os.path.join(target, "regrade"))
+            subprocess.run([sys.executable, os.path.join(target, "verdicts",
+                                                         "make_agent_verdicts.py")],
+                           check=True, capture_output=True, timeout=120)
+            made = os.path.join(target, "verdicts", "agents")
+            self.assertEqual(sorted(snapshot_bytes(made)), sorted(snapshot_bytes(AGENT_VERDICTS)))
+            self.assertEqual(snapshot_bytes(made), snapshot_bytes(AGENT_VERDICTS))
+
+
+def snapshot_bytes(folder):
+    """{relative path: bytes} of every file below `folder`."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as handle:
+                found[os.path.relpath(path, folder)] = handle.read()
+    return found
 
 
 # === Agent output (harness folders) ===
@@ -4281,8 +4736,10 @@ def without_provenance(text, *names):
     data = json.loads(text)
     data.pop("provenance", None)
     text = json.dumps(data, sort_keys=True)
+    relative = load("delivery_audit.py").relative_path    # how reports now show paths
     for name in names:
-        text = text.replace(json.dumps(name)[1:-1], "RUNS")
+        for form in (relative(name), name):
+            text = text.replace(json.dumps(form)[1:-1], "RUNS")
     return text
 
 
@@ -6385,7 +6842,7 @@ class RegradeCoreFixture(RegradeRepoCase):
                      self.diffs[name]} for run_id, instance_id, name in runs])
             status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
                                                 predictions, "--repo", self.repo, *extra_argv])
-        self.assertEqual(status, 0, err)
+        self.assertEqual(status, graded_status(report), err)
         self.report = report
         return regrade_by_run(report)
 
@@ -6692,11 +7149,13 @@ class TestRegradeEnvironmentRecord(RegradeCoreFixture):
         verdicts = self.grade(cases, runs, ["--python", sys.executable])
         for case in cases:
             environment = verdicts[case["instance_id"]]["environment"]
-            self.assertEqual(environment["python"], sys.executable)
+            # By name only: its folder is a path of this machine (issue 15).
+            self.assertEqual(environment["python"], os.path.basename(sys.executable))
             self.assertEqual(environment["python_version"], probe)
             self.assertEqual(environment["grader_sha256"], grader)
             self.assertEqual(environment["repository"], {
-                "path": self.repo, "kind": "clone", "head": head, "base_commits_found": True})
+                "path": os.path.relpath(self.repo), "kind": "clone", "head": head,
+                "base_commits_found": True})
         self.assertIsNone(verdicts["unittest"]["environment"]["pytest_version"])
         if regrade_has_pytest():
             import importlib.metadata
@@ -6711,7 +7170,7 @@ class TestRegradeEnvironmentRecord(RegradeCoreFixture):
         self.assertEqual(status, 0, err)
         footer = " ".join(out[out.index("test interpreter:"):
                                  out.index("-- provenance --")].split())
-        self.assertIn(f"{sys.executable} ({probe})", footer)
+        self.assertIn(f"{os.path.basename(sys.executable)} ({probe})", footer)
         self.assertIn(f"HEAD {head}", footer)
         self.assertIn("every base commit found", footer)
         self.assertIn(grader, footer)
@@ -6730,7 +7189,7 @@ class TestRegradeEnvironmentRecord(RegradeCoreFixture):
         verdict = regrade_by_run(report)["unittest@gold"]
         self.assertEqual(verdict["status"], "resolved")
         self.assertEqual(verdict["environment"]["repository"],
-                         {"path": bundle, "kind": "bundle", "sha256": digest,
+                         {"path": os.path.relpath(bundle), "kind": "bundle", "sha256": digest,
                           "base_commits_found": False})
 
 
@@ -6971,7 +7430,7 @@ class RegradeProjectFixture(RegradeRepoCase):
             status, report, err = regrade_json([
                 os.path.join(folder, "instances.jsonl"), os.path.join(folder, "predictions.jsonl"),
                 "--repo", self.repo, *extra_argv])
-        self.assertEqual(status, 0, err)
+        self.assertEqual(status, graded_status(report), err)
         return {tuple(v["run_id"].split("@")): v for v in report["runs"]}
 
     def assert_verdict(self, verdict, status, completed):
