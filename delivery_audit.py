@@ -168,6 +168,18 @@ verified, fn = not claimed, verified, tn = neither)
                              (as for conditions, below) takes its place. A claim
                              that never varies carries nothing by construction,
                              and says so.
+                             At every task count (with a task column and more
+                             runs than tasks) the verdict then asks both
+                             questions and says which each answers: pooled over
+                             all runs (kappa, Fisher's p: does a claimed run
+                             succeed more often, what a per-claim bill rests
+                             on) and within tasks (the stratified exact test:
+                             among runs of one task, does the claim tell a
+                             success from a failure, beyond the task's
+                             difficulty). Where the pooled association is shown
+                             and the within-task one is not, it says the
+                             association runs through the tasks, not within
+                             them.
     The cluster bootstrap resamples whole tasks with replacement (--boot times,
     default 20,000; the report used 200,000) because runs of one task agree with
     each other; intervals are the 2.5th and 97.5th percentiles (linear
@@ -195,6 +207,9 @@ What each test assumes
     and Koch 1977), not a law: the verdict names it.
 
 Output
+    p-values print to 3 decimals (McNemar's too: the report's 1.00 is 1.000),
+    never rounded across 0.05: a p just below it keeps the decimals that show
+    it below (0.0497, not 0.050); below 0.0005 it prints as <0.001.
     --format text (default), markdown or json (full precision; an infinite value,
     such as the inflation where no claim was verified, is the string "inf", and
     null always means undefined). Text and Markdown
@@ -2610,10 +2625,12 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
                                          "the other condition")
     if any(r.get("cost") is not None for r in runs):
         result["cost"] = cost_figures(runs)
-    if (result["clusters"] == "tasks" and 2 <= len(per_task) < FEW_CLUSTERS
-            and len(checked) > len(per_task)):
+    if result["clusters"] == "tasks" and len(per_task) >= 2 and len(checked) > len(per_task):
+        # At every task count: the within-task question is asked beside the pooled one.
         result["claim_within_tasks"] = claim_within_tasks(per_task)
     result["verdict_case"] = claim_verdict(result)
+    if "claim_within_tasks" in result:
+        result["questions"] = pooled_and_within(result)
     result["verdict"] = verdict_sentences(result)
     return result
 
@@ -2995,7 +3012,7 @@ def claim_verdict(result):
                                    if result["n_clusters"] < 2 else
                                    "no bootstrap was run (--boot 0)" if not result["boot"]
                                    else "no resample defined it"))
-    if "claim_within_tasks" in result:
+    if "claim_within_tasks" in result and result["n_clusters"] < FEW_CLUSTERS:
         # Too few tasks for an interval, and Fisher's pooled p would count runs of
         # one task as independent: only the comparison within tasks can tell.
         within = result["claim_within_tasks"]
@@ -3021,6 +3038,80 @@ def claim_verdict(result):
     return case
 
 
+POOLED_QUESTION = ("pooled over all runs, as a per-claim bill counts them: does a claimed run "
+                   "succeed more often than an unclaimed one?")
+WITHIN_QUESTION = ("within tasks: among runs of the same task, does the claim tell a success "
+                   "from a failure, beyond how hard the task is?")
+
+
+def pooled_and_within(result):
+    """The verdict's two questions, each with the figures that answer it.
+
+    Pooled: kappa's task interval (or, with fewer than FEW_CLUSTERS tasks, only
+    Fisher's p, which counts runs of one task as independent). Within: the exact
+    test of claim against outcome stratified by task. `through_tasks` is the
+    disagreement where the pooled association is shown and the within-task one
+    is not: the association runs through the tasks, not within them.
+    """
+    case, kappa, within = result["verdict_case"], result["kappa"], result["claim_within_tasks"]
+    few = result["n_clusters"] < FEW_CLUSTERS
+    if case["case"] in ("undefined", "claim_constant"):
+        pooled_shown = False
+    elif few:
+        pooled_shown = result["fisher_p"] < SIGNIFICANCE and bool(kappa["value"])
+    else:
+        pooled_shown = case["case"] == "informative"
+    within_shown = (within["p"] is not None and within["p"] < SIGNIFICANCE
+                    and within["odds_ratio"] not in (None, 1.0))
+    return {
+        "pooled": {"question": POOLED_QUESTION, "shown": pooled_shown,
+                   "kappa": kappa["value"], "kappa_interval": case.get("kappa_interval"),
+                   "fisher_p": result["fisher_p"], "runs_counted_as_independent": few},
+        "within_tasks": {"question": WITHIN_QUESTION, "shown": within_shown,
+                         "p": within["p"], "odds_ratio": within["odds_ratio"],
+                         "tasks": within["tasks"]},
+        "through_tasks": pooled_shown and not within_shown,
+        "within_only": within_shown and not pooled_shown,
+    }
+
+
+def question_sentences(result):
+    """Both questions and their answers, and what it means where they disagree."""
+    q = result["questions"]
+    pooled, within, kappa = q["pooled"], q["within_tasks"], result["kappa"]
+    if pooled["kappa_interval"]:
+        pooled_answer = (f"kappa {fmt(kappa['value'])} {fmt_ci(pooled['kappa_interval'])}, "
+                         f"Fisher p {fmt_p(pooled['fisher_p'])}: "
+                         + ("associated" if pooled["shown"] else "no association shown"))
+    else:
+        pooled_answer = (f"kappa {fmt(kappa['value'])} with no usable interval, Fisher p "
+                         f"{fmt_p(pooled['fisher_p'])}"
+                         + (" counting runs of one task as independent" if
+                            pooled["runs_counted_as_independent"] else "") + ": "
+                         + ("associated only as far as that p can say" if pooled["shown"]
+                            else "no association shown"))
+    if within["p"] is None:
+        within_answer = "nothing to compare: no task has both claimed and unclaimed runs"
+    else:
+        within_answer = (f"exact test stratified by task, {plural(within['tasks'], 'task')} "
+                         f"with claimed and unclaimed runs, p {fmt_p(within['p'])}"
+                         + (f", common odds ratio {fmt(within['odds_ratio'])}"
+                            if within["odds_ratio"] is not None else "") + ": "
+                         + ("associated" if within["shown"] else "no association shown"))
+    sentences = [f"Two questions. Pooled over all runs ({pooled['question'].split(': ', 1)[1]}):"
+                 f" {pooled_answer}. Within tasks ({within['question'].split(': ', 1)[1]}): "
+                 f"{within_answer}."]
+    if q["through_tasks"]:
+        sentences.append("The two disagree: the association runs through the tasks, not within "
+                         "them. Claims and successes both follow which task a run was on; "
+                         "within a task the claim does not tell a success from a failure.")
+    elif q["within_only"]:
+        sentences.append("The two disagree: within tasks the claim tells a success from a "
+                         "failure, though pooled over runs the differences between tasks hide "
+                         "it.")
+    return sentences
+
+
 def verdict_sentences(result):
     """The closing verdict in plain words, read off claim_verdict's case and the figures."""
     case, kappa = result["verdict_case"], result["kappa"]
@@ -3033,6 +3124,8 @@ def verdict_sentences(result):
                      f"by construction (kappa {fmt(kappa['value'])})."]
     else:
         sentences = claim_sentences(result, case)
+    if "questions" in result:
+        sentences += question_sentences(result)
     if result["n_clusters"] < FEW_CLUSTERS and case.get("kappa_interval") is None \
             and "no_interval" not in case:
         sentences.append(f"Only {plural(result['n_clusters'], 'cluster')}: no bootstrap "
@@ -3109,12 +3202,24 @@ def plural(count, noun, nouns=None):
 
 
 def fmt_p(p):
-    """A p-value to 3 decimals, or '<0.001' rather than a misleading 0.000.
+    """A p-value to 3 decimals, never rounded across SIGNIFICANCE, nor to a misleading 0.000.
 
-    >>> fmt_p(1.0), fmt_p(0.0123), fmt_p(1.9e-9)
-    ('1.000', '0.012', '<0.001')
+    A p just below 0.05 keeps the decimals that show it below (0.0497, not 0.050);
+    one that would need more than six prints as '<0.050'.
+
+    >>> fmt_p(1.0), fmt_p(0.0123), fmt_p(1.9e-9), fmt_p(0.049), fmt_p(0.0497), fmt_p(0.05)
+    ('1.000', '0.012', '<0.001', '0.049', '0.0497', '0.050')
     """
-    return "<0.001" if p is not None and p < 0.0005 else fmt(p)
+    if p is not None and p < 0.0005:
+        return "<0.001"
+    text = fmt(p)
+    if p is not None and p < SIGNIFICANCE <= float(text):
+        for digits in range(4, 7):
+            text = fmt(p, digits)
+            if float(text) < SIGNIFICANCE:
+                return text
+        return f"<{fmt(SIGNIFICANCE)}"
+    return text
 
 
 # === Input ===
@@ -3682,9 +3787,6 @@ def svg_rows(result):
                      exact if exact and exact[0] is not None else None,
                      boot if boot and boot[0] is not None and boot[1] is not None else None))
     return rows
-def fmt_p2(p):
-    """McNemar's p to 2 decimals, as the report prints it; '<0.001' below 0.0005."""
-    return fmt(p, 2) if p >= 0.01 else fmt_p(p)
 
 
 def mcnemar_line(pair):
@@ -3695,7 +3797,7 @@ def mcnemar_line(pair):
     return (f"McNemar, {first} vs {second}: {plural(pair['pairs'], 'pair')} matched on task "
             f"and column {pair['paired_by'][1]!r}, {unpaired}; {pair['discordant']} discordant "
             f"({pair['b']} complete only in {first}, {pair['c']} only in {second}); exact p "
-            f"{fmt_p2(pair['p'])}.")
+            f"{fmt_p(pair['p'])}.")
 
 
 def stratified_line(test):

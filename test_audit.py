@@ -4856,6 +4856,115 @@ def bench_delivery_conditions():
           f"load average {os.getloadavg()[0]:.1f}")
 
 
+# === delivery_audit.py: one verdict, both questions (issue 19) ===
+# Sampling mode's predictive interval, the pooled and within-task questions side by
+# side, p-values that never round across 0.05, kappa's ceiling and the BCa interval.
+# Oracles: enumeration, exact fractions, closed forms; R and scipy outside the repo.
+def confounded_runs(tasks_per_kind):
+    """Claims and successes both follow task difficulty; within tasks, none at all.
+
+    Easy tasks: five runs, all claimed, all verified. Hard: five, none either.
+    Mixed: two claimed (one verified), two not (one verified): in every task with
+    both claimed and unclaimed runs the outcome splits alike in both rows.
+    """
+    rows = []
+    for k in range(tasks_per_kind):
+        for kind, spec in (("easy", [("yes", 1)] * 5), ("hard", [("no", 0)] * 5),
+                           ("mixed", [("yes", 1), ("yes", 0), ("no", 1), ("no", 0)])):
+            rows += [[f"{kind}{k}-{i}", f"{kind}{k}", claim, verified]
+                     for i, (claim, verified) in enumerate(spec)]
+    return rows
+
+
+class TestDeliveryBothQuestions(unittest.TestCase):
+    """Finding 5: at every task count the verdict asks both questions and says which
+    is which; at 9 and 12 tasks one confounded process gets one story."""
+
+    def test_nine_and_twelve_tasks_tell_the_same_story(self):
+        # Within tasks only the mixed tasks weigh in: each (1 of 2, 1 of 2), so S is
+        # a sum of hypergeometrics at their modes and p is 1 exactly.
+        self.assertEqual(enumerated_stratified_p([(1, 2, 1, 2)] * 3), 1)
+        self.assertEqual(enumerated_stratified_p([(1, 2, 1, 2)] * 4), 1)
+        texts, results = [], []
+        with TempDir() as folder:
+            for per_kind in (3, 4):
+                path = write(folder, f"c{per_kind}.csv", runs_csv(confounded_runs(per_kind)))
+                texts.append(verdict_text([path, "--boot", "2000"]))
+                results.append(audit_json([path, "--boot", "2000"]))
+        self.assertEqual([r["n_tasks"] for r in results], [9, 12])
+        for text, result in zip(texts, results):
+            # It used to show the within-task result at 9 tasks only.
+            self.assertIn("Within tasks (among runs of the same task", text)
+            self.assertIn("3 tasks with claimed and unclaimed runs, p 1.000"
+                          if result["n_tasks"] == 9 else
+                          "4 tasks with claimed and unclaimed runs, p 1.000", text)
+            self.assertIn("the association runs through the tasks, not within them", text)
+            self.assertIn("Pooled over all runs (does a claimed run succeed more often", text)
+            self.assertEqual(result["questions"]["within_tasks"]["p"], 1.0)
+            self.assertTrue(result["questions"]["through_tasks"])
+        # At 12 tasks the pooled figures decide the first sentence; the second names
+        # the question it answers.
+        self.assertIn("The claim carries information about success (kappa 0.714 [", texts[1])
+        self.assertTrue(results[1]["questions"]["pooled"]["shown"])
+        self.assertFalse(results[1]["questions"]["pooled"]["runs_counted_as_independent"])
+        self.assertTrue(results[0]["questions"]["pooled"]["runs_counted_as_independent"])
+
+    def test_agreeing_answers_add_no_disagreement_sentence(self):
+        # Claim tracks the outcome inside each of 12 tasks: both questions say yes.
+        rows = [[f"r{t}-{i}", f"t{t}", "yes" if i < 3 else "no", int(i < 3)]
+                for t in range(12) for i in range(6)]
+        with TempDir() as folder:
+            path = write(folder, "within.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "1000"])
+            text = verdict_text([path, "--boot", "1000"])
+        self.assertEqual(result["claim_within_tasks"]["p"],
+                         float(Fraction(2, 20 ** 12)))   # only the two extreme labellings
+        self.assertTrue(result["questions"]["pooled"]["shown"])
+        self.assertTrue(result["questions"]["within_tasks"]["shown"])
+        self.assertNotIn("The two disagree", text)
+
+    def test_no_task_column_asks_only_the_pooled_question(self):
+        result = audit_json(["--demo", "--boot", "0"])
+        self.assertNotIn("questions", result)
+        self.assertNotIn("Two questions", verdict_text(["--demo", "--boot", "0"]))
+
+
+class TestDeliveryPValuesNeverRoundAcross(unittest.TestCase):
+    """Finding 6: McNemar printed 'exact p 0.05' for 0.0490."""
+
+    def test_mcnemar_just_below_five_percent(self):
+        # 4 pairs complete only in A, 13 only in B: 2 P(X <= 4), X ~ Binomial(17, 1/2).
+        want = brute_force_mcnemar(4, 13)
+        self.assertEqual(want, Fraction(2 * sum(math.comb(17, i) for i in range(5)), 2 ** 17))
+        self.assertEqual(round(float(want), 4), 0.049)
+        rows = []
+        for i in range(17):
+            a, b = (1, 0) if i < 4 else (0, 1)
+            rows += [[f"a{i}", f"t{i}", "yes", a, "A", 1], [f"b{i}", f"t{i}", "yes", b, "B", 1]]
+        rows += [[f"a{i}", f"t{i}", "yes", 1, "A", 1] for i in range(17, 20)]
+        rows += [[f"b{i}", f"t{i}", "yes", 1, "B", 1] for i in range(17, 20)]
+        with TempDir() as folder:
+            path = write(folder, "pairs.csv", runs_csv(
+                rows, "run_id,task_id,claimed,verified,condition,replicate"))
+            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
+        self.assertEqual(status, 0, err)
+        flat = " ".join(out.split())
+        self.assertIn("exact p 0.049.", flat)
+        self.assertNotIn("exact p 0.05.", flat)
+
+    def test_three_decimals_and_never_onto_the_line(self):
+        d = load("delivery_audit.py")
+        cases = {0.0490: "0.049", 0.0497: "0.0497", 0.04999: "0.04999", 0.0499999999: "<0.050",
+                 0.05: "0.050", 0.0504: "0.050", 1.0: "1.000", 0.0004: "<0.001"}
+        for p, want in cases.items():
+            self.assertEqual(d.fmt_p(p), want, p)
+            shown = float(want.lstrip("<"))
+            self.assertEqual(shown < 0.05 or want == "<0.050", p < 0.05, p)
+        # The report's McNemar 1.00 is 1.000 at three decimals.
+        status, out, _ = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
+        self.assertIn("exact p 1.000.", " ".join(out.split()))
+
+
 # === regrade.py sandbox ===
 # Hostile code under each --sandbox mode. The diff below fixes the toy bug and,
 # when the tests import it, tries to write into the user's home and clone, read
