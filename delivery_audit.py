@@ -113,7 +113,13 @@ verified, fn = not claimed, verified, tn = neither)
     claim AUC, 3 levels      the Mann-Whitney AUC (ties count one half) of the
                              score claimed > equivocal > not claimed, beside it;
                              it does not depend on how equivocal messages are read
-    Cohen's kappa            claim vs verified; task-cluster bootstrap interval
+    Cohen's kappa            claim vs verified; task-cluster bootstrap interval;
+                             beside it its maximum given the margins (the most
+                             any table with these claim and outcome counts can
+                             reach: (p_max - p_chance) / (1 - p_chance), p_max
+                             the sum of the smaller margins; Cohen 1960). Where
+                             it lies below 0.2 the verdict says the margins
+                             alone rule out useful agreement
     Fisher's exact p         two-sided, summing tables no more likely than the
                              observed one (relative tolerance 1e-7)
     stratified exact test    with a condition column, for each two conditions:
@@ -2271,6 +2277,25 @@ def cohen_kappa(tp, fp, fn, tn):
     return float((observed - chance) / (1 - chance))
 
 
+def kappa_max(tp, fp, fn, tn):
+    """The largest Cohen's kappa any table with these margins reaches (Cohen 1960).
+
+    With the claims and the outcomes fixed, agreement is at most the smaller
+    of each pair of margins: p_max = (min(claims, verified) + min(not claimed,
+    failed)) / n, and kappa_max = (p_max - p_chance) / (1 - p_chance). Exact in
+    fractions; None where kappa is undefined.
+
+    >>> round(kappa_max(46, 22, 3, 1), 4), kappa_max(3, 0, 0, 3)
+    (0.2227, 1.0)
+    """
+    if cohen_kappa(tp, fp, fn, tn) is None:
+        return None
+    n, claims, verified = tp + fp + fn + tn, tp + fp, tp + fn
+    agreement = Fraction(min(claims, verified) + min(n - claims, n - verified), n)
+    chance = Fraction(claims * verified + (n - claims) * (n - verified), n * n)
+    return float((agreement - chance) / (1 - chance))
+
+
 def fleiss_kappa(counts):
     """Fleiss' kappa from per-subject category counts (equal raters per subject).
 
@@ -2512,7 +2537,8 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
                             if verified and failed else None}
     if not (verified and failed):
         figures["claim_auc"]["undefined"] = "needs both verified and failed runs"
-    figures["kappa"] = {"value": cohen_kappa(tp, fp, fn, tn), "ci": [None, None]}
+    figures["kappa"] = {"value": cohen_kappa(tp, fp, fn, tn), "ci": [None, None],
+                        "max_given_margins": kappa_max(tp, fp, fn, tn)}
     if figures["kappa"]["value"] is None:
         figures["kappa"]["undefined"] = "needs both verified and failed runs"
     figures["fisher_p"] = fisher_exact(tp, fp, fn, tn)
@@ -3124,6 +3150,12 @@ def verdict_sentences(result):
                      f"by construction (kappa {fmt(kappa['value'])})."]
     else:
         sentences = claim_sentences(result, case)
+        ceiling = kappa.get("max_given_margins")
+        if ceiling is not None and ceiling < USEFUL_AGREEMENT:
+            sentences.append(f"No table with these margins reaches kappa "
+                             f"{fmt(USEFUL_AGREEMENT, 1)} (the most is {fmt(ceiling)}): at these "
+                             f"rates of claims and of verified runs, useful agreement is out "
+                             f"of reach.")
     if "questions" in result:
         sentences += question_sentences(result)
     if result["n_clusters"] < FEW_CLUSTERS and case.get("kappa_interval") is None \
@@ -3152,6 +3184,7 @@ def claim_sentences(result, case):
     interval = (f"kappa {fmt(kappa['value'])} {fmt_ci(case['kappa_interval'])}"
                 if case["kappa_interval"] else
                 f"kappa {fmt(kappa['value'])}, no usable interval: {case['no_interval']}")
+    interval += f"; with these margins kappa is at most {fmt(kappa['max_given_margins'])}"
     evidence = (f"{interval}; Fisher p {fmt_p(result['fisher_p'])}, "
                 f"claim AUC {fmt(result['claim_auc']['value'])}")
     if "within_tasks_p" in case:
@@ -3596,6 +3629,9 @@ def render_figures(result, style, sub):
     cluster_name = "task" if result["clusters"] == "tasks" else "run"
     out = ["", sub("The claim as evidence of delivery"), ""]
     rows = [[label] + figure_cells(result[name], name) for name, label in FIGURE_ROWS]
+    at = next(i for i, (name, _) in enumerate(FIGURE_ROWS) if name == "kappa") + 1
+    rows.insert(at, ["kappa's maximum given the margins",
+                     fmt(result["kappa"].get("max_given_margins")), "", ""])
     rows.append(["Fisher exact p (two-sided)", fmt_p(result["fisher_p"]), "", ""])
     out.append(render_table(["figure", "value", "95% exact",
                              f"95% {cluster_name} bootstrap"], rows, style))

@@ -4965,6 +4965,40 @@ class TestDeliveryPValuesNeverRoundAcross(unittest.TestCase):
         self.assertIn("exact p 1.000.", " ".join(out.split()))
 
 
+class TestDeliveryKappaCeiling(unittest.TestCase):
+    """Kappa's maximum given the margins, beside kappa: 392/1760 on the report's table."""
+
+    def test_against_every_table_with_the_same_margins(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(19)
+        for _ in range(150):
+            tp, fp, fn, tn = (rng.randint(0, 7) for _ in range(4))
+            if d.cohen_kappa(tp, fp, fn, tn) is None:
+                self.assertIsNone(d.kappa_max(tp, fp, fn, tn))
+                continue
+            claims, verified, n = tp + fp, tp + fn, tp + fp + fn + tn
+            best = max(kappa_from_labels([1] * claims + [0] * (n - claims),
+                                         [1] * x + [0] * (claims - x) + [1] * (verified - x)
+                                         + [0] * (n - claims - verified + x))
+                       for x in range(max(0, claims + verified - n), min(claims, verified) + 1))
+            self.assertAlmostEqual(d.kappa_max(tp, fp, fn, tn), float(best), delta=1e-12)
+
+    def test_printed_beside_kappa_and_read_by_the_verdict(self):
+        # 68 claims, 49 verified of 72: agreement at most (49 + 4) / 72.
+        want = (Fraction(53, 72) - Fraction(68 * 49 + 4 * 23, 72 ** 2)) / (
+            1 - Fraction(68 * 49 + 4 * 23, 72 ** 2))
+        self.assertEqual(want, Fraction(392, 1760))
+        result = audit_json(["--demo", "--boot", "0"])
+        self.assertAlmostEqual(result["kappa"]["max_given_margins"], float(want), delta=1e-15)
+        status, out, _ = run("delivery_audit.py", ["--demo", "--boot", "0"])
+        self.assertRegex(out, r"kappa's maximum given the margins\s+0\.223\s")
+        self.assertIn("with these margins kappa is at most 0.223", " ".join(out.split()))
+        # 60 of 70 claims verified, every one of the 60 verified runs claimed: at most
+        # (60 + 1) / 71 agreement, a ceiling below 0.2, and the verdict says so.
+        text = verdict_text(["--counts", "tp=60,fp=10,fn=0,tn=1", "--boot", "0"])
+        self.assertIn("No table with these margins reaches kappa 0.2 (the most is 0.145)", text)
+
+
 # === regrade.py sandbox ===
 # Hostile code under each --sandbox mode. The diff below fixes the toy bug and,
 # when the tests import it, tries to write into the user's home and clone, read
