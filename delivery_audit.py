@@ -149,7 +149,25 @@ verified, fn = not claimed, verified, tn = neither)
                              criteria all share one verdict (criterion-level
                              results are then the run-level result reweighted)
     sampling mode            when only some runs were verified, r is estimated
-                             from the checked claims and projected onto all claims
+                             from the checked claims and projected onto all claims:
+                             the expected verified deliveries (seen + r x the
+                             unchecked claims, with r's exact interval: an
+                             interval for the expectation, labelled so), and
+                             the 95% predictive interval for the realised count,
+                             the one a bill meets: each of min(--boot, 4,000)
+                             draws resamples the tasks with checked claims (the
+                             pooled rate m and the spread of task rates, as a
+                             beta-binomial intraclass correlation rho by
+                             moments), gives each task's unchecked claims one
+                             rate from Beta(s m + verified, s (1 - m) + failed),
+                             s = (1 - rho) / rho, that task's checked claims
+                             updating the prior, and draws how many deliver
+                             (Binomial; past 64 claims in one task its normal
+                             approximation); the interval is the 2.5% and 97.5%
+                             order statistics. Claims of one task rise and fall
+                             together, so it is wider than a binomial one where
+                             tasks differ. Inflation's interval is claims over
+                             its ends. Withheld as the cluster intervals below.
     cost                     with --cost: total, per run, per claim, per verified
                              delivery, and what was spent on false claims
     verdict                  one of three cases, read off Fisher's p and kappa's
@@ -236,14 +254,17 @@ import operator
 import random
 import textwrap
 from fractions import Fraction
+from statistics import NormalDist
 
 __version__ = "0.1.0"
 
 DEFAULT_SEED = 20260801
 DEFAULT_BOOT = 20000
+PREDICTIVE_DRAWS = 4000    # at most this many draws of the realised deliveries (sampling mode)
 CONFIDENCE = 0.95
 BOOT_CHUNK = 1000          # resamples per independently seeded chunk
 FEW_CLUSTERS = 10          # fewer clusters than this: bootstrap intervals are withheld
+CLUSTER_INTERVAL = "percentile"   # which cluster bootstrap interval is printed: "bca" or "percentile"
 SIGNIFICANCE = 0.05        # Fisher's p below this: the claim and the outcome are not independent
 USEFUL_AGREEMENT = 0.2     # Landis & Koch (1977): a kappa below 0.2 is at best "slight"
 CLAIM_COLUMNS = ("claimed", "claim")
@@ -2364,6 +2385,40 @@ def mcnemar_exact(b, c):
     return min(1.0, 2 * regularized_beta(n - k, k + 1, 0.5))
 
 
+def bca_levels(defined, estimate, jackknife, confidence=CONFIDENCE):
+    """The bias-corrected and accelerated (BCa) percentile levels (Efron 1987).
+
+    `defined` are the sorted bootstrap values, `estimate` the figure on the data
+    and `jackknife` its leave-one-cluster-out values. z0 = inverse normal of the
+    share of resamples below the estimate (ties count one half); the
+    acceleration a = sum (mean - j)^3 / (6 (sum (mean - j)^2)^1.5). Returns
+    the two levels to read the bootstrap values at, or None where the
+    correction is undefined (every resample on one side of the estimate).
+
+    >>> [round(v, 6) for v in bca_levels([1.0, 2.0, 3.0, 4.0], 2.5, [1.0, 2.0, 3.0])]
+    [0.025, 0.975]
+    """
+    below = sum(1 for v in defined if v < estimate) + 0.5 * sum(1 for v in defined
+                                                               if v == estimate)
+    share = below / len(defined)
+    if not 0 < share < 1:
+        return None
+    normal = NormalDist()
+    z0 = normal.inv_cdf(share)
+    mean = math.fsum(jackknife) / len(jackknife)
+    squares = math.fsum((mean - j) ** 2 for j in jackknife)
+    acceleration = (math.fsum((mean - j) ** 3 for j in jackknife) / (6 * squares ** 1.5)
+                    if squares > 0 else 0.0)
+    levels = []
+    for tail in ((1 - confidence) / 2, (1 + confidence) / 2):
+        z = z0 + normal.inv_cdf(tail)
+        denominator = 1 - acceleration * z
+        if denominator <= 0:
+            return None
+        levels.append(normal.cdf(z0 + z / denominator))
+    return levels
+
+
 def percentile(sorted_values, q):
     """Quantile q of sorted values, linear between order statistics (numpy's default)."""
     position = (len(sorted_values) - 1) * q
@@ -2470,6 +2525,8 @@ def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE, jobs=1)
     if chunks is None:
         chunks = [bootstrap_chunk(packed, seed, chunk, count) for chunk, count in sizes]
     alpha = 1.0 - confidence
+    estimates = figures_of_counts(packed, sum(packed))
+    jackknives = [figures_of_counts(packed, sum(packed) - one) for one in packed]
     intervals = {}
     for variant in ("headline", "equivocal_as_claims"):
         intervals[variant] = {}
@@ -2478,11 +2535,33 @@ def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE, jobs=1)
             defined = sorted(v for v in values if v is not None)
             ci = ([percentile(defined, alpha / 2), percentile(defined, 1 - alpha / 2)]
                   if defined else [None, None])
-            intervals[variant][name] = {
-                "ci": ci, "skipped": len(values) - len(defined),
-                "degenerate": degenerate_interval(defined, ci, len(cluster_counts)),
-            }
+            interval = {"ci_percentile": ci, "ci_bca": [None, None],
+                        "skipped": len(values) - len(defined)}
+            estimate = estimates[variant][name]
+            jackknife = [j[variant][name] for j in jackknives if j[variant][name] is not None]
+            levels = (bca_levels(defined, estimate, jackknife, confidence)
+                      if defined and estimate is not None and len(jackknife) > 1 else None)
+            if levels:
+                interval["ci_bca"] = [percentile(defined, level) for level in levels]
+            interval["ci"] = interval["ci_" + CLUSTER_INTERVAL]
+            interval["degenerate"] = degenerate_interval(defined, interval["ci"],
+                                                         len(cluster_counts))
+            if interval["ci"][0] is None and defined and not interval["degenerate"]:
+                interval["degenerate"] = ("the BCa correction is undefined (every resample "
+                                          "on one side of the estimate)")
+            intervals[variant][name] = interval
     return intervals
+
+
+def figures_of_counts(packed, total):
+    """The bootstrap's figures (headline and equivocal as claims) of one packed total."""
+    mask = (1 << FIELD_BITS) - 1
+    tp, fp, fn, tn, eq_verified, eq_failed = (
+        (total >> (FIELD_BITS * i)) & mask for i in range(len(FIELDS)))
+    headline = rates(tp, fp, fn, tn)
+    headline["ordinal_claim_auc"] = ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+    return {"headline": headline,
+            "equivocal_as_claims": rates(*as_claims(tp, fp, fn, tn, eq_verified, eq_failed))}
 
 
 def degenerate_interval(defined, ci, clusters):
@@ -2640,6 +2719,14 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
     result["ordinal_claim_auc"] = result["equivocal_as_claims"]["ordinal_claim_auc"] = ordinal
     if len(checked) < len(runs):
         result["sampling"] = sampling_projection(runs, checked, result["delivery_rate"])
+        result["sampling"]["realised_verified_deliveries"] = predictive_deliveries(
+            runs, min(boot, PREDICTIVE_DRAWS), seed)
+        realised = result["sampling"]["realised_verified_deliveries"]
+        claims = result["sampling"]["claims"]
+        if realised.get("ci"):
+            low, high = realised["ci"]
+            result["sampling"]["realised_inflation"] = {
+                "ci": [claims_per_delivery(claims, high), claims_per_delivery(claims, low)]}
     if any(r.get("condition") is not None for r in runs):
         result["conditions"] = condition_tables(checked)
         result.update(stratified_condition_tests(checked))
@@ -2703,6 +2790,107 @@ def sampling_projection(runs, checked, delivery_rate):
                       "ci": [claims_per_delivery(claims, expected[2]),
                              claims_per_delivery(claims, expected[1])]},
     }
+
+
+def claim_groups(runs):
+    """Per task: (checked claims verified, checked claims not verified, unchecked claims)."""
+    groups = {}
+    for run in runs:
+        if run["claim"] is True:
+            cell = groups.setdefault(run["task"], [0, 0, 0])
+            cell[0 if run["verified"] else 1 if run["verified"] is not None else 2] += 1
+    return [tuple(cell) for _, cell in sorted(groups.items(), key=lambda kv: str(kv[0]))]
+
+
+def beta_binomial_prior(tasks):
+    """(mean, prior strength) of the task delivery rates, by moments; strength None = no spread.
+
+    `tasks` holds (verified, not verified) checked claims per task. The mean m
+    is the pooled rate. Under a beta-binomial with intraclass correlation rho,
+    sum n_j (rate_j - m)^2 over K tasks of n_j claims (N in all) has mean
+    m (1 - m) ((K - 1) + rho (N - K + 1 - sum n_j^2 / N)); rho solves that
+    moment equation, clipped to [0, 1], and a task's rate is
+    Beta(strength * m, strength * (1 - m)) with strength = (1 - rho) / rho.
+
+    >>> beta_binomial_prior([(2, 2), (2, 2), (2, 2)])
+    (0.5, None)
+    >>> mean, strength = beta_binomial_prior([(4, 0), (0, 4), (4, 0), (0, 4)])
+    >>> mean, round(strength, 6)
+    (0.5, 0.0)
+    """
+    sizes = [s + f for s, f in tasks if s + f]
+    total, seen = sum(sizes), sum(s for s, _ in tasks)
+    mean = seen / total
+    if mean in (0.0, 1.0) or len(sizes) < 2:
+        return mean, None
+    spread = math.fsum((s + f) * (s / (s + f) - mean) ** 2 for s, f in tasks if s + f)
+    coefficient = total - len(sizes) + 1 - math.fsum(n * n for n in sizes) / total
+    if coefficient <= 0:        # one claim per task: the spread of task rates cannot show
+        return mean, None
+    rho = (spread / (mean * (1 - mean)) - (len(sizes) - 1)) / coefficient
+    if rho <= 0:
+        return mean, None
+    rho = min(rho, 1.0)
+    return mean, (1 - rho) / rho
+
+
+def binomial_draw(rng, trials, rate):
+    """One Binomial(trials, rate) draw: Bernoulli sum, or its normal approximation past 64."""
+    if trials <= 64 or rate in (0.0, 1.0):
+        return sum(rng.random() < rate for _ in range(trials))
+    sd = math.sqrt(trials * rate * (1 - rate))
+    return min(trials, max(0, round(rng.gauss(trials * rate, sd))))
+
+
+def predictive_deliveries(runs, draws, seed):
+    """A 95% predictive interval for the realised verified deliveries among all claims.
+
+    The bill is about the count that will be verified, not its mean. Each draw
+    resamples the tasks with checked claims (the uncertainty in the pooled rate
+    and the spread of task rates, respecting tasks), then gives every task's
+    unchecked claims one rate drawn from that task's beta posterior (the prior
+    from the resample, updated by the task's own checked claims) and draws how
+    many of them deliver: claims of one task rise and fall together. The
+    interval is the 2.5% and 97.5% order statistics of the realised totals.
+    Withheld, as every cluster interval, below FEW_CLUSTERS tasks with checked
+    claims or where 95% of the draws give one count.
+    """
+    groups = claim_groups(runs)
+    seen = sum(g[0] for g in groups)
+    unchecked = [(g[0], g[1], g[2]) for g in groups if g[2]]
+    donors = [(g[0], g[1]) for g in groups if g[0] + g[1]]
+    out = {"method": "task-cluster bootstrap, beta-binomial within tasks",
+           "draws": draws, "tasks_with_checked_claims": len(donors), "ci": None}
+    if not unchecked:
+        return {**out, "ci": [seen, seen], "exact": "every claim was checked"}
+    if not donors:
+        return {**out, "withheld": "no claim was checked"}
+    if not draws:
+        return {**out, "withheld": "no bootstrap was run (--boot 0)"}
+    rng = random.Random(f"{seed}:predictive")
+    totals = []
+    for _ in range(draws):
+        mean, strength = beta_binomial_prior(rng.choices(donors, k=len(donors)))
+        total = seen
+        for verified, failed, claims in unchecked:
+            if strength is None:
+                rate = mean
+            else:
+                a, b = strength * mean + verified, strength * (1 - mean) + failed
+                if a <= 0 and b <= 0:      # Beta(0 * mean, 0 * (1 - mean)): all or none
+                    rate = float(rng.random() < mean)
+                else:
+                    rate = 0.0 if a <= 0 else 1.0 if b <= 0 else rng.betavariate(a, b)
+            total += binomial_draw(rng, claims, rate)
+        totals.append(total)
+    totals.sort()
+    alpha = 1.0 - CONFIDENCE
+    ci = [totals[math.floor(alpha / 2 * draws)],
+          totals[min(draws - 1, math.ceil((1 - alpha / 2) * draws) - 1)]]
+    reason = degenerate_interval(totals, ci, len(donors))
+    if reason:
+        return {**out, "withheld": reason, "order_statistics": ci}
+    return {**out, "ci": ci}
 
 
 def claims_per_delivery(claims, deliveries):
@@ -3693,14 +3881,30 @@ def render_sampling(result, sub):
     if result.get("grading_errors"):
         out.append("Runs the grader could not verify (left out, not counted as failures): "
                    + grading_error_text(result["grading_error_runs"]) + ".")
-    out.append(f"Expected verified deliveries among all {plural(s['claims'], 'claim')}: "
+    out.append(f"Expected verified deliveries among all {plural(s['claims'], 'claim')} (the "
+               f"expectation, not the count a bill will meet): "
                f"{s['verified_deliveries_seen']} verified plus r times the "
                f"{s['claims'] - s['claims_checked']} unchecked, "
                f"{fmt(s['expected_verified_deliveries']['value'], 1)} "
                f"{fmt_ci(s['expected_verified_deliveries']['ci'], 1)}; inflation "
-               f"{fmt(s['inflation']['value'])} {fmt_ci(s['inflation']['ci'])} "
-               f"(r's exact interval, projected).")
+               f"{fmt(s['inflation']['value'])} {fmt_ci(s['inflation']['ci'])} at the "
+               f"expectation (r's exact interval, projected: an interval for the expectation).")
+    out.append(realised_line(s))
     return out
+
+
+def realised_line(s):
+    """The sentence on the realised deliveries: their predictive interval, or why none."""
+    realised = s["realised_verified_deliveries"]
+    if realised.get("exact"):
+        return f"Realised verified deliveries: {realised['ci'][0]} ({realised['exact']})."
+    if realised.get("withheld"):
+        return (f"No predictive interval for the realised verified deliveries: "
+                f"{realised['withheld']}.")
+    low, high = realised["ci"]
+    return (f"Realised verified deliveries, 95% predictive interval ({realised['method']}, "
+            f"{realised['draws']:,} draws): [{low}, {high}]; inflation "
+            f"{fmt_ci(s['realised_inflation']['ci'])}.")
 
 
 def render_conditions(result, style, sub):

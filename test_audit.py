@@ -4999,6 +4999,179 @@ class TestDeliveryKappaCeiling(unittest.TestCase):
         self.assertIn("No table with these margins reaches kappa 0.2 (the most is 0.145)", text)
 
 
+def sampled_runs(tasks, checked, verified_checked, unchecked):
+    """Each task: `checked` verified claims of which `verified_checked` delivered, and
+    `unchecked` claims nobody checked."""
+    rows = []
+    for t in range(tasks):
+        rows += [[f"r{t}-c{i}", f"t{t}", "yes", int(i < verified_checked)]
+                 for i in range(checked)]
+        rows += [[f"r{t}-u{i}", f"t{t}", "yes", ""] for i in range(unchecked)]
+    return rows
+
+
+class TestDeliveryRealisedDeliveries(unittest.TestCase):
+    """Finding 4: sampling mode's interval was for the expected deliveries; the bill
+    meets the realised count, which needs a predictive interval."""
+
+    def test_no_spread_between_tasks_is_a_binomial_prediction(self):
+        # 12 alike tasks: 2 of 4 checked claims delivered, 2 unchecked claims each.
+        # Every resample gives r = 1/2 and no spread, so the realised deliveries are
+        # 24 seen + Binomial(24, 1/2): exact quantiles from the binomial law.
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(sampled_runs(12, 4, 2, 2)))
+            result = audit_json([path, "--boot", "4000"])
+            status, out, _ = run("delivery_audit.py", [path, "--boot", "4000"])
+        cdf = [Fraction(sum(math.comb(24, i) for i in range(k + 1)), 2 ** 24) for k in range(25)]
+        low = 24 + next(k for k in range(25) if cdf[k] >= Fraction(1, 40))
+        high = 24 + next(k for k in range(25) if cdf[k] >= Fraction(39, 40))
+        self.assertEqual((low, high), (24 + 7, 24 + 17))
+        realised = result["sampling"]["realised_verified_deliveries"]
+        self.assertLessEqual(abs(realised["ci"][0] - low), 1, realised)
+        self.assertLessEqual(abs(realised["ci"][1] - high), 1, realised)
+        # The expectation's interval is far narrower than the count's.
+        expected = result["sampling"]["expected_verified_deliveries"]
+        self.assertEqual(expected["value"], 36.0)
+        self.assertLess(realised["ci"][0], expected["ci"][0])
+        self.assertGreater(realised["ci"][1], expected["ci"][1])
+        self.assertEqual(result["sampling"]["realised_inflation"]["ci"],
+                         [72 / realised["ci"][1], 72 / realised["ci"][0]])
+        flat = " ".join(out.split())
+        self.assertIn("(the expectation, not the count a bill will meet)", flat)
+        self.assertIn(f"Realised verified deliveries, 95% predictive interval (task-cluster "
+                      f"bootstrap, beta-binomial within tasks, 4,000 draws): "
+                      f"[{realised['ci'][0]}, {realised['ci'][1]}]", flat)
+
+    def test_claims_of_one_task_rise_and_fall_together(self):
+        # Tasks that deliver all or nothing: the unchecked claims of a task that is
+        # unchecked share one fate, so the count spreads far wider than Binomial.
+        rows = sampled_runs(10, 4, 4, 0) + sampled_runs(10, 4, 0, 0)
+        rows = [[f"a{r[0]}", f"a{r[1]}"] + r[2:] for r in rows[:40]] + rows[40:]
+        rows += [[f"u{t}-{i}", f"u{t}", "yes", ""] for t in range(10) for i in range(4)]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows))
+            realised = audit_json([path, "--boot", "4000"])["sampling"][
+                "realised_verified_deliveries"]
+        # 40 seen; 10 unchecked tasks of 4 claims, each all or none (rho 1) at the rate
+        # of a resample of the 20 checked tasks, M / 20 with M ~ Binomial(20, 1/2):
+        # 40 + 4 X, X a Binomial(10, M / 20) mixture, its law exact in fractions.
+        law = [Fraction(0)] * 11
+        for m in range(21):
+            q = Fraction(m, 20)
+            for k in range(11):
+                law[k] += (Fraction(math.comb(20, m), 2 ** 20) * math.comb(10, k)
+                           * q ** k * (1 - q) ** (10 - k))
+        cdf = list(itertools.accumulate(law))
+        low = next(k for k in range(11) if cdf[k] >= Fraction(1, 40))
+        high = next(k for k in range(11) if cdf[k] >= Fraction(39, 40))
+        self.assertEqual((low, high), (1, 9))
+        self.assertEqual(realised["ci"], [40 + 4 * low, 40 + 4 * high])
+        # Binomial(40, 1/2) claims, as if each claim were its own task, spread half as far.
+        self.assertEqual(self_binomial_quantiles(40), (14, 26))
+
+    def test_few_tasks_withhold_the_prediction(self):
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(sampled_runs(6, 4, 2, 2)))
+            result = audit_json([path, "--boot", "1000"])
+            status, out, _ = run("delivery_audit.py", [path, "--boot", "1000"])
+        realised = result["sampling"]["realised_verified_deliveries"]
+        self.assertIsNone(realised["ci"])
+        self.assertEqual(realised["withheld"], "only 6 clusters to resample (fewer than 10)")
+        self.assertIn("No predictive interval for the realised verified deliveries: only 6 "
+                      "clusters to resample (fewer than 10).", " ".join(out.split()))
+
+
+def self_binomial_quantiles(n):
+    """The 2.5% and 97.5% points of Binomial(n, 1/2): the least k with CDF at least each."""
+    cdf = [Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n) for k in range(n + 1)]
+    return (next(k for k in range(n + 1) if cdf[k] >= Fraction(1, 40)),
+            next(k for k in range(n + 1) if cdf[k] >= Fraction(39, 40)))
+
+
+def monte_carlo_rate(hits, reps):
+    """'0.950 (sd 0.015)': a simulated rate with its Monte Carlo standard deviation."""
+    rate = hits / reps
+    return f"{rate:.3f} (sd {math.sqrt(rate * (1 - rate) / reps):.3f})"
+
+
+def bench_delivery_realised_coverage():
+    """Sampling mode: how often each interval covers the realised verified deliveries.
+
+    Task rates ~ Beta(2, 1), 4 runs per task, 90% of runs claim; a share of runs
+    (or of whole tasks) is checked at random. The truth is the count of claims
+    that delivered, checked or not. 200 replications, 1,000 predictive draws each.
+    """
+    d = load("delivery_audit.py")
+    reps = 200
+    for tasks, share, whole_tasks in ((18, 0.6, False), (18, 0.25, False), (40, 0.5, True)):
+        rng = random.Random(19)
+        expectation = prediction = withheld = 0
+        for rep in range(reps):
+            runs, realised = [], 0
+            for task in range(tasks):
+                rate, task_checked = rng.betavariate(2, 1), rng.random() < share
+                for _ in range(4):
+                    verified, claimed = rng.random() < rate, rng.random() < 0.9
+                    checked = task_checked if whole_tasks else rng.random() < share
+                    realised += claimed and verified
+                    runs.append({"task": task, "claim": claimed,
+                                 "verified": verified if checked else None})
+            checked_runs = [r for r in runs if r["verified"] is not None]
+            claims = sum(1 for r in checked_runs if r["claim"])
+            delivered = sum(1 for r in checked_runs if r["claim"] and r["verified"])
+            low, high = d.sampling_projection(runs, checked_runs, d.proportion(
+                delivered, claims))["expected_verified_deliveries"]["ci"]
+            expectation += low <= realised <= high
+            interval = d.predictive_deliveries(runs, 1000, rep)["ci"]
+            withheld += interval is None
+            prediction += interval is not None and interval[0] <= realised <= interval[1]
+        shown = reps - withheld
+        print(f"delivery_audit.py sampling mode, {tasks} tasks x 4 runs, "
+              f"{share:.0%} of {'tasks' if whole_tasks else 'runs'} checked: coverage of the "
+              f"realised deliveries, expectation's interval {monte_carlo_rate(expectation, reps)}"
+              f", predictive interval {monte_carlo_rate(prediction, shown)} where shown "
+              f"(withheld in {withheld} of {reps}: fewer than 10 tasks with checked claims); "
+              f"nominal 0.95")
+
+
+def bench_delivery_cluster_interval_coverage():
+    """Task-cluster bootstrap intervals: coverage of kappa and r, percentile against BCa.
+
+    Task rates ~ Beta(2, 1), 4 runs per task, claim probability 0.6 on a failed
+    run and 0.9 on a verified one: pooled over tasks, r = 0.75 and kappa = 1/3
+    exactly. 300 replications of 2,000 resamples at 10, 30 and 100 tasks.
+    """
+    d = load("delivery_audit.py")
+    truth = {"delivery_rate": Fraction(3, 4), "kappa": Fraction(1, 3)}
+    # The pooled table: tp 2/3 * 0.9, fp 1/3 * 0.6, fn 2/3 * 0.1, tn 1/3 * 0.4.
+    tp, fp, fn, tn = Fraction(6, 10), Fraction(2, 10), Fraction(1, 15), Fraction(2, 15)
+    chance = (tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)
+    assert truth["kappa"] == (tp + tn - chance) / (1 - chance)
+    assert truth["delivery_rate"] == tp / (tp + fp)
+    reps = 300
+    for tasks in (10, 30, 100):
+        rng = random.Random(tasks)
+        hits = {(name, method): 0 for name in truth for method in ("percentile", "bca")}
+        for rep in range(reps):
+            clusters = []
+            for _ in range(tasks):
+                rate, cells = rng.betavariate(2, 1), [0] * 6
+                for _ in range(4):
+                    verified = rng.random() < rate
+                    claimed = rng.random() < (0.9 if verified else 0.6)
+                    cells[(0 if verified else 1) if claimed else (2 if verified else 3)] += 1
+                clusters.append(tuple(cells))
+            intervals = d.cluster_bootstrap(clusters, 2000, rep)["headline"]
+            for name, value in truth.items():
+                for method in ("percentile", "bca"):
+                    low, high = intervals[name]["ci_" + method]
+                    hits[name, method] += low is not None and low <= value <= high
+        print(f"delivery_audit.py task-cluster bootstrap, {tasks} tasks x 4 runs, {reps} "
+              f"replications: coverage (nominal 0.95) " + "; ".join(
+                  f"{name} percentile {monte_carlo_rate(hits[name, 'percentile'], reps)}, "
+                  f"BCa {monte_carlo_rate(hits[name, 'bca'], reps)}" for name in truth))
+
+
 # === regrade.py sandbox ===
 # Hostile code under each --sandbox mode. The diff below fixes the toy bug and,
 # when the tests import it, tries to write into the user's home and clone, read
