@@ -27,6 +27,7 @@ import shlex
 import shutil
 import signal
 import stat
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -5086,6 +5087,36 @@ def self_binomial_quantiles(n):
     cdf = [Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n) for k in range(n + 1)]
     return (next(k for k in range(n + 1) if cdf[k] >= Fraction(1, 40)),
             next(k for k in range(n + 1) if cdf[k] >= Fraction(39, 40)))
+
+
+class TestDeliveryBcaInterval(unittest.TestCase):
+    """The BCa task interval in the JSON beside the percentile one (scipy agrees
+    outside the repo; the bench shows why the percentile interval stays printed)."""
+
+    def test_levels_by_hand(self):
+        d = load("delivery_audit.py")
+        # 3 of 10 resamples below the estimate: z0 = inverse normal of 0.3. The
+        # jackknife (0, 0, 1) has deviations (1/3, 1/3, -2/3) from its mean:
+        # sum of cubes -2/9, of squares 2/3, so a = (-2/9) / (6 (2/3)^1.5).
+        values = [float(v) for v in range(10)]
+        normal = statistics.NormalDist()
+        z0, a = normal.inv_cdf(0.3), (-2 / 9) / (6 * (2 / 3) ** 1.5)
+        want = [normal.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
+                for z in (normal.inv_cdf(0.025), normal.inv_cdf(0.975))]
+        got = d.bca_levels(values, 2.5, [0.0, 0.0, 1.0])
+        for g, w in zip(got, want):
+            self.assertAlmostEqual(g, w, delta=1e-12)
+        # Every resample on one side: no correction, no interval.
+        self.assertIsNone(d.bca_levels(values, -1.0, [0.0, 1.0]))
+
+    def test_json_carries_both_and_prints_the_percentile(self):
+        result = audit_json([EXAMPLE_RUNS, "--boot", "2000"])
+        self.assertEqual(len(result["kappa"]["ci_bca"]), 2)
+        self.assertEqual(len(result["delivery_rate"]["ci_cluster_bca"]), 2)
+        self.assertNotEqual(result["kappa"]["ci_bca"], result["kappa"]["ci"])
+        # Below FEW_CLUSTERS clusters there is neither.
+        result = audit_json(["--counts", "tp=3,fp=1,fn=1,tn=3", "--boot", "500"])
+        self.assertNotIn("ci_bca", result["kappa"])
 
 
 def monte_carlo_rate(hits, reps):
