@@ -254,6 +254,7 @@ Output
     Exit status: 0 the audit ran; 2 bad input or usage, with one line
     'error: ...' naming the file, row and column.
 """
+import bisect
 import concurrent.futures
 import itertools
 import multiprocessing
@@ -2405,9 +2406,8 @@ def bca_levels(defined, estimate, jackknife, confidence=CONFIDENCE):
     >>> [round(v, 6) for v in bca_levels([1.0, 2.0, 3.0, 4.0], 2.5, [1.0, 2.0, 3.0])]
     [0.025, 0.975]
     """
-    below = sum(1 for v in defined if v < estimate) + 0.5 * sum(1 for v in defined
-                                                               if v == estimate)
-    share = below / len(defined)
+    lower, upper = bisect.bisect_left(defined, estimate), bisect.bisect_right(defined, estimate)
+    share = (lower + 0.5 * (upper - lower)) / len(defined)
     if not 0 < share < 1:
         return None
     normal = NormalDist()

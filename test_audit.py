@@ -5134,7 +5134,7 @@ def bench_delivery_realised_coverage():
     """
     d = load("delivery_audit.py")
     reps = 200
-    for tasks, share, whole_tasks in ((18, 0.6, False), (18, 0.25, False), (40, 0.5, True)):
+    for tasks, share, whole_tasks in ((18, 0.9, False), (18, 0.6, False), (40, 0.5, True)):
         rng = random.Random(19)
         expectation = prediction = withheld = 0
         for rep in range(reps):
