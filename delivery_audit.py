@@ -128,7 +128,13 @@ verified, fn = not claimed, verified, tn = neither)
     claim AUC, 3 levels      the Mann-Whitney AUC (ties count one half) of the
                              score claimed > equivocal > not claimed, beside it;
                              it does not depend on how equivocal messages are read
-    Cohen's kappa            claim vs verified; task-cluster bootstrap interval
+    Cohen's kappa            claim vs verified; task-cluster bootstrap interval;
+                             beside it its maximum given the margins (the most
+                             any table with these claim and outcome counts can
+                             reach: (p_max - p_chance) / (1 - p_chance), p_max
+                             the sum of the smaller margins; Cohen 1960). Where
+                             it lies below 0.2 the verdict says the margins
+                             alone rule out useful agreement
     Fisher's exact p         two-sided, summing tables no more likely than the
                              observed one (relative tolerance 1e-7)
     stratified exact test    with a condition column, for each two conditions:
@@ -158,7 +164,25 @@ verified, fn = not claimed, verified, tn = neither)
                              criteria all share one verdict (criterion-level
                              results are then the run-level result reweighted)
     sampling mode            when only some runs were verified, r is estimated
-                             from the checked claims and projected onto all claims
+                             from the checked claims and projected onto all claims:
+                             the expected verified deliveries (seen + r x the
+                             unchecked claims, with r's exact interval: an
+                             interval for the expectation, labelled so), and
+                             the 95% predictive interval for the realised count,
+                             the one a bill meets: each of min(--boot, 4,000)
+                             draws resamples the tasks with checked claims (the
+                             pooled rate m and the spread of task rates, as a
+                             beta-binomial intraclass correlation rho by
+                             moments), gives each task's unchecked claims one
+                             rate from Beta(s m + verified, s (1 - m) + failed),
+                             s = (1 - rho) / rho, that task's checked claims
+                             updating the prior, and draws how many deliver
+                             (Binomial; past 64 claims in one task its normal
+                             approximation); the interval is the 2.5% and 97.5%
+                             order statistics. Claims of one task rise and fall
+                             together, so it is wider than a binomial one where
+                             tasks differ. Inflation's interval is claims over
+                             its ends. Withheld as the cluster intervals below.
     cost                     with --cost: total, per run, per claim, per verified
                              delivery, and what was spent on false claims
     verdict                  one of three cases, read off Fisher's p and kappa's
@@ -183,10 +207,29 @@ verified, fn = not claimed, verified, tn = neither)
                              (as for conditions, below) takes its place. A claim
                              that never varies carries nothing by construction,
                              and says so.
+                             At every task count (with a task column and more
+                             runs than tasks) the verdict then asks both
+                             questions and says which each answers: pooled over
+                             all runs (kappa, Fisher's p: does a claimed run
+                             succeed more often, what a per-claim bill rests
+                             on) and within tasks (the stratified exact test:
+                             among runs of one task, does the claim tell a
+                             success from a failure, beyond the task's
+                             difficulty). Where the pooled association is shown
+                             and the within-task one is not, it says the
+                             association runs through the tasks, not within
+                             them.
     The cluster bootstrap resamples whole tasks with replacement (--boot times,
     default 20,000; the report used 200,000) because runs of one task agree with
     each other; intervals are the 2.5th and 97.5th percentiles (linear
-    interpolation between order statistics); resamples where a figure is
+    interpolation between order statistics), as in the report. The JSON also
+    carries each figure's BCa interval over tasks (ci_bca, ci_cluster_bca: bias
+    and acceleration from the leave-one-task-out jackknife, Efron 1987). It is
+    not the default: in test_audit.py --bench (300 replications at 10, 30 and
+    100 tasks of 4 runs) its coverage of kappa and r was within one Monte Carlo
+    sd of the percentile interval's, both about 0.88-0.91 at 10 tasks, 0.94-0.95
+    from 30; what fails at 10 tasks is the number of tasks, hence the few-
+    clusters rule below. Resamples where a figure is
     undefined are skipped and counted. With no task column each run is its own
     cluster, and the report says so. An interval is withheld, with a note saying
     why, where it would be no interval: fewer than 10 clusters (too few distinct
@@ -210,6 +253,9 @@ What each test assumes
     and Koch 1977), not a law: the verdict names it.
 
 Output
+    p-values print to 3 decimals (McNemar's too: the report's 1.00 is 1.000),
+    never rounded across 0.05: a p just below it keeps the decimals that show
+    it below (0.0497, not 0.050); below 0.0005 it prints as <0.001.
     --format text (default), markdown or json (full precision; an infinite value,
     such as the inflation where no claim was verified, is the string "inf", and
     null always means undefined). Text and Markdown
@@ -223,6 +269,7 @@ Output
     Exit status: 0 the audit ran; 2 bad input or usage, with one line
     'error: ...' naming the file, row and column.
 """
+import bisect
 import concurrent.futures
 import itertools
 import multiprocessing
@@ -230,14 +277,17 @@ import operator
 import random
 import textwrap
 from fractions import Fraction
+from statistics import NormalDist
 
 __version__ = "0.1.0"
 
 DEFAULT_SEED = 20260801
 DEFAULT_BOOT = 20000
+PREDICTIVE_DRAWS = 4000    # at most this many draws of the realised deliveries (sampling mode)
 CONFIDENCE = 0.95
 BOOT_CHUNK = 1000          # resamples per independently seeded chunk
 FEW_CLUSTERS = 10          # fewer clusters than this: bootstrap intervals are withheld
+CLUSTER_INTERVAL = "percentile"   # which cluster bootstrap interval is printed: "bca" or "percentile"
 SIGNIFICANCE = 0.05        # Fisher's p below this: the claim and the outcome are not independent
 USEFUL_AGREEMENT = 0.2     # Landis & Koch (1977): a kappa below 0.2 is at best "slight"
 CLAIM_COLUMNS = ("claimed", "claim")
@@ -2953,6 +3003,25 @@ def cohen_kappa(tp, fp, fn, tn):
     return float((observed - chance) / (1 - chance))
 
 
+def kappa_max(tp, fp, fn, tn):
+    """The largest Cohen's kappa any table with these margins reaches (Cohen 1960).
+
+    With the claims and the outcomes fixed, agreement is at most the smaller
+    of each pair of margins: p_max = (min(claims, verified) + min(not claimed,
+    failed)) / n, and kappa_max = (p_max - p_chance) / (1 - p_chance). Exact in
+    fractions; None where kappa is undefined.
+
+    >>> round(kappa_max(46, 22, 3, 1), 4), kappa_max(3, 0, 0, 3)
+    (0.2227, 1.0)
+    """
+    if cohen_kappa(tp, fp, fn, tn) is None:
+        return None
+    n, claims, verified = tp + fp + fn + tn, tp + fp, tp + fn
+    agreement = Fraction(min(claims, verified) + min(n - claims, n - verified), n)
+    chance = Fraction(claims * verified + (n - claims) * (n - verified), n * n)
+    return float((agreement - chance) / (1 - chance))
+
+
 def fleiss_kappa(counts):
     """Fleiss' kappa from per-subject category counts (equal raters per subject).
 
@@ -3019,6 +3088,39 @@ def mcnemar_exact(b, c):
         tail = Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n)
         return float(min(Fraction(1), 2 * tail))
     return min(1.0, 2 * regularized_beta(n - k, k + 1, 0.5))
+
+
+def bca_levels(defined, estimate, jackknife, confidence=CONFIDENCE):
+    """The bias-corrected and accelerated (BCa) percentile levels (Efron 1987).
+
+    `defined` are the sorted bootstrap values, `estimate` the figure on the data
+    and `jackknife` its leave-one-cluster-out values. z0 = inverse normal of the
+    share of resamples below the estimate (ties count one half); the
+    acceleration a = sum (mean - j)^3 / (6 (sum (mean - j)^2)^1.5). Returns
+    the two levels to read the bootstrap values at, or None where the
+    correction is undefined (every resample on one side of the estimate).
+
+    >>> [round(v, 6) for v in bca_levels([1.0, 2.0, 3.0, 4.0], 2.5, [1.0, 2.0, 3.0])]
+    [0.025, 0.975]
+    """
+    lower, upper = bisect.bisect_left(defined, estimate), bisect.bisect_right(defined, estimate)
+    share = (lower + 0.5 * (upper - lower)) / len(defined)
+    if not 0 < share < 1:
+        return None
+    normal = NormalDist()
+    z0 = normal.inv_cdf(share)
+    mean = math.fsum(jackknife) / len(jackknife)
+    squares = math.fsum((mean - j) ** 2 for j in jackknife)
+    acceleration = (math.fsum((mean - j) ** 3 for j in jackknife) / (6 * squares ** 1.5)
+                    if squares > 0 else 0.0)
+    levels = []
+    for tail in ((1 - confidence) / 2, (1 + confidence) / 2):
+        z = z0 + normal.inv_cdf(tail)
+        denominator = 1 - acceleration * z
+        if denominator <= 0:
+            return None
+        levels.append(normal.cdf(z0 + z / denominator))
+    return levels
 
 
 def percentile(sorted_values, q):
@@ -3112,6 +3214,9 @@ def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE, jobs=1)
     `cluster_counts` holds one (tp, fp, fn, tn, eq_verified, eq_failed) per
     cluster. Each resample draws as many clusters as there are, sums their
     counts and recomputes the rates, headline and equivocal-as-claims alike.
+    Each figure gets its percentile interval and its BCa interval (bias and
+    acceleration from the leave-one-cluster-out jackknife); "ci" is the one
+    CLUSTER_INTERVAL names.
     The resamples come in chunks of BOOT_CHUNK, each seeded from (seed, chunk),
     so the answer is the same whether the chunks run in one process or `jobs`.
     """
@@ -3127,6 +3232,8 @@ def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE, jobs=1)
     if chunks is None:
         chunks = [bootstrap_chunk(packed, seed, chunk, count) for chunk, count in sizes]
     alpha = 1.0 - confidence
+    estimates = figures_of_counts(packed, sum(packed))
+    jackknives = [figures_of_counts(packed, sum(packed) - one) for one in packed]
     intervals = {}
     for variant in ("headline", "equivocal_as_claims"):
         intervals[variant] = {}
@@ -3135,11 +3242,33 @@ def cluster_bootstrap(cluster_counts, boot, seed, confidence=CONFIDENCE, jobs=1)
             defined = sorted(v for v in values if v is not None)
             ci = ([percentile(defined, alpha / 2), percentile(defined, 1 - alpha / 2)]
                   if defined else [None, None])
-            intervals[variant][name] = {
-                "ci": ci, "skipped": len(values) - len(defined),
-                "degenerate": degenerate_interval(defined, ci, len(cluster_counts)),
-            }
+            interval = {"ci_percentile": ci, "ci_bca": [None, None],
+                        "skipped": len(values) - len(defined)}
+            estimate = estimates[variant][name]
+            jackknife = [j[variant][name] for j in jackknives if j[variant][name] is not None]
+            levels = (bca_levels(defined, estimate, jackknife, confidence)
+                      if defined and estimate is not None and len(jackknife) > 1 else None)
+            if levels:
+                interval["ci_bca"] = [percentile(defined, level) for level in levels]
+            interval["ci"] = interval["ci_" + CLUSTER_INTERVAL]
+            interval["degenerate"] = degenerate_interval(defined, interval["ci"],
+                                                         len(cluster_counts))
+            if interval["ci"][0] is None and defined and not interval["degenerate"]:
+                interval["degenerate"] = ("the BCa correction is undefined (every resample "
+                                          "on one side of the estimate)")
+            intervals[variant][name] = interval
     return intervals
+
+
+def figures_of_counts(packed, total):
+    """The bootstrap's figures (headline and equivocal as claims) of one packed total."""
+    mask = (1 << FIELD_BITS) - 1
+    tp, fp, fn, tn, eq_verified, eq_failed = (
+        (total >> (FIELD_BITS * i)) & mask for i in range(len(FIELDS)))
+    headline = rates(tp, fp, fn, tn)
+    headline["ordinal_claim_auc"] = ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+    return {"headline": headline,
+            "equivocal_as_claims": rates(*as_claims(tp, fp, fn, tn, eq_verified, eq_failed))}
 
 
 def degenerate_interval(defined, ci, clusters):
@@ -3194,7 +3323,8 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
                             if verified and failed else None}
     if not (verified and failed):
         figures["claim_auc"]["undefined"] = "needs both verified and failed runs"
-    figures["kappa"] = {"value": cohen_kappa(tp, fp, fn, tn), "ci": [None, None]}
+    figures["kappa"] = {"value": cohen_kappa(tp, fp, fn, tn), "ci": [None, None],
+                        "max_given_margins": kappa_max(tp, fp, fn, tn)}
     if figures["kappa"]["value"] is None:
         figures["kappa"]["undefined"] = "needs both verified and failed runs"
     figures["fisher_p"] = fisher_exact(tp, fp, fn, tn)
@@ -3222,6 +3352,8 @@ def table_figures(tp, fp, fn, tn, bootstrap=None):
 def attach_interval(target, key, interval):
     """Put a bootstrap interval on a figure, or withhold it with its reason."""
     target[key] = interval["ci"]
+    if interval.get("ci_bca") and not interval["degenerate"]:
+        target[key + "_bca"] = interval["ci_bca"]      # JSON only: see CLUSTER_INTERVAL
     if interval["skipped"]:
         target["cluster_resamples_skipped"] = interval["skipped"]
     if interval["degenerate"]:
@@ -3296,6 +3428,14 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
     result["ordinal_claim_auc"] = result["equivocal_as_claims"]["ordinal_claim_auc"] = ordinal
     if len(checked) < len(runs):
         result["sampling"] = sampling_projection(runs, checked, result["delivery_rate"])
+        result["sampling"]["realised_verified_deliveries"] = predictive_deliveries(
+            runs, min(boot, PREDICTIVE_DRAWS), seed)
+        realised = result["sampling"]["realised_verified_deliveries"]
+        claims = result["sampling"]["claims"]
+        if realised.get("ci"):
+            low, high = realised["ci"]
+            result["sampling"]["realised_inflation"] = {
+                "ci": [claims_per_delivery(claims, high), claims_per_delivery(claims, low)]}
     if any(r.get("condition") is not None for r in runs):
         result["conditions"] = condition_tables(checked)
         result.update(stratified_condition_tests(checked))
@@ -3307,10 +3447,12 @@ def audit(runs, *, boot=DEFAULT_BOOT, seed=DEFAULT_SEED, clusters_named=True, jo
                                          "the other condition")
     if any(r.get("cost") is not None for r in runs):
         result["cost"] = cost_figures(runs)
-    if (result["clusters"] == "tasks" and 2 <= len(per_task) < FEW_CLUSTERS
-            and len(checked) > len(per_task)):
+    if result["clusters"] == "tasks" and len(per_task) >= 2 and len(checked) > len(per_task):
+        # At every task count: the within-task question is asked beside the pooled one.
         result["claim_within_tasks"] = claim_within_tasks(per_task)
     result["verdict_case"] = claim_verdict(result)
+    if "claim_within_tasks" in result:
+        result["questions"] = pooled_and_within(result)
     result["verdict"] = verdict_sentences(result)
     return result
 
@@ -3357,6 +3499,107 @@ def sampling_projection(runs, checked, delivery_rate):
                       "ci": [claims_per_delivery(claims, expected[2]),
                              claims_per_delivery(claims, expected[1])]},
     }
+
+
+def claim_groups(runs):
+    """Per task: (checked claims verified, checked claims not verified, unchecked claims)."""
+    groups = {}
+    for run in runs:
+        if run["claim"] is True:
+            cell = groups.setdefault(run["task"], [0, 0, 0])
+            cell[0 if run["verified"] else 1 if run["verified"] is not None else 2] += 1
+    return [tuple(cell) for _, cell in sorted(groups.items(), key=lambda kv: str(kv[0]))]
+
+
+def beta_binomial_prior(tasks):
+    """(mean, prior strength) of the task delivery rates, by moments; strength None = no spread.
+
+    `tasks` holds (verified, not verified) checked claims per task. The mean m
+    is the pooled rate. Under a beta-binomial with intraclass correlation rho,
+    sum n_j (rate_j - m)^2 over K tasks of n_j claims (N in all) has mean
+    m (1 - m) ((K - 1) + rho (N - K + 1 - sum n_j^2 / N)); rho solves that
+    moment equation, clipped to [0, 1], and a task's rate is
+    Beta(strength * m, strength * (1 - m)) with strength = (1 - rho) / rho.
+
+    >>> beta_binomial_prior([(2, 2), (2, 2), (2, 2)])
+    (0.5, None)
+    >>> mean, strength = beta_binomial_prior([(4, 0), (0, 4), (4, 0), (0, 4)])
+    >>> mean, round(strength, 6)
+    (0.5, 0.0)
+    """
+    sizes = [s + f for s, f in tasks if s + f]
+    total, seen = sum(sizes), sum(s for s, _ in tasks)
+    mean = seen / total
+    if mean in (0.0, 1.0) or len(sizes) < 2:
+        return mean, None
+    spread = math.fsum((s + f) * (s / (s + f) - mean) ** 2 for s, f in tasks if s + f)
+    coefficient = total - len(sizes) + 1 - math.fsum(n * n for n in sizes) / total
+    if coefficient <= 0:        # one claim per task: the spread of task rates cannot show
+        return mean, None
+    rho = (spread / (mean * (1 - mean)) - (len(sizes) - 1)) / coefficient
+    if rho <= 0:
+        return mean, None
+    rho = min(rho, 1.0)
+    return mean, (1 - rho) / rho
+
+
+def binomial_draw(rng, trials, rate):
+    """One Binomial(trials, rate) draw: Bernoulli sum, or its normal approximation past 64."""
+    if trials <= 64 or rate in (0.0, 1.0):
+        return sum(rng.random() < rate for _ in range(trials))
+    sd = math.sqrt(trials * rate * (1 - rate))
+    return min(trials, max(0, round(rng.gauss(trials * rate, sd))))
+
+
+def predictive_deliveries(runs, draws, seed):
+    """A 95% predictive interval for the realised verified deliveries among all claims.
+
+    The bill is about the count that will be verified, not its mean. Each draw
+    resamples the tasks with checked claims (the uncertainty in the pooled rate
+    and the spread of task rates, respecting tasks), then gives every task's
+    unchecked claims one rate drawn from that task's beta posterior (the prior
+    from the resample, updated by the task's own checked claims) and draws how
+    many of them deliver: claims of one task rise and fall together. The
+    interval is the 2.5% and 97.5% order statistics of the realised totals.
+    Withheld, as every cluster interval, below FEW_CLUSTERS tasks with checked
+    claims or where 95% of the draws give one count.
+    """
+    groups = claim_groups(runs)
+    seen = sum(g[0] for g in groups)
+    unchecked = [(g[0], g[1], g[2]) for g in groups if g[2]]
+    donors = [(g[0], g[1]) for g in groups if g[0] + g[1]]
+    out = {"method": "task-cluster bootstrap, beta-binomial within tasks",
+           "draws": draws, "tasks_with_checked_claims": len(donors), "ci": None}
+    if not unchecked:
+        return {**out, "ci": [seen, seen], "exact": "every claim was checked"}
+    if not donors:
+        return {**out, "withheld": "no claim was checked"}
+    if not draws:
+        return {**out, "withheld": "no bootstrap was run (--boot 0)"}
+    rng = random.Random(f"{seed}:predictive")
+    totals = []
+    for _ in range(draws):
+        mean, strength = beta_binomial_prior(rng.choices(donors, k=len(donors)))
+        total = seen
+        for verified, failed, claims in unchecked:
+            if strength is None:
+                rate = mean
+            else:
+                a, b = strength * mean + verified, strength * (1 - mean) + failed
+                if a <= 0 and b <= 0:      # Beta(0 * mean, 0 * (1 - mean)): all or none
+                    rate = float(rng.random() < mean)
+                else:
+                    rate = 0.0 if a <= 0 else 1.0 if b <= 0 else rng.betavariate(a, b)
+            total += binomial_draw(rng, claims, rate)
+        totals.append(total)
+    totals.sort()
+    alpha = 1.0 - CONFIDENCE
+    ci = [totals[math.floor(alpha / 2 * draws)],
+          totals[min(draws - 1, math.ceil((1 - alpha / 2) * draws) - 1)]]
+    reason = degenerate_interval(totals, ci, len(donors))
+    if reason:
+        return {**out, "withheld": reason, "order_statistics": ci}
+    return {**out, "ci": ci}
 
 
 def claims_per_delivery(claims, deliveries):
@@ -3692,7 +3935,7 @@ def claim_verdict(result):
                                    if result["n_clusters"] < 2 else
                                    "no bootstrap was run (--boot 0)" if not result["boot"]
                                    else "no resample defined it"))
-    if "claim_within_tasks" in result:
+    if "claim_within_tasks" in result and result["n_clusters"] < FEW_CLUSTERS:
         # Too few tasks for an interval, and Fisher's pooled p would count runs of
         # one task as independent: only the comparison within tasks can tell.
         within = result["claim_within_tasks"]
@@ -3718,6 +3961,80 @@ def claim_verdict(result):
     return case
 
 
+POOLED_QUESTION = ("pooled over all runs, as a per-claim bill counts them: does a claimed run "
+                   "succeed more often than an unclaimed one?")
+WITHIN_QUESTION = ("within tasks: among runs of the same task, does the claim tell a success "
+                   "from a failure, beyond how hard the task is?")
+
+
+def pooled_and_within(result):
+    """The verdict's two questions, each with the figures that answer it.
+
+    Pooled: kappa's task interval (or, with fewer than FEW_CLUSTERS tasks, only
+    Fisher's p, which counts runs of one task as independent). Within: the exact
+    test of claim against outcome stratified by task. `through_tasks` is the
+    disagreement where the pooled association is shown and the within-task one
+    is not: the association runs through the tasks, not within them.
+    """
+    case, kappa, within = result["verdict_case"], result["kappa"], result["claim_within_tasks"]
+    few = result["n_clusters"] < FEW_CLUSTERS
+    if case["case"] in ("undefined", "claim_constant"):
+        pooled_shown = False
+    elif few:
+        pooled_shown = result["fisher_p"] < SIGNIFICANCE and bool(kappa["value"])
+    else:
+        pooled_shown = case["case"] == "informative"
+    within_shown = (within["p"] is not None and within["p"] < SIGNIFICANCE
+                    and within["odds_ratio"] not in (None, 1.0))
+    return {
+        "pooled": {"question": POOLED_QUESTION, "shown": pooled_shown,
+                   "kappa": kappa["value"], "kappa_interval": case.get("kappa_interval"),
+                   "fisher_p": result["fisher_p"], "runs_counted_as_independent": few},
+        "within_tasks": {"question": WITHIN_QUESTION, "shown": within_shown,
+                         "p": within["p"], "odds_ratio": within["odds_ratio"],
+                         "tasks": within["tasks"]},
+        "through_tasks": pooled_shown and not within_shown,
+        "within_only": within_shown and not pooled_shown,
+    }
+
+
+def question_sentences(result):
+    """Both questions and their answers, and what it means where they disagree."""
+    q = result["questions"]
+    pooled, within, kappa = q["pooled"], q["within_tasks"], result["kappa"]
+    if pooled["kappa_interval"]:
+        pooled_answer = (f"kappa {fmt(kappa['value'])} {fmt_ci(pooled['kappa_interval'])}, "
+                         f"Fisher p {fmt_p(pooled['fisher_p'])}: "
+                         + ("associated" if pooled["shown"] else "no association shown"))
+    else:
+        pooled_answer = (f"kappa {fmt(kappa['value'])} with no usable interval, Fisher p "
+                         f"{fmt_p(pooled['fisher_p'])}"
+                         + (" counting runs of one task as independent" if
+                            pooled["runs_counted_as_independent"] else "") + ": "
+                         + ("associated only as far as that p can say" if pooled["shown"]
+                            else "no association shown"))
+    if within["p"] is None:
+        within_answer = "nothing to compare: no task has both claimed and unclaimed runs"
+    else:
+        within_answer = (f"exact test stratified by task, {plural(within['tasks'], 'task')} "
+                         f"with claimed and unclaimed runs, p {fmt_p(within['p'])}"
+                         + (f", common odds ratio {fmt(within['odds_ratio'])}"
+                            if within["odds_ratio"] is not None else "") + ": "
+                         + ("associated" if within["shown"] else "no association shown"))
+    sentences = [f"Two questions. Pooled over all runs ({pooled['question'].split(': ', 1)[1]}):"
+                 f" {pooled_answer}. Within tasks ({within['question'].split(': ', 1)[1]}): "
+                 f"{within_answer}."]
+    if q["through_tasks"]:
+        sentences.append("The two disagree: the association runs through the tasks, not within "
+                         "them. Claims and successes both follow which task a run was on; "
+                         "within a task the claim does not tell a success from a failure.")
+    elif q["within_only"]:
+        sentences.append("The two disagree: within tasks the claim tells a success from a "
+                         "failure, though pooled over runs the differences between tasks hide "
+                         "it.")
+    return sentences
+
+
 def verdict_sentences(result):
     """The closing verdict in plain words, read off claim_verdict's case and the figures."""
     case, kappa = result["verdict_case"], result["kappa"]
@@ -3730,6 +4047,14 @@ def verdict_sentences(result):
                      f"by construction (kappa {fmt(kappa['value'])})."]
     else:
         sentences = claim_sentences(result, case)
+        ceiling = kappa.get("max_given_margins")
+        if ceiling is not None and ceiling < USEFUL_AGREEMENT:
+            sentences.append(f"No table with these margins reaches kappa "
+                             f"{fmt(USEFUL_AGREEMENT, 1)} (the most is {fmt(ceiling)}): at these "
+                             f"rates of claims and of verified runs, useful agreement is out "
+                             f"of reach.")
+    if "questions" in result:
+        sentences += question_sentences(result)
     if result["n_clusters"] < FEW_CLUSTERS and case.get("kappa_interval") is None \
             and "no_interval" not in case:
         sentences.append(f"Only {plural(result['n_clusters'], 'cluster')}: no bootstrap "
@@ -3756,6 +4081,7 @@ def claim_sentences(result, case):
     interval = (f"kappa {fmt(kappa['value'])} {fmt_ci(case['kappa_interval'])}"
                 if case["kappa_interval"] else
                 f"kappa {fmt(kappa['value'])}, no usable interval: {case['no_interval']}")
+    interval += f"; with these margins kappa is at most {fmt(kappa['max_given_margins'])}"
     evidence = (f"{interval}; Fisher p {fmt_p(result['fisher_p'])}, "
                 f"claim AUC {fmt(result['claim_auc']['value'])}")
     if "within_tasks_p" in case:
@@ -3806,12 +4132,24 @@ def plural(count, noun, nouns=None):
 
 
 def fmt_p(p):
-    """A p-value to 3 decimals, or '<0.001' rather than a misleading 0.000.
+    """A p-value to 3 decimals, never rounded across SIGNIFICANCE, nor to a misleading 0.000.
 
-    >>> fmt_p(1.0), fmt_p(0.0123), fmt_p(1.9e-9)
-    ('1.000', '0.012', '<0.001')
+    A p just below 0.05 keeps the decimals that show it below (0.0497, not 0.050);
+    one that would need more than six prints as '<0.050'.
+
+    >>> fmt_p(1.0), fmt_p(0.0123), fmt_p(1.9e-9), fmt_p(0.049), fmt_p(0.0497), fmt_p(0.05)
+    ('1.000', '0.012', '<0.001', '0.049', '0.0497', '0.050')
     """
-    return "<0.001" if p is not None and p < 0.0005 else fmt(p)
+    if p is not None and p < 0.0005:
+        return "<0.001"
+    text = fmt(p)
+    if p is not None and p < SIGNIFICANCE <= float(text):
+        for digits in range(4, 7):
+            text = fmt(p, digits)
+            if float(text) < SIGNIFICANCE:
+                return text
+        return f"<{fmt(SIGNIFICANCE)}"
+    return text
 
 
 # === Input ===
@@ -4227,6 +4565,9 @@ def render_figures(result, style, sub):
     cluster_name = "task" if result["clusters"] == "tasks" else "run"
     out = ["", sub("The claim as evidence of delivery"), ""]
     rows = [[label] + figure_cells(result[name], name) for name, label in FIGURE_ROWS]
+    at = next(i for i, (name, _) in enumerate(FIGURE_ROWS) if name == "kappa") + 1
+    rows.insert(at, ["kappa's maximum given the margins",
+                     fmt(result["kappa"].get("max_given_margins")), "", ""])
     rows.append(["Fisher exact p (two-sided)", fmt_p(result["fisher_p"]), "", ""])
     out.append(render_table(["figure", "value", "95% exact",
                              f"95% {cluster_name} bootstrap"], rows, style))
@@ -4288,14 +4629,30 @@ def render_sampling(result, sub):
     if result.get("grading_errors"):
         out.append("Runs the grader could not verify (left out, not counted as failures): "
                    + grading_error_text(result["grading_error_runs"]) + ".")
-    out.append(f"Expected verified deliveries among all {plural(s['claims'], 'claim')}: "
+    out.append(f"Expected verified deliveries among all {plural(s['claims'], 'claim')} (the "
+               f"expectation, not the count a bill will meet): "
                f"{s['verified_deliveries_seen']} verified plus r times the "
                f"{s['claims'] - s['claims_checked']} unchecked, "
                f"{fmt(s['expected_verified_deliveries']['value'], 1)} "
                f"{fmt_ci(s['expected_verified_deliveries']['ci'], 1)}; inflation "
-               f"{fmt(s['inflation']['value'])} {fmt_ci(s['inflation']['ci'])} "
-               f"(r's exact interval, projected).")
+               f"{fmt(s['inflation']['value'])} {fmt_ci(s['inflation']['ci'])} at the "
+               f"expectation (r's exact interval, projected: an interval for the expectation).")
+    out.append(realised_line(s))
     return out
+
+
+def realised_line(s):
+    """The sentence on the realised deliveries: their predictive interval, or why none."""
+    realised = s["realised_verified_deliveries"]
+    if realised.get("exact"):
+        return f"Realised verified deliveries: {realised['ci'][0]} ({realised['exact']})."
+    if realised.get("withheld"):
+        return (f"No predictive interval for the realised verified deliveries: "
+                f"{realised['withheld']}.")
+    low, high = realised["ci"]
+    return (f"Realised verified deliveries, 95% predictive interval ({realised['method']}, "
+            f"{realised['draws']:,} draws): [{low}, {high}]; inflation "
+            f"{fmt_ci(s['realised_inflation']['ci'])}.")
 
 
 def render_conditions(result, style, sub):
@@ -4418,9 +4775,6 @@ def svg_rows(result):
                      exact if exact and exact[0] is not None else None,
                      boot if boot and boot[0] is not None and boot[1] is not None else None))
     return rows
-def fmt_p2(p):
-    """McNemar's p to 2 decimals, as the report prints it; '<0.001' below 0.0005."""
-    return fmt(p, 2) if p >= 0.01 else fmt_p(p)
 
 
 def mcnemar_line(pair):
@@ -4431,7 +4785,7 @@ def mcnemar_line(pair):
     return (f"McNemar, {first} vs {second}: {plural(pair['pairs'], 'pair')} matched on task "
             f"and column {pair['paired_by'][1]!r}, {unpaired}; {pair['discordant']} discordant "
             f"({pair['b']} complete only in {first}, {pair['c']} only in {second}); exact p "
-            f"{fmt_p2(pair['p'])}.")
+            f"{fmt_p(pair['p'])}.")
 
 
 def stratified_line(test):
