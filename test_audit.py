@@ -1380,12 +1380,14 @@ class TestAucCommandLine(unittest.TestCase):
     def test_each_permutation_scheme_runs(self):
         header, rows = trap_rows()
         table = csv_text(header + ["arm"], [r + ["ab"[i % 2]] for i, r in enumerate(rows)])
+        # With tasks of two runs each, the default is the task shuffle (issue 19).
         for argv in (["--permute", "rows"], ["--permute", "tasks"],
-                     ["--strata", "arm"], ["--strata", "arm", "--permute", "tasks"]):
+                     ["--strata", "arm"], ["--strata", "arm", "--permute", "tasks"],
+                     ["--strata", "arm", "--permute", "strata"]):
             result = self.audit_json(table, *argv)
             null = result["family_null"]
-            self.assertEqual(null["permute"], argv[-1] if argv[0] == "--permute" or
-                             len(argv) > 2 else "strata")
+            self.assertEqual(null["permute"], argv[-1] if argv[-2] == "--permute"
+                             else "tasks")
             self.assertGreater(null["p_observed_max"], 0)
             self.assertLessEqual(null["p_observed_max"], 1)
             self.assertEqual(sum(null["histogram"]["counts"]), 200)
@@ -1611,13 +1613,15 @@ class TestAucFewClusters(unittest.TestCase):
         gate1 = out[out.index("base same"):].splitlines()[2]     # the gate-1 table
         self.assertIn("undefined", gate1)
 
-    def test_fewer_than_ten_clusters_warns(self):
+    def test_fewer_than_ten_clusters_withholds_the_interval(self):
+        # Issue 19: below FEW_CLUSTERS the interval is withheld and gate 3 fails, as
+        # delivery_audit.py does (it used to warn "rough" and let gate 3 pass).
         for n_tasks, warned in ((3, True), (9, True), (10, False)):
             header, rows = strong_rows(lambda i: f"t{i % n_tasks}")
             status, out, err = audit_folder({"runs.csv": table_text(header, rows)},
                                             ["--perms", "50", "--boot", "50"])
             self.assertEqual(status, 0, err)
-            self.assertEqual("intervals are rough" in out, warned, (n_tasks, out))
+            self.assertEqual("intervals are withheld" in out, warned, (n_tasks, out))
             self.assertEqual(f"only {n_tasks} tasks" in out, warned)
 
     def test_task_identity_is_read_in_the_plus_direction(self):
@@ -5334,8 +5338,8 @@ class TestAucStepDownMinP(unittest.TestCase):
             self.assertEqual(seen, orbit)
 
     def test_command_line_minp_approaches_the_exact_value(self):
-        for scheme, argv in (("rows", []), ("tasks", ["--permute", "tasks"]),
-                             ("strata", ["--strata", "condition"])):
+        for scheme, argv in (("rows", ["--permute", "rows"]), ("tasks", ["--permute", "tasks"]),
+                             ("strata", ["--strata", "condition", "--permute", "strata"])):
             tasks = REVIEW_TASKS if scheme == "tasks" else None
             strata = REVIEW_STRATA if scheme == "strata" else None
             orbit = list(review_orbit(REVIEW_LABELS, scheme, strata, tasks))
@@ -5372,7 +5376,9 @@ class TestAucStepDownMinP(unittest.TestCase):
         for line in lines[1:]:
             run_id = line.split(",", 1)[0]
             out.append(line + "," + {"run-001": "2", "run-002": "1"}.get(run_id, ""))
-        result = auc_audit_json({"runs.csv": "\n".join(out) + "\n"}, ["--strata", "condition"])
+        # Under the report's within-strata run shuffle (the default before issue 19).
+        result = auc_audit_json({"runs.csv": "\n".join(out) + "\n"},
+                                ["--strata", "condition", "--permute", "strata"])
         search = next(f for f in result["features"] if f["name"] == "search_calls")
         self.assertLess(search["adjusted_p"], 0.05)
         self.assertGreater(search["max_auc_p"], 0.4)      # the report's single-step figure
