@@ -5909,6 +5909,302 @@ def bench_auc_issue11_shape():
           f"{naive / cpu:.0f}x the whole audit's CPU")
 
 
+# === auc_audit.py: gates that hold their error rates (issue 19) ===
+def issue19_like_baseline(seed, n_tasks=50, per_task=4, n_features=10):
+    """Issue 19 finding 2's shape: features generated exactly like the baseline (the
+    same shift for successes, independent noise), on tasks of varying ease."""
+    rng = random.Random(seed)
+    labels, tasks, baseline = [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random()
+        for _ in range(per_task):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0.5 * y, 1))
+            for values in features:
+                values.append(rng.gauss(0.5 * y, 1))
+    return labels, tasks, baseline, features
+
+
+def issue19_task_level(seed, n_tasks, per_task, n_columns):
+    """Finding 1 and 3's shape: outcomes driven by task difficulty alone; columns that
+    are constant within each task (column 0 the task's true difficulty, the others
+    noise drawn once per task); a baseline of run-level noise."""
+    rng = random.Random(seed)
+    difficulty = [rng.random() for _ in range(n_tasks)]
+    columns = [difficulty] + [[rng.random() for _ in range(n_tasks)]
+                              for _ in range(n_columns - 1)]
+    labels, tasks, baseline, features = [], [], [], [[] for _ in range(n_columns)]
+    for t in range(n_tasks):
+        for _ in range(per_task):
+            labels.append(int(rng.random() < difficulty[t]))
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.random())
+            for values, column in zip(features, columns):
+                values.append(column[t])
+    return labels, tasks, baseline, features
+
+
+def issue19_runs_csv(labels, tasks, baseline, features, strata=None):
+    header = ["run_id", "task_id"] + (["arm"] if strata else []) + \
+        ["verified", "tool_calls"] + [f"f{j}" for j in range(len(features))]
+    rows = []
+    for i, y in enumerate(labels):
+        rows.append([f"r{i:04d}", tasks[i]] + ([strata[i]] if strata else []) +
+                    [y, f"{baseline[i]:.6f}"] + [f"{v[i]:.6f}" for v in features])
+    return csv_text(header, rows)
+
+
+def exact_task_level_p(values, labels, tasks):
+    """A column constant within tasks: its exact p under the task shuffle, by visiting
+    every assignment of the tasks' success counts (all tasks of one size), with the
+    better direction re-chosen per assignment as the audit does."""
+    order = sorted(set(tasks))
+    members = [[i for i, t in enumerate(tasks) if t == task] for task in order]
+    counts = [sum(labels[i] for i in m) for m in members]
+    observed = best(brute_pairs(values, labels)[0])
+    hits = total = 0
+    for assignment in itertools.permutations(counts):
+        shuffled = [0] * len(labels)
+        for rows, count in zip(members, assignment):
+            for i in rows[:count]:       # constant within a task: placement is irrelevant
+                shuffled[i] = 1
+        total += 1
+        hits += best(brute_pairs(values, shuffled)[0]) >= observed
+    return Fraction(hits, total)
+
+
+class TestAucGatesHoldTheirRates(unittest.TestCase):
+    """Issue 19: the null respects tasks, gate 1 is family-wise, gate 3 needs
+    within-task evidence and 10 clusters, p-values say their floor."""
+
+    def test_finding_1_task_level_column_on_4_tasks_does_not_pass(self):
+        # A column constant within each of 4 tasks passed all three gates at p < 0.001
+        # with an interval "from 4 tasks"; its exact task-level p is a few 24ths.
+        rng = random.Random(19)
+        rates = [0.9, 0.7, 0.3, 0.1]
+        labels, tasks, baseline, column = [], [], [], []
+        for t, rate in enumerate(rates):
+            for r in range(10):
+                labels.append(int(r < rate * 10))
+                tasks.append(f"t{t}")
+                baseline.append(rng.random())
+                column.append(4 - t)
+        text = issue19_runs_csv(labels, tasks, baseline, [column])
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "2000", "--boot", "200"])
+        (feature,) = result["features"]
+        self.assertEqual(result["family_null"]["permute"], "tasks")
+        self.assertTrue(result["family_null"]["permute_default"])
+        exact = exact_task_level_p(column, labels, tasks)
+        self.assertAlmostEqual(feature["permutation_p"], float(exact), delta=0.02)
+        self.assertGreater(feature["adjusted_p"], 0.05)
+        self.assertIsNone(feature["delta_ci"])                 # 4 clusters: withheld
+        self.assertNotEqual(feature["verdict"], "passes all three gates")
+        # The report's run shuffle is still there, and says it is chosen.
+        rows = auc_audit_json({"runs.csv": text}, ["--permute", "rows", "--perms", "500",
+                                                   "--boot", "50"])
+        self.assertLess(rows["features"][0]["permutation_p"], 0.01)
+        self.assertFalse(rows["family_null"]["permute_default"])
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot", "50"])
+        self.assertIn("shuffles of whole tasks among tasks of the same shape; the default",
+                      " ".join(out.split()))
+
+    def test_finding_1_task_shuffle_within_strata_matches_exact_enumeration(self):
+        # 5 tasks, each with 2 runs in arm p and 1 in arm q: the shuffle moves whole
+        # tasks (their per-arm counts) among tasks of that shape, placing each count
+        # on a random subset of the task's runs in that arm.
+        labels = [1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 0]
+        tasks = [t for t in "abcde" for _ in range(3)]
+        strata = ["p", "p", "q"] * 5
+        values = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9]
+        n = len(labels)
+        # Exact: every assignment of count vectors, times every placement in each cell.
+        cells = {(t, s): [i for i in range(n) if tasks[i] == t and strata[i] == s]
+                 for t in "abcde" for s in "pq"}
+        vectors = [(sum(labels[i] for i in cells[(t, "p")]),
+                    sum(labels[i] for i in cells[(t, "q")])) for t in "abcde"]
+        observed = best(brute_pairs(values, labels, strata)[0])
+        hits = total = 0
+        for assignment in itertools.permutations(vectors):
+            options = []
+            for t, (cp, cq) in zip("abcde", assignment):
+                options.append(list(itertools.combinations(cells[(t, "p")], cp)))
+                options.append(list(itertools.combinations(cells[(t, "q")], cq)))
+            for choice in itertools.product(*options):
+                chosen = set(itertools.chain(*choice))
+                draw = [int(i in chosen) for i in range(n)]
+                total += 1
+                hits += best(brute_pairs(values, draw, strata)[0]) >= observed
+        exact = Fraction(hits, total)
+        text = csv_text(["run_id", "task_id", "arm", "verified", "tool_calls", "f"],
+                        [[f"r{i:02d}", tasks[i], strata[i], labels[i], i % 4, values[i]]
+                         for i in range(n)])
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "arm", "--perms", "4000",
+                                                     "--boot", "10"])
+        self.assertEqual(result["family_null"]["permute"], "tasks")
+        # p = (1 + hits among B) / (1 + B): Monte Carlo sd about 0.008 here.
+        self.assertAlmostEqual(result["features"][0]["permutation_p"], float(exact),
+                               delta=0.03)
+
+    def test_fast_task_null_draws_what_the_row_level_shuffle_draws(self):
+        module = load(AUC)
+        rng = random.Random(5)
+        for trial in range(30):
+            n_tasks = rng.randint(2, 8)
+            tasks = [rng.randrange(n_tasks) for _ in range(rng.randint(6, 40))]
+            strata = [rng.randint(0, 1) for _ in tasks] if trial % 2 else None
+            labels = [rng.randint(0, 1) for _ in tasks]
+            features = [[None if rng.random() < 0.2 else rng.randint(0, 4) for _ in tasks]
+                        for _ in range(3)]
+            codes = strata if strata is not None else [0] * len(tasks)
+            family = module.NullFamily(features, codes, 2 if strata else 1)
+            fast = module.task_null_aucs(family, labels, strata, tasks, 40, random.Random(trial))
+            slow = module.null_aucs(family, module.shuffled_draws(
+                labels, "tasks", strata, tasks, 40, random.Random(trial)))
+            self.assertEqual(fast, slow)
+            for picked, are_successes in module.shuffled_draws(labels, "tasks", strata, tasks,
+                                                               20, random.Random(trial)):
+                # Each stratum keeps its number of successes; each task's count vector
+                # is some same-shape task's.
+                chosen = set(picked)
+                drawn = [int((i in chosen) == are_successes) for i in range(len(tasks))]
+                for level in set(codes):
+                    self.assertEqual(sum(d for d, c in zip(drawn, codes) if c == level),
+                                     sum(y for y, c in zip(labels, codes) if c == level))
+
+    def test_finding_2_features_like_the_baseline_no_longer_pass(self):
+        # Seed 5 of the shape: the old per-feature interval let f9 pass; the joint
+        # interval over the 10 features reaches 0.
+        labels, tasks, baseline, features = issue19_like_baseline(5)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "300", "--boot", "300"])
+        self.assertEqual(result["verdict"]["passing"], [])
+        f9 = next(f for f in result["features"] if f["name"] == "f9")
+        self.assertGreater(f9["delta_ci"][0], 0)                 # the per-feature interval
+        self.assertLessEqual(f9["delta_joint_ci"][0], 0)         # the family-wise one
+        self.assertIn("joint interval over all 10 features reaches 0", f9["verdict"])
+
+    def test_joint_interval_from_its_definition(self):
+        module = load(AUC)
+        rng = random.Random(7)
+        for _ in range(50):
+            m, b = rng.randint(1, 5), rng.randint(5, 60)
+            observed = [rng.gauss(0, 1) for _ in range(m)]
+            joint = [[None if rng.random() < 0.1 else o + rng.gauss(0, 1 + j)
+                      for _ in range(b)] for j, o in enumerate(observed)]
+            sds = []
+            for values in joint:
+                drawn = [v for v in values if v is not None]
+                mean = sum(drawn) / len(drawn)
+                sds.append(math.sqrt(sum((v - mean) ** 2 for v in drawn) / (len(drawn) - 1)))
+            maxima = sorted(max([abs(joint[j][k] - observed[j]) / sds[j] for j in range(m)
+                                 if joint[j][k] is not None], default=0.0) for k in range(b))
+            position = 0.95 * (b - 1)
+            low = int(position)
+            c = maxima[low] + (maxima[min(low + 1, b - 1)] - maxima[low]) * (position - low)
+            critical, bands = module.joint_interval(observed, joint)
+            self.assertAlmostEqual(critical, c, places=12)
+            for band, o, sd in zip(bands, observed, sds):
+                self.assertAlmostEqual(band[0], o - c * sd, places=12)
+                self.assertAlmostEqual(band[1], o + c * sd, places=12)
+
+    def test_finding_3_task_difficulty_column_cannot_pass(self):
+        # A column equal to each task's true difficulty beat the leave-one-out bar
+        # (0.819 against 0.676) and passed. Within a task it ties on every pair.
+        labels, tasks, baseline, features = issue19_task_level(3, 30, 4, 1)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        for argv in ([], ["--permute", "rows"]):
+            result = auc_audit_json({"runs.csv": text}, ["--perms", "500", "--boot", "500",
+                                                         *argv])
+            (feature,) = result["features"]
+            self.assertEqual(feature["within_task_auc"], 0.5)
+            self.assertIn("no_within_task_signal", feature["flags"])
+            self.assertIn("below_task_identity", feature["flags"])
+            self.assertNotEqual(feature["verdict"], "passes all three gates")
+            # The ceiling is the best any function of the task reaches: brute force.
+            rate = {t: Fraction(sum(y for y, u in zip(labels, tasks) if u == t),
+                                tasks.count(t)) for t in set(tasks)}
+            ceiling = brute_pairs([rate[t] for t in tasks], labels)[0]
+            self.assertEqual(feature["task_ceiling_same_rows"], float(ceiling))
+            self.assertLessEqual(feature["auc"], feature["task_ceiling_same_rows"])
+
+    def test_finding_3_ceiling_beats_every_function_of_the_task(self):
+        module = load(AUC)
+        rng = random.Random(11)
+        for _ in range(40):
+            n_tasks = rng.randint(2, 5)
+            tasks = [rng.randrange(n_tasks) for _ in range(rng.randint(4, 16))]
+            labels = [rng.randint(0, 1) for _ in tasks]
+            if len(set(labels)) < 2:
+                continue
+            ceiling = module.task_ceiling(labels, tasks, None, range(len(tasks)))
+            # Every ranking of the tasks (with ties) is a function of the task alone.
+            best_any = max(brute_pairs([scores[t] for t in tasks], labels)[0]
+                           for scores in itertools.product(range(n_tasks), repeat=n_tasks))
+            self.assertEqual(Fraction(ceiling).limit_denominator(10 ** 6), best_any)
+
+    def test_ties_within_tasks_are_flagged_and_fail_gate_3(self):
+        # A within-task AUC of exactly 0.5, made of ties, was neither flagged W nor failed.
+        labels, tasks, baseline, features = issue19_task_level(4, 12, 4, 1)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "300", "--boot", "300"])
+        self.assertEqual(status, 0, err)
+        table = out[out.index("joint 95% CI"):].splitlines()[2]
+        self.assertIn(" N ", f" {table} ")
+
+    def test_fewer_than_ten_clusters_cannot_pass_gate_3(self):
+        header, rows = strong_rows(lambda i: f"t{i % 5}")
+        result = auc_audit_json({"runs.csv": table_text(header, rows)},
+                                ["--perms", "300", "--boot", "300", "--permute", "rows"])
+        (sharp,) = result["features"]
+        self.assertIsNone(sharp["delta_ci"])
+        self.assertIsNone(sharp["delta_joint_ci"])
+        self.assertEqual(result["bootstrap"]["resamples"], 0)
+        self.assertEqual(sharp["verdict"], "fails gate 3: fewer than 10 clusters, so no "
+                                           "interval is given")
+
+    def test_p_at_its_floor_is_marked_and_never_0(self):
+        module = load(AUC)
+        self.assertEqual(module.fmt_p(0.0), "<0.001")
+        self.assertEqual(module.fmt_p(1 / 201, floor=1 / 201), "<=0.005")
+        self.assertEqual(module.fmt_p(0.0499), "<0.050")
+        header, rows = strong_rows(lambda i: f"t{i % 10}")
+        files = {"runs.csv": table_text(header, rows)}
+        argv = ["--perms", "200", "--boot", "200", "--permute", "rows"]
+        result = auc_audit_json(files, argv)
+        (sharp,) = result["features"]
+        self.assertEqual(sharp["permutation_p"], 1 / 201)          # full value in JSON
+        self.assertEqual(result["family_null"]["smallest_p"], 1 / 201)
+        for style in ("text", "markdown"):
+            status, out, err = audit_folder(files, argv + ["--format", style])
+            self.assertEqual(status, 0, err)
+            line = next(l for l in out.splitlines() if l.strip("| ").startswith("sharp")
+                        and "0.00" in l and "<=" in l)
+            self.assertIn("<=0.005", line)
+            self.assertNotIn("0.000", out.split("-- provenance --")[0].split("provenance")[0])
+
+    def test_example_keeps_the_report_figures_under_the_reports_scheme(self):
+        # The seed report's figures on the shipped example, with the shuffle the
+        # report used (runs within conditions): the same as before issue 19.
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            text = handle.read()
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "condition", "--permute",
+                                                     "strata"])
+        features = {f["name"]: f for f in result["features"]}
+        self.assertEqual(round(result["baseline"]["auc"], 3), 0.616)
+        self.assertEqual(round(result["baseline"]["auc_pooled"], 3), 0.614)
+        impl = features["impl_seconds"]
+        self.assertEqual((round(impl["auc"], 3), round(impl["baseline_auc_same_rows"], 3)),
+                         (0.661, 0.878))
+        self.assertEqual(round(result["task_identity_auc"], 3), 0.881)
+        self.assertEqual(round(features["search_calls"]["auc"], 3), 0.775)
+        self.assertEqual(result["family_null"]["permute"], "strata")
+        self.assertEqual(round(result["family_null"]["median_max"], 3), 0.641)
+        self.assertEqual(round(result["family_null"]["p_clear_bar"], 3), 0.708)
+
+
 # === Walkthrough fixes ===
 class TestWalkthroughFixes(unittest.TestCase):
     def test_claims_from_a_table_beside_agent_output_are_not_called_the_harness(self):
