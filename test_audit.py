@@ -6205,6 +6205,241 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         self.assertEqual(round(result["family_null"]["p_clear_bar"], 3), 0.708)
 
 
+def issue19_clustered_null(seed, n_tasks=20, per_task=4, n_features=5, strata=False,
+                           task_effects=True):
+    """A true null for every feature: outcomes and features each share a task-level
+    component (task_effects), independent of each other; with `strata`, two arms with
+    different success rates. The outcome carries no information from any feature."""
+    rng = random.Random(seed)
+    labels, tasks, arms, baseline = [], [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random() if task_effects else 0.5
+        offsets = [rng.gauss(0, 1) if task_effects else 0.0 for _ in range(n_features)]
+        for r in range(per_task):
+            arm = "ab"[r % 2] if strata else "a"
+            shift = 0.25 if strata and arm == "b" else 0.0
+            labels.append(int(rng.random() < min(1.0, ease + shift)))
+            tasks.append(f"t{t:02d}")
+            arms.append(arm)
+            baseline.append(rng.gauss(0, 1))
+            for values, offset in zip(features, offsets):
+                values.append(offset + rng.gauss(0, 0.5))
+    return labels, tasks, arms, baseline, features
+
+
+def issue19_planted(seed, n_tasks=30, per_task=4, n_features=5, effect=1.0):
+    """Task-clustered outcomes; f0 carries a run-level signal inside tasks (its value
+    moves with the run's own outcome), the rest and the baseline are noise."""
+    rng = random.Random(seed)
+    labels, tasks, baseline = [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random()
+        for _ in range(per_task):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0, 1))
+            for j, values in enumerate(features):
+                values.append(rng.gauss(effect * y if j == 0 else 0.0, 1))
+    return labels, tasks, baseline, features
+
+
+def issue19_rate(hits, reps):
+    rate = hits / reps
+    return f"{rate:.3f} (MC sd {math.sqrt(max(rate * (1 - rate), 1e-12) / reps):.3f})"
+
+
+def issue19_old_rule(feature):
+    """The verdict before issue 19, from a result's own fields: same-row diff > 0,
+    minP adjusted p < 0.05 and the per-feature interval above 0."""
+    ci = feature["delta_ci"]
+    return (feature["delta_same_rows"] > 0 and feature["adjusted_p"] < 0.05
+            and ci is not None and ci[0] > 0)
+
+
+def bench_auc_issue19_family_wise_rate():
+    """Family-wise rate of minP adjusted p <= 0.05 under a true null, by the default
+    (task) null and the old run shuffle, on independent, stratified and task-clustered
+    data (20 tasks of 4 runs, 5 features, 300 replications, 200 shuffles each)."""
+    module = load(AUC)
+    reps = 300
+    cases = (("independent", dict(task_effects=False), None),
+             ("stratified (two arms, --strata)", dict(strata=True, task_effects=False), "arm"),
+             ("task-clustered", dict(), None),
+             ("task-clustered and stratified", dict(strata=True), "arm"))
+    start = time.perf_counter()
+    for label, options, strata_name in cases:
+        hits = {"default": 0, "runs": 0}
+        for seed in range(reps):
+            labels, tasks, arms, baseline, features = issue19_clustered_null(seed, **options)
+            candidates = [(f"f{j}", v) for j, v in enumerate(features)]
+            strata = arms if strata_name else None
+            for scheme, permute in (("default", None),
+                                    ("runs", "strata" if strata_name else "rows")):
+                result = module.audit(labels, candidates, baseline, tasks=tasks, strata=strata,
+                                      perms=200, boot=1, seed=seed, permute=permute)
+                hits[scheme] += min(f["adjusted_p"] for f in result["features"]) <= 0.05
+        print(f"auc_audit.py issue 19, true null, {label}: family-wise rate of minP p <= 0.05 "
+              f"{issue19_rate(hits['default'], reps)} with the default task null; "
+              f"{issue19_rate(hits['runs'], reps)} shuffling runs (the old default)")
+    print(f"  ({reps} replications each, 20 tasks x 4 runs, 5 features; "
+          f"{time.perf_counter() - start:.0f} s)")
+
+
+def bench_auc_issue19_gate_one():
+    """Pass rate with ten features generated exactly like the baseline (50 tasks of 4),
+    and power on a planted feature (30 tasks of 4), before and after issue 19."""
+    module = load(AUC)
+    start = time.perf_counter()
+    reps = 150
+    before = after = 0
+    for seed in range(reps):
+        labels, tasks, baseline, features = issue19_like_baseline(1000 + seed)
+        candidates = [(f"f{j}", v) for j, v in enumerate(features)]
+        old = module.audit(labels, candidates, baseline, tasks=tasks, perms=200, boot=400,
+                           seed=seed, permute="rows")
+        new = module.audit(labels, candidates, baseline, tasks=tasks, perms=200, boot=400,
+                           seed=seed)
+        before += any(issue19_old_rule(f) for f in old["features"])
+        after += bool(new["verdict"]["passing"])
+    print(f"auc_audit.py issue 19, ten features like the baseline (200 runs, 50 tasks): some "
+          f"feature passes in {issue19_rate(before, reps)} before (row null, per-feature "
+          f"interval), {issue19_rate(after, reps)} now ({reps} replications)")
+    for effect in (0.5, 1.0):
+        before = after = 0
+        for seed in range(reps):
+            labels, tasks, baseline, features = issue19_planted(2000 + seed, effect=effect)
+            candidates = [(f"f{j}", v) for j, v in enumerate(features)]
+            old = module.audit(labels, candidates, baseline, tasks=tasks, perms=200,
+                               boot=400, seed=seed, permute="rows")
+            new = module.audit(labels, candidates, baseline, tasks=tasks, perms=200,
+                               boot=400, seed=seed)
+            before += issue19_old_rule(old["features"][0])
+            after += "f0" in new["verdict"]["passing"]
+        print(f"auc_audit.py issue 19, power: planted f0 (shift {effect} sd inside tasks, "
+              f"120 runs, 30 tasks, 5 features) passes in {issue19_rate(before, reps)} "
+              f"before, {issue19_rate(after, reps)} now")
+    print(f"  ({time.perf_counter() - start:.0f} s)")
+
+
+def bench_auc_issue19_coverage():
+    """Coverage of the task-cluster intervals of diff at 10, 30 and 100 tasks of 4 runs:
+    the feature and the baseline are generated alike (true diff 0), with task effects
+    in the outcome and in both scores."""
+    module = load(AUC)
+    start = time.perf_counter()
+    for n_tasks, reps in ((10, 300), (30, 300), (100, 150)):
+        single = joint = 0
+        for seed in range(reps):
+            rng = random.Random(3000 + seed)
+            labels, tasks, base, f0, f1 = [], [], [], [], []
+            for t in range(n_tasks):
+                ease = rng.random()
+                shared = [rng.gauss(0, 1) for _ in range(3)]
+                for _ in range(4):
+                    y = int(rng.random() < ease)
+                    labels.append(y)
+                    tasks.append(t)
+                    base.append(shared[0] + rng.gauss(0.8 * y, 1))
+                    f0.append(shared[1] + rng.gauss(0.8 * y, 1))
+                    f1.append(shared[2] + rng.gauss(0.8 * y, 1))
+            result = module.audit(labels, [("f0", f0), ("f1", f1)], base, tasks=tasks,
+                                  perms=1, boot=1000, seed=seed)
+            first = result["features"][0]
+            if first["delta_ci"] is not None:
+                single += first["delta_ci"][0] <= 0 <= first["delta_ci"][1]
+                joint += all(f["delta_joint_ci"][0] <= 0 <= f["delta_joint_ci"][1]
+                             for f in result["features"])
+        print(f"auc_audit.py issue 19, coverage at {n_tasks} tasks of 4 (true diff 0, "
+              f"{reps} replications, 1000 resamples): per-feature 95% percentile interval "
+              f"{issue19_rate(single, reps)}; joint 95% interval over 2 features "
+              f"{issue19_rate(joint, reps)}")
+    print(f"  ({time.perf_counter() - start:.0f} s)")
+
+
+def numpy_task_null_seconds(table_text, perms=2000):
+    """The same task-level null in numpy: ranks once, then per shuffle a vectorised task
+    permutation and placement, and one rank sum per feature (a Python loop over
+    shuffles and features). None without numpy."""
+    try:
+        import numpy
+    except ImportError:
+        return None
+    lines = table_text.splitlines()
+    header = lines[0].split(",")
+    cells = [line.split(",") for line in lines[1:]]
+    labels = numpy.array([int(c[header.index("verified")]) for c in cells])
+    task_ids = [c[header.index("task_id")] for c in cells]
+    order = sorted(set(task_ids))
+    task_of = numpy.array([order.index(t) for t in task_ids])
+    columns = [j for j, name in enumerate(header) if name.startswith("f")]
+    start = time.perf_counter()
+    ranks, masks = [], []
+    for j in columns:
+        defined = numpy.array([c[j] != "" for c in cells])
+        values = numpy.array([float(c[j]) if c[j] != "" else 0.0 for c in cells])
+        rank = numpy.zeros(len(cells))
+        sorted_values = numpy.sort(values[defined])
+        low = numpy.searchsorted(sorted_values, values[defined], "left")
+        high = numpy.searchsorted(sorted_values, values[defined], "right")
+        rank[defined] = (low + high + 1) / 2.0
+        ranks.append(rank)
+        masks.append(defined)
+    n_tasks = len(order)
+    size = numpy.bincount(task_of)
+    counts = numpy.bincount(task_of, weights=labels).astype(int)
+    rng = numpy.random.default_rng(1)
+    for _ in range(perms):
+        donors = numpy.empty(n_tasks, dtype=int)
+        for s in numpy.unique(size):
+            same = numpy.flatnonzero(size == s)
+            donors[same] = rng.permutation(same)
+        keys = rng.random(len(cells))
+        # A random placement: rank the runs of each task by a random key.
+        order_in_task = numpy.lexsort((keys, task_of))
+        slot = numpy.empty(len(cells), dtype=int)
+        slot[order_in_task] = (numpy.arange(len(cells))
+                               - numpy.repeat(numpy.cumsum(size) - size, size))
+        y = slot < counts[donors][task_of]
+        best = 0.0
+        for rank, defined in zip(ranks, masks):
+            chosen = y & defined
+            n1 = chosen.sum()
+            n0 = defined.sum() - n1
+            if n1 and n0:
+                auc = (rank[chosen].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
+                best = max(best, auc, 1 - auc)
+    return time.perf_counter() - start
+
+
+def bench_auc_issue19_speed():
+    """The whole default audit (task null, joint interval) on issue 11's shape beside a
+    numpy task-level null, measured in one run."""
+    table = issue11_shape_runs()
+    load_before = os.getloadavg()
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", table)
+        figures = {}
+        for label, argv in (("default (task null)", []), ("--permute rows", ["--permute",
+                                                                             "rows"])):
+            start, before = time.perf_counter(), os.times()
+            status, out, err = run(AUC, [path, "--format", "json", *argv])
+            assert status == 0, err
+            after = os.times()
+            figures[label] = (time.perf_counter() - start, sum(after[:4]) - sum(before[:4]))
+    numpy_seconds = numpy_task_null_seconds(table)
+    text = "; ".join(f"{label} {wall:.1f} s wall, {cpu:.1f} s CPU"
+                     for label, (wall, cpu) in figures.items())
+    ratio = ("numpy not installed: no numpy null" if numpy_seconds is None else
+             f"numpy task-level null {numpy_seconds:.1f} s, so the whole default audit is "
+             f"{figures['default (task null)'][0] / numpy_seconds:.1f}x that null")
+    print(f"auc_audit.py issue 19 speed, 10000 runs x 20 features, 2500 tasks of 4: {text}; "
+          f"{ratio} (load average {load_before[0]:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores)")
+
+
 # === Walkthrough fixes ===
 class TestWalkthroughFixes(unittest.TestCase):
     def test_claims_from_a_table_beside_agent_output_are_not_called_the_harness(self):
