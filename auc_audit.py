@@ -144,8 +144,10 @@ Definitions (what every printed number means):
                 times I / (I - 1), where I10 and I01 count the tasks holding a success
                 and a failure (without strata exactly Obuchowski's S10/M + S01/N +
                 2 S11/(MN)); two-sided normal p. It assumes tasks independent of one
-                another and enough tasks for the normal approximation. Undefined where
-                DeLong is, or with fewer than 2 clusters. With no task column each run
+                another and enough tasks for the normal approximation, so with fewer
+                than FEW_CLUSTERS (10) clusters on the rows compared its p is withheld
+                ('undefined', with a note). Undefined where DeLong is, or with fewer
+                than 2 clusters. With no task column each run
                 is its own cluster.
                 Neither p enters the verdict: gate 2 uses the minP adjusted p, gate 3
                 the task-cluster bootstrap interval; these two are shown beside them.
@@ -2527,6 +2529,16 @@ def clustered_difference(feature, baseline, labels, groups, clusters, rows, *, p
     return result
 
 
+def few_clusters_withheld(clustered):
+    """The clustered test as the report shows it: its normal reference needs many
+    clusters, so below FEW_CLUSTERS its p is withheld (the variance stays in JSON)."""
+    if clustered["p"] is not None and clustered["clusters"] < FEW_CLUSTERS:
+        clustered = dict(clustered, p=None, undefined=(
+            f"{clustered['clusters']} clusters on the rows compared: fewer than "
+            f"{FEW_CLUSTERS}, too few for its normal reference"))
+    return clustered
+
+
 def leave_one_out_task_rate(labels, tasks):
     """Score each run by the success rate of the other runs of its task (None if alone).
 
@@ -3663,8 +3675,8 @@ def gate_one_feature(name, values, labels, baseline, design, base_auc, identity,
         "delta_all_rows": delta_all, "delta_same_rows": delta_same,
         "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
         "delong_undefined": undefined,
-        "clustered": clustered_difference(scores, base_scores, labels, groups,
-                                          design["task_codes"], rows, parts=parts),
+        "clustered": few_clusters_withheld(clustered_difference(
+            scores, base_scores, labels, groups, design["task_codes"], rows, parts=parts)),
         "within_task_auc": within, "within_task_pairs": within_pairs,
         "task_identity_auc_same_rows": identity_same,
         "task_ceiling_same_rows": ceiling, "flags": flags,

@@ -6164,6 +6164,10 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         self.assertEqual(result["bootstrap"]["resamples"], 0)
         self.assertEqual(sharp["verdict"], "fails gate 3: fewer than 10 clusters, so no "
                                            "interval is given")
+        # The clustered test's normal reference with 5 clusters: withheld, with the reason.
+        self.assertIsNone(sharp["clustered"]["p"])
+        self.assertIn("too few for its normal reference", sharp["clustered"]["undefined"])
+        self.assertIsNotNone(sharp["clustered"]["variance"])
 
     def test_p_at_its_floor_is_marked_and_never_0(self):
         module = load(AUC)
