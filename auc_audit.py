@@ -4712,9 +4712,10 @@ def shuffle_notes(result):
                      f"adjusted p can fall below {ALPHA} and gate 2 cannot pass")
     never_moved = result["family_null"]["tasks_never_moved"]
     if never_moved:
-        notes.append(f"--permute tasks: {plural(never_moved, 'task')} of "
+        in_strata = " in each stratum" if result["family_null"].get("stratified") else ""
+        notes.append(f"task shuffle: {plural(never_moved, 'task')} of "
                      f"{result['n_tasks']} {'has' if never_moved == 1 else 'have'} no "
-                     f"other task with the same number of runs and never "
+                     f"other task with the same number of runs{in_strata} and never "
                      f"{'moves' if never_moved == 1 else 'move'} in the shuffles (only "
                      f"{'its' if never_moved == 1 else 'their'} runs' outcomes are "
                      f"reshuffled within the task)")
