@@ -3365,7 +3365,8 @@ def gate_verdict(feature, n_clusters, family_size):
                 f"{fmt(feature['within_task_auc'])} on "
                 f"{plural(feature['within_task_pairs'], 'pair')})")
     if feature["within_task_pairs"] == 0 and feature["task_ceiling_same_rows"] is not None:
-        return "fails gate 3: no task holds both outcomes on its rows, so nothing within a task"
+        return ("fails gate 3: no task holds both outcomes on its rows, so there is no "
+                "within-task evidence")
     return "passes all three gates"
 
 
