@@ -10,12 +10,16 @@ optionally a condition, the number of tool calls, and any process measures) and
 applies three gates before it believes that a measure predicts success:
 
   1. same rows     the measure is compared with the baseline (tool calls) on exactly
-                   the runs where the measure is defined. A measure missing on a third
-                   of the runs can beat the baseline on all rows and lose on its own.
-  2. search width  the outcome is shuffled and the whole family of measures rescored;
-                   the best of a wide family clears a low bar by chance alone.
+                   the runs where the measure is defined, and must beat it family-wise:
+                   a joint interval over every feature tested. A measure missing on a
+                   third of the runs can beat the baseline on all rows and lose on its own.
+  2. search width  the outcome is shuffled (whole tasks, where tasks repeat) and the
+                   whole family of measures rescored; the best of a wide family clears
+                   a low bar by chance alone.
   3. clustering    runs of one task agree with each other, so intervals resample whole
-                   tasks, not runs.
+                   tasks, not runs, need at least FEW_CLUSTERS (10) tasks, and the
+                   measure must separate runs within a task, where task difficulty
+                   cannot explain it.
 
 Standard library only, Python 3.9+, one file: copy it anywhere and run it.
 
@@ -36,8 +40,8 @@ To audit only the runs that claimed completion:
     python3 auc_audit.py examples/runs --strata condition --where claimed=yes
 To test two named measures against another baseline column:
     python3 auc_audit.py examples/runs --features search_calls,impl_seconds --baseline turns_total
-To keep within-task agreement in the null as well:
-    python3 auc_audit.py examples/runs --permute tasks
+To reproduce the report's shuffle of runs within conditions (§7's scheme):
+    python3 auc_audit.py examples/runs --strata condition --permute strata
 To get JSON, Markdown for an issue, or a figure:
     python3 auc_audit.py examples/runs --format json
     python3 auc_audit.py examples/runs --format markdown --svg null.svg
@@ -110,8 +114,21 @@ Definitions (what every printed number means):
                 diff (linear interpolation). Resamples left with no success/failure
                 pair are skipped and counted. With fewer than 2 clusters (tasks, or
                 runs with no task column) no interval exists: it prints 'undefined'
-                (JSON null) and gate 3 fails with "fewer than 2 clusters to resample";
-                with fewer than 10 clusters a note warns that intervals are rough.
+                (JSON null) and gate 3 fails with "fewer than 2 clusters to resample".
+                With fewer than FEW_CLUSTERS = 10 clusters the interval is withheld
+                (undefined, no resamples drawn) and gate 3 fails, the policy of
+                delivery_audit.py: at 3-9 clusters a percentile interval covers far
+                less than 95%, and at 10-30 it still covers only about 0.93 (see
+                "Calibration" in README.md).
+  joint CI      gate 1's family-wise interval (max-|T|, the sup-t band of Montiel
+                Olea & Plagborg-Moller 2019), from the same task resamples as the
+                interval above, which stay joint across features: each feature's
+                resampled diff is scaled by its bootstrap standard deviation sd; c
+                is the 95% quantile over resamples of the largest |resampled diff -
+                diff| / sd across the family; the interval is diff +- c sd, for every
+                feature at once. Covering all features' differences together with
+                95% probability, its lower end above 0 says "better than the
+                baseline" at 5% family-wise. Withheld where the interval above is.
   DeLong p      two-sided test that the feature's and the baseline's AUCs on the same
                 rows are equal, from the structural components of DeLong, DeLong &
                 Clarke-Pearson (1988). With strata, per-stratum estimates are combined
@@ -130,22 +147,52 @@ Definitions (what every printed number means):
                 times I / (I - 1), where I10 and I01 count the tasks holding a success
                 and a failure (without strata exactly Obuchowski's S10/M + S01/N +
                 2 S11/(MN)); two-sided normal p. It assumes tasks independent of one
-                another and enough tasks for the normal approximation. Undefined where
-                DeLong is, or with fewer than 2 clusters. With no task column each run
+                another and enough tasks for the normal approximation, so with fewer
+                than FEW_CLUSTERS (10) clusters on the rows compared its p is withheld
+                ('undefined', with a note). Undefined where DeLong is, or with fewer
+                than 2 clusters. With no task column each run
                 is its own cluster.
                 Neither p enters the verdict: gate 2 uses the minP adjusted p, gate 3
                 the task-cluster bootstrap interval; these two are shown beside them.
   within-task   AUC over success/failure pairs inside one task only, in the
                 feature's chosen direction (below 0.5: inside a task the signal
-                points the other way), with the number of such pairs.
+                points the other way), with the number of such pairs. A column
+                constant within tasks ties on every such pair: exactly 0.5.
+  task ceiling  the best AUC any function of the task alone can reach on a feature's
+                rows: each run scored by its task's success rate on those rows (with
+                strata, its task's rate in its stratum), read +. Ordering tasks by that
+                rate wins the most pairs (swapping two adjacent tasks s, t changes the
+                credit by n1_s n0_t - n1_t n0_s) and every pair inside a task ties, so a
+                column constant within tasks never scores above it. Optimistic by
+                construction (the rate includes the run itself), unlike task identity
+                below, which is pessimistic; a feature above it beats every reading of
+                the task, a feature at or below it is flagged I.
   family null   shuffle the outcome --perms times (--permute rows: across all runs;
-                strata: within each stratum, the default with --strata; tasks: whole
-                tasks' outcomes among tasks with the same number of runs, which keeps
-                within-task agreement: each task receives another same-size task's
-                number of successes, placed on a random subset of its own runs, so no
-                pairing of one task's runs with another's is assumed; a task with no
-                other task of its size keeps its own count and the report counts those;
-                with no task column, or no task that can move, it exits 2). Under each
+                strata: within each stratum; tasks: whole tasks' outcomes among tasks
+                of the same shape, which keeps within-task agreement: a task's shape is
+                its number of runs, or with --strata its number of runs in each
+                stratum; each task receives another same-shape task's number of
+                successes in each stratum, placed on a random subset of its own runs
+                there, so no pairing of one task's runs with another's is assumed; a
+                task with no other task of its shape keeps its own counts and the
+                report counts those; with no task column, or no task that can move,
+                --permute tasks exits 2).
+                The default is tasks whenever some task holds more than one run (and
+                some task can move); otherwise strata with --strata, else rows, and
+                the report says why. Why tasks: the minP adjustment below is exact
+                only if the shuffled outcomes are exchangeable under the null
+                (Westfall & Young 1993, ch. 2, subset pivotality). Runs of one task
+                share its difficulty, so they are not exchangeable with other
+                tasks' runs; what is exchangeable, when no feature says anything
+                about the outcome beyond the task structure, is whole tasks of the
+                same shape, the unit of a cluster-randomised design's permutation
+                test (Gail, Mark, Carroll, Green & Pee 1996, Statistics in Medicine
+                15:1069), and inside a task its runs. Shuffling runs instead lets a
+                column that only tracks task difficulty reach p < 0.001 (the family-
+                wise rate under a true null was 0.21 on 20 tasks of 4 runs); the
+                task shuffle holds 0.05 (README.md, "Calibration"). The row and
+                strata shuffles stay available, for the report's figures and for
+                tables with one run per task. Under each
                 shuffle every family feature is rescored on its own defined rows with
                 its direction chosen afresh. From the same shuffles:
                   perm p      each feature's own permutation p = (1 + shuffles whose
@@ -172,7 +219,11 @@ Definitions (what every printed number means):
                 the share of shuffles whose maximum exceeds the baseline's AUC (the
                 bar); the max-AUC joint p of the observed maximum; and the report's
                 robustness figure, the same joint p with the best feature removed from
-                the family and from every shuffle. No p-value is ever 0.
+                the family and from every shuffle. No p-value is ever 0. A permutation
+                p at its floor 1/(N + 1) prints as '<=' that floor rounded up to 3
+                decimals ('<=0.001' with 2000 shuffles); JSON keeps the full value and
+                family_null.smallest_p. Every p prints to 3 decimals; below 0.0005
+                as '<0.001', and a p under 0.05 that would round to 0.050 as '<0.050'.
   task identity each run is scored by the success rate of the OTHER runs of its task
                 (leave-one-out); its AUC is what knowing only the task gives, the bar
                 for "more than task difficulty". Runs alone in their task are left out;
@@ -181,6 +232,9 @@ Definitions (what every printed number means):
                 with no task effect, leaving a run out lowers its task's rate exactly
                 when the run succeeded, an artificial - signal (so a value below 0.5
                 says the task predicts nothing, not that it predicts the reverse).
+                That same bias makes it a low bar: the report's 0.881 figure, shown,
+                but flag I and the verdict use the task ceiling and the within-task
+                AUC instead.
   left out      only these columns are left out of the default family, each listed
                 with its reason: one with no testable AUC (undefined on every row,
                 constant, one outcome class on its rows, or with --strata no stratum
@@ -201,13 +255,19 @@ Definitions (what every printed number means):
                 family: when such columns were left out, the adjusted p-values are
                 slightly optimistic. A numeric condition column is recognised as
                 reproducing the strata only with --strata.
-  verdict       a feature passes when its same-row interval lies above 0 AND its minP
-                adjusted p < 0.05. Otherwise the first gate it fails is named:
-                gate 1 same rows (diff <= 0), gate 2 search width (minP adjusted p >=
-                0.05), gate 3 clustering (the task-cluster interval reaches 0).
+  verdict       a feature passes when its same-row diff > 0 and its joint interval
+                lies above 0 (gate 1), its minP adjusted p < 0.05 (gate 2), and (gate
+                3) there are at least 10 clusters, its task-cluster interval lies above
+                0, and with a task column its within-task AUC is above 0.5 (a column
+                with no within-task pairs, or constant within tasks, cannot pass: it
+                cannot be told from task difficulty). Otherwise the first gate it fails
+                is named, with the reason. Each gate holds its rate at 5% (gate 1
+                family-wise over the family, gate 2 family-wise, gate 3 per feature),
+                so "passes all three gates" errs at most at the smallest of them.
   flags         same_row_sign_flip (T): the all-rows and same-row comparisons with the
                 baseline disagree in sign (the same-row trap); within_task_reversed (W);
-                below_task_identity (I): below task identity scored on the feature's
+                no_within_task_signal (N): within-task AUC exactly 0.5;
+                below_task_identity (I): at or below the task ceiling on the feature's
                 own rows, the same-row rule of gate 1; partial_rows (P, undefined on
                 some runs); duplicate (D, a named copy); youden_equal (Y, see above).
 
@@ -222,8 +282,9 @@ every feature defined on the same rows. Shuffles and resamples are drawn in 8
 separately seeded chunks; on large tables the chunks run in forked processes, one
 per core, and the output is the same bytes either way.
 
-Defaults: --perms 2000, --boot 2000, --seed 20260801, --permute strata with --strata
-and rows without, --format text. Same input and seed give the same bytes out.
+Defaults: --perms 2000, --boot 2000, --seed 20260801, --permute tasks where a task
+holds several runs (else strata with --strata, else rows), --format text. Same input
+and seed give the same bytes out.
 Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 """
 import bisect
@@ -3153,6 +3214,16 @@ def clustered_difference(feature, baseline, labels, groups, clusters, rows, *, p
     return result
 
 
+def few_clusters_withheld(clustered):
+    """The clustered test as the report shows it: its normal reference needs many
+    clusters, so below FEW_CLUSTERS its p is withheld (the variance stays in JSON)."""
+    if clustered["p"] is not None and clustered["clusters"] < FEW_CLUSTERS:
+        clustered = dict(clustered, p=None, undefined=(
+            f"{clustered['clusters']} clusters on the rows compared: fewer than "
+            f"{FEW_CLUSTERS}, too few for its normal reference"))
+    return clustered
+
+
 def leave_one_out_task_rate(labels, tasks):
     """Score each run by the success rate of the other runs of its task (None if alone).
 
@@ -3411,7 +3482,11 @@ class NullFamily:
     def best_aucs(self, take, are_successes):
         """Better-direction AUC of every feature when the rows `take` picks are the
         successes (or the failures, when are_successes is False); None without pairs."""
-        packed = [sum(take(weights)) for weights in self.words]
+        return self.aucs_of_sums([sum(take(weights)) for weights in self.words],
+                                 are_successes)
+
+    def aucs_of_sums(self, packed, are_successes):
+        """best_aucs from the words already summed over the picked rows."""
         if not are_successes:
             packed = [total - part for total, part in zip(self.totals, packed)]
         per_set = []
@@ -3577,10 +3652,11 @@ def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
     """Yield `perms` shuffled outcome assignments as (rows, are_successes).
 
     mode 'rows' shuffles across all runs, 'strata' within each stratum, 'tasks'
-    moves whole tasks' outcomes among tasks with the same number of runs: each task
-    receives another's number of successes, placed on a uniformly random subset of
-    its runs, so no pairing of one task's runs with another's is assumed and the
-    draw does not depend on the order of the runs inside a task.
+    moves whole tasks' outcomes among tasks of the same shape (the same number of
+    runs in each stratum; without strata, the same number of runs): each task
+    receives another's number of successes in each stratum, placed on a uniformly
+    random subset of its runs there, so no pairing of one task's runs with another's
+    is assumed and the draw does not depend on the order of the runs inside a task.
     """
     n = len(labels)
     successes = sum(labels)
@@ -3601,20 +3677,107 @@ def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
                 picked.extend(sample(rng, members, size))
             yield picked, use_successes
     else:
-        by_size = {}
-        for members in group_rows(tasks_codes, range(n)):
-            count = sum(labels[i] for i in members)
-            by_size.setdefault(len(members), []).append(
-                (members, count if use_successes else len(members) - count))
-        groups = [by_size[size] for size in sorted(by_size)]
+        groups = task_shape_groups(labels, strata_codes, tasks_codes, use_successes)
         for _ in range(perms):
             picked = []
-            for tasks in groups:
-                counts = [count for _, count in tasks]
-                rng.shuffle(counts)
-                for (members, _), count in zip(tasks, counts):
-                    picked.extend(rng.sample(members, count))
+            for cells_of, counts_of in groups:
+                for cell, counts in task_placements(rng, cells_of, counts_of):
+                    for (members, placements), count in zip(cell, counts):
+                        choices = placements[count]
+                        if choices is None:
+                            picked.extend(sample(rng, members, count))
+                        else:
+                            picked.extend(choices[int(rng.random() * len(choices))])
             yield picked, use_successes
+
+
+def task_placements(rng, cells_of, counts_of):
+    """One task shuffle of a shape group: a uniform random permutation of its tasks
+    (sorting by random keys) gives each task its donor; yields, cell position by cell
+    position, the tasks' cells and the donors' counts there."""
+    keys = [rng.random() for _ in counts_of]
+    donors = sorted(range(len(counts_of)), key=keys.__getitem__)
+    for position in range(len(cells_of[0]) if cells_of else 0):
+        yield ([cells[position] for cells in cells_of],
+               [counts_of[donor][position] for donor in donors])
+
+
+PLACEMENTS_LIMIT = 256   # a cell's placements of a count are listed up to this many
+
+
+def task_null_aucs(family, labels, strata_codes, tasks_codes, perms, rng):
+    """null_aucs under the task shuffle, drawn exactly as shuffled_draws(..., 'tasks')
+    draws (the same generator calls in the same order), but adding each placement's
+    precomputed sum of the family's words: one addition per cell, not one per run.
+    The words are packed side by side into one integer, each in a field wider than
+    its total, so the sums never carry from one word into the next."""
+    n = len(labels)
+    use_successes = sum(labels) <= n - sum(labels)
+    groups = task_shape_groups(labels, strata_codes, tasks_codes, use_successes)
+    words = family.words
+    widths = [max(1, total.bit_length() + 1) for total in family.totals]
+    shifts = list(itertools.accumulate([0] + widths[:-1]))
+
+    def summed(rows):
+        return sum(sum(weights[r] for r in rows) << shift
+                   for weights, shift in zip(words, shifts))
+
+    tables = []          # per group and cell position: per task, per count (sums, size)
+    for cells_of, _ in groups:
+        per_position = []
+        for position in range(len(cells_of[0])):
+            table = [[None if choices is None else
+                      ([summed(c) for c in choices], len(choices))
+                      for choices in cells[position][1]] for cells in cells_of]
+            listed = all(option is not None for row in table for option in row)
+            per_position.append((table, listed))
+        tables.append(per_position)
+    results = []
+    random_draw = rng.random
+    for _ in range(perms):
+        total = 0
+        for (cells_of, counts_of), per_position in zip(groups, tables):
+            for position, (cell, counts) in enumerate(
+                    task_placements(rng, cells_of, counts_of)):
+                table, listed = per_position[position]
+                if listed:
+                    total += sum([sums[int(random_draw() * size)] for sums, size in
+                                  map(operator.getitem, table, counts)])
+                    continue
+                for index, count in enumerate(counts):
+                    option = table[index][count]
+                    if option is None:
+                        total += summed(sample(rng, cell[index][0], count))
+                    else:
+                        total += option[0][int(random_draw() * option[1])]
+        packed = [(total >> shift) & ((1 << width) - 1)
+                  for shift, width in zip(shifts, widths)]
+        results.append(family.aucs_of_sums(packed, use_successes))
+    return results
+
+
+def task_shape_groups(labels, strata_codes, tasks_codes, use_successes):
+    """The tasks grouped by shape (their number of runs in each stratum), for the task
+    shuffle: per group, each task's cells (its runs in one stratum, with every placement
+    of each count among them, or None where there are too many to list) and each
+    task's counts (successes, or failures, per cell). Groups and tasks in sorted order."""
+    n = len(labels)
+    strata_codes = strata_codes if strata_codes is not None else [0] * n
+    by_shape = {}
+    for members in group_rows(tasks_codes, range(n)):
+        cells = group_rows(strata_codes, members)
+        shape = tuple((strata_codes[c[0]], len(c)) for c in cells)
+        counts = tuple(sum(1 for i in c if labels[i] == use_successes) for c in cells)
+        listed = []
+        for c in cells:
+            placements = [list(itertools.combinations(c, k))
+                          if math.comb(len(c), k) <= PLACEMENTS_LIMIT else None
+                          for k in range(len(c) + 1)]
+            listed.append((c, placements))
+        entry = by_shape.setdefault(shape, ([], []))
+        entry[0].append(listed)
+        entry[1].append(counts)
+    return [by_shape[shape] for shape in sorted(by_shape)]
 
 
 # --- the paired task-cluster bootstrap: sort once, then a weighted sweep ---
@@ -3727,7 +3890,8 @@ def cluster_weights(rng, n_tasks):
 
 
 def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
-    """Resample tasks `boot` times; return per pair the sorted differences and skips.
+    """Resample tasks `boot` times; return per pair the differences, resample by
+    resample (None where the resample left no success/failure pair), and skips.
 
     `pairs_of_sweeps` is [(feature sweep, baseline sweep)], both on the same rows
     (so their successes come in the same order) and oriented in their observed
@@ -3754,6 +3918,7 @@ def bootstrap_differences(pairs_of_sweeps, n_tasks, boot, rng):
             twice_u, pairs = feature.pair_count(weights, shared, sums)
             if pairs == 0:
                 skipped[index] += 1
+                differences[index].append(None)
                 continue
             differences[index].append(twice_u / (2 * pairs) - base_twice_u / (2 * base_pairs))
     return differences, skipped
@@ -3780,6 +3945,9 @@ def run_chunk(job):
     kind, index, size, seed = job
     shared = _SHARED
     rng = random.Random(f"{seed}:{kind}:{index}")
+    if kind == "null" and shared["permute"] == "tasks":
+        return task_null_aucs(shared["family"], shared["labels"], shared["strata_codes"],
+                              shared["task_codes"], size, rng)
     if kind == "null":
         return null_aucs(shared["family"], shuffled_draws(
             shared["labels"], shared["permute"], shared["strata_codes"],
@@ -3788,7 +3956,8 @@ def run_chunk(job):
 
 
 def resample_in_chunks(shared, perms, boot, seed, parallel):
-    """Null AUCs per shuffle, sorted bootstrap differences per feature, and skip counts.
+    """Null AUCs per shuffle, bootstrap differences per feature (in resample order,
+    None where skipped: the resamples stay joint across features), and skip counts.
 
     With `parallel`, the chunks are spread over forked processes (one per available
     core) where the platform can fork; elsewhere they run here, with the same result.
@@ -3821,7 +3990,7 @@ def resample_in_chunks(shared, perms, boot, seed, parallel):
             for index, (diffs, skips) in enumerate(zip(*result)):
                 differences[index].extend(diffs)
                 skipped[index] += skips
-    return null, [sorted(d) for d in differences], skipped
+    return null, differences, skipped
 
 
 def codes_of(values):
@@ -3854,27 +4023,88 @@ def cluster_warning(n_clusters, kind):
                 f"interval and gate 3 fails")
     if n_clusters < FEW_CLUSTERS:
         return (f"only {clusters}: with fewer than {FEW_CLUSTERS} clusters the cluster "
-                f"bootstrap intervals are rough")
+                f"bootstrap intervals are withheld (they cover far less than "
+                f"{int(CONFIDENCE * 100)}%), so gate 3 fails")
     return None
 
 
-def gate_verdict(feature, clusters_resampled=True):
+def gate_verdict(feature, n_clusters, family_size):
     """Name the first gate a feature fails, or say it passes all three."""
-    ci = feature["delta_ci"]
+    ci, joint = feature["delta_ci"], feature["delta_joint_ci"]
     if feature["delta_same_rows"] <= 0:
         return "fails gate 1: not better than the baseline on its own rows"
+    if joint is not None and joint[0] <= 0 and family_size > 1:
+        return (f"fails gate 1: its joint interval over all {family_size} features "
+                f"reaches 0, so it is not better than the baseline family-wise")
     if feature["adjusted_p"] is None or feature["adjusted_p"] >= ALPHA:
         return "fails gate 2: not significant once the family's width is counted"
-    if not clusters_resampled:
+    if n_clusters < 2:
         return "fails gate 3: fewer than 2 clusters to resample"
-    if ci is None or ci[0] is None or ci[0] <= 0:
+    if n_clusters < FEW_CLUSTERS:
+        return (f"fails gate 3: fewer than {FEW_CLUSTERS} clusters, so no interval is "
+                f"given")
+    if ci is None or ci[0] is None or ci[0] <= 0 or joint is None:
         return "fails gate 3: the task-cluster interval reaches 0"
+    if feature["within_task_auc"] is not None and feature["within_task_auc"] <= 0.5:
+        return (f"fails gate 3: within a task it does no better than chance (AUC "
+                f"{fmt(feature['within_task_auc'])} on "
+                f"{plural(feature['within_task_pairs'], 'pair')})")
+    if feature["within_task_pairs"] == 0 and feature["task_ceiling_same_rows"] is not None:
+        return ("fails gate 3: no task holds both outcomes on its rows, so there is no "
+                "within-task evidence")
     return "passes all three gates"
 
 
-def tasks_alone_in_size(tasks, permute):
-    """Under --permute tasks, how many tasks have no other task of their size (they never
-    move); None for the other schemes. Raises InputError when no task can move.
+def joint_interval(observed, joint, confidence=CONFIDENCE):
+    """Simultaneous intervals for every feature's difference from the joint resamples:
+    the max-|T| (sup-t) band. Each feature's difference is scaled by its bootstrap
+    standard deviation; c is the `confidence` quantile (linear interpolation) over the
+    resamples of the largest scaled deviation |d_b - d| / sd across the features; each
+    interval is d +- c sd. Returns (c, [interval or None]); a feature with fewer than 2
+    resampled differences gets None, and one with sd 0 the point [d, d].
+
+    >>> c, bands = joint_interval([0.1, 0.0], [[0.2, 0.0, 0.1, 0.1], [0.0, 0.0, 0.0, 0.0]])
+    >>> round(c, 6), [[round(x, 6) for x in b] for b in bands]
+    (1.224745, [[0.0, 0.2], [0.0, 0.0]])
+    """
+    scales = []
+    for values in joint:
+        drawn = [v for v in values if v is not None]
+        scales.append(statistics.stdev(drawn) if len(drawn) >= 2 else None)
+    usable = [j for j, sd in enumerate(scales) if sd]
+    maxima = []
+    for b in range(len(joint[0]) if joint else 0):
+        deviations = [abs(joint[j][b] - observed[j]) / scales[j] for j in usable
+                      if joint[j][b] is not None]
+        maxima.append(max(deviations, default=0.0))
+    critical = percentile(sorted(maxima), confidence) if maxima else None
+    bands = []
+    for d, sd in zip(observed, scales):
+        if sd is None or critical is None:
+            bands.append(None)
+        else:
+            bands.append([d - critical * sd, d + critical * sd])
+    return critical, bands
+
+
+def task_shapes(tasks, strata):
+    """Each task's shape: its number of runs in each stratum (in sorted order).
+
+    >>> task_shapes(["a", "a", "b"], ["p", "q", "p"])
+    {'a': (('p', 1), ('q', 1)), 'b': (('p', 1),)}
+    """
+    cells = {}
+    for index, task in enumerate(tasks):
+        stratum = strata[index] if strata is not None else None
+        cells.setdefault(task, collections.Counter())[stratum] += 1
+    return {task: tuple(sorted(counter.items(), key=lambda item: str(item[0])))
+            for task, counter in sorted(cells.items())}
+
+
+def tasks_alone_in_size(tasks, permute, strata=None):
+    """Under --permute tasks, how many tasks have no other task of their shape (runs per
+    stratum; without strata, runs): they never move. None for the other schemes.
+    Raises InputError when no task can move.
 
     >>> tasks_alone_in_size(["a", "a", "b", "b", "c"], "tasks")
     1
@@ -3884,18 +4114,40 @@ def tasks_alone_in_size(tasks, permute):
     if tasks is None:
         raise InputError("--permute tasks needs a task column (looked for "
                          f"{', '.join(TASK_NAMES)}; name it with --task)")
-    sizes = {}
-    for task in tasks:
-        sizes[task] = sizes.get(task, 0) + 1
-    tasks_of_size = {}
-    for size in sizes.values():
-        tasks_of_size[size] = tasks_of_size.get(size, 0) + 1
-    alone = sum(1 for size in sizes.values() if tasks_of_size[size] == 1)
-    if alone == len(sizes):
-        raise InputError(f"--permute tasks: no two of the {len(sizes)} tasks have the same "
-                         f"number of runs, so no task can move and every shuffle would be "
-                         f"the observed outcome; use --permute rows or strata")
+    alone, n_tasks = lone_tasks(tasks, strata)
+    if alone == n_tasks:
+        shape = "runs in each stratum" if strata is not None else "runs"
+        raise InputError(f"--permute tasks: no two of the {n_tasks} tasks have the same "
+                         f"number of {shape}, so no task can move and every shuffle would "
+                         f"be the observed outcome; use --permute rows or strata")
     return alone
+
+
+def lone_tasks(tasks, strata):
+    """(tasks with no other task of their shape, tasks)."""
+    shapes = task_shapes(tasks, strata)
+    of_shape = collections.Counter(shapes.values())
+    return sum(1 for shape in shapes.values() if of_shape[shape] == 1), len(shapes)
+
+
+def default_permute(tasks, strata):
+    """The null's scheme when --permute is not given, and why (a sentence for the
+    report): tasks whenever some task holds more than one run and some task can move;
+    otherwise the runs (within strata with --strata)."""
+    runs_scheme = "strata" if strata is not None else "rows"
+    if tasks is None:
+        return runs_scheme, "no task column, so each run is its own cluster"
+    if max(collections.Counter(tasks).values()) < 2:
+        return runs_scheme, "every task holds one run"
+    alone, n_tasks = lone_tasks(tasks, strata)
+    if n_tasks < 2:
+        return runs_scheme, "only 1 task, so no task can move"
+    if alone == n_tasks:
+        return runs_scheme, (f"no two of the {n_tasks} tasks have the same number of runs"
+                             f"{' in each stratum' if strata is not None else ''}, so no "
+                             f"task can move; the null ignores tasks and p-values are "
+                             f"optimistic where runs of a task agree")
+    return "tasks", "tasks hold several runs, and runs of one task may agree"
 
 
 def family_tests(features, null, base_auc, perms):
@@ -3943,7 +4195,10 @@ def family_tests(features, null, base_auc, perms):
 def audit_design(labels, tasks, strata, permute):
     """Code the strata and tasks, and choose the shuffle scheme and the clusters."""
     n = len(labels)
-    permute = permute or ("strata" if strata is not None else "rows")
+    chosen_by_default = permute is None
+    permute_reason = None
+    if chosen_by_default:
+        permute, permute_reason = default_permute(tasks, strata)
     strata_codes, strata_levels = codes_of(strata) if strata is not None else ([0] * n, [])
     if tasks is not None:
         task_codes, task_levels = codes_of(tasks)
@@ -3952,12 +4207,13 @@ def audit_design(labels, tasks, strata, permute):
     n_clusters = len(task_levels) if tasks is not None else n
     return {
         "n": n, "permute": permute, "tasks": tasks,
+        "permute_default": chosen_by_default, "permute_reason": permute_reason,
         "strata_codes": strata_codes, "strata_levels": strata_levels,
         "task_codes": task_codes, "task_levels": task_levels, "n_clusters": n_clusters,
         # One cluster resampled is the same cluster every time: no interval exists.
         "clusters_resampled": n_clusters >= 2,
         "groups": strata if strata is not None else None,
-        "tasks_never_moved": tasks_alone_in_size(tasks, permute)}
+        "tasks_never_moved": tasks_alone_in_size(tasks, permute, strata)}
 
 
 def baseline_figures(baseline, labels, groups):
@@ -4019,14 +4275,42 @@ def task_identity_same_rows(identity_auc, rate, labels, groups, rows, identity_r
     return identity_rows[key]
 
 
-def feature_flags(auc, delta_all, delta_same, within, identity_same, partial, screen_note):
+def task_ceiling(labels, tasks, groups, rows):
+    """The best AUC any function of the task alone can reach on `rows`: each run scored
+    by its task's success rate on those rows (within a stratum, the task's rate in that
+    stratum), read +. Ordering tasks by that rate maximises the pairs won (swapping two
+    adjacent tasks gains n1_s n0_t - n1_t n0_s), and every pair inside a task ties,
+    so no score constant within tasks does better. None without tasks or pairs.
+
+    >>> task_ceiling([1, 0, 1, 1, 0, 0], ["a", "a", "b", "b", "c", "c"], None, range(6))
+    0.9444444444444444
+    """
+    if tasks is None:
+        return None
+    totals = collections.Counter()
+    sizes = collections.Counter()
+    for row in rows:
+        cell = (tasks[row], groups[row] if groups is not None else None)
+        totals[cell] += labels[row]
+        sizes[cell] += 1
+    rate = {}
+    for row in rows:
+        cell = (tasks[row], groups[row] if groups is not None else None)
+        rate[row] = Fraction(totals[cell], sizes[cell])
+    scores = [rate.get(i) for i in range(len(labels))]
+    return auc_in_direction(*pair_count(scores, labels, groups, list(rows)), "+")
+
+
+def feature_flags(auc, delta_all, delta_same, within, ceiling, partial, screen_note):
     """The flags of one feature, in the order the report's legend lists them."""
     flags = []
     if delta_all * delta_same < 0:
         flags.append("same_row_sign_flip")
     if within is not None and within < 0.5:
         flags.append("within_task_reversed")
-    if identity_same is not None and auc < identity_same:
+    if within is not None and within == 0.5:
+        flags.append("no_within_task_signal")
+    if ceiling is not None and auc <= ceiling:
         flags.append("below_task_identity")
     if partial:
         flags.append("partial_rows")
@@ -4061,7 +4345,11 @@ def gate_one_feature(name, values, labels, baseline, design, base_auc, identity,
     within = auc_in_direction(within_u, within_pairs, "+")
     identity_same = task_identity_same_rows(*identity, labels, groups, rows,
                                             caches["identity_rows"])
-    flags = feature_flags(auc, delta_all, delta_same, within, identity_same, len(rows) < n,
+    key = tuple(rows)
+    if key not in caches["ceilings"]:
+        caches["ceilings"][key] = task_ceiling(labels, tasks, groups, rows)
+    ceiling = caches["ceilings"][key]
+    flags = feature_flags(auc, delta_all, delta_same, within, ceiling, len(rows) < n,
                           screen_note)
     feature = {
         "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
@@ -4073,10 +4361,11 @@ def gate_one_feature(name, values, labels, baseline, design, base_auc, identity,
         "delta_all_rows": delta_all, "delta_same_rows": delta_same,
         "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
         "delong_undefined": undefined,
-        "clustered": clustered_difference(scores, base_scores, labels, groups,
-                                          design["task_codes"], rows, parts=parts),
+        "clustered": few_clusters_withheld(clustered_difference(
+            scores, base_scores, labels, groups, design["task_codes"], rows, parts=parts)),
         "within_task_auc": within, "within_task_pairs": within_pairs,
-        "task_identity_auc_same_rows": identity_same, "flags": flags,
+        "task_identity_auc_same_rows": identity_same,
+        "task_ceiling_same_rows": ceiling, "flags": flags,
         "duplicate_of": screen_note["duplicate_of"],
         "youden_equal_to": screen_note["youden_equal_to"]}
     return feature, sweeps
@@ -4086,7 +4375,8 @@ def gate_one(family_names, values_of, labels, baseline, design, base_auc, identi
              screen_notes):
     """Gate 1 for every feature of the family; returns (features, bootstrap sweeps)."""
     # Features defined on the same rows share the baseline's figures on those rows.
-    caches = {"same_rows": {}, "identity_rows": {}, "base_sweeps": {}, "base_components": {}}
+    caches = {"same_rows": {}, "identity_rows": {}, "base_sweeps": {}, "base_components": {},
+              "ceilings": {}}
     features, sweeps = [], []
     for name in family_names:
         feature, pair = gate_one_feature(name, values_of[name], labels, baseline, design,
@@ -4107,22 +4397,33 @@ def family_null_and_bootstrap(features, values_of, labels, design, sweeps, base_
         {"family": null_family, "labels": labels, "permute": design["permute"],
          "strata_codes": design["strata_codes"], "task_codes": design["task_codes"],
          "sweeps": sweeps, "n_clusters": design["n_clusters"]}, perms if features else 0,
-        boot if design["clusters_resampled"] else 0, seed,
+        boot if design["n_clusters"] >= FEW_CLUSTERS else 0, seed,
         parallel=work >= PARALLEL_WORK)
     family_null = family_tests(features, null, base_auc, perms)
     family_null["permute"] = design["permute"]
+    family_null["stratified"] = bool(design["strata_levels"])
+    family_null["permute_default"] = design["permute_default"]
+    family_null["permute_reason"] = design["permute_reason"]
     family_null["tasks_never_moved"] = design["tasks_never_moved"]
     return family_null, differences, skipped
 
 
-def gate_three(features, differences, skipped, clusters_resampled):
-    """Gate 3 and each feature's verdict: the task-cluster interval of the difference."""
+def gate_three(features, differences, skipped, n_clusters):
+    """Gate 3 and each feature's verdict: the task-cluster interval of the difference,
+    and from the same resamples gate 1's joint interval over the family; both withheld
+    below FEW_CLUSTERS clusters. Returns the joint interval's critical value."""
     low, high = (1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2
-    for feature, diffs, skips in zip(features, differences, skipped):
-        feature["delta_ci"] = [percentile(diffs, low), percentile(diffs, high)] \
-            if diffs else None
+    withheld = n_clusters < FEW_CLUSTERS
+    critical, joint = (None, [None] * len(features)) if withheld or not differences else \
+        joint_interval([f["delta_same_rows"] for f in features], differences)
+    for feature, diffs, skips, band in zip(features, differences, skipped, joint):
+        drawn = sorted(d for d in diffs if d is not None)
+        feature["delta_ci"] = [percentile(drawn, low), percentile(drawn, high)] \
+            if drawn and not withheld else None
+        feature["delta_joint_ci"] = band
         feature["bootstrap_skipped"] = skips
-        feature["verdict"] = gate_verdict(feature, clusters_resampled)
+        feature["verdict"] = gate_verdict(feature, n_clusters, len(features))
+    return critical
 
 
 def audit_verdict(features):
@@ -4132,7 +4433,7 @@ def audit_verdict(features):
 
 
 def audit_result(labels, design, baseline_summary, identity, features, family_null,
-                 degenerate, boot):
+                 degenerate, boot, critical):
     """Gather the audit's figures into the report's plain data."""
     n, tasks, n_clusters = design["n"], design["tasks"], design["n_clusters"]
     identity_auc, identity_direction = identity
@@ -4144,8 +4445,9 @@ def audit_result(labels, design, baseline_summary, identity, features, family_nu
         "baseline": baseline_summary,
         "task_identity_auc": identity_auc, "task_identity_direction": identity_direction,
         "features": features, "family_null": family_null,
-        "bootstrap": {"resamples": boot if design["clusters_resampled"] else 0,
-                      "clusters": n_clusters, "defined": design["clusters_resampled"],
+        "bootstrap": {"resamples": boot if n_clusters >= FEW_CLUSTERS else 0,
+                      "clusters": n_clusters, "defined": n_clusters >= FEW_CLUSTERS,
+                      "few_clusters": FEW_CLUSTERS, "joint_critical": critical,
                       "warning": cluster_warning(n_clusters,
                                                  "task" if tasks is not None else "run"),
                       "confidence": CONFIDENCE},
@@ -4173,12 +4475,12 @@ def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAUL
                                 (identity_auc, rate), screen_notes)
     family_null, differences, skipped = family_null_and_bootstrap(
         features, values_of, labels, design, sweeps, base_auc, perms, boot, seed)
-    gate_three(features, differences, skipped, design["clusters_resampled"])
+    critical = gate_three(features, differences, skipped, design["n_clusters"])
     return audit_result(labels, design,
                         {"name": baseline_name, "auc": base_auc, "direction": base_direction,
                          "auc_pooled": base_pooled},
                         (identity_auc, identity_direction), features, family_null,
-                        degenerate, boot)
+                        degenerate, boot, critical)
 
 
 # === Input ===
@@ -4702,23 +5004,46 @@ def recount_tool_calls(tool_table, run_ids, baseline, base_col, table_run_ids=No
 # === Report ===
 FLAG_LETTERS = (("same_row_sign_flip", "T", "same-row sign flip (the same-row trap)"),
                 ("within_task_reversed", "W", "within-task AUC below 0.5"),
-                ("below_task_identity", "I", "below the task-identity AUC on its rows"),
+                ("no_within_task_signal", "N", "within-task AUC exactly 0.5 (all ties, "
+                 "or wins and losses even)"),
+                ("below_task_identity", "I", "at or below the task ceiling on its rows (the "
+                 "best any function of the task alone reaches)"),
                 ("partial_rows", "P", "undefined on some runs"),
                 ("duplicate", "D", "a named copy of another column"),
                 ("youden_equal", "Y", "equal to another column at their best cuts (a flag "
                  "only)"))
 PERMUTE_WORDS = {"rows": "across all runs", "strata": "within strata",
-                 "tasks": "whole tasks among tasks of equal size"}
+                 "tasks": "of whole tasks among tasks of the same shape"}
 
 
-def fmt_p(p):
-    """Format a p-value: 3 decimals, and '<0.001' rather than a misleading 0.000.
+def permute_words(null):
+    """How the shuffles were drawn, and whether that is the default, for the report."""
+    words = PERMUTE_WORDS[null["permute"]]
+    if null["permute"] == "tasks" and null.get("stratified"):
+        words += " (runs per stratum), within strata"
+    if null.get("permute_default"):
+        return f"{words}; the default: {null['permute_reason']}"
+    return f"{words}; chosen with --permute {null['permute']}"
 
-    >>> fmt_p(0.0004997), fmt_p(0.0162), fmt_p(None)
-    ('<0.001', '0.016', 'undefined')
+
+def fmt_p(p, floor=None):
+    """Format a p-value to 3 decimals: '<0.001' rather than a misleading 0.000; a
+    permutation p at its floor 1/(B + 1) (pass `floor`) as '<=' that floor rounded up;
+    a p just below ALPHA that would round to it as '<0.050'.
+
+    >>> fmt_p(0.0004997), fmt_p(0.0162), fmt_p(None), fmt_p(0.0)
+    ('<0.001', '0.016', 'undefined', '<0.001')
+    >>> fmt_p(1 / 2001, floor=1 / 2001), fmt_p(1 / 101, floor=1 / 101), fmt_p(0.0496)
+    ('<=0.001', '<=0.010', '<0.050')
     """
-    if p is not None and 0 < p < 0.0005:
+    if p is None:
+        return fmt(p)
+    if floor is not None and p <= floor * (1 + 1e-12):
+        return f"<={math.ceil(round(floor * 1000, 9)) / 1000:.3f}"
+    if p < 0.0005:
         return "<0.001"
+    if p < ALPHA <= round(p, 3):
+        return f"<{ALPHA:.3f}"
     return fmt(p)
 
 
@@ -4815,9 +5140,9 @@ def verdict_lines(result):
                               f"{plural(feature['within_task_pairs'], 'pair')}, so inside a task its "
                               f"signal points the other way")
             if "below_task_identity" in feature["flags"]:
-                doubts.append(f"knowing only the task scores "
-                              f"{fmt(feature['task_identity_auc_same_rows'])} on its "
-                              f"{plural(feature['n_defined'], 'row')}, above its "
+                doubts.append(f"the best any function of the task alone reaches on its "
+                              f"{plural(feature['n_defined'], 'row')} is "
+                              f"{fmt(feature['task_ceiling_same_rows'])}, not below its "
                               f"{fmt(feature['auc'])}")
             if doubts:
                 lines.append(f"But {feature['name']}: {'; '.join(doubts)}. It may measure "
@@ -4829,7 +5154,7 @@ def verdict_lines(result):
             lines.append(f"{feature['name']}: {feature['verdict']} (diff "
                          f"{signed(feature['delta_same_rows'])} "
                          f"{fmt_ci(feature['delta_ci']) or '[undefined]'}, minP adj p "
-                         f"{fmt_p(feature['adjusted_p'])}).")
+                         f"{fmt_p(feature['adjusted_p'], null['smallest_p'])}).")
     for feature in features:
         if "same_row_sign_flip" in feature["flags"]:
             verb = "beats" if feature["delta_all_rows"] > 0 else "loses to"
@@ -4896,11 +5221,14 @@ def feature_tables(result, style, names):
     letters = {code: letter for code, letter, _ in FLAG_LETTERS}
     # Two tables, not one: each fits an issue comment (about 780 px) without
     # wrapping a value. The p-values first, then gate 3 and the flags.
-    second = [[names[f["name"]], fmt_p(f["permutation_p"]), fmt_p(f["adjusted_p"]),
-               fmt_p(f["max_auc_p"]), fmt_p(f["delong_p"]), fmt_p(f["clustered"]["p"])]
+    floor = result["family_null"]["smallest_p"]
+    second = [[names[f["name"]], fmt_p(f["permutation_p"], floor),
+               fmt_p(f["adjusted_p"], floor), fmt_p(f["max_auc_p"], floor),
+               fmt_p(f["delong_p"]), fmt_p(f["clustered"]["p"])]
               for f in result["features"]]
-    third = [[names[f["name"]], fmt(f["within_task_auc"]),
-               str(f["within_task_pairs"]),
+    third = [[names[f["name"]], fmt_ci(f["delta_joint_ci"]) or "undefined",
+              fmt(f["within_task_auc"]), str(f["within_task_pairs"]),
+              fmt(f["task_ceiling_same_rows"]),
                " ".join(letters[c] for c in f["flags"]) or "-",
                # 'passes' or the first gate failed, as 'gate 2': short, so it never wraps
                "passes" if f["name"] in result["verdict"]["passing"] else
@@ -4911,8 +5239,8 @@ def feature_tables(result, style, names):
     return (render_table(headers, first, style),
             render_table(["feature", "perm p", "minP adj p", "max-AUC p", "DeLong p",
                           "clustered p"], second, style),
-            render_table(["feature", "within-task", "pairs", "flags", "verdict"],
-                         third, style))
+            render_table(["feature", "joint 95% CI", "within-task", "pairs", "ceiling",
+                          "flags", "verdict"], third, style))
 
 
 def text_names(result):
@@ -4989,9 +5317,12 @@ def gate_one_section(result, style, md, gate1):
     if boot["defined"]:
         interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
                     f"{boot['resamples']} resamples of the {plural(boot['clusters'], kind)}")
-    else:
+    elif boot["clusters"] < 2:
         interval = (f"CI of diff undefined: fewer than 2 clusters to resample "
                     f"({plural(boot['clusters'], kind)})")
+    else:
+        interval = (f"CI of diff withheld: fewer than {boot['few_clusters']} clusters "
+                    f"to resample ({plural(boot['clusters'], kind)})")
     out = []
     out.append(report_heading("Gate 1: the same rows", md))
     out.append("")
@@ -5013,9 +5344,9 @@ def gates_two_and_three_section(result, md, gates23):
     out.append(report_heading("Gates 2 and 3: search width and tasks", md))
     out.append("")
     out.append(report_paragraph(f"The family null ({plural(null['perms'], 'shuffle')} "
-                                f"{PERMUTE_WORDS[null['permute']]}, direction re-chosen each "
-                                f"time), DeLong's paired p (not a gate), the within-task AUC "
-                                f"and flags.", md))
+                                f"{permute_words(null)}; direction re-chosen each time), "
+                                f"DeLong's paired p (not a gate), gate 1's joint interval, "
+                                f"the within-task AUC, the task ceiling and flags.", md))
     out.append("")
     out.append(gates23)
     legend = "; ".join(f"{letter} {text}" for _, letter, text in FLAG_LETTERS)
@@ -5026,8 +5357,12 @@ def gates_two_and_three_section(result, md, gates23):
                "family-maximum joint p (the report's §7); DeLong p and clustered p: "
                "DeLong's paired test and Obuchowski's "
                f"{'task' if result['clusters'] == 'tasks' else 'run'}-clustered test of "
-               "the same-row difference (shown, not used by the verdict); verdict: "
-               "'passes', or the first gate failed")
+               "the same-row difference (shown, not used by the verdict); joint 95% CI: "
+               "simultaneous (max-|T|) interval of diff over the whole family, from the "
+               "same task resamples (gate 1); within-task: AUC over pairs inside one task "
+               "(gate 3 needs it above 0.5); ceiling: the best AUC any function of the task "
+               "alone reaches on the feature's rows; verdict: 'passes', or the first gate "
+               "failed")
     out.append(f"- {columns}" if md else wrap(columns, indent="  "))
     out.append("")
     return out
@@ -5042,12 +5377,12 @@ def family_null_section(result, style, names):
             [f"observed maximum ({names[null['observed_max_feature']]})",
              fmt(null["observed_max"])],
             ["joint p of the observed maximum (single-step max-AUC, the report's §7)",
-             fmt_p(null["p_observed_max"])]]
+             fmt_p(null["p_observed_max"], null["smallest_p"])]]
     rest = null["without_best"]
     if rest:
         rows.append([f"the same without {names[rest['removed']]}: joint p of "
                      f"{names[rest['observed_max_feature']]} {fmt(rest['observed_max'])}",
-                     fmt_p(rest["p"])])
+                     fmt_p(rest["p"], null["smallest_p"])])
     return [render_table(["family null", "value"], rows, style), ""]
 
 
@@ -5077,9 +5412,10 @@ def shuffle_notes(result):
                      f"adjusted p can fall below {ALPHA} and gate 2 cannot pass")
     never_moved = result["family_null"]["tasks_never_moved"]
     if never_moved:
-        notes.append(f"--permute tasks: {plural(never_moved, 'task')} of "
+        in_strata = " in each stratum" if result["family_null"].get("stratified") else ""
+        notes.append(f"task shuffle: {plural(never_moved, 'task')} of "
                      f"{result['n_tasks']} {'has' if never_moved == 1 else 'have'} no "
-                     f"other task with the same number of runs and never "
+                     f"other task with the same number of runs{in_strata} and never "
                      f"{'moves' if never_moved == 1 else 'move'} in the shuffles (only "
                      f"{'its' if never_moved == 1 else 'their'} runs' outcomes are "
                      f"reshuffled within the task)")
@@ -5388,8 +5724,8 @@ def build_parser():
     parser.add_argument("--boot", type=int, default=DEFAULT_BOOT,
                         help=f"task-cluster bootstrap resamples (default: {DEFAULT_BOOT})")
     parser.add_argument("--permute", choices=("rows", "strata", "tasks"),
-                        help="what a shuffle keeps fixed (default: strata with --strata, "
-                        "else rows)")
+                        help="what a shuffle keeps fixed (default: tasks where a task "
+                        "holds several runs, else strata with --strata, else rows)")
     parser.add_argument("--verdicts", metavar="FILE", help="take the outcome from a "
                         "grader's output (regrade.py's verdicts.csv, SWE-bench, sb-cli or "
                         "OpenHands reports), joined on run id or instance id")

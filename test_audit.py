@@ -1405,12 +1405,14 @@ class TestAucCommandLine(unittest.TestCase):
     def test_each_permutation_scheme_runs(self):
         header, rows = trap_rows()
         table = csv_text(header + ["arm"], [r + ["ab"[i % 2]] for i, r in enumerate(rows)])
+        # With tasks of two runs each, the default is the task shuffle (issue 19).
         for argv in (["--permute", "rows"], ["--permute", "tasks"],
-                     ["--strata", "arm"], ["--strata", "arm", "--permute", "tasks"]):
+                     ["--strata", "arm"], ["--strata", "arm", "--permute", "tasks"],
+                     ["--strata", "arm", "--permute", "strata"]):
             result = self.audit_json(table, *argv)
             null = result["family_null"]
-            self.assertEqual(null["permute"], argv[-1] if argv[0] == "--permute" or
-                             len(argv) > 2 else "strata")
+            self.assertEqual(null["permute"], argv[-1] if argv[-2] == "--permute"
+                             else "tasks")
             self.assertGreater(null["p_observed_max"], 0)
             self.assertLessEqual(null["p_observed_max"], 1)
             self.assertEqual(sum(null["histogram"]["counts"]), 200)
@@ -1636,13 +1638,15 @@ class TestAucFewClusters(unittest.TestCase):
         gate1 = out[out.index("base same"):].splitlines()[2]     # the gate-1 table
         self.assertIn("undefined", gate1)
 
-    def test_fewer_than_ten_clusters_warns(self):
+    def test_fewer_than_ten_clusters_withholds_the_interval(self):
+        # Issue 19: below FEW_CLUSTERS the interval is withheld and gate 3 fails, as
+        # delivery_audit.py does (it used to warn "rough" and let gate 3 pass).
         for n_tasks, warned in ((3, True), (9, True), (10, False)):
             header, rows = strong_rows(lambda i: f"t{i % n_tasks}")
             status, out, err = audit_folder({"runs.csv": table_text(header, rows)},
                                             ["--perms", "50", "--boot", "50"])
             self.assertEqual(status, 0, err)
-            self.assertEqual("intervals are rough" in out, warned, (n_tasks, out))
+            self.assertEqual("intervals are withheld" in out, warned, (n_tasks, out))
             self.assertEqual(f"only {n_tasks} tasks" in out, warned)
 
     def test_task_identity_is_read_in_the_plus_direction(self):
@@ -6506,8 +6510,8 @@ class TestAucStepDownMinP(unittest.TestCase):
             self.assertEqual(seen, orbit)
 
     def test_command_line_minp_approaches_the_exact_value(self):
-        for scheme, argv in (("rows", []), ("tasks", ["--permute", "tasks"]),
-                             ("strata", ["--strata", "condition"])):
+        for scheme, argv in (("rows", ["--permute", "rows"]), ("tasks", ["--permute", "tasks"]),
+                             ("strata", ["--strata", "condition", "--permute", "strata"])):
             tasks = REVIEW_TASKS if scheme == "tasks" else None
             strata = REVIEW_STRATA if scheme == "strata" else None
             orbit = list(review_orbit(REVIEW_LABELS, scheme, strata, tasks))
@@ -6544,7 +6548,9 @@ class TestAucStepDownMinP(unittest.TestCase):
         for line in lines[1:]:
             run_id = line.split(",", 1)[0]
             out.append(line + "," + {"run-001": "2", "run-002": "1"}.get(run_id, ""))
-        result = auc_audit_json({"runs.csv": "\n".join(out) + "\n"}, ["--strata", "condition"])
+        # Under the report's within-strata run shuffle (the default before issue 19).
+        result = auc_audit_json({"runs.csv": "\n".join(out) + "\n"},
+                                ["--strata", "condition", "--permute", "strata"])
         search = next(f for f in result["features"] if f["name"] == "search_calls")
         self.assertLess(search["adjusted_p"], 0.05)
         self.assertGreater(search["max_auc_p"], 0.4)      # the report's single-step figure
@@ -7073,6 +7079,541 @@ def bench_auc_issue11_shape():
           f"({os.cpu_count()} cores); recomputing every AUC from scratch needs ~{naive:.0f} s "
           f"CPU for the shuffles and resamples alone (extrapolated from 3 + 2): "
           f"{naive / cpu:.0f}x the whole audit's CPU")
+
+
+# === auc_audit.py: gates that hold their error rates (issue 19) ===
+def issue19_like_baseline(seed, n_tasks=50, per_task=4, n_features=10):
+    """Issue 19 finding 2's shape: features generated exactly like the baseline (the
+    same shift for successes, independent noise), on tasks of varying ease."""
+    rng = random.Random(seed)
+    labels, tasks, baseline = [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random()
+        for _ in range(per_task):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0.5 * y, 1))
+            for values in features:
+                values.append(rng.gauss(0.5 * y, 1))
+    return labels, tasks, baseline, features
+
+
+def issue19_task_level(seed, n_tasks, per_task, n_columns):
+    """Finding 1 and 3's shape: outcomes driven by task difficulty alone; columns that
+    are constant within each task (column 0 the task's true difficulty, the others
+    noise drawn once per task); a baseline of run-level noise."""
+    rng = random.Random(seed)
+    difficulty = [rng.random() for _ in range(n_tasks)]
+    columns = [difficulty] + [[rng.random() for _ in range(n_tasks)]
+                              for _ in range(n_columns - 1)]
+    labels, tasks, baseline, features = [], [], [], [[] for _ in range(n_columns)]
+    for t in range(n_tasks):
+        for _ in range(per_task):
+            labels.append(int(rng.random() < difficulty[t]))
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.random())
+            for values, column in zip(features, columns):
+                values.append(column[t])
+    return labels, tasks, baseline, features
+
+
+def issue19_runs_csv(labels, tasks, baseline, features, strata=None):
+    header = ["run_id", "task_id"] + (["arm"] if strata else []) + \
+        ["verified", "tool_calls"] + [f"f{j}" for j in range(len(features))]
+    rows = []
+    for i, y in enumerate(labels):
+        rows.append([f"r{i:04d}", tasks[i]] + ([strata[i]] if strata else []) +
+                    [y, f"{baseline[i]:.6f}"] + [f"{v[i]:.6f}" for v in features])
+    return csv_text(header, rows)
+
+
+def exact_task_level_p(values, labels, tasks):
+    """A column constant within tasks: its exact p under the task shuffle, by visiting
+    every assignment of the tasks' success counts (all tasks of one size), with the
+    better direction re-chosen per assignment as the audit does."""
+    order = sorted(set(tasks))
+    members = [[i for i, t in enumerate(tasks) if t == task] for task in order]
+    counts = [sum(labels[i] for i in m) for m in members]
+    observed = best(brute_pairs(values, labels)[0])
+    hits = total = 0
+    for assignment in itertools.permutations(counts):
+        shuffled = [0] * len(labels)
+        for rows, count in zip(members, assignment):
+            for i in rows[:count]:       # constant within a task: placement is irrelevant
+                shuffled[i] = 1
+        total += 1
+        hits += best(brute_pairs(values, shuffled)[0]) >= observed
+    return Fraction(hits, total)
+
+
+class TestAucGatesHoldTheirRates(unittest.TestCase):
+    """Issue 19: the null respects tasks, gate 1 is family-wise, gate 3 needs
+    within-task evidence and 10 clusters, p-values say their floor."""
+
+    def test_finding_1_task_level_column_on_4_tasks_does_not_pass(self):
+        # A column constant within each of 4 tasks passed all three gates at p < 0.001
+        # with an interval "from 4 tasks"; its exact task-level p is a few 24ths.
+        rng = random.Random(19)
+        rates = [0.9, 0.7, 0.3, 0.1]
+        labels, tasks, baseline, column = [], [], [], []
+        for t, rate in enumerate(rates):
+            for r in range(10):
+                labels.append(int(r < rate * 10))
+                tasks.append(f"t{t}")
+                baseline.append(rng.random())
+                column.append(4 - t)
+        text = issue19_runs_csv(labels, tasks, baseline, [column])
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "2000", "--boot", "200"])
+        (feature,) = result["features"]
+        self.assertEqual(result["family_null"]["permute"], "tasks")
+        self.assertTrue(result["family_null"]["permute_default"])
+        exact = exact_task_level_p(column, labels, tasks)
+        self.assertAlmostEqual(feature["permutation_p"], float(exact), delta=0.02)
+        self.assertGreater(feature["adjusted_p"], 0.05)
+        self.assertIsNone(feature["delta_ci"])                 # 4 clusters: withheld
+        self.assertNotEqual(feature["verdict"], "passes all three gates")
+        # The report's run shuffle is still there, and says it is chosen.
+        rows = auc_audit_json({"runs.csv": text}, ["--permute", "rows", "--perms", "500",
+                                                   "--boot", "50"])
+        self.assertLess(rows["features"][0]["permutation_p"], 0.01)
+        self.assertFalse(rows["family_null"]["permute_default"])
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot", "50"])
+        self.assertIn("shuffles of whole tasks among tasks of the same shape; the default",
+                      " ".join(out.split()))
+
+    def test_finding_1_task_shuffle_within_strata_matches_exact_enumeration(self):
+        # 5 tasks, each with 2 runs in arm p and 1 in arm q: the shuffle moves whole
+        # tasks (their per-arm counts) among tasks of that shape, placing each count
+        # on a random subset of the task's runs in that arm.
+        labels = [1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 0]
+        tasks = [t for t in "abcde" for _ in range(3)]
+        strata = ["p", "p", "q"] * 5
+        values = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9]
+        n = len(labels)
+        # Exact: every assignment of count vectors, times every placement in each cell.
+        cells = {(t, s): [i for i in range(n) if tasks[i] == t and strata[i] == s]
+                 for t in "abcde" for s in "pq"}
+        vectors = [(sum(labels[i] for i in cells[(t, "p")]),
+                    sum(labels[i] for i in cells[(t, "q")])) for t in "abcde"]
+        observed = best(brute_pairs(values, labels, strata)[0])
+        hits = total = 0
+        for assignment in itertools.permutations(vectors):
+            options = []
+            for t, (cp, cq) in zip("abcde", assignment):
+                options.append(list(itertools.combinations(cells[(t, "p")], cp)))
+                options.append(list(itertools.combinations(cells[(t, "q")], cq)))
+            for choice in itertools.product(*options):
+                chosen = set(itertools.chain(*choice))
+                draw = [int(i in chosen) for i in range(n)]
+                total += 1
+                hits += best(brute_pairs(values, draw, strata)[0]) >= observed
+        exact = Fraction(hits, total)
+        text = csv_text(["run_id", "task_id", "arm", "verified", "tool_calls", "f"],
+                        [[f"r{i:02d}", tasks[i], strata[i], labels[i], i % 4, values[i]]
+                         for i in range(n)])
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "arm", "--perms", "4000",
+                                                     "--boot", "10"])
+        self.assertEqual(result["family_null"]["permute"], "tasks")
+        # p = (1 + hits among B) / (1 + B): Monte Carlo sd about 0.008 here.
+        self.assertAlmostEqual(result["features"][0]["permutation_p"], float(exact),
+                               delta=0.03)
+
+    def test_fast_task_null_draws_what_the_row_level_shuffle_draws(self):
+        module = load(AUC)
+        rng = random.Random(5)
+        for trial in range(30):
+            n_tasks = rng.randint(2, 8)
+            tasks = [rng.randrange(n_tasks) for _ in range(rng.randint(6, 40))]
+            strata = [rng.randint(0, 1) for _ in tasks] if trial % 2 else None
+            labels = [rng.randint(0, 1) for _ in tasks]
+            features = [[None if rng.random() < 0.2 else rng.randint(0, 4) for _ in tasks]
+                        for _ in range(3)]
+            codes = strata if strata is not None else [0] * len(tasks)
+            family = module.NullFamily(features, codes, 2 if strata else 1)
+            fast = module.task_null_aucs(family, labels, strata, tasks, 40, random.Random(trial))
+            slow = module.null_aucs(family, module.shuffled_draws(
+                labels, "tasks", strata, tasks, 40, random.Random(trial)))
+            self.assertEqual(fast, slow)
+            for picked, are_successes in module.shuffled_draws(labels, "tasks", strata, tasks,
+                                                               20, random.Random(trial)):
+                # Each stratum keeps its number of successes; each task's count vector
+                # is some same-shape task's.
+                chosen = set(picked)
+                drawn = [int((i in chosen) == are_successes) for i in range(len(tasks))]
+                for level in set(codes):
+                    self.assertEqual(sum(d for d, c in zip(drawn, codes) if c == level),
+                                     sum(y for y, c in zip(labels, codes) if c == level))
+
+    def test_finding_2_features_like_the_baseline_no_longer_pass(self):
+        # Seed 5 of the shape: the old per-feature interval let f9 pass; the joint
+        # interval over the 10 features reaches 0.
+        labels, tasks, baseline, features = issue19_like_baseline(5)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "300", "--boot", "300"])
+        self.assertEqual(result["verdict"]["passing"], [])
+        f9 = next(f for f in result["features"] if f["name"] == "f9")
+        self.assertGreater(f9["delta_ci"][0], 0)                 # the per-feature interval
+        self.assertLessEqual(f9["delta_joint_ci"][0], 0)         # the family-wise one
+        self.assertIn("joint interval over all 10 features reaches 0", f9["verdict"])
+
+    def test_joint_interval_from_its_definition(self):
+        module = load(AUC)
+        rng = random.Random(7)
+        for _ in range(50):
+            m, b = rng.randint(1, 5), rng.randint(5, 60)
+            observed = [rng.gauss(0, 1) for _ in range(m)]
+            joint = [[None if rng.random() < 0.1 else o + rng.gauss(0, 1 + j)
+                      for _ in range(b)] for j, o in enumerate(observed)]
+            sds = []
+            for values in joint:
+                drawn = [v for v in values if v is not None]
+                mean = sum(drawn) / len(drawn)
+                sds.append(math.sqrt(sum((v - mean) ** 2 for v in drawn) / (len(drawn) - 1)))
+            maxima = sorted(max([abs(joint[j][k] - observed[j]) / sds[j] for j in range(m)
+                                 if joint[j][k] is not None], default=0.0) for k in range(b))
+            position = 0.95 * (b - 1)
+            low = int(position)
+            c = maxima[low] + (maxima[min(low + 1, b - 1)] - maxima[low]) * (position - low)
+            critical, bands = module.joint_interval(observed, joint)
+            self.assertAlmostEqual(critical, c, places=12)
+            for band, o, sd in zip(bands, observed, sds):
+                self.assertAlmostEqual(band[0], o - c * sd, places=12)
+                self.assertAlmostEqual(band[1], o + c * sd, places=12)
+
+    def test_finding_3_task_difficulty_column_cannot_pass(self):
+        # A column equal to each task's true difficulty beat the leave-one-out bar
+        # (0.819 against 0.676) and passed. Within a task it ties on every pair.
+        labels, tasks, baseline, features = issue19_task_level(3, 30, 4, 1)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        for argv in ([], ["--permute", "rows"]):
+            result = auc_audit_json({"runs.csv": text}, ["--perms", "500", "--boot", "500",
+                                                         *argv])
+            (feature,) = result["features"]
+            self.assertEqual(feature["within_task_auc"], 0.5)
+            self.assertIn("no_within_task_signal", feature["flags"])
+            self.assertIn("below_task_identity", feature["flags"])
+            self.assertNotEqual(feature["verdict"], "passes all three gates")
+            # The ceiling is the best any function of the task reaches: brute force.
+            rate = {t: Fraction(sum(y for y, u in zip(labels, tasks) if u == t),
+                                tasks.count(t)) for t in set(tasks)}
+            ceiling = brute_pairs([rate[t] for t in tasks], labels)[0]
+            self.assertEqual(feature["task_ceiling_same_rows"], float(ceiling))
+            self.assertLessEqual(feature["auc"], feature["task_ceiling_same_rows"])
+
+    def test_finding_3_ceiling_beats_every_function_of_the_task(self):
+        module = load(AUC)
+        rng = random.Random(11)
+        for _ in range(40):
+            n_tasks = rng.randint(2, 5)
+            tasks = [rng.randrange(n_tasks) for _ in range(rng.randint(4, 16))]
+            labels = [rng.randint(0, 1) for _ in tasks]
+            if len(set(labels)) < 2:
+                continue
+            ceiling = module.task_ceiling(labels, tasks, None, range(len(tasks)))
+            # Every ranking of the tasks (with ties) is a function of the task alone.
+            best_any = max(brute_pairs([scores[t] for t in tasks], labels)[0]
+                           for scores in itertools.product(range(n_tasks), repeat=n_tasks))
+            self.assertEqual(Fraction(ceiling).limit_denominator(10 ** 6), best_any)
+
+    def test_ties_within_tasks_are_flagged_and_fail_gate_3(self):
+        # A within-task AUC of exactly 0.5, made of ties, was neither flagged W nor failed.
+        labels, tasks, baseline, features = issue19_task_level(4, 12, 4, 1)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "300", "--boot", "300"])
+        self.assertEqual(status, 0, err)
+        table = out[out.index("joint 95% CI"):].splitlines()[2]
+        self.assertIn(" N ", f" {table} ")
+
+    def test_fewer_than_ten_clusters_cannot_pass_gate_3(self):
+        header, rows = strong_rows(lambda i: f"t{i % 5}")
+        result = auc_audit_json({"runs.csv": table_text(header, rows)},
+                                ["--perms", "300", "--boot", "300", "--permute", "rows"])
+        (sharp,) = result["features"]
+        self.assertIsNone(sharp["delta_ci"])
+        self.assertIsNone(sharp["delta_joint_ci"])
+        self.assertEqual(result["bootstrap"]["resamples"], 0)
+        self.assertEqual(sharp["verdict"], "fails gate 3: fewer than 10 clusters, so no "
+                                           "interval is given")
+        # The clustered test's normal reference with 5 clusters: withheld, with the reason.
+        self.assertIsNone(sharp["clustered"]["p"])
+        self.assertIn("too few for its normal reference", sharp["clustered"]["undefined"])
+        self.assertIsNotNone(sharp["clustered"]["variance"])
+
+    def test_p_at_its_floor_is_marked_and_never_0(self):
+        module = load(AUC)
+        self.assertEqual(module.fmt_p(0.0), "<0.001")
+        self.assertEqual(module.fmt_p(1 / 201, floor=1 / 201), "<=0.005")
+        self.assertEqual(module.fmt_p(0.0499), "<0.050")
+        header, rows = strong_rows(lambda i: f"t{i % 10}")
+        files = {"runs.csv": table_text(header, rows)}
+        argv = ["--perms", "200", "--boot", "200", "--permute", "rows"]
+        result = auc_audit_json(files, argv)
+        (sharp,) = result["features"]
+        self.assertEqual(sharp["permutation_p"], 1 / 201)          # full value in JSON
+        self.assertEqual(result["family_null"]["smallest_p"], 1 / 201)
+        for style in ("text", "markdown"):
+            status, out, err = audit_folder(files, argv + ["--format", style])
+            self.assertEqual(status, 0, err)
+            line = next(l for l in out.splitlines() if l.strip("| ").startswith("sharp")
+                        and "0.00" in l and "<=" in l)
+            self.assertIn("<=0.005", line)
+            self.assertNotIn("0.000", out.split("-- provenance --")[0].split("provenance")[0])
+
+    def test_example_keeps_the_report_figures_under_the_reports_scheme(self):
+        # The seed report's figures on the shipped example, with the shuffle the
+        # report used (runs within conditions): the same as before issue 19.
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            text = handle.read()
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "condition", "--permute",
+                                                     "strata"])
+        features = {f["name"]: f for f in result["features"]}
+        self.assertEqual(round(result["baseline"]["auc"], 3), 0.616)
+        self.assertEqual(round(result["baseline"]["auc_pooled"], 3), 0.614)
+        impl = features["impl_seconds"]
+        self.assertEqual((round(impl["auc"], 3), round(impl["baseline_auc_same_rows"], 3)),
+                         (0.661, 0.878))
+        self.assertEqual(round(result["task_identity_auc"], 3), 0.881)
+        self.assertEqual(round(features["search_calls"]["auc"], 3), 0.775)
+        self.assertEqual(result["family_null"]["permute"], "strata")
+        self.assertEqual(round(result["family_null"]["median_max"], 3), 0.641)
+        self.assertEqual(round(result["family_null"]["p_clear_bar"], 3), 0.708)
+
+
+def issue19_clustered_null(seed, n_tasks=20, per_task=4, n_features=5, strata=False,
+                           task_effects=True):
+    """A true null for every feature: outcomes and features each share a task-level
+    component (task_effects), independent of each other; with `strata`, two arms with
+    different success rates. The outcome carries no information from any feature."""
+    rng = random.Random(seed)
+    labels, tasks, arms, baseline = [], [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random() if task_effects else 0.5
+        offsets = [rng.gauss(0, 1) if task_effects else 0.0 for _ in range(n_features)]
+        for r in range(per_task):
+            arm = "ab"[r % 2] if strata else "a"
+            shift = 0.25 if strata and arm == "b" else 0.0
+            labels.append(int(rng.random() < min(1.0, ease + shift)))
+            tasks.append(f"t{t:02d}")
+            arms.append(arm)
+            baseline.append(rng.gauss(0, 1))
+            for values, offset in zip(features, offsets):
+                values.append(offset + rng.gauss(0, 0.5))
+    return labels, tasks, arms, baseline, features
+
+
+def issue19_planted(seed, n_tasks=30, per_task=4, n_features=5, effect=1.0):
+    """Task-clustered outcomes; f0 carries a run-level signal inside tasks (its value
+    moves with the run's own outcome), the rest and the baseline are noise."""
+    rng = random.Random(seed)
+    labels, tasks, baseline = [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random()
+        for _ in range(per_task):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0, 1))
+            for j, values in enumerate(features):
+                values.append(rng.gauss(effect * y if j == 0 else 0.0, 1))
+    return labels, tasks, baseline, features
+
+
+def issue19_rate(hits, reps):
+    rate = hits / reps
+    return f"{rate:.3f} (MC sd {math.sqrt(max(rate * (1 - rate), 1e-12) / reps):.3f})"
+
+
+def issue19_old_rule(feature):
+    """The verdict before issue 19, from a result's own fields: same-row diff > 0,
+    minP adjusted p < 0.05 and the per-feature interval above 0."""
+    ci = feature["delta_ci"]
+    return (feature["delta_same_rows"] > 0 and feature["adjusted_p"] < 0.05
+            and ci is not None and ci[0] > 0)
+
+
+def bench_auc_issue19_family_wise_rate():
+    """Family-wise rate of minP adjusted p <= 0.05 under a true null, by the default
+    (task) null and the old run shuffle, on independent, stratified and task-clustered
+    data (20 tasks of 4 runs, 5 features, 300 replications, 200 shuffles each)."""
+    module = load(AUC)
+    reps = 300
+    cases = (("independent", dict(task_effects=False), None),
+             ("stratified (two arms, --strata)", dict(strata=True, task_effects=False), "arm"),
+             ("task-clustered", dict(), None),
+             ("task-clustered and stratified", dict(strata=True), "arm"))
+    start = time.perf_counter()
+    for label, options, strata_name in cases:
+        hits = {"default": 0, "runs": 0}
+        for seed in range(reps):
+            labels, tasks, arms, baseline, features = issue19_clustered_null(seed, **options)
+            candidates = [(f"f{j}", v) for j, v in enumerate(features)]
+            strata = arms if strata_name else None
+            for scheme, permute in (("default", None),
+                                    ("runs", "strata" if strata_name else "rows")):
+                result = module.audit(labels, candidates, baseline, tasks=tasks, strata=strata,
+                                      perms=200, boot=1, seed=seed, permute=permute)
+                hits[scheme] += min(f["adjusted_p"] for f in result["features"]) <= 0.05
+        print(f"auc_audit.py issue 19, true null, {label}: family-wise rate of minP p <= 0.05 "
+              f"{issue19_rate(hits['default'], reps)} with the default task null; "
+              f"{issue19_rate(hits['runs'], reps)} shuffling runs (the old default)")
+    print(f"  ({reps} replications each, 20 tasks x 4 runs, 5 features; "
+          f"{time.perf_counter() - start:.0f} s)")
+
+
+def bench_auc_issue19_gate_one():
+    """Pass rate with ten features generated exactly like the baseline (50 tasks of 4),
+    and power on a planted feature (30 tasks of 4), before and after issue 19."""
+    module = load(AUC)
+    start = time.perf_counter()
+    reps = 150
+    before = after = 0
+    for seed in range(reps):
+        labels, tasks, baseline, features = issue19_like_baseline(1000 + seed)
+        candidates = [(f"f{j}", v) for j, v in enumerate(features)]
+        old = module.audit(labels, candidates, baseline, tasks=tasks, perms=200, boot=400,
+                           seed=seed, permute="rows")
+        new = module.audit(labels, candidates, baseline, tasks=tasks, perms=200, boot=400,
+                           seed=seed)
+        before += any(issue19_old_rule(f) for f in old["features"])
+        after += bool(new["verdict"]["passing"])
+    print(f"auc_audit.py issue 19, ten features like the baseline (200 runs, 50 tasks): some "
+          f"feature passes in {issue19_rate(before, reps)} before (row null, per-feature "
+          f"interval), {issue19_rate(after, reps)} now ({reps} replications)")
+    for effect in (0.5, 1.0):
+        before = after = 0
+        for seed in range(reps):
+            labels, tasks, baseline, features = issue19_planted(2000 + seed, effect=effect)
+            candidates = [(f"f{j}", v) for j, v in enumerate(features)]
+            old = module.audit(labels, candidates, baseline, tasks=tasks, perms=200,
+                               boot=400, seed=seed, permute="rows")
+            new = module.audit(labels, candidates, baseline, tasks=tasks, perms=200,
+                               boot=400, seed=seed)
+            before += issue19_old_rule(old["features"][0])
+            after += "f0" in new["verdict"]["passing"]
+        print(f"auc_audit.py issue 19, power: planted f0 (shift {effect} sd inside tasks, "
+              f"120 runs, 30 tasks, 5 features) passes in {issue19_rate(before, reps)} "
+              f"before, {issue19_rate(after, reps)} now")
+    print(f"  ({time.perf_counter() - start:.0f} s)")
+
+
+def bench_auc_issue19_coverage():
+    """Coverage of the task-cluster intervals of diff at 10, 30 and 100 tasks of 4 runs:
+    the feature and the baseline are generated alike (true diff 0), with task effects
+    in the outcome and in both scores."""
+    module = load(AUC)
+    start = time.perf_counter()
+    for n_tasks, reps in ((10, 300), (30, 300), (100, 150)):
+        single = joint = 0
+        for seed in range(reps):
+            rng = random.Random(3000 + seed)
+            labels, tasks, base, f0, f1 = [], [], [], [], []
+            for t in range(n_tasks):
+                ease = rng.random()
+                shared = [rng.gauss(0, 1) for _ in range(3)]
+                for _ in range(4):
+                    y = int(rng.random() < ease)
+                    labels.append(y)
+                    tasks.append(t)
+                    base.append(shared[0] + rng.gauss(0.8 * y, 1))
+                    f0.append(shared[1] + rng.gauss(0.8 * y, 1))
+                    f1.append(shared[2] + rng.gauss(0.8 * y, 1))
+            result = module.audit(labels, [("f0", f0), ("f1", f1)], base, tasks=tasks,
+                                  perms=1, boot=1000, seed=seed)
+            first = result["features"][0]
+            if first["delta_ci"] is not None:
+                single += first["delta_ci"][0] <= 0 <= first["delta_ci"][1]
+                joint += all(f["delta_joint_ci"][0] <= 0 <= f["delta_joint_ci"][1]
+                             for f in result["features"])
+        print(f"auc_audit.py issue 19, coverage at {n_tasks} tasks of 4 (true diff 0, "
+              f"{reps} replications, 1000 resamples): per-feature 95% percentile interval "
+              f"{issue19_rate(single, reps)}; joint 95% interval over 2 features "
+              f"{issue19_rate(joint, reps)}")
+    print(f"  ({time.perf_counter() - start:.0f} s)")
+
+
+def numpy_task_null_seconds(table_text, perms=2000):
+    """The same task-level null in numpy: ranks once, then per shuffle a vectorised task
+    permutation and placement, and one rank sum per feature (a Python loop over
+    shuffles and features). None without numpy."""
+    try:
+        import numpy
+    except ImportError:
+        return None
+    lines = table_text.splitlines()
+    header = lines[0].split(",")
+    cells = [line.split(",") for line in lines[1:]]
+    labels = numpy.array([int(c[header.index("verified")]) for c in cells])
+    task_ids = [c[header.index("task_id")] for c in cells]
+    order = sorted(set(task_ids))
+    task_of = numpy.array([order.index(t) for t in task_ids])
+    columns = [j for j, name in enumerate(header) if name.startswith("f")]
+    start = time.perf_counter()
+    ranks, masks = [], []
+    for j in columns:
+        defined = numpy.array([c[j] != "" for c in cells])
+        values = numpy.array([float(c[j]) if c[j] != "" else 0.0 for c in cells])
+        rank = numpy.zeros(len(cells))
+        sorted_values = numpy.sort(values[defined])
+        low = numpy.searchsorted(sorted_values, values[defined], "left")
+        high = numpy.searchsorted(sorted_values, values[defined], "right")
+        rank[defined] = (low + high + 1) / 2.0
+        ranks.append(rank)
+        masks.append(defined)
+    n_tasks = len(order)
+    size = numpy.bincount(task_of)
+    counts = numpy.bincount(task_of, weights=labels).astype(int)
+    rng = numpy.random.default_rng(1)
+    for _ in range(perms):
+        donors = numpy.empty(n_tasks, dtype=int)
+        for s in numpy.unique(size):
+            same = numpy.flatnonzero(size == s)
+            donors[same] = rng.permutation(same)
+        keys = rng.random(len(cells))
+        # A random placement: rank the runs of each task by a random key.
+        order_in_task = numpy.lexsort((keys, task_of))
+        slot = numpy.empty(len(cells), dtype=int)
+        slot[order_in_task] = (numpy.arange(len(cells))
+                               - numpy.repeat(numpy.cumsum(size) - size, size))
+        y = slot < counts[donors][task_of]
+        best = 0.0
+        for rank, defined in zip(ranks, masks):
+            chosen = y & defined
+            n1 = chosen.sum()
+            n0 = defined.sum() - n1
+            if n1 and n0:
+                auc = (rank[chosen].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
+                best = max(best, auc, 1 - auc)
+    return time.perf_counter() - start
+
+
+def bench_auc_issue19_speed():
+    """The whole default audit (task null, joint interval) on issue 11's shape beside a
+    numpy task-level null, measured in one run."""
+    table = issue11_shape_runs()
+    load_before = os.getloadavg()
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", table)
+        figures = {}
+        for label, argv in (("default (task null)", []), ("--permute rows", ["--permute",
+                                                                             "rows"])):
+            start, before = time.perf_counter(), os.times()
+            status, out, err = run(AUC, [path, "--format", "json", *argv])
+            assert status == 0, err
+            after = os.times()
+            figures[label] = (time.perf_counter() - start, sum(after[:4]) - sum(before[:4]))
+    numpy_seconds = numpy_task_null_seconds(table)
+    text = "; ".join(f"{label} {wall:.1f} s wall, {cpu:.1f} s CPU"
+                     for label, (wall, cpu) in figures.items())
+    ratio = ("numpy not installed: no numpy null" if numpy_seconds is None else
+             f"numpy task-level null {numpy_seconds:.1f} s, so the whole default audit is "
+             f"{figures['default (task null)'][0] / numpy_seconds:.1f}x that null")
+    print(f"auc_audit.py issue 19 speed, 10000 runs x 20 features, 2500 tasks of 4: {text}; "
+          f"{ratio} (load average {load_before[0]:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores)")
 
 
 # === Walkthrough fixes ===
