@@ -6473,6 +6473,8 @@ CLUSTER_RUNS = {
                                      "    return 2\n"},
     "hangs": {"slow/__init__.py": "import time\ntime.sleep(120)\n\n\ndef value():\n"
                                   "    return 2\n"},
+    "slower-fix": {"slow/__init__.py": "import time\n\n\ndef value():\n    time.sleep(2)\n"
+                                       "    return 2\n"},
 }
 CLUSTER_DEADLINE = 240      # s for any one grading process, even at load 10
 
@@ -6839,10 +6841,23 @@ class TestRegradeClusterUnshare(RegradeClusterCase):
             self.assertEqual((verdict["status"], verdict["isolation"]), ("resolved", "unshare"))
 
 
-def cluster_rehearsal(case, folder, shards=3, runs_count=12):
+def cluster_runs(shards, per_shard):
+    """Run ids and diffs: per_shard runs in each shard, the signalled shards' (1 and 2)
+    second run a slower one, so that their signal lands while a run is going."""
+    in_shard = load("regrade.py").in_shard
+    runs, candidates = {}, [f"run-{i:03d}" for i in range(1000)]
+    for k in range(1, shards + 1):
+        mine = [r for r in candidates if in_shard(r, (k, shards))][:per_shard]
+        for place, run_id in enumerate(mine):
+            runs[run_id] = "slower-fix" if place == 1 and k <= 2 else ("fix", "wrong")[place % 2]
+    return runs
+
+
+def cluster_rehearsal(case, folder, shards=3, per_shard=3):
     """Shards start at once on one --out; one gets SIGTERM, one kill -9, after their first
     verdict; each is restarted as a scheduler would. Returns the figures."""
-    runs = {f"run-{i:02d}": ("fix", "wrong")[i % 3 == 0] for i in range(runs_count)}
+    runs = cluster_runs(shards, per_shard)
+    runs_count = len(runs)
     argv = case.job(folder, runs)
     single = os.path.join(folder, "single")
     status, _, err = run("regrade.py", argv + ["--out", single, "--jobs", "2"])
