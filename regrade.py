@@ -134,9 +134,11 @@ Procedure per run (each step is recorded in the verdict):
        Reason: "the code under test tampered with the test runner".
        --repeat K runs the tests K times and lists tests whose outcome changed
        as flaky; a test counts as passed only if it passed every time.
-    9. Remove the throwaway folder, also on timeout, error or Ctrl-C
-       (--keep-trees keeps it for debugging, and keeps no tree for reuse); kept
-       trees are removed when the job ends, however it ends.
+    9. Remove the throwaway folder, also on timeout, error, Ctrl-C, SIGTERM or
+       SIGHUP (--keep-trees keeps it for debugging, and keeps no tree for reuse);
+       kept trees are removed when the job ends. A process killed outright
+       (kill -9, a node lost) cannot remove its own: the next regrade.py on the
+       machine does (see "Large jobs").
 
 Runners (--runner, an instance's test_runner, else its log_parser; auto picks
 django or sympy for the repositories django/django and sympy/sympy or a tree laid
@@ -216,12 +218,18 @@ Outputs with --out DIR:
                      bundle's SHA-256, or a clone's HEAD and whether every base
                      commit was found) and the grader's SHA-256; the summary
                      prints them above its footer),
-                     appended as soon as it is graded, then
+                     appended (whole, fsynced) as soon as it is graded, then
                      rewritten (atomically, sorted by run id) with each run once,
                      its latest verdict, when the job ends, fails or is
-                     interrupted; a re-run skips runs graded with the same inputs
-                     (SHA-256 of diff, test patch, test lists, options, grader
-                     version); --force regrades
+                     interrupted; several processes may share one --out (see
+                     "Large jobs"); a re-run skips runs graded with the same
+                     inputs and regrades the others, and the summary says how
+                     many of each and why (key_parts: the instance row, diff,
+                     base commit, grader version and SHA-256, --runner,
+                     --test-cmd, --select, --timeout, --repeat, --p2p-skip-ok,
+                     --test-files, --env, --keep-env, --fuzz, the isolation, the
+                     test interpreter's path and version and its installed
+                     distributions' names and versions); --force regrades
     verdicts.csv     run_id, instance_id, completed, status: the runs-table shape
                      that delivery_audit.py --verdicts and auc_audit.py
                      --verdicts read directly
@@ -253,11 +261,14 @@ fixes.txt; see "Making instances" at the end of --help):
 To grade a runs folder with the project's own virtualenv, 4 at a time:
     python3 regrade.py instances.jsonl runs/ --repo ../project \\
         --python ../project/.venv/bin/python --jobs 4 --out verdicts/
-To split a large job into 10 array tasks (Slurm, Kubernetes indexed job, GNU parallel):
+To split a large job into 10 array tasks (Slurm, Kubernetes indexed job, GNU parallel)
+writing into one folder (a preempted task is rerun with the same command):
+    python3 regrade.py instances.jsonl preds.jsonl --repo ../p \\
+        --shard $((SLURM_ARRAY_TASK_ID+1))/10 --out out/all
+  or each into a folder of its own, merged after:
     python3 regrade.py instances.jsonl preds.jsonl --repo ../p \\
         --shard $((SLURM_ARRAY_TASK_ID+1))/10 --out out/shard-$SLURM_ARRAY_TASK_ID
-    then: cat out/shard-*/verdicts.jsonl > verdicts.jsonl
-          python3 regrade.py --summarize verdicts.jsonl --out out/all
+    then: python3 regrade.py --summarize out/shard-*/verdicts.jsonl --out out/all
 To feed the delivery audit:
     python3 delivery_audit.py runs/ --verdicts out/all/verdicts.csv
 To grade Django or SymPy instances (SWE-bench ids; a virtualenv with asgiref and
@@ -276,13 +287,47 @@ Defaults: --select ids, --timeout 600 s, --jobs 1, --repeat 1 (3 with
 Runners), --python the interpreter running this script, --sandbox auto. Exit
 status: 0 graded (whatever the verdicts), 2 bad input or usage (unreadable or
 malformed files, a --test-cmd or test_cmd that does not split, or that lacks
-{python} where a structured runner needs it; --sandbox bwrap where bwrap cannot
-run).
+{python} where a structured runner needs it; --sandbox bwrap or unshare where it
+cannot run) and an --out that cannot be written (a full disk, a quota, a file-size
+limit: the line says how many verdicts are safe), 130 Ctrl-C, 143 SIGTERM, 129
+SIGHUP (see "Large jobs").
 
-The sandbox (--sandbox auto|bwrap|none, default auto). The test command, the
-only step that runs the code under test, runs inside bubblewrap (bwrap, the
-sandbox Flatpak uses; install: apt-get install bubblewrap, dnf install
-bubblewrap, pacman -S bubblewrap). Inside it:
+Large jobs (schedulers that preempt, signal and rerun):
+    Signals. SIGINT, SIGTERM and SIGHUP stop the job the same way: no run starts,
+    the running tests' process groups are killed (the sandbox with them), a run
+    they cut short gets no verdict (it is graded on resume), every verdict decided
+    before is already on disk, this process's folders are removed, and one line
+    says how many runs were graded and left ungraded and to rerun the same
+    command. Exit 130, 143 or 129. A second signal ends the process at once.
+    Leftovers. Every folder the grader makes under the temporary root (TMPDIR)
+    is named after its owner: regrade-KIND.HOST.PID.START.BOOT.xxxx, START being
+    the process's start time (/proc/PID/stat field 22) and BOOT the boot id. At
+    start, this user's folders whose owner is gone (no such PID, a PID now used
+    by a process started at another time, an earlier boot) are removed and
+    stderr says how many. A folder of a live process, of another host, or of a
+    name without an owner is never touched.
+    One --out for many processes. Shards (or reruns) may grade into one folder
+    at once. Each verdict is one line appended with an exclusive POSIX lock on
+    --out/.verdicts.lock held (fcntl, which NFS honours), written whole (a short
+    write goes on where it stopped) and fsynced before the run counts as graded
+    and its progress line is printed; a line cut by a writer that died is cut
+    off before the next is appended. Each process, as it ends, rewrites
+    verdicts.jsonl under the lock from what is on disk (every process's lines,
+    each run once, its latest), and verdicts.csv and swebench_summary.json with
+    it; so the last process to end leaves every verdict exactly once. Why this
+    design: a lock that refused the second process would forbid the shared
+    folder schedulers like, and per-process files would need a merge step before
+    any reader (delivery_audit.py --verdicts) sees them. Where --out cannot be
+    locked (a filesystem without locks) the grader refuses at once; give each
+    shard its own --out and merge with --summarize, which skips a cut last line
+    and says so. A write that fails (ENOSPC, EDQUOT, EFBIG under a file-size
+    limit) removes its part line and ends the job (exit 2) with one line naming
+    the folder and how many verdicts are safe.
+
+The sandbox (--sandbox auto|bwrap|unshare|none, default auto). The test
+command, the only step that runs the code under test, runs inside bubblewrap
+(bwrap, the sandbox Flatpak uses; install: apt-get install bubblewrap, dnf
+install bubblewrap, pacman -S bubblewrap). Inside it:
     - no network: a private loopback only;
     - read-only: /usr, /lib*, a few /etc entries (the loader's cache, passwd,
       group, hosts, ssl, localtime, python*) and the interpreter's own prefix
@@ -301,9 +346,12 @@ git and patch run outside it, reading the diff as data. auto uses bwrap where
 it runs, else util-linux unshare (no network, its loopback down; no process
 outlives a run; but the filesystem is not isolated), else none, and says so on
 stderr and in the summary. --sandbox bwrap where bwrap is missing or cannot run
-exits 2. Each verdict records its isolation (bwrap, unshare or none), and so
-does the resume key. Where bwrap cannot run, the error names the reason it found
-(user namespaces off, AppArmor's restriction, a container's seccomp profile).
+exits 2. --sandbox unshare asks for unshare itself, with its limits (no
+network, no process outlives a run, the filesystem not isolated, every run a
+fresh checkout), and exits 2 where it cannot run. Each verdict records its
+isolation (bwrap, unshare or none), and so does the resume key. Where bwrap
+cannot run, the error names the reason it found (user namespaces off,
+AppArmor's restriction, a container's seccomp profile).
 
 Not contained, even under bwrap: CPU, memory and disk use (only --timeout bounds
 a run), and the recorder shares a process with the code under test. The checks
@@ -318,6 +366,8 @@ project) are not visible inside; use --sandbox none if the tests need them.
 import ast
 import collections
 import concurrent.futures
+import errno
+import fcntl
 import fnmatch
 import functools
 import hmac
@@ -395,7 +445,7 @@ RESULTS_VARIABLE = "REGRADE_RESULTS_FILE"
 # The sandbox around the test command (--sandbox): bwrap where it runs, else
 # unshare for the network and processes, else none. Tests replace the program
 # names to play a machine that lacks one.
-SANDBOXES = ("auto", "bwrap", "none")
+SANDBOXES = ("auto", "bwrap", "unshare", "none")
 ISOLATIONS = ("bwrap", "unshare", "none")
 SANDBOX_PROGRAMS = {"bwrap": "bwrap", "unshare": "unshare"}
 BWRAP_INSTALL = ("install bubblewrap: apt-get install bubblewrap (Debian, Ubuntu), "
@@ -4279,7 +4329,14 @@ def scrubbed_environment(folder, import_paths, python, extra, keep):
 
 _LIVE_GROUPS = set()
 _LIVE_LOCK = threading.Lock()
-_STOPPING = threading.Event()     # set on Ctrl-C: no new test command starts
+_STOPPING = threading.Event()     # set on a signal or a full disk: no new test command starts
+
+
+class Interrupted(BaseException):
+    """A run that the job's stopping cut short: it has no verdict and is graded on resume.
+
+    A BaseException, so that no step mistakes it for the run's own error.
+    """
 
 
 def kill_group(pid):
@@ -4336,7 +4393,7 @@ def run_command(argv, *, cwd, env, timeout, output_path):
     seconds, its output). The output is read back through the grader's own handle."""
     start = time.monotonic()
     if _STOPPING.is_set():
-        raise GradingError("interrupted")
+        raise Interrupted()
     with create_private(output_path, "w+b") as output:
         try:
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -4346,6 +4403,8 @@ def run_command(argv, *, cwd, env, timeout, output_path):
             raise GradingError(f"cannot run {argv[0]} ({exc.strerror or exc})") from None
         with _LIVE_LOCK:
             _LIVE_GROUPS.add(process.pid)
+        if _STOPPING.is_set():      # the job began stopping while this one started
+            kill_group(process.pid)
         # A timer kills the group at the deadline; wait() itself blocks without polling.
         expired = threading.Event()
 
@@ -5109,7 +5168,7 @@ def interpreter_check(python, needs_pytest):
 
 def probe_sandbox(sandbox, command):
     """Run `command` once under `sandbox`; return '' when it succeeds, else why not."""
-    folder = tempfile.mkdtemp(prefix="regrade-probe-")
+    folder = owned_folder("probe")
     try:
         os.makedirs(os.path.join(folder, "tree"))
         argv = sandboxed(sandbox, command, tree=os.path.join(folder, "tree"), folder=folder,
@@ -5185,6 +5244,8 @@ def probe_sandboxes(mode, python, needs_pytest):
     """choose_sandbox's work: try bwrap, then unshare; an InputError is returned, not raised."""
     if mode == "none":
         return {"isolation": "none", "fallback": ""}
+    if mode == "unshare":
+        return unshare_chosen(python, needs_pytest)
     sandbox = bwrap_sandbox(python)
     check = interpreter_check(python, needs_pytest)
     if sandbox is None:
@@ -5213,6 +5274,18 @@ def probe_sandboxes(mode, python, needs_pytest):
     else:
         why += "; unshare is not installed either"
     return {"isolation": "none", "fallback": why}
+
+
+def unshare_chosen(python, needs_pytest):
+    """--sandbox unshare: its settings, or the InputError (returned) saying why it cannot run."""
+    sandbox = unshare_sandbox()
+    if sandbox is None:
+        return InputError("--sandbox unshare: unshare is not installed (util-linux); or grade "
+                          "with --sandbox auto, which says what it falls back to")
+    failed = probe_sandbox(sandbox, interpreter_check(python, needs_pytest))
+    if failed:
+        return InputError(f"--sandbox unshare: it cannot run here: {failed}")
+    return dict(sandbox, fallback="")
 
 
 # === Grading ===
@@ -5367,7 +5440,8 @@ def empty_verdict(run, instance, settings):
         "duration_s": 0.0, "test_s": 0.0, "work_tree": None,
         "diff_sha256": sha256_text(normalise_diff(run["diff"])),
         "test_patch_sha256": sha256_text(normalise_diff(instance["test_patch"])),
-        "grader_version": settings["grader_version"], "key": run["key"], "notes": [],
+        "grader_version": settings["grader_version"], "key": run["key"],
+        "key_parts": run.get("key_parts"), "notes": [],
         "tests_status": None,
         "isolation": settings.get("isolation", "none"),
     }
@@ -5399,7 +5473,7 @@ def grade_run(run, instance, source, settings):
     verdict = empty_verdict(run, instance, settings)
     verdict["environment"] = environment_record(settings, source)
     log = [f"run {run['run_id']} of {run['instance_id']} at {run['base_commit']}\n"]
-    folder = tempfile.mkdtemp(prefix="regrade-")
+    folder = owned_folder("run")
     # The grader's own folder (recorders, their settings, results) lives apart
     # from the work tree, under a name the code under test cannot derive from it.
     grader_dir = tempfile.mkdtemp(prefix="g-", dir=settings.get("scratch"))
@@ -5422,6 +5496,10 @@ def grade_run(run, instance, source, settings):
         else:
             remove_folder(folder)
         verdict["duration_s"] = round(time.monotonic() - started, 3)
+    if _STOPPING.is_set():
+        # The job began stopping (a signal, a full disk) before this verdict was
+        # decided: its tests or git may have been killed under it. Graded on resume.
+        raise Interrupted()
     if verdict["status"] in GRADING_ERRORS:
         verdict.update(completed=None, resolution="NO")
     return verdict, "".join(log)
@@ -6356,21 +6434,68 @@ def check_test_commands(instances, runner, test_cmd):
             check_test_command(test_cmd, chosen, "--test-cmd")
 
 
+# Each option that can change a verdict, as the resume key names it.
+KEY_OPTIONS = ("runner", "test_cmd", "select", "timeout", "repeat", "p2p_skip_ok",
+               "test_patterns", "env", "keep_env", "fuzz")
+
+
+def short_hash(value):
+    """The first 16 hex digits of the SHA-256 of a value's JSON."""
+    return sha256_text(json.dumps(value, sort_keys=True, default=sorted))[:16]
+
+
+def grading_inputs(run, instance, settings):
+    """Everything that can change a run's verdict, each part hashed by name: the instance
+    row, the diff, the base commit, the grader, each option, the sandbox level and the
+    test interpreter (path, version, installed distributions)."""
+    interpreter = settings.get("interpreter") or {}
+    parts = {
+        "instance": short_hash({k: v for k, v in instance.items() if k != "where"}),
+        "diff": short_hash(normalise_diff(run["diff"])),
+        "base_commit": short_hash(run["base_commit"]),
+        "grader": short_hash([settings["grader_version"], settings.get("grader_sha256")]),
+        "isolation": short_hash(settings.get("isolation", "none")),
+        "python": short_hash([settings.get("python"), interpreter.get("version")]),
+        "distributions": short_hash(settings.get("distributions")),
+    }
+    parts.update({f"--{name.replace('_', '-')}": short_hash(settings.get(name))
+                  for name in KEY_OPTIONS})
+    return parts
+
+
 def grading_key(run, instance, settings):
     """SHA-256 of everything that decides a verdict: resume skips a run only when it matches."""
-    material = {
-        "diff": sha256_text(normalise_diff(run["diff"])),
-        "test_patch": sha256_text(normalise_diff(instance["test_patch"])),
-        "fail_to_pass": instance["FAIL_TO_PASS"], "pass_to_pass": instance["PASS_TO_PASS"],
-        "base_commit": run["base_commit"], "grader": settings["grader_version"],
-        "options": {k: settings.get(k) for k in ("runner", "test_cmd", "repeat", "p2p_skip_ok",
-                                                 "test_patterns", "env", "python", "fuzz",
-                                                 "select")},
-        "instance_options": [instance.get("test_cmd"), instance.get("test_runner"),
-                             instance.get("test_env")],
-    }
-    material["isolation"] = settings.get("isolation", "none")
-    return hashlib.sha256(json.dumps(material, sort_keys=True).encode("utf-8")).hexdigest()
+    return sha256_text(json.dumps(grading_inputs(run, instance, settings), sort_keys=True))
+
+
+def regrade_reason(stored, run, force):
+    """Why a run with a stored verdict is graded again: the parts of its inputs that changed.
+
+    >>> regrade_reason({"key_parts": {"diff": "a", "--timeout": "b"}}, \
+            {"key_parts": {"diff": "a", "--timeout": "c"}}, False)
+    '--timeout changed'
+    """
+    if force:
+        return "--force"
+    before, now = stored.get("key_parts"), run.get("key_parts")
+    if not isinstance(before, dict) or not now:
+        return "graded by a grader that did not record its inputs"
+    changed = sorted(name for name in set(before) | set(now) if before.get(name) != now.get(name))
+    return f"{', '.join(changed)} changed" if changed else "inputs changed"
+
+
+def interpreter_distributions(executable):
+    """The test interpreter's installed distributions, [[name, version], ...], sorted."""
+    probe = ("import json\ntry:\n    from importlib import metadata\n"
+             "    found = {((d.metadata['Name'] or '').lower(), d.version or '')\n"
+             "             for d in metadata.distributions()}\nexcept Exception:\n"
+             "    found = set()\nprint(json.dumps(sorted(found)))")
+    try:
+        done = subprocess.run([executable, "-c", probe], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=120)
+        return json.loads(done.stdout.decode("utf-8", "replace"))
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
 
 
 def interpreter_facts(python, executable):
@@ -6407,6 +6532,278 @@ def check_python(python, needs_pytest):
     return os.path.abspath(found)
 
 
+# === Cluster: owners, signals, one --out for many processes ===
+# Schedulers (Slurm, Kubernetes, GNU parallel) preempt a job with SIGTERM and
+# then SIGKILL, rerun the same task, and point many tasks at one results folder.
+# Every folder the grader makes under the temporary root is named after its
+# owner; a signal stops the job cleanly; a lock file in --out lets any number of
+# processes append to and compact one verdicts.jsonl (see "Large jobs").
+OWNER_KINDS = ("session", "run", "probe")
+OWNED_FOLDER = re.compile(r"regrade-(session|run|probe)\.([A-Za-z0-9-]+)\.(\d+)\.(\d+)\."
+                          r"([0-9a-f]+)\.")
+SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+LOCK_NAME = ".verdicts.lock"
+
+
+class JobStopped(Exception):
+    """The job ended early (a signal, a folder that cannot be written): one line, a status."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+def process_stat(pid):
+    """A process's state letter and start time in clock ticks since boot (/proc/PID/stat
+    fields 3 and 22), or (None, None) where /proc does not say.
+
+    With the boot id the start time tells a live owner from a new process that got
+    the same PID; state Z is a process that has ended and waits to be reaped.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            text = handle.read().decode("ascii", "replace")
+    except OSError:
+        return None, None
+    fields = text[text.rfind(")") + 2:].split()     # the name in (...) may hold spaces
+    if len(fields) < 20 or not fields[19].isdigit():
+        return None, None
+    return fields[0], int(fields[19])
+
+
+def process_start_time(pid):
+    """A process's start time (/proc/PID/stat field 22), or None."""
+    return process_stat(pid)[1]
+
+
+def boot_id():
+    """This boot's id (8 hex digits), or '0' where the system does not say."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            return re.sub(r"[^0-9a-f]", "", handle.read().lower())[:8] or "0"
+    except OSError:
+        return "0"
+
+
+def host_label():
+    """This machine's name as it goes in a folder name (letters, digits, dashes)."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", platform.node())[:40] or "host"
+
+
+def owner_prefix(kind, pid=None):
+    """The name prefix of a folder this process owns: kind, host, PID, start time, boot.
+
+    >>> bool(OWNED_FOLDER.match(owner_prefix("run") + "abc123"))
+    True
+    """
+    pid = os.getpid() if pid is None else pid
+    return f"regrade-{kind}.{host_label()}.{pid}.{process_start_time(pid) or 0}.{boot_id()}."
+
+
+def owned_folder(kind, folder=None):
+    """A new private folder named after its owner (this process), in `folder` or TMPDIR."""
+    return tempfile.mkdtemp(prefix=owner_prefix(kind), dir=folder)
+
+
+def owner_alive(host, pid, start, boot):
+    """Whether the process named in a folder's name may still run (True when in doubt).
+
+    Another host's folder is never judged; a folder of an earlier boot is gone; on
+    this boot the PID must exist and, where /proc says, have the same start time.
+    """
+    if host != host_label():
+        return True
+    if boot != "0" and boot_id() != "0" and boot != boot_id():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass                # another user's process: it exists
+    state, now = process_stat(pid)
+    if state in ("Z", "X"):
+        return False
+    return not (start and now is not None and now != start)
+
+
+def sweep_leftovers(root=None):
+    """Remove the folders under the temporary root whose owner is gone; return how many.
+
+    Only this user's folders named by owner_prefix are looked at; a folder whose
+    owner may be alive, or that names no owner, is never touched.
+    """
+    root = root or tempfile.gettempdir()
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        match = OWNED_FOLDER.match(name)
+        path = os.path.join(root, name)
+        try:
+            mine = os.lstat(path).st_uid == os.geteuid() and os.path.isdir(path) and \
+                not os.path.islink(path)
+        except OSError:
+            continue
+        if not match or not mine or owner_alive(match.group(2), int(match.group(3)),
+                                                int(match.group(4)), match.group(5)):
+            continue
+        remove_folder(path)
+        removed += not os.path.lexists(path)
+    return removed
+
+
+# --- signals ---
+# SIGINT, SIGTERM and SIGHUP stop the job the same way: no run starts, the running
+# tests' process groups are killed (bwrap dies with them), the runs they cut short
+# get no verdict, every decided verdict is already on disk, the folders go.
+_SIGNALLED = []
+
+
+def on_stop_signal(signum, frame):
+    """The first signal stops the job cleanly; a second one ends the process at once."""
+    _SIGNALLED.append(signum)
+    _STOPPING.set()
+    # No lock here: the main thread may hold it when the signal arrives.
+    for pid in list(_LIVE_GROUPS):
+        kill_group(pid)
+    if len(_SIGNALLED) > 1:
+        os._exit(SIGNAL_STATUS.get(signum, 128 + signum))
+
+
+class StopSignals:
+    """While grading: SIGINT, SIGTERM and SIGHUP stop the job cleanly; SIGXFSZ is ignored,
+    so that a file-size limit is a write error the grader reports, not a silent death."""
+
+    def __enter__(self):
+        _STOPPING.clear()
+        del _SIGNALLED[:]
+        self.saved = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum in (*SIGNAL_STATUS, signal.SIGXFSZ):
+                self.saved[signum] = signal.signal(
+                    signum, signal.SIG_IGN if signum == signal.SIGXFSZ else on_stop_signal)
+        return self
+
+    def __exit__(self, *exc):
+        for signum, handler in self.saved.items():
+            signal.signal(signum, handler)
+
+    @staticmethod
+    def received():
+        """The first signal received, or None."""
+        return _SIGNALLED[0] if _SIGNALLED else None
+
+
+def stopped_line(signum, graded, left, out):
+    """The one line a stopped job ends with: what is left ungraded and how to resume.
+
+    >>> stopped_line(signal.SIGTERM, 3, 4, "out")
+    'interrupted by SIGTERM: 3 runs graded and on disk in out/verdicts.jsonl, 4 left ungraded; rerun the same command to grade only those'
+    """
+    name = signal.Signals(signum).name
+    if out is None:
+        return (f"interrupted by {name}: {graded} run{'' if graded == 1 else 's'} graded, "
+                f"{left} left ungraded; nothing was written (no --out): rerun the command, "
+                f"with --out DIR to make it resumable")
+    return (f"interrupted by {name}: {graded} run{'' if graded == 1 else 's'} graded and on "
+            f"disk in {os.path.join(out, 'verdicts.jsonl')}, {left} left ungraded; rerun the "
+            f"same command to grade only those")
+
+
+# --- verdicts.jsonl shared by many processes ---
+def write_all(handle, data):
+    """Write every byte of `data` to a file descriptor: a short write goes on from where it
+    stopped, a write that makes no progress or fails raises OSError."""
+    view = memoryview(data)
+    while view:
+        written = os.write(handle, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "a write made no progress")
+        view = view[written:]
+
+
+def whole_lines(data):
+    """The bytes of a verdicts file up to its last newline: a cut last line is no verdict.
+
+    >>> whole_lines(b'{"a": 1}\\n{"b"')
+    b'{"a": 1}\\n'
+    """
+    return data[:data.rfind(b"\n") + 1]
+
+
+def verdict_lines(data):
+    """Each run's latest verdict from a verdicts file's whole lines, {run id: verdict}."""
+    verdicts = {}
+    for line in whole_lines(data).decode("utf-8", "replace").splitlines():
+        try:
+            verdict = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(verdict, dict) and "run_id" in verdict:
+            verdicts[verdict["run_id"]] = verdict
+    return verdicts
+
+
+class FolderLock:
+    """An exclusive lock on --out (a POSIX lock on its .verdicts.lock, which NFS honours),
+    held for each append and each rewrite; threads of one process take turns first."""
+
+    def __init__(self, folder):
+        self.path = os.path.join(folder, LOCK_NAME)
+        self.threads = threading.Lock()
+
+    def __enter__(self):
+        self.threads.acquire()
+        try:
+            self.handle = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.lockf(self.handle, fcntl.LOCK_EX)
+        except BaseException:
+            if getattr(self, "handle", None) is not None:
+                os.close(self.handle)
+            self.handle = None
+            self.threads.release()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            os.close(self.handle)         # closing releases the lock
+        finally:
+            self.handle = None
+            self.threads.release()
+
+
+def repair_tail(handle):
+    """Cut a last line a dead writer left unfinished (under the lock no live one is writing),
+    so that the next line does not glue onto it; return the file's size after."""
+    size = os.fstat(handle).st_size
+    if size and os.pread(handle, 1, size - 1) != b"\n":
+        keep = size
+        while keep > 0:
+            start = max(0, keep - 65536)
+            chunk = os.pread(handle, keep - start, start)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                keep = start + newline + 1
+                break
+            keep = start
+        os.ftruncate(handle, keep)
+        size = keep
+    return size
+
+
+def write_failure(folder, exc, safe, left):
+    """The one line for a --out that cannot be written (a full disk, a quota, a size limit)."""
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return (f"--out {folder}: cannot write ({why}): {safe} verdict"
+            f"{' is' if safe == 1 else 's are'} safe in {os.path.join(folder, 'verdicts.jsonl')} (whole lines on disk), "
+            f"{left} left ungraded; free space and rerun the same command to grade only those")
+
+
 # === Report ===
 def safe_name(run_id):
     """A file name for a run id: readable, and distinct even where characters were replaced.
@@ -6421,12 +6818,17 @@ def safe_name(run_id):
 
 
 class VerdictStore:
-    """verdicts.jsonl in --out DIR: one line per run, appended atomically as each run ends."""
+    """verdicts.jsonl in --out DIR, shared by every process grading into DIR.
+
+    Each verdict is one line appended under the folder's lock and fsynced before
+    the run counts as graded; a line a dead writer cut short is dropped. At the end
+    the file is rewritten from what is on disk (every process's lines), each run
+    once, its latest verdict, together with verdicts.csv and swebench_summary.json.
+    """
 
     def __init__(self, folder, inputs):
         self.folder = folder
         self.path = os.path.join(folder, "verdicts.jsonl")
-        self.lock = threading.Lock()
         try:
             for sub in ("", "logs", "reports"):
                 os.makedirs(os.path.join(folder, sub), exist_ok=True)
@@ -6434,22 +6836,31 @@ class VerdictStore:
             raise InputError(f"--out {folder}: cannot create ({exc.strerror or exc})") from None
         for name in ("verdicts.jsonl", "verdicts.csv", "swebench_summary.json"):
             inputs.guard_output(os.path.join(folder, name))
-        self.previous = {}
-        if os.path.exists(self.path):
-            with open(self.path, "rb") as handle:
-                data = handle.read()
-            if data and not data.endswith(b"\n"):
-                # A line cut short by a crash: drop it, keep every whole line.
-                data = data[:data.rfind(b"\n") + 1]
-                with open(self.path, "r+b") as handle:
-                    handle.truncate(len(data))
-            for line in data.decode("utf-8", "replace").splitlines():
-                try:
-                    verdict = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(verdict, dict) and "run_id" in verdict:
-                    self.previous[verdict["run_id"]] = verdict
+        self.lock = FolderLock(folder)
+        try:
+            with self.lock:
+                self.previous = verdict_lines(self.read(repair=True))
+        except OSError as exc:
+            raise InputError(f"--out {folder}: cannot lock or read verdicts.jsonl "
+                             f"({exc.strerror or exc})") from None
+
+    def read(self, repair=False):
+        """The file's bytes (under the lock); with repair, a cut last line is cut off first."""
+        try:
+            handle = os.open(self.path, os.O_RDWR if repair else os.O_RDONLY)
+        except FileNotFoundError:
+            return b""
+        try:
+            if repair:
+                repair_tail(handle)
+            chunks = []
+            while True:
+                chunk = os.read(handle, 1 << 20)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
+        finally:
+            os.close(handle)
 
     def graded(self, run):
         """The earlier verdict of this run with the same inputs, or None."""
@@ -6457,27 +6868,57 @@ class VerdictStore:
         return verdict if verdict and verdict.get("key") == run["key"] else None
 
     def add(self, verdict, log_text):
-        """Append one verdict line (one write on an O_APPEND file) and write the run's files."""
+        """Write the run's files, then append its verdict line whole (or not at all).
+
+        Raises OSError (or InputError from a log) when --out cannot be written.
+        """
         name = safe_name(verdict["run_id"])
         write_atomic(os.path.join(self.folder, "logs", name + ".log"), log_text)
         write_atomic(os.path.join(self.folder, "reports", name + ".json"),
                      to_json(swebench_report(verdict)))
         line = (json.dumps(jsonable(verdict), ensure_ascii=False, sort_keys=True) + "\n")
         with self.lock:
-            handle = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            handle = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                os.write(handle, line.encode("utf-8"))
-                os.fsync(handle)
+                size = repair_tail(handle)
+                try:
+                    write_all(handle, line.encode("utf-8"))
+                    os.fsync(handle)
+                except OSError:
+                    try:
+                        os.ftruncate(handle, size)    # no cut line is left behind
+                    except OSError:
+                        pass
+                    raise
             finally:
                 os.close(handle)
             self.previous[verdict["run_id"]] = verdict
 
-    def compact(self):
-        """Rewrite verdicts.jsonl atomically with each run once, its latest verdict, by run id."""
-        with self.lock:
-            write_atomic(self.path, "".join(
-                json.dumps(jsonable(v), ensure_ascii=False, sort_keys=True) + "\n"
-                for v in sorted(self.previous.values(), key=lambda v: v["run_id"])))
+    def safe_count(self):
+        """How many runs have a whole verdict line on disk (this process's and others')."""
+        try:
+            with self.lock:
+                return len(verdict_lines(self.read()))
+        except OSError:
+            return len(self.previous)
+
+    def compact(self, instance_ids):
+        """Rewrite verdicts.jsonl from what is on disk, each run once, its latest verdict, by
+        run id, and verdicts.csv and swebench_summary.json from it; False where the folder
+        cannot be written (the appended file stands: a reader takes each run's last line)."""
+        try:
+            with self.lock:
+                self.previous = verdict_lines(self.read(repair=True))
+                stored = sorted(self.previous.values(), key=lambda v: v["run_id"])
+                write_atomic(self.path, "".join(
+                    json.dumps(jsonable(v), ensure_ascii=False, sort_keys=True) + "\n"
+                    for v in stored))
+                write_atomic(os.path.join(self.folder, "verdicts.csv"), verdicts_csv(stored))
+                write_atomic(os.path.join(self.folder, "swebench_summary.json"),
+                             to_json(swebench_summary(stored, instance_ids)))
+        except (OSError, InputError):
+            return False
+        return True
 
 
 def swebench_report(verdict):
@@ -6673,6 +7114,12 @@ def render_summary(summary, verdicts, style, prov, *, timings=False, skipped=0):
     if skipped:
         lines.append(f"({skipped} already graded with the same inputs, taken from verdicts.jsonl;"
                      f" --force regrades)")
+    reuse = summary.get("reuse") or {}
+    if reuse.get("regraded"):
+        lines.append(wrap(f"({reuse['regraded']} graded again, their stored verdicts graded "
+                          f"under other inputs: " + "; ".join(
+                              f"{why}: {n}" for why, n in reuse["regraded_because"].items())
+                          + ")"))
     lines.append("")
     rows = [[s, str(summary["statuses"][s])] for s in STATUSES if summary["statuses"][s]]
     rows += [[f"resolution {k}", str(v)] for k, v in summary["resolutions"].items()]
@@ -7623,8 +8070,9 @@ def build_parser():
     parser.add_argument("--test-cmd", metavar="TEMPLATE",
                         help="test command; {python} {files} {tests} {modules} {plugin} {runner}")
     parser.add_argument("--sandbox", choices=SANDBOXES, default="auto",
-                        help="isolate the test command with bwrap, or not at all (default: "
-                        "auto, bwrap where it runs, else unshare for the network)")
+                        help="isolate the test command with bwrap, unshare (network and "
+                        "processes only) or not at all (default: auto, bwrap where it runs, "
+                        "else unshare)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"seconds per test command (default: {DEFAULT_TIMEOUT})")
     parser.add_argument("--repeat", type=int, default=None, metavar="K",
@@ -7669,10 +8117,17 @@ def build_parser():
     return parser
 
 
-def output(args, inputs, verdicts, instance_ids, argv, skipped=0, stored=None):
-    """Write the verdict files (from every verdict stored in --out) and print the summary."""
+def output(args, inputs, verdicts, instance_ids, argv, skipped=0, stored=None, regraded=None):
+    """Write the verdict files (from every verdict stored in --out) and print the summary.
+
+    After grading, `regraded` counts the runs graded again by why; the store has
+    then written the files itself, under the folder's lock.
+    """
     summary = summarise(verdicts)
-    if args.out:
+    if regraded is not None:
+        summary["reuse"] = {"reused": skipped, "regraded": sum(regraded.values()),
+                            "regraded_because": dict(sorted(regraded.items()))}
+    if args.out and regraded is None:
         stored = verdicts if stored is None else stored
         write_atomic(os.path.join(args.out, "verdicts.csv"), verdicts_csv(stored))
         write_atomic(os.path.join(args.out, "swebench_summary.json"),
@@ -7703,12 +8158,20 @@ def summarize_only(args, argv):
     """--summarize: merge verdict files (the last line per run id wins) and report."""
     inputs, merged = Inputs(), {}
     for path in args.summarize:
-        for number, line in enumerate(inputs.read_text(path).splitlines(), 1):
+        text = inputs.read_text(path)
+        lines = text.splitlines()
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 verdict = json.loads(line)
             except ValueError as exc:
+                if number == len(lines) and not text.endswith("\n"):
+                    # A writer stopped mid-line (kill -9, a full disk): that run has no
+                    # verdict yet; a rerun of its shard grades it.
+                    sys.stderr.write(f"warning: {path}: its last line is cut (a writer "
+                                     f"stopped mid-line); skipped\n")
+                    continue
                 raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
             if not isinstance(verdict, dict) or "run_id" not in verdict or "status" not in verdict:
                 raise InputError(f"{path} line {number}: not a regrade.py verdict")
@@ -7768,6 +8231,7 @@ def _main(argv):
                        for r in runs if r["instance_id"] in instances)
     settings["python"] = check_python(args.python, needs_pytest)
     settings["interpreter"] = interpreter_facts(args.python, settings["python"])
+    settings["distributions"] = interpreter_distributions(settings["python"])
     settings["grader_sha256"] = script_sha256(__file__)
     settings["sandbox"] = choose_sandbox(args.sandbox, settings["python"], needs_pytest)
     settings["isolation"] = settings["sandbox"]["isolation"]
@@ -7777,15 +8241,28 @@ def _main(argv):
     if args.write_runs:
         write_runs(inputs, args.runs, args.write_runs)
     fallback, named = parse_repo_options(args.repo)
-    scratch = tempfile.mkdtemp(prefix="regrade-session-")
-    settings["scratch"] = scratch
-    # Trees are kept between runs only where the code under test cannot touch their .git.
-    reuse = settings["isolation"] == "bwrap" and not args.keep_trees
-    settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
-    try:
-        return grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch)
-    finally:
-        remove_folder(scratch)
+    removed = sweep_leftovers()
+    if removed:
+        sys.stderr.write(f"removed {removed} folder{'' if removed == 1 else 's'} left in "
+                         f"{tempfile.gettempdir()} by regrade.py processes that are gone\n")
+    with StopSignals():
+        scratch = owned_folder("session")
+        settings["scratch"] = scratch
+        # Trees are kept between runs only where the code under test cannot touch their .git.
+        reuse = settings["isolation"] == "bwrap" and not args.keep_trees
+        settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
+        try:
+            return grade_all(args, argv, inputs, instances, runs, settings, fallback, named,
+                             scratch)
+        except InputError:
+            signum = StopSignals.received()
+            if signum is None:
+                raise
+            # A signal killed git while the repositories were opened: no run started.
+            raise JobStopped(stopped_line(signum, 0, len(runs), args.out),
+                             SIGNAL_STATUS.get(signum, 128 + signum)) from None
+        finally:
+            remove_folder(scratch)
 
 
 def open_sources(runs, instances, named, fallback, scratch, inputs):
@@ -7829,20 +8306,25 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
     source_of = open_sources(runs, instances, named, fallback, scratch, inputs)
     for run in runs:
         if run["instance_id"] in instances:
+            run["key_parts"] = grading_inputs(run, instances[run["instance_id"]], settings)
             run["key"] = grading_key(run, instances[run["instance_id"]], settings)
         else:
+            run["key_parts"] = None
             run["key"] = sha256_text(json.dumps([run["instance_id"], run["diff"],
                                                  settings["grader_version"]]))
     store = VerdictStore(args.out, inputs) if args.out else None
-    verdicts, todo = {}, []
+    verdicts, todo, regraded = {}, [], collections.Counter()
     for run in runs:
         # Runs that cannot be graded at all are re-checked every time (it is instant).
         earlier = store.graded(run) if store and not args.force and \
             not run.get("grading_error") else None
         if earlier:
             verdicts[run["run_id"]] = earlier
-        else:
-            todo.append(run)
+            continue
+        todo.append(run)
+        stored = store.previous.get(run["run_id"]) if store else None
+        if stored is not None and not run.get("grading_error"):
+            regraded[regrade_reason(stored, run, args.force)] += 1
     # Runs go in history order, those of one base commit together, so kept trees
     # switch commits seldom and by little. Verdicts are reported in input order.
     todo.sort(key=lambda r: r.get("order") or ("", 0, ""))
@@ -7851,46 +8333,92 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
     def finish(result):
         verdict, log_text = result
         if store:
-            store.add(verdict, log_text)
+            try:
+                store.add(verdict, log_text)
+            except (OSError, InputError) as exc:
+                stop_tests()
+                graded = sum(1 for r in todo if r["run_id"] in verdicts)
+                raise JobStopped(write_failure(args.out, exc, store.safe_count(),
+                                               len(todo) - graded), 2) from None
         verdicts[verdict["run_id"]] = verdict
-        progress.update(verdict)
+        progress.update(verdict)     # only now: its whole line is on disk
 
     def one(run):
+        if _STOPPING.is_set():
+            raise Interrupted()
         if run.get("grading_error"):
             return (error_verdict(run, settings, run["grading_error"]),
                     f"run {run['run_id']}: grading error: {run['grading_error']}\n")
         return grade_run(run, instances[run["instance_id"]], source_of[run["run_id"]], settings)
     try:
-        if args.jobs == 1:
-            for run in todo:
-                finish(one(run))
-        else:
-            with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-                futures = [pool.submit(one, run) for run in todo]
-                try:
-                    for future in concurrent.futures.as_completed(futures):
-                        finish(future.result())
-                except BaseException:
-                    for future in futures:
-                        future.cancel()
-                    kill_live_groups()
-                    raise
+        grade_runs(todo, one, finish, args.jobs)
     except KeyboardInterrupt:
-        kill_live_groups()
+        stop_tests()
         raise
     finally:
         settings["trees"].close()
         if store:           # each run once in verdicts.jsonl, however the job ended
-            store.compact()
+            store.compact(sorted(instances))
+    if StopSignals.received() is not None:
+        graded = sum(1 for r in todo if r["run_id"] in verdicts)
+        signum = StopSignals.received()
+        raise JobStopped(stopped_line(signum, graded + len(runs) - len(todo), len(todo) - graded,
+                                      args.out), SIGNAL_STATUS.get(signum, 128 + signum))
     ordered = [verdicts[r["run_id"]] for r in runs if r["run_id"] in verdicts]
     return output(args, inputs, ordered, sorted(instances), argv,
                   skipped=len(runs) - len(todo),
-                  stored=list(store.previous.values()) if store else None)
+                  stored=list(store.previous.values()) if store else None,
+                  regraded=regraded)
+
+
+def stop_tests():
+    """Start no other test command and kill those running (Ctrl-C, a full disk)."""
+    kill_live_groups()
+
+
+def grade_runs(todo, one, finish, jobs):
+    """Grade each run with one() and hand each verdict to finish(), `jobs` at a time.
+
+    Once the job is stopping no run starts; a run it cut short (Interrupted) has no
+    verdict, while every run decided before it is still finished (written).
+    """
+    if jobs == 1:
+        for run in todo:
+            if _STOPPING.is_set():
+                break
+            try:
+                result = one(run)
+            except Interrupted:
+                break
+            finish(result)
+        return
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(one, run) for run in todo]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                try:
+                    result = future.result()
+                except Interrupted:
+                    continue
+                finish(result)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            stop_tests()
+            raise
 
 
 def main(argv=None):
-    """Run the command line; return the exit status."""
-    return run_main(_main, argv)
+    """Run the command line; return the exit status (143 after SIGTERM, 129 after SIGHUP,
+    130 after Ctrl-C, 2 where --out cannot be written)."""
+    try:
+        return run_main(_main, argv)
+    except JobStopped as exc:
+        try:
+            print(f"error: {exc}", file=sys.stderr)
+        except OSError:         # SIGHUP: the terminal may be gone
+            pass
+        return exc.status
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ Usage:
 """
 import contextlib
 import doctest
+import errno
 import hashlib
 import importlib.util
 import io
@@ -27,6 +28,7 @@ import json
 import math
 import multiprocessing
 import os
+import platform
 import random
 import re
 import shlex
@@ -39,6 +41,7 @@ import sys
 import tempfile
 import time
 import unittest
+import unittest.mock
 from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -8164,6 +8167,473 @@ def bench_regrade_select_modes():
                   f"(load average {os.getloadavg()[0]:.1f})")
 
 
+# === regrade.py on a cluster (issue 16) ===
+# Schedulers preempt with SIGTERM then SIGKILL, rerun the same task, and point
+# many tasks at one --out. Each test below reproduces one failure of issue 16 on
+# the code before it (checked against main's regrade.py), and the rehearsal runs
+# shards the way Slurm would. Processes get generous deadlines; nothing is timed.
+CLUSTER_BASE = {
+    "slow/__init__.py": "def value():\n    return 1\n",
+    "tests/__init__.py": "",
+    "tests/test_slow.py": (
+        "import time\nimport unittest\n\nimport slow\n\n\n"
+        "class TestSlow(unittest.TestCase):\n"
+        "    def test_value(self):\n        time.sleep(0.2)\n        self.assertEqual(slow.value(), 2)\n\n"
+        "    def test_kept(self):\n        self.assertTrue(callable(slow.value))\n"),
+}
+CLUSTER_RUNS = {
+    "fix": {"slow/__init__.py": "def value():\n    return 2\n"},
+    "wrong": {"slow/__init__.py": "def value():\n    return 3\n"},
+    "slow-fix": {"slow/__init__.py": "import time\n\n\ndef value():\n    time.sleep(4)\n"
+                                     "    return 2\n"},
+    "hangs": {"slow/__init__.py": "import time\ntime.sleep(120)\n\n\ndef value():\n"
+                                  "    return 2\n"},
+    "slower-fix": {"slow/__init__.py": "import time\n\n\ndef value():\n    time.sleep(2)\n"
+                                       "    return 2\n"},
+}
+CLUSTER_DEADLINE = 240      # s for any one grading process, even at load 10
+
+
+def cluster_host():
+    """This machine's name as regrade.py's folder names spell it (an independent copy)."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", platform.node())[:40] or "host"
+
+
+def cluster_start_time(pid):
+    """Field 22 of /proc/PID/stat, read here independently of regrade.py."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        text = handle.read()
+    return int(text[text.rfind(")") + 2:].split()[19])
+
+
+def cluster_boot():
+    with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+        return handle.read().strip().replace("-", "")[:8]
+
+
+def cluster_lines(out):
+    """verdicts.jsonl's lines as parsed records; raises on a cut or broken line."""
+    path = os.path.join(out, "verdicts.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    assert not text or text.endswith("\n"), "a cut last line"
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def cluster_wait(predicate, what, deadline=CLUSTER_DEADLINE):
+    end = time.monotonic() + deadline
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"waited {deadline} s for {what}")
+        time.sleep(0.05)
+
+
+class RegradeClusterCase(RegradeRepoCase):
+    """The slow repository, its runs' diffs, and a way to start graders as a scheduler does."""
+
+    @classmethod
+    def setUpClass(cls):
+        work = cls.make_repo(CLUSTER_BASE)
+        cls.diffs = {name: regrade_diff(work, files) for name, files in CLUSTER_RUNS.items()}
+
+    def job(self, folder, runs):
+        """Write instances.jsonl and predictions.jsonl; runs: {run id: diff name}."""
+        regrade_jsonl(folder, "instances.jsonl", [{
+            "instance_id": "slow-1", "repo": "acme/slow", "base_commit": self.base,
+            "patch": self.diffs["fix"], "test_patch": "",
+            "FAIL_TO_PASS": json.dumps(["tests.test_slow.TestSlow.test_value"]),
+            "PASS_TO_PASS": json.dumps(["tests.test_slow.TestSlow.test_kept"])}])
+        regrade_jsonl(folder, "predictions.jsonl", [
+            {"run_id": run_id, "instance_id": "slow-1", "model_patch": self.diffs[name]}
+            for run_id, name in sorted(runs.items())])
+        return [os.path.join(folder, "instances.jsonl"), os.path.join(folder, "predictions.jsonl"),
+                "--repo", self.repo]
+
+    def start(self, argv, temp):
+        """Start regrade.py as a scheduler's task would, with TMPDIR=temp."""
+        return subprocess.Popen([sys.executable, os.path.join(HERE, "regrade.py"), *argv,
+                                 "--progress"], env=dict(os.environ, TMPDIR=temp),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def in_temp(self, temp):
+        """Point this process's tempfile at `temp` while a test calls main() in-process."""
+        old = tempfile.tempdir
+        tempfile.tempdir = temp
+        self.addCleanup(setattr, tempfile, "tempdir", old)
+
+
+def cluster_statuses(verdicts):
+    return {v["run_id"]: (v["status"], v["resolution"], json.dumps(v["fail_to_pass"]),
+                          json.dumps(v["pass_to_pass"])) for v in verdicts}
+
+
+class TestRegradeClusterSignals(RegradeClusterCase):
+    """Failure 1: SIGTERM (and SIGHUP) killed the grader silently, leaving its folders."""
+
+    def test_sigterm_and_sighup_stop_cleanly_and_say_how_to_resume(self):
+        for signum, status in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
+            with self.subTest(signal=signum.name), TempDir() as folder:
+                runs = {f"fix-{i}": "fix" for i in range(3)}
+                runs["hangs"] = "hangs"
+                argv = self.job(folder, runs) + ["--out", os.path.join(folder, "out")]
+                temp = os.path.join(folder, "tmp")
+                os.makedirs(temp)
+                process = self.start(argv, temp)
+                # Runs go in id order: three fixes are graded, then "hangs" is running.
+                cluster_wait(lambda: len(cluster_lines(os.path.join(folder, "out"))) >= 3 or
+                             process.poll() is not None, "three verdicts")
+                process.send_signal(signum)
+                _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+                self.assertEqual(process.returncode, status, stderr)
+                last = stderr.strip().splitlines()[-1]
+                self.assertRegex(last, rf"^error: interrupted by {signum.name}: 3 runs graded "
+                                       r"and on disk in .*verdicts\.jsonl, 1 left ungraded; "
+                                       r"rerun the same command")
+                self.assertEqual(sorted(v["run_id"] for v in cluster_lines(
+                    os.path.join(folder, "out"))), ["fix-0", "fix-1", "fix-2"])
+                self.assertEqual(os.listdir(temp), [])
+
+    def test_a_second_signal_ends_at_once_and_the_next_run_cleans_up(self):
+        with TempDir() as folder:
+            argv = self.job(folder, {"fix": "fix", "hangs": "hangs"})
+            argv += ["--out", os.path.join(folder, "out")]
+            temp = os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            process = self.start(argv, temp)
+            cluster_wait(lambda: cluster_lines(os.path.join(folder, "out")) or
+                         process.poll() is not None, "the first verdict")
+            process.send_signal(signal.SIGTERM)
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=CLUSTER_DEADLINE)
+            self.assertEqual(process.returncode, 143)
+            self.assertEqual([v["run_id"] for v in cluster_lines(os.path.join(folder, "out"))],
+                             ["fix"])
+            # What the cut-short process left, the next one removes (the hanging run
+            # is left out now: it would hang again).
+            self.job(folder, {"fix": "fix"})
+            again = self.start(argv, temp)
+            _, stderr = again.communicate(timeout=CLUSTER_DEADLINE)
+            self.assertEqual(again.returncode, 0, stderr)
+            self.assertEqual(os.listdir(temp), [])
+
+
+class TestRegradeClusterLeftovers(RegradeClusterCase):
+    """Failure 2: folders of a killed process stayed for ever; a live owner's must stay."""
+
+    def test_folders_whose_owner_is_gone_are_removed_and_no_others(self):
+        with TempDir() as folder:
+            temp = os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            self.in_temp(temp)
+            child = subprocess.Popen(["true"])
+            child.wait()                    # a PID whose process has ended
+            me, host, boot = os.getpid(), cluster_host(), cluster_boot()
+            names = {
+                "dead": f"regrade-run.{host}.{child.pid}.{cluster_start_time(me) + 1}.{boot}.a1",
+                "reused-pid": f"regrade-session.{host}.{me}.{cluster_start_time(me) + 7}.{boot}.b2",
+                "earlier-boot": f"regrade-probe.{host}.{me}.{cluster_start_time(me)}.00000000.c3",
+                "live": f"regrade-session.{host}.{me}.{cluster_start_time(me)}.{boot}.d4",
+                "other-host": f"regrade-run.not-{host}.{child.pid}.1.{boot}.e5",
+                "no-owner": "regrade-session-f6",
+            }
+            for name in names.values():
+                os.makedirs(os.path.join(temp, name, "tree"))
+            status, out, err = run("regrade.py", self.job(folder, {"fix": "fix"}))
+            self.assertEqual(status, 0, err)
+            self.assertIn("removed 3 folders left in", err)
+            self.assertEqual(sorted(os.listdir(temp)),
+                             sorted(names[k] for k in ("live", "other-host", "no-owner")))
+
+
+class TestRegradeClusterSharedOut(RegradeClusterCase):
+    """Failure 3: two shards on one --out both exited 0 and the last writer won."""
+
+    def test_two_shards_at_once_on_one_folder_keep_every_verdict_once(self):
+        with TempDir() as folder:
+            runs = {f"run-{i:02d}": ("fix", "wrong")[i % 2] for i in range(10)}
+            out = os.path.join(folder, "out")
+            argv = self.job(folder, runs) + ["--out", out]
+            temp = os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            shards = [self.start(argv + ["--shard", f"{k}/2"], temp) for k in (1, 2)]
+            for process in shards:
+                _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+                self.assertEqual(process.returncode, 0, stderr)
+            lines = cluster_lines(out)
+            self.assertEqual(sorted(v["run_id"] for v in lines), sorted(runs))
+            expected = {r: "resolved" if n == "fix" else "unresolved" for r, n in runs.items()}
+            self.assertEqual({v["run_id"]: v["status"] for v in lines}, expected)
+            with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+                self.assertEqual(len(handle.read().splitlines()), 11)
+            self.assertEqual(os.listdir(temp), [])
+
+    def test_summarize_skips_a_cut_last_line_and_says_so(self):
+        with TempDir() as folder:
+            graded = os.path.join(folder, "graded")
+            status, _, err = run("regrade.py", self.job(folder, {"a": "fix"}) + ["--out", graded])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(graded, "verdicts.jsonl"), encoding="utf-8") as handle:
+                path = write(folder, "verdicts.jsonl", handle.read() + '{"run_id": "b", "sta')
+            status, out, err = run("regrade.py", ["--summarize", path, "--format", "json"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual([v["run_id"] for v in json.loads(out)["runs"]], ["a"])
+            self.assertIn("last line is cut", err)
+
+
+class TestRegradeClusterCheckedWrites(RegradeClusterCase):
+    """Failure 4: a progress line named a run whose verdict line was cut by a full disk."""
+
+    def faulty_writes(self, fault):
+        """Make os.write misbehave on verdicts.jsonl only: fault(call number, data) returns
+        the bytes to write, or raises."""
+        real, calls = os.write, []
+
+        def write_(handle, data):
+            try:
+                target = os.readlink(f"/proc/self/fd/{handle}")
+            except OSError:
+                target = ""
+            if target.endswith("verdicts.jsonl"):
+                calls.append(len(data))
+                data = fault(len(calls), bytes(data))
+            return real(handle, data)
+        return calls, unittest.mock.patch.object(os, "write", write_)
+
+    def progress_checker(self, out):
+        """A stderr that checks, at each progress line, that the run's line is whole on disk."""
+        seen = []
+
+        class Checking(io.StringIO):
+            def write(inner, text):
+                match = re.match(r"\[\d+/\d+\] (\S+): ", text)
+                if match:
+                    with open(os.path.join(out, "verdicts.jsonl"), "rb") as handle:
+                        data = handle.read()
+                    whole = []
+                    for line in data.split(b"\n")[:-1]:
+                        try:
+                            whole.append(json.loads(line)["run_id"])
+                        except ValueError:
+                            pass        # a line glued to a cut one
+                    seen.append((match.group(1), data.endswith(b"\n") and
+                                 match.group(1) in whole))
+                return super().write(text)
+        return Checking(), seen
+
+    def test_a_short_write_is_finished_before_the_run_counts_as_graded(self):
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            argv = self.job(folder, {"fix": "fix", "wrong": "wrong"}) + ["--out", out,
+                                                                         "--progress"]
+            # Each first write of a line gets half through, as on a filling disk.
+            _, patcher = self.faulty_writes(
+                lambda n, data: data[:len(data) // 2] if n % 2 else data)
+            stderr, seen = self.progress_checker(out)
+            with patcher, contextlib.redirect_stderr(stderr), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                status = load("regrade.py").main(argv)
+            self.assertEqual(status, 0, stderr.getvalue())
+            self.assertEqual(seen, [("fix", True), ("wrong", True)])
+            self.assertEqual(sorted(v["run_id"] for v in cluster_lines(out)), ["fix", "wrong"])
+
+    def test_a_full_disk_ends_the_job_saying_what_is_safe(self):
+        for code in (errno.ENOSPC, errno.EDQUOT):
+            with self.subTest(errno=errno.errorcode[code]), TempDir() as folder:
+                out = os.path.join(folder, "out")
+                runs = {f"run-{i}": "fix" for i in range(4)}
+                argv = self.job(folder, runs) + ["--out", out, "--progress"]
+
+                def fault(n, data, code=code):
+                    if n >= 3:
+                        raise OSError(code, os.strerror(code))
+                    return data
+                calls, patcher = self.faulty_writes(fault)
+                stderr, seen = self.progress_checker(out)
+                with patcher, contextlib.redirect_stderr(stderr), \
+                        contextlib.redirect_stdout(io.StringIO()):
+                    status = load("regrade.py").main(argv)
+                self.assertEqual(status, 2, stderr.getvalue())
+                last = stderr.getvalue().strip().splitlines()[-1]
+                self.assertEqual(last, f"error: --out {out}: cannot write ({os.strerror(code)}): "
+                                       f"2 verdicts are safe in {out}/verdicts.jsonl (whole lines "
+                                       f"on disk), 2 left ungraded; free space and rerun the "
+                                       f"same command to grade only those")
+                self.assertEqual(seen, [("run-0", True), ("run-1", True)])
+                self.assertEqual([v["run_id"] for v in cluster_lines(out)], ["run-0", "run-1"])
+                self.assertGreaterEqual(len(calls), 3)
+
+    def test_a_file_size_limit_is_a_full_disk_not_a_silent_death(self):
+        """The real thing: RLIMIT_FSIZE on the grader (its children get it too)."""
+        import resource
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            runs = {f"run-{i}": "fix" for i in range(3)}
+            argv = self.job(folder, runs)
+            status, _, err = run("regrade.py", argv + ["--out", os.path.join(folder, "sizes")])
+            self.assertEqual(status, 0, err)
+            sizes = [len(json.dumps(v, ensure_ascii=False, sort_keys=True)) + 1
+                     for v in cluster_lines(os.path.join(folder, "sizes"))]
+            limit = sizes[0] + sizes[1] // 2       # room for one line and half the next
+            process = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "regrade.py"), *argv, "--out", out,
+                 "--progress", "--sandbox", "none"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+            _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+            self.assertEqual(process.returncode, 2, stderr)
+            self.assertRegex(stderr.strip().splitlines()[-1],
+                             r"^error: --out .*: cannot write \(File too large\): 1 verdict is "
+                             r"safe in .*, 2 left ungraded")
+            self.assertEqual(len(cluster_lines(out)), 1)
+            self.assertEqual(len(re.findall(r"^\[\d+/3\] ", stderr, re.M)), 1)
+
+
+class TestRegradeClusterReuse(RegradeClusterCase):
+    """Failure 5: a verdict graded at --timeout 1 was reused at --timeout 120."""
+
+    def test_a_verdict_graded_under_other_options_is_graded_again(self):
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            argv = self.job(folder, {"slow": "slow-fix", "fix": "fix"}) + ["--out", out,
+                                                                           "--format", "json"]
+            status, text, err = run("regrade.py", argv + ["--timeout", "1"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual({v["run_id"]: v["status"] for v in cluster_lines(out)},
+                             {"slow": "timeout", "fix": "resolved"})
+            status, text, err = run("regrade.py", argv + ["--timeout", "120"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual({v["run_id"]: v["status"] for v in cluster_lines(out)},
+                             {"slow": "resolved", "fix": "resolved"})
+            self.assertEqual(json.loads(text)["summary"]["reuse"],
+                             {"reused": 0, "regraded": 2,
+                              "regraded_because": {"--timeout changed": 2}})
+            status, text, err = run("regrade.py", argv[:-2] + ["--timeout", "120", "--env",
+                                                               "EXTRA=1"])
+            self.assertIn("2 graded again, their stored verdicts graded under other inputs: "
+                          "--env changed: 2", text)
+            status, text, err = run("regrade.py", argv[:-2] + ["--timeout", "120", "--env",
+                                                               "EXTRA=1"])
+            self.assertIn("2 already graded with the same inputs", text)
+
+    def test_the_key_covers_every_option_that_can_change_a_verdict(self):
+        regrade = load("regrade.py")
+        run_ = {"diff": "d", "base_commit": "b"}
+        instance = {"instance_id": "i", "where": "x:1", "FAIL_TO_PASS": ["t"]}
+        settings = {"grader_version": "g", "grader_sha256": "s", "isolation": "bwrap",
+                    "python": "/p", "interpreter": {"version": "3.12.1"},
+                    "distributions": [["pytest", "8.0"]], "runner": "auto", "test_cmd": None,
+                    "select": "ids", "timeout": 600.0, "repeat": 1, "p2p_skip_ok": False,
+                    "test_patterns": None, "env": {}, "keep_env": set(), "fuzz": 3}
+        key = regrade.grading_key(run_, instance, settings)
+        changes = {"isolation": "unshare", "python": "/q", "interpreter": {"version": "3.12.2"},
+                   "distributions": [["pytest", "8.1"]], "runner": "pytest",
+                   "test_cmd": "{python} x", "select": "files", "timeout": 30.0, "repeat": 3,
+                   "p2p_skip_ok": True, "test_patterns": ("t/*",), "env": {"A": "1"},
+                   "keep_env": {"HOME2"}, "fuzz": 0, "grader_sha256": "t"}
+        for name, value in changes.items():
+            self.assertNotEqual(regrade.grading_key(run_, instance, dict(settings, **{
+                name: value})), key, name)
+        self.assertNotEqual(regrade.grading_key(run_, dict(instance, FAIL_TO_PASS=["u"]),
+                                                settings), key)
+        self.assertNotEqual(regrade.grading_key(dict(run_, diff="e"), instance, settings), key)
+        # Where the instance row sits in its file is no input.
+        self.assertEqual(regrade.grading_key(run_, dict(instance, where="y:9"), settings), key)
+
+
+class TestRegradeClusterUnshare(RegradeClusterCase):
+    """--sandbox unshare was refused as an invalid choice."""
+
+    def test_unshare_is_a_choice_of_its_own(self):
+        with TempDir() as folder:
+            status, report, err = regrade_json(self.job(folder, {"fix": "fix"}) +
+                                               ["--sandbox", "unshare"])
+            if status == 2 and "--sandbox unshare: " in err and "invalid choice" not in err:
+                self.skipTest(err.strip())
+            self.assertEqual(status, 0, err)
+            verdict = regrade_by_run(report)["fix"]
+            self.assertEqual((verdict["status"], verdict["isolation"]), ("resolved", "unshare"))
+
+
+def cluster_runs(shards, per_shard):
+    """Run ids and diffs: per_shard runs in each shard, the signalled shards' (1 and 2)
+    second run a slower one, so that their signal lands while a run is going."""
+    in_shard = load("regrade.py").in_shard
+    runs, candidates = {}, [f"run-{i:03d}" for i in range(1000)]
+    for k in range(1, shards + 1):
+        mine = [r for r in candidates if in_shard(r, (k, shards))][:per_shard]
+        for place, run_id in enumerate(mine):
+            runs[run_id] = "slower-fix" if place == 1 and k <= 2 else ("fix", "wrong")[place % 2]
+    return runs
+
+
+def cluster_rehearsal(case, folder, shards=3, per_shard=3):
+    """Shards start at once on one --out; one gets SIGTERM, one kill -9, after their first
+    verdict; each is restarted as a scheduler would. Returns the figures."""
+    runs = cluster_runs(shards, per_shard)
+    runs_count = len(runs)
+    argv = case.job(folder, runs)
+    single = os.path.join(folder, "single")
+    status, _, err = run("regrade.py", argv + ["--out", single, "--jobs", "2"])
+    case.assertEqual(status, 0, err)
+    out, temp = os.path.join(folder, "out"), os.path.join(folder, "tmp")
+    os.makedirs(temp)
+    commands = [argv + ["--out", out, "--shard", f"{k}/{shards}"] for k in range(1, shards + 1)]
+    mine = [{r for r in runs if load("regrade.py").in_shard(r, (k, shards))}
+            for k in range(1, shards + 1)]
+    processes = [case.start(command, temp) for command in commands]
+    signals = {0: signal.SIGTERM, 1: signal.SIGKILL}
+    for index, signum in signals.items():
+        cluster_wait(lambda: mine[index] & {v["run_id"] for v in cluster_lines(out)} or
+                     processes[index].poll() is not None, f"shard {index + 1}'s first verdict")
+        processes[index].send_signal(signum)
+    statuses = []
+    for process in processes:
+        process.communicate(timeout=CLUSTER_DEADLINE)
+        statuses.append(process.returncode)
+    before = len(cluster_lines(out))
+    restarted = [case.start(commands[i], temp) for i in signals]
+    for process in restarted:
+        _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+        case.assertEqual(process.returncode, 0, stderr)
+    after = cluster_lines(out)
+    return {"processes": shards, "restarted": len(restarted), "runs": runs_count,
+            "signals": {i + 1: s.name for i, s in signals.items()}, "exit_statuses": statuses,
+            "verdicts_before": before, "verdicts_after": len(after),
+            "run_ids_once": len({v["run_id"] for v in after}) == len(after),
+            "equal_to_single_run": cluster_statuses(after) ==
+            cluster_statuses(cluster_lines(single)),
+            "leftovers": len(os.listdir(temp))}
+
+
+class TestRegradeClusterRehearsal(RegradeClusterCase):
+    def test_shards_preempted_and_restarted_equal_one_uninterrupted_run(self):
+        with TempDir() as folder:
+            figures = cluster_rehearsal(self, folder)
+        self.assertEqual(figures["exit_statuses"][:2], [143, -signal.SIGKILL])
+        self.assertEqual(figures["exit_statuses"][2], 0)
+        self.assertLess(figures["verdicts_before"], figures["runs"])
+        self.assertEqual(figures["verdicts_after"], figures["runs"])
+        self.assertTrue(figures["run_ids_once"])
+        self.assertTrue(figures["equal_to_single_run"])
+        self.assertEqual(figures["leftovers"], 0)
+
+
+def bench_regrade_cluster_rehearsal():
+    """The cluster rehearsal's figures (issue 16): processes, signals, verdicts, leftovers."""
+    case = RegradeClusterCase("run")
+    RegradeClusterCase.setUpClass()
+    try:
+        with TempDir() as folder:
+            started = time.monotonic()
+            figures = cluster_rehearsal(case, folder)
+            figures["seconds"] = round(time.monotonic() - started, 1)
+    finally:
+        RegradeClusterCase.tearDownClass()
+    print(f"regrade cluster rehearsal: {json.dumps(figures, sort_keys=True)}")
+
+
 # === regrade.py: Django and SymPy runners ===
 # Two tiny repositories laid out like Django (tests/runtests.py beside django/)
 # and SymPy (bin/test beside sympy/), each with a stand-in for its project's own
@@ -9157,7 +9627,7 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
 
 
 # === Runner ===
-SLOW_PREFIX = "TestRegrade"     # what --quick leaves out: classes that grade real checkouts
+SLOW_MARK = "Regrade"          # what --quick leaves out: classes that grade real checkouts
 
 
 def selected_tests(names, quick):
@@ -9181,7 +9651,7 @@ def selected_tests(names, quick):
         for test in tests:
             if isinstance(test, unittest.TestSuite):
                 yield from cases(test)
-            elif not type(test).__name__.startswith(SLOW_PREFIX):
+            elif SLOW_MARK not in type(test).__name__:
                 yield test
     return unittest.TestSuite(cases(suite))
 
