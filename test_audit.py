@@ -14,6 +14,8 @@ Usage:
     python3 -m unittest test_audit     the same tests through unittest's own runner
     python3 test_audit.py --sync       copy the shared helper block from delivery_audit.py
                                        (the canonical copy) into auc_audit.py and regrade.py
+    python3 test_audit.py --write-golden  write examples/golden/ anew (the shipped examples'
+                                       reports, which TestGoldenReports compares byte for byte)
     python3 test_audit.py --bench      run the benchmarks: prints timings, asserts nothing about time
     python3 test_audit.py --help       this text
 """
@@ -9626,6 +9628,107 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
         self.assertEqual(regrade.is_test_module("tests/test_x.py"), True)
 
 
+# === Golden reports: every format of every shipped example, byte for byte ===
+GOLDEN = os.path.join(HERE, "examples", "golden")
+GOLDEN_COMMANDS = {     # file stem -> the command's arguments, run from the top folder
+    "delivery_audit": ["delivery_audit.py", "examples/runs"],
+    "auc_audit": ["auc_audit.py", "examples/runs"],
+    # No sandbox, so the report is the same on a machine without bubblewrap.
+    "regrade": ["regrade.py", "examples/regrade/instances.jsonl",
+                "examples/regrade/predictions.jsonl", "--repo", "examples/regrade/calc.bundle",
+                "--sandbox", "none"],
+}
+GOLDEN_FORMATS = {"text": "txt", "markdown": "md", "json": "json"}
+# What differs from machine to machine or from edit to edit, each with its stand-in: the
+# script's own hash, the interpreter (launcher name, version, path, its hashes in the reuse
+# key) and regrade's seconds.
+GOLDEN_MASKS = (
+    (re.compile(r"\bpython3(?:\.\d+)? (delivery_audit|auc_audit|regrade)\.py"), r"python3 \1.py"),
+    (re.compile(r'("(?:duration_s|test_s|overhead_per_run_s|seconds_tests|seconds_total)": )'
+                r'[-0-9.e]+'), r'\1"<seconds>"'),
+    (re.compile(r'("python_executable": )"[^"]*"'), r'\1"<interpreter>"'),
+    (re.compile(r'("(?:python|distributions|grader|key)": )"[0-9a-f]{16,64}"'), r'\1"<hash>"'),
+)
+
+
+LONG_FLOAT = re.compile(r"(?<![\w.\"])-?\d+\.\d{6,}(?:e-?\d+)?(?![\w.])")
+
+
+def stem_is_json(output):
+    """Whether a report is the JSON one (its first character opens an object)."""
+    return output.startswith("{")
+
+
+def golden_text(stem, output):
+    """A report with what differs between machines and edits replaced by stand-ins."""
+    with open(os.path.join(HERE, GOLDEN_COMMANDS[stem][0]), "rb") as handle:
+        own = hashlib.sha256(handle.read()).hexdigest()
+    output = output.replace(own, "<sha256 of the script>")
+    if stem_is_json(output):
+        # Full-precision floats differ in the last place between Python versions (3.12's
+        # sum() is compensated): 12 significant digits are compared, far past any print.
+        output = LONG_FLOAT.sub(lambda found: format(float(found.group()), ".12g"), output)
+    output = output.replace(platform.python_version(), "<python>")
+    for pattern, stand_in in GOLDEN_MASKS:
+        output = pattern.sub(stand_in, output)
+    return output
+
+
+def golden_outputs():
+    """{file name: masked report} for every shipped example in every format."""
+    found = {}
+    for stem, argv in GOLDEN_COMMANDS.items():
+        for form, ending in GOLDEN_FORMATS.items():
+            done = subprocess.run([sys.executable, *argv, "--format", form], cwd=HERE,
+                                  capture_output=True, text=True, timeout=600,
+                                  stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                raise AssertionError(f"{stem} --format {form} exited {done.returncode}: "
+                                     f"{done.stderr[-500:]}")
+            found[f"{stem}.{ending}"] = golden_text(stem, done.stdout)
+    return found
+
+
+def write_golden():
+    """--write-golden: write examples/golden/ anew from the scripts as they are."""
+    os.makedirs(GOLDEN, exist_ok=True)
+    for name, text in golden_outputs().items():
+        with open(os.path.join(GOLDEN, name), "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        print(f"wrote examples/golden/{name}")
+
+
+class TestGoldenReports(unittest.TestCase):
+    """A change that is not meant to change a report (a refactor) is proved by these: every
+    format of every shipped example matches examples/golden/ byte for byte, once the script's
+    own hash, the interpreter and regrade's seconds are masked. A change that is meant to
+    alter a report rewrites them with python3 test_audit.py --write-golden, and the diff of
+    examples/golden/ shows a reviewer exactly what a user will see differently."""
+
+    def test_every_shipped_example_matches_its_golden_report(self):
+        if shutil.which("git") is None:
+            self.skipTest("git is not installed (regrade.py's example needs it)")
+        for name, text in sorted(golden_outputs().items()):
+            with open(os.path.join(GOLDEN, name), encoding="utf-8", newline="") as handle:
+                expected = handle.read()
+            if text != expected:
+                first = next(i for i, (a, b) in enumerate(zip(text.splitlines() + [""],
+                                                              expected.splitlines() + [""]))
+                             if a != b)
+                self.fail(f"examples/golden/{name} differs at line {first + 1}:\n"
+                          f"  now:    {text.splitlines()[first:first + 1]}\n"
+                          f"  golden: {expected.splitlines()[first:first + 1]}\n"
+                          "rerun python3 test_audit.py --write-golden if the change is meant")
+
+    def test_the_masks_hide_only_what_differs_between_machines(self):
+        masked = golden_text("regrade", 'x\n      "test_s": 0.123,\n      "grader": "'
+                             + "ab" * 32 + '",\n  "python": "python3",\nPython '
+                             + platform.python_version() + "\n/usr/bin/python3.9 regrade.py\n")
+        self.assertEqual(masked, 'x\n      "test_s": "<seconds>",\n      "grader": "<hash>",\n'
+                                 '  "python": "python3",\nPython <python>\n'
+                                 '/usr/bin/python3 regrade.py\n')
+
+
 # === Runner ===
 SLOW_MARK = "Regrade"          # what --quick leaves out: classes that grade real checkouts
 
@@ -9673,13 +9776,16 @@ def main(argv):
         print("Usage:\n" + __doc__.split("Usage:\n", 1)[1].rstrip())
         return 0
     unknown = [arg for arg in argv if arg.startswith("-")
-               and arg not in ("--sync", "--bench", "--quick", "-v")]
+               and arg not in ("--sync", "--write-golden", "--bench", "--quick", "-v")]
     if unknown:
         print(f"error: unknown option {unknown[0]} (python3 test_audit.py --help lists them)",
               file=sys.stderr)
         return 2
     if "--sync" in argv:
         sync_helper_block()
+        return 0
+    if "--write-golden" in argv:
+        write_golden()
         return 0
     if "--bench" in argv:
         for name, function in sorted(globals().items()):
