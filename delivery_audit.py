@@ -4629,6 +4629,9 @@ def render_sampling(result, sub):
     if result.get("grading_errors"):
         out.append("Runs the grader could not verify (left out, not counted as failures): "
                    + grading_error_text(result["grading_error_runs"]) + ".")
+    if s["claims"] == s["claims_checked"]:    # nothing to project: the count is known
+        out.append(realised_line(s))
+        return out
     out.append(f"Expected verified deliveries among all {plural(s['claims'], 'claim')} (the "
                f"expectation, not the count a bill will meet): "
                f"{s['verified_deliveries_seen']} verified plus r times the "
@@ -4645,7 +4648,8 @@ def realised_line(s):
     """The sentence on the realised deliveries: their predictive interval, or why none."""
     realised = s["realised_verified_deliveries"]
     if realised.get("exact"):
-        return f"Realised verified deliveries: {realised['ci'][0]} ({realised['exact']})."
+        return (f"Realised verified deliveries: {realised['ci'][0]} ({realised['exact']}); "
+                f"inflation {fmt(s['inflation']['value'])}.")
     if realised.get("withheld"):
         return (f"No predictive interval for the realised verified deliveries: "
                 f"{realised['withheld']}.")

@@ -5849,6 +5849,20 @@ class TestDeliveryRealisedDeliveries(unittest.TestCase):
     """Finding 4: sampling mode's interval was for the expected deliveries; the bill
     meets the realised count, which needs a predictive interval."""
 
+    def test_every_claim_checked_prints_the_count_not_an_interval(self):
+        # The shipped OpenHands runs with the logs folder: one unclaimed run has no report,
+        # both claims were checked, 1 delivered. Nothing is projected, so no "[1.0, 1.0]".
+        status, out, _ = run("delivery_audit.py", [
+            os.path.join(HERE, "examples", "agents", "openhands"), "--verdicts",
+            os.path.join(HERE, "examples", "verdicts", "agents", "logs", "run_evaluation",
+                         "calc-eval")])
+        self.assertEqual(status, 0, out)
+        sampling = out.split("Sampling mode", 1)[1].split("Verdict", 1)[0]
+        self.assertNotIn("Expected verified deliveries", sampling)
+        self.assertNotIn("[1.0, 1.0]", sampling)
+        self.assertIn("Realised verified deliveries: 1 (every claim was checked); "
+                      "inflation 2.000.", " ".join(sampling.split()))
+
     def test_no_spread_between_tasks_is_a_binomial_prediction(self):
         # 12 alike tasks: 2 of 4 checked claims delivered, 2 unchecked claims each.
         # Every resample gives r = 1/2 and no spread, so the realised deliveries are
