@@ -8016,7 +8016,9 @@ def render_made(report, style, prov):
     """The --make-instances report as text or Markdown; it reads the numbers, computes none."""
     wrap = (lambda text: text) if style == "markdown" else wrapped
     item = "- " if style == "markdown" else ""
-    heading = (f"regrade --make-instances: {len(report['fixes'])} fixes of {report['repo']}, "
+    fixes = len(report["fixes"])
+    heading = (f"regrade --make-instances: {fixes} fix{'' if fixes == 1 else 'es'} of "
+               f"{report['repo']}, "
                f"{report['made']} made, {report['rejected']} rejected")
     lines = [f"## {heading}" if style == "markdown" else heading]
     if report["reused"]:
@@ -8046,7 +8048,7 @@ def render_made(report, style, prov):
         f"(a failure moves the instance to rejected)",
         f"runs per fix: {report['repeat']} before and {report['repeat']} after the fix, each in "
         f"its own checkout, under {report['isolation']}; then gold and empty",
-        f"test interpreter: {report['python']} (Python {report['python_version']})",
+        f"test interpreter: {report['python']} ({report['python_version']})",
         "F2P, P2P: FAIL_TO_PASS and PASS_TO_PASS counts; flaky tests are in neither list")]
     lines.append("")
     lines.append(render_provenance(prov, style))
