@@ -9678,6 +9678,7 @@ def golden_text(stem, output):
     with open(os.path.join(HERE, GOLDEN_COMMANDS[stem][0]), "rb") as handle:
         own = hashlib.sha256(handle.read()).hexdigest()
     output = output.replace(own, "<sha256 of the script>")
+    output = output.replace(own[:12], "<its first 12>")     # regrade's grader_version
     if stem_is_json(output):
         # Full-precision floats differ in the last place between Python versions (3.12's
         # sum() is compensated): 12 significant digits are compared, far past any print.
