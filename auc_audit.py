@@ -5,6 +5,14 @@
 # ///
 """Does a process measure beat counting tool calls, on the same rows, beyond chance?
 
+Basic usage (RUNS: a table, a runs folder or agent output, as below):
+    python3 auc_audit.py RUNS [--strata COLUMN] [options]
+    python3 auc_audit.py RUNS --verdicts FILE        the outcome from a grader's report
+    python3 auc_audit.py RUNS --format markdown      ready to paste into an issue
+For example: python3 auc_audit.py examples/runs --strata condition
+With no file: python3 auc_audit.py --demo (a small embedded table).
+The manual follows.
+
 auc_audit.py reads a runs table (one row per agent run: a yes/no outcome, the task,
 optionally a condition, the number of tool calls, and any process measures) and
 applies three gates before it believes that a measure predicts success:
@@ -22,9 +30,6 @@ applies three gates before it believes that a measure predicts success:
                    cannot explain it.
 
 Standard library only, Python 3.9+, one file: copy it anywhere and run it.
-
-Basic usage:
-    python3 auc_audit.py RUNS [--strata COLUMN] [options]
 
 RUNS is a CSV, TSV, JSONL or JSON table, '-' for stdin, or a runs folder holding
 runs.csv (or runs.tsv/.jsonl/.json) and, optionally, tool_calls.csv, or agent output

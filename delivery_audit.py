@@ -6,6 +6,14 @@
 """Audit an agent's completion claims against verified outcomes: how often was
 "done" true, and what does paying per claim cost?
 
+Basic usage (RUNS: a CSV/TSV/JSONL/JSON table, '-' for stdin, a runs folder
+holding runs.csv, or an agent harness's output folder):
+    python3 delivery_audit.py RUNS                      claims against the verified column
+    python3 delivery_audit.py RUNS --verdicts FILE      the outcome from a grader's report
+    python3 delivery_audit.py RUNS --format markdown    ready to paste into an issue
+With no file: python3 delivery_audit.py --demo (the seed report's own table).
+The manual follows.
+
 delivery_audit.py reads one row per agent run (the agent's claim that it
 finished, and whether verification, e.g. the maintainers' tests, says it did)
 and reports the delivery rate r = verified claims / claims, the false-completion
@@ -13,12 +21,8 @@ rate 1 - r, the 1/r inflation of paying per claim, and how much the claim tells
 you about success when read as a detector of it. Standard library only; one
 file; nothing is ever written into its inputs.
 
-Basic usage:
-    python3 delivery_audit.py RUNS            RUNS: a CSV/TSV/JSONL/JSON table, '-' for
-                                              stdin, or a runs folder holding runs.csv
-    python3 delivery_audit.py --demo          the seed report's own section 8 table
+To audit a 2x2 table given as counts:
     python3 delivery_audit.py --counts tp=46,fp=22,fn=3,tn=1
-
 To audit the shipped example (72 synthetic runs shaped like the report's):
     python3 delivery_audit.py examples/runs --raters rater_a,rater_b,rater_c --cost cost_usd
 To take the verified column from regrade.py's verdicts (see regrade.py --out):

@@ -5,14 +5,21 @@
 # ///
 """Regrade coding-agent runs offline from a diff, a baseline commit and the maintainers' test patch.
 
+Basic usage:
+    python3 regrade.py INSTANCES RUNS --repo PATH --out DIR   grade each run, verdicts in DIR
+    python3 regrade.py INSTANCES gold --repo PATH             check instances: each fix resolves
+    python3 regrade.py --make-instances FIXES --repo PATH --out DIR   instances from merged fixes
+For example:
+    python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
+        --repo examples/regrade/calc.bundle
+The manual follows.
+
 One file, Python 3.9+ standard library, git, and optionally GNU patch and
 bubblewrap (the sandbox); no Docker, no network, no model. A run is complete
 only if every FAIL_TO_PASS and every PASS_TO_PASS test of its instance passes
 after its diff is applied.
 
-Basic usage:
-    python3 regrade.py INSTANCES RUNS --repo PATH [--out DIR]
-
+Arguments (python3 regrade.py INSTANCES RUNS --repo PATH [--out DIR]):
     INSTANCES  JSON or JSONL in the SWE-bench schema: instance_id, repo,
                base_commit, test_patch, FAIL_TO_PASS, PASS_TO_PASS (a JSON list
                or a string holding one), optionally patch (the gold fix),

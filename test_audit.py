@@ -9642,6 +9642,68 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
         self.assertEqual(regrade.is_test_module("tests/test_x.py"), True)
 
 
+# === README stories and templates (issue 18) ===
+TEMPLATES = os.path.join(HERE, "examples", "templates")
+
+
+class TestReadmeTemplates(unittest.TestCase):
+    """Each runs.csv template the README points to is accepted by its script, as copied."""
+
+    def test_the_readme_names_every_template(self):
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as handle:
+            readme = handle.read()
+        for name in sorted(os.listdir(TEMPLATES)):
+            with self.subTest(name):
+                self.assertTrue(f"examples/templates/{name}" in readme, name)
+
+    def test_the_delivery_template_is_audited(self):
+        counts = audit_json([os.path.join(TEMPLATES, "delivery_runs.csv"), "--boot", "0"])["counts"]
+        # Two runs, both claimed: run-1 verified, run-2 not.
+        self.assertEqual([counts[k] for k in ("tp", "fp", "fn", "tn")], [1, 1, 0, 0])
+
+    def test_the_auc_template_is_audited(self):
+        status, out, err = run(AUC, [os.path.join(TEMPLATES, "auc_runs.csv"),
+                                     "--format", "json", "--perms", "50", "--boot", "50"])
+        self.assertEqual(status, 0, err)
+        self.assertEqual(json.loads(out)["n_runs"], 2)
+
+
+class TestHelpFirstScreen(unittest.TestCase):
+    def test_the_first_screen_is_usage_and_three_commands(self):
+        # A screen of 26 lines holds argparse's usage, the summary and the basic commands.
+        for script in SCRIPTS:
+            with self.subTest(script):
+                done = subprocess.run([sys.executable, os.path.join(HERE, script), "--help"],
+                                      capture_output=True, text=True, timeout=120)
+                screen = done.stdout.splitlines()[:26]
+                self.assertIn("Basic usage", "\n".join(screen))
+                commands = [line for line in screen
+                            if line.startswith(f"    python3 {script} ")]
+                self.assertGreaterEqual(len(commands), 3, screen)
+
+
+class RegradeReadmeTemplates(unittest.TestCase):
+    """The regrade templates grade on the shipped bundle, and their verdicts join the runs
+    template (left out of --quick: it checks the repository out)."""
+
+    def test_the_regrade_templates_grade_then_audit(self):
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            status, _, err = run("regrade.py", [
+                os.path.join(TEMPLATES, "regrade_instances.jsonl"),
+                os.path.join(TEMPLATES, "regrade_predictions.jsonl"),
+                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"),
+                "--sandbox", "none", "--out", out])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
+                verdicts = {row["run_id"]: row["status"] for row in map(json.loads, handle)}
+            # run-1 is the one-line fix of the failing test; run-2 changes nothing.
+            self.assertEqual(verdicts, {"run-1": "resolved", "run-2": "unresolved"})
+            counts = audit_json([os.path.join(TEMPLATES, "regrade_runs.csv"), "--boot", "0",
+                                 "--verdicts", os.path.join(out, "verdicts.csv")])["counts"]
+            self.assertEqual([counts[k] for k in ("tp", "fp", "fn", "tn")], [1, 1, 0, 0])
+
+
 # === Golden reports: every format of every shipped example, byte for byte ===
 GOLDEN = os.path.join(HERE, "examples", "golden")
 GOLDEN_COMMANDS = {     # file stem -> the command's arguments, run from the top folder
