@@ -6170,14 +6170,6 @@ def read_instances(path, inputs):
     return instances, invalid
 
 
-def load_instances(path, inputs):
-    """Read the instances file into {instance_id: instance}; every row must be usable."""
-    instances, invalid = read_instances(path, inputs)
-    if invalid:
-        raise InputError(next(iter(invalid.values())))
-    return instances
-
-
 def default_run_ids(runs):
     """Give runs without a run_id a unique, deterministic one: instance@model, then #2, #3."""
     seen = {}
@@ -6539,10 +6531,9 @@ def check_python(python, needs_pytest):
 # owner; a signal stops the job cleanly; a lock file in --out lets any number of
 # processes append to and compact one verdicts.jsonl (see "Large jobs").
 OWNER_KINDS = ("session", "run", "probe")
-OWNED_FOLDER = re.compile(r"regrade-(session|run|probe)\.([A-Za-z0-9-]+)\.(\d+)\.(\d+)\."
-                          r"([0-9a-f]+)\.")
+OWNED_FOLDER = re.compile(r"regrade-(" + "|".join(OWNER_KINDS) + r")\.([A-Za-z0-9-]+)\."
+                          r"(\d+)\.(\d+)\.([0-9a-f]+)\.")
 SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 LOCK_NAME = ".verdicts.lock"
 
 
