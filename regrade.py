@@ -4659,18 +4659,41 @@ def project_runner(tree):
     return None
 
 
-def pick_runner(instance, settings, listed, tree):
-    """The runner for one run: the instance's, --runner, the repository's, the tree's, the ids'.
+def runner_for(instance, runner, listed, tree=None):
+    """The runner choice, the one rule that grading and every pre-flight check apply.
 
-    An instance whose log_parser has no runner here is a grading error.
+    The instance's test_runner, else `runner` (--runner), unless that is auto; for auto
+    the repository's project runner (REPO_RUNNERS), then the one the tree's layout calls
+    for, then the ids': pytest when any listed id is a pytest node id, unittest otherwise.
+    Before a checkout (tree None) the layout is unknown and is passed over; with the ids
+    unknown too (listed None: --make-instances finds them per fix) pytest is assumed.
+    None when the instance's log_parser has no runner here.
+
+    >>> runner_for({"repo": "django/django"}, "auto", ["tests/t.py::test_a"])
+    'django'
+    >>> runner_for({"repo": "o/r"}, "auto", ["t.py::test_a"]), runner_for({}, "auto", ["m.C.t"])
+    ('pytest', 'unittest')
+    >>> runner_for({"repo": "o/r"}, "auto", None), runner_for({"test_runner": "log"}, "auto", [])
+    ('pytest', 'log')
     """
     if instance.get("no_runner"):
-        raise GradingError(instance["no_runner"])
-    chosen = instance.get("test_runner") or settings["runner"]
+        return None
+    chosen = instance.get("test_runner") or runner
     if chosen != "auto":
         return chosen
-    return REPO_RUNNERS.get(instance.get("repo")) or project_runner(tree) or \
-        choose_runner("auto", listed)
+    found = REPO_RUNNERS.get(instance.get("repo"))
+    if found is None and tree is not None:
+        found = project_runner(tree)
+    if found is not None:
+        return found
+    return "pytest" if listed is None else choose_runner("auto", listed)
+
+
+def pick_runner(instance, settings, listed, tree):
+    """The runner for one run (runner_for() on its tree); a log_parser with none is an error."""
+    if instance.get("no_runner"):
+        raise GradingError(instance["no_runner"])
+    return runner_for(instance, settings["runner"], listed, tree)
 
 
 def runner_from_fields(record, where):
@@ -6415,11 +6438,19 @@ def check_test_command(template, runner, where):
                          f"another command's output")
 
 
+def pytest_needed(instances, runner, test_cmd, *, ids_known=True):
+    """Whether grading these instances may run pytest, so the interpreter and the sandbox
+    probe must import it: runner_for() before any checkout, for each instance with no test
+    command of its own or from --test-cmd (ids_known=False: their ids are found later)."""
+    return any(runner_for(instance, runner, instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"]
+                          if ids_known else None) == "pytest"
+               and not (instance["test_cmd"] or test_cmd) for instance in instances)
+
+
 def check_test_commands(instances, runner, test_cmd):
     """Check --test-cmd and every instance's test_cmd before any run is graded."""
     for instance in instances.values():
-        listed = instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"]
-        chosen = choose_runner(instance["test_runner"] or runner, listed)
+        chosen = runner_for(instance, runner, instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"])
         if instance["test_cmd"]:
             check_test_command(instance["test_cmd"], chosen, f"{instance['where']}: test_cmd")
         elif test_cmd is not None:
@@ -7868,8 +7899,8 @@ def make_context(args, inputs):
         check_test_command(args.test_cmd, args.runner, "--test-cmd")
     # Django's and SymPy's own runners need no pytest; a tree laid out like theirs under
     # another name is found per fix, and a missing pytest then rejects its fixes.
-    needs_pytest = (args.runner == "pytest" or args.runner == "auto" and
-                    REPO_RUNNERS.get(repo) is None) and not args.test_cmd
+    needs_pytest = pytest_needed([{"repo": repo, "test_runner": None, "test_cmd": None}],
+                                 args.runner, args.test_cmd, ids_known=False)
     settings["python"] = check_python(args.python, needs_pytest)
     settings["interpreter"] = interpreter_facts(args.python, settings["python"])
     settings["grader_sha256"] = script_sha256(__file__)
@@ -8217,11 +8248,8 @@ def _main(argv):
         "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
     }
     check_test_commands(instances, args.runner, args.test_cmd)
-    needs_pytest = any(choose_runner(instances[r["instance_id"]]["test_runner"] or args.runner,
-                                     instances[r["instance_id"]]["FAIL_TO_PASS"] +
-                                     instances[r["instance_id"]]["PASS_TO_PASS"]) == "pytest"
-                       and not (instances[r["instance_id"]]["test_cmd"] or args.test_cmd)
-                       for r in runs if r["instance_id"] in instances)
+    needs_pytest = pytest_needed([instances[r["instance_id"]] for r in runs
+                                  if r["instance_id"] in instances], args.runner, args.test_cmd)
     settings["python"] = check_python(args.python, needs_pytest)
     settings["interpreter"] = interpreter_facts(args.python, settings["python"])
     settings["distributions"] = interpreter_distributions(settings["python"])

@@ -9642,6 +9642,74 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
         self.assertEqual(regrade.is_test_module("tests/test_x.py"), True)
 
 
+# === Maps: every listed name exists, every banner is listed (issue 18) ===
+class TestOneRunnerRule(unittest.TestCase):
+    """regrade.py's runner choice has one home, runner_for(): grading (pick_runner), the
+    test-command check and the pytest pre-flight of both modes ask it, so a check made
+    before the checkout can never expect another runner than the one grading will use."""
+
+    def setUp(self):
+        self.r = load("regrade.py")
+
+    def instance(self, repo, ids, test_runner=None, test_cmd=None, **extra):
+        return dict({"repo": repo, "FAIL_TO_PASS": list(ids), "PASS_TO_PASS": [],
+                     "test_runner": test_runner, "test_cmd": test_cmd,
+                     "where": "instances.jsonl line 1"}, **extra)
+
+    def test_grading_and_the_pre_flight_agree_for_every_choice(self):
+        with tempfile.TemporaryDirectory() as tree:      # a tree with no project layout
+            for repo, ids, own, option in itertools.product(
+                    ("django/django", "sympy/sympy", "o/r"), (["t.py::test_a"], ["m.C.test_a"]),
+                    (None, "unittest", "log"), ("auto", "pytest", "sympy")):
+                instance = self.instance(repo, ids, own)
+                graded = self.r.pick_runner(instance, {"runner": option}, ids, tree)
+                # Written out from the manual ("Runners"), not from the code under test.
+                expected = own or option
+                if expected == "auto":
+                    expected = {"django/django": "django", "sympy/sympy": "sympy"}.get(
+                        repo, "pytest" if "::" in ids[0] else "unittest")
+                self.assertEqual(graded, expected, (repo, ids, own, option))
+                self.assertEqual(self.r.runner_for(instance, option, ids), graded)
+                self.assertEqual(self.r.pytest_needed([instance], option, None),
+                                 graded == "pytest", (repo, ids, own, option))
+
+    def test_the_tree_layout_counts_only_once_there_is_a_tree(self):
+        with tempfile.TemporaryDirectory() as tree:
+            os.makedirs(os.path.join(tree, "tests"))
+            os.makedirs(os.path.join(tree, "django"))
+            write(tree, "tests/runtests.py", "")
+            instance = self.instance("fork/web", ["tests/t.py::test_a"])
+            self.assertEqual(self.r.pick_runner(instance, {"runner": "auto"}, ["x"], tree),
+                             "django")
+            self.assertEqual(self.r.runner_for(instance, "auto", ["tests/t.py::test_a"]),
+                             "pytest")    # before the checkout: the ids decide, pytest is checked
+
+    def test_a_django_instance_is_not_held_to_the_pytest_rules_before_grading(self):
+        # Grading runs Django's runner for django/django under --runner auto, whatever its
+        # ids look like; the old pre-flight judged by the ids alone and refused this command
+        # as a pytest one (and required pytest of the interpreter).
+        instance = self.instance("django/django", ["tests/t.py::test_a"])
+        self.r.check_test_commands({"i": instance}, "auto", "./tests/runtests.py {files}")
+        self.assertFalse(self.r.pytest_needed([instance], "auto", None))
+        with self.assertRaises(self.r.InputError):    # a real pytest instance still is
+            self.r.check_test_commands({"i": self.instance("o/r", ["t.py::test_a"])}, "auto",
+                                       "pytest {files}")
+
+    def test_a_log_parser_without_a_runner_needs_nothing_and_grades_as_an_error(self):
+        instance = self.instance("o/r", ["t.py::test_a"], no_runner="log_parser 'x': none")
+        self.assertIsNone(self.r.runner_for(instance, "auto", ["t.py::test_a"]))
+        self.assertFalse(self.r.pytest_needed([instance], "auto", None))
+        with self.assertRaises(self.r.GradingError):
+            self.r.pick_runner(instance, {"runner": "auto"}, ["t.py::test_a"], HERE)
+
+    def test_making_instances_assumes_pytest_unless_the_repository_names_its_runner(self):
+        for repo, runner, expected in (("o/r", "auto", True), ("django/django", "auto", False),
+                                       ("o/r", "log", False), ("sympy/sympy", "pytest", True)):
+            self.assertEqual(self.r.pytest_needed(
+                [{"repo": repo, "test_runner": None, "test_cmd": None}], runner, None,
+                ids_known=False), expected, (repo, runner))
+
+
 # === Golden reports: every format of every shipped example, byte for byte ===
 GOLDEN = os.path.join(HERE, "examples", "golden")
 GOLDEN_COMMANDS = {     # file stem -> the command's arguments, run from the top folder
