@@ -5312,6 +5312,49 @@ def unshare_chosen(python, needs_pytest):
 
 
 # === Grading ===
+# The settings record: all that grading reads besides a run and its instance. new_settings()
+# makes it from the options (regrading and --make-instances alike); the pre-flight and the
+# session then fill the keys marked "set by", and no other key is ever added.
+# key: (value until set, meaning)
+SETTINGS = {
+    "grader_version": (None, "__version__+ the first 12 hex digits of this file's SHA-256"),
+    "runner": ("auto", "--runner (an instance's test_runner comes first)"),
+    "test_cmd": (None, "--test-cmd TEMPLATE (an instance's test_cmd comes first)"),
+    "timeout": (DEFAULT_TIMEOUT, "--timeout: seconds per test command"),
+    "repeat": (1, "--repeat K: runs of each test command (--make-instances grades once)"),
+    "p2p_skip_ok": (False, "--p2p-skip-ok: a skipped PASS_TO_PASS test does not fail the run"),
+    "env": ({}, "--env KEY=VALUE, as {KEY: VALUE}"),
+    "keep_env": (frozenset(), "--keep-env NAME: variables passed through the scrubbing"),
+    "test_patterns": (None, "--test-files GLOB as a tuple, None for the default test files"),
+    "keep_trees": (False, "--keep-trees: the throwaway folders stay (named in the notes)"),
+    "fuzz": (DEFAULT_FUZZ, "--fuzz: fuzz for the patch fallback"),
+    "select": ("ids", "--select: the listed test ids, or their whole files"),
+    "python": (None, "set by the pre-flight: the test interpreter, checked (check_python)"),
+    "interpreter": (None, "set by the pre-flight: its name, version and path (interpreter_facts)"),
+    "distributions": (None, "set by the pre-flight when regrading: its installed distributions"),
+    "grader_sha256": (None, "set by the pre-flight: SHA-256 of this file's bytes"),
+    "sandbox": (None, "set by the pre-flight: the sandbox chosen (choose_sandbox)"),
+    "isolation": ("none", "set by the pre-flight: that sandbox's isolation level"),
+    "scratch": (None, "set by the session: its private folder, where grader folders go"),
+    "trees": (None, "set by the session: the TreePool that keeps work trees between runs"),
+    "observe_all": (False, "--make-instances: record every test's outcome, not only the listed"),
+}
+
+
+def new_settings(args, *, repeat):
+    """The settings record of a session from its options (see SETTINGS)."""
+    settings = {key: value for key, (value, _) in SETTINGS.items()}
+    settings.update({
+        "grader_version": f"{__version__}+{script_sha256(__file__)[:12]}",
+        "runner": args.runner, "test_cmd": args.test_cmd, "timeout": args.timeout,
+        "repeat": repeat, "p2p_skip_ok": args.p2p_skip_ok,
+        "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
+        "test_patterns": tuple(args.test_files) if args.test_files else None,
+        "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
+    })
+    return settings
+
+
 PASSING = ("passed",)
 FAILING = ("failed", "error", "xpassed")
 SKIPPING = ("skipped", "xfailed")
@@ -7887,14 +7930,7 @@ def make_context(args, inputs):
                          "tests too), log with --test-cmd, or django/sympy")
     if args.runner == "log" and not (args.test_cmd and "{files}" in args.test_cmd):
         raise InputError("--make-instances --runner log needs a --test-cmd holding {files}")
-    settings = {
-        "grader_version": f"{__version__}+{script_sha256(__file__)[:12]}",
-        "runner": args.runner, "test_cmd": args.test_cmd, "timeout": args.timeout,
-        "repeat": 1, "p2p_skip_ok": args.p2p_skip_ok,
-        "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
-        "test_patterns": tuple(args.test_files) if args.test_files else None,
-        "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
-    }
+    settings = new_settings(args, repeat=1)
     if args.test_cmd:
         check_test_command(args.test_cmd, args.runner, "--test-cmd")
     # Django's and SymPy's own runners need no pytest; a tree laid out like theirs under
@@ -8239,14 +8275,7 @@ def _main(argv):
     if args.shard:
         shard = parse_shard(args.shard)
         runs = [r for r in runs if in_shard(r["run_id"], shard)]
-    settings = {
-        "grader_version": f"{__version__}+{script_sha256(__file__)[:12]}",
-        "runner": args.runner, "test_cmd": args.test_cmd, "timeout": args.timeout,
-        "repeat": args.repeat, "p2p_skip_ok": args.p2p_skip_ok,
-        "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
-        "test_patterns": tuple(args.test_files) if args.test_files else None,
-        "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
-    }
+    settings = new_settings(args, repeat=args.repeat)
     check_test_commands(instances, args.runner, args.test_cmd)
     needs_pytest = pytest_needed([instances[r["instance_id"]] for r in runs
                                   if r["instance_id"] in instances], args.runner, args.test_cmd)

@@ -19,6 +19,7 @@ Usage:
     python3 test_audit.py --bench      run the benchmarks: prints timings, asserts nothing about time
     python3 test_audit.py --help       this text
 """
+import ast
 import contextlib
 import doctest
 import errno
@@ -9708,6 +9709,93 @@ class TestOneRunnerRule(unittest.TestCase):
             self.assertEqual(self.r.pytest_needed(
                 [{"repo": repo, "test_runner": None, "test_cmd": None}], runner, None,
                 ids_known=False), expected, (repo, runner))
+
+
+def settings_keys_read(path):
+    """{key: first line} of every key regrade.py reads or writes in its settings record:
+    settings[...], settings.get(...), job["settings"][...] and the like, dict(settings,
+    key=...), and the names a comprehension takes from a tuple (written or named)."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    constants = {node.targets[0].id: node.value for node in tree.body
+                 if isinstance(node, ast.Assign) and len(node.targets) == 1
+                 and isinstance(node.targets[0], ast.Name)}
+
+    def is_record(node):
+        return (isinstance(node, ast.Name) and node.id == "settings") or (
+            isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+            and node.slice.value == "settings")
+
+    def names_from(node):
+        node = constants.get(node.id, node) if isinstance(node, ast.Name) else node
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        raise AssertionError(f"regrade.py line {node.lineno}: a loop over settings keys "
+                             f"this test cannot resolve")
+
+    def uses(node):
+        """(key node, line) of each use of the record in a node."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Subscript) and is_record(sub.value):
+                yield sub.slice, sub.lineno
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                    and is_record(sub.func.value) and sub.func.attr in ("get", "setdefault"):
+                yield sub.args[0], sub.lineno
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
+                    and sub.func.id == "dict" and sub.args and is_record(sub.args[0]):
+                for word in sub.keywords:
+                    yield ast.Constant(word.arg), sub.lineno
+
+    found, loop_names = {}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            loops = {g.target.id: g.iter for g in node.generators
+                     if isinstance(g.target, ast.Name)}
+            loop_names.update(loops)
+            for key, line in uses(node):
+                if isinstance(key, ast.Name) and key.id in loops:
+                    for name in names_from(loops[key.id]):
+                        found.setdefault(name, line)
+    for key, line in uses(tree):
+        if isinstance(key, ast.Constant):
+            found.setdefault(key.value, line)
+        elif not (isinstance(key, ast.Name) and key.id in loop_names):
+            raise AssertionError(f"regrade.py line {line}: a settings key this test cannot "
+                                 f"resolve")
+    return found
+
+
+class TestDeclaredSettings(unittest.TestCase):
+    """regrade.py's settings record is declared in one place, SETTINGS, with each key's
+    meaning and its value until set; new_settings() makes exactly those keys and the code
+    uses no other (an ast walk of the file, not a grep)."""
+
+    def setUp(self):
+        self.r = load("regrade.py")
+
+    def test_every_key_the_code_uses_is_declared(self):
+        used = settings_keys_read(os.path.join(HERE, "regrade.py"))
+        self.assertGreater(len(used), 15)       # the walk does find them
+        undeclared = sorted(set(used) - set(self.r.SETTINGS))
+        self.assertEqual(undeclared, [], [f"{k} (line {used[k]})" for k in undeclared])
+        self.assertEqual(sorted(set(self.r.SETTINGS) - set(used)), [])   # none declared idly
+        self.assertLessEqual(set(self.r.KEY_OPTIONS), set(self.r.SETTINGS))
+
+    def test_new_settings_makes_every_declared_key_from_the_options(self):
+        args = self.r.build_parser().parse_args(
+            ["i.jsonl", "p.jsonl", "--repo", "r", "--timeout", "7", "--env", "A=1",
+             "--keep-env", "HOME", "--test-files", "t/*.py", "--select", "files"])
+        settings = self.r.new_settings(args, repeat=2)
+        self.assertEqual(list(settings), list(self.r.SETTINGS))
+        self.assertEqual({k: settings[k] for k in ("timeout", "env", "keep_env", "repeat",
+                                                   "test_patterns", "select", "runner")},
+                         {"timeout": 7.0, "env": {"A": "1"}, "keep_env": {"HOME"}, "repeat": 2,
+                          "test_patterns": ("t/*.py",), "select": "files", "runner": "auto"})
+        self.assertTrue(settings["grader_version"].startswith(self.r.__version__ + "+"))
+        for name, (value, meaning) in self.r.SETTINGS.items():
+            self.assertTrue(meaning, name)
+            if meaning.startswith("set by"):
+                self.assertEqual(settings[name], value, name)
 
 
 # === Golden reports: every format of every shipped example, byte for byte ===
