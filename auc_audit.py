@@ -577,8 +577,10 @@ def refuse_predictions(table, text):
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
-    def __init__(self):
+    def __init__(self, *, task_map=None):
         self.files = []           # [(path as given, sha256)]
+        self.task_map = task_map  # --task-map FILE: the tasks of transcripts that name none
+        self.agent_cache = {}     # {path: derive_tables(path)}: agent output is read once
 
     def read_bytes(self, path):
         if path == "-":
@@ -2838,7 +2840,7 @@ def derive_tables(inputs, path):
                              f"{unmatched[0]!r} matches no run in the agent output beside it "
                              f"(their ids are instance@model or the session id, e.g. "
                              f"{runs[0]['run_id']!r})")
-    if getattr(inputs, "task_map", None):
+    if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
     for run in runs:
         if not run["task_id"]:
@@ -2866,7 +2868,7 @@ def derive_tables(inputs, path):
 
 def agent_output(inputs, path):
     """derive_tables(), read once per path."""
-    cache = inputs.__dict__.setdefault("agent_cache", {})
+    cache = inputs.agent_cache
     if path not in cache:
         cache[path] = derive_tables(inputs, path)
     return cache[path]
@@ -5752,8 +5754,7 @@ def _main(argv):
         raise InputError("--permute strata needs --strata COLUMN")
     if args.demo and args.runs:
         raise InputError("--demo audits the embedded table; give no runs table with it")
-    inputs = Inputs()
-    inputs.task_map = args.task_map
+    inputs = Inputs(task_map=args.task_map)
     if args.write_runs:                      # the derived tables go out before any audit
         note = no_outcome_yet(write_runs(inputs, args.runs, args.write_runs),
                               args.write_runs, args.outcome)

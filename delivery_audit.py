@@ -560,8 +560,10 @@ def refuse_predictions(table, text):
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
-    def __init__(self):
+    def __init__(self, *, task_map=None):
         self.files = []           # [(path as given, sha256)]
+        self.task_map = task_map  # --task-map FILE: the tasks of transcripts that name none
+        self.agent_cache = {}     # {path: derive_tables(path)}: agent output is read once
 
     def read_bytes(self, path):
         if path == "-":
@@ -2821,7 +2823,7 @@ def derive_tables(inputs, path):
                              f"{unmatched[0]!r} matches no run in the agent output beside it "
                              f"(their ids are instance@model or the session id, e.g. "
                              f"{runs[0]['run_id']!r})")
-    if getattr(inputs, "task_map", None):
+    if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
     for run in runs:
         if not run["task_id"]:
@@ -2849,7 +2851,7 @@ def derive_tables(inputs, path):
 
 def agent_output(inputs, path):
     """derive_tables(), read once per path."""
-    cache = inputs.__dict__.setdefault("agent_cache", {})
+    cache = inputs.agent_cache
     if path not in cache:
         cache[path] = derive_tables(inputs, path)
     return cache[path]
@@ -4953,8 +4955,7 @@ def _main(argv):
     sources = sum(bool(x) for x in (args.runs, args.demo, args.counts))
     if sources != 1:
         raise InputError("give exactly one of: a runs table or folder, --demo, --counts")
-    inputs = Inputs()
-    inputs.task_map = args.task_map          # transcripts name their tasks through it
+    inputs = Inputs(task_map=args.task_map)      # transcripts name their tasks through it
     extras = {}
     if args.rating_sheet:
         if not args.runs or args.verdicts or args.ratings:

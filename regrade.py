@@ -730,8 +730,10 @@ def refuse_predictions(table, text):
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
-    def __init__(self):
+    def __init__(self, *, task_map=None):
         self.files = []           # [(path as given, sha256)]
+        self.task_map = task_map  # --task-map FILE: the tasks of transcripts that name none
+        self.agent_cache = {}     # {path: derive_tables(path)}: agent output is read once
 
     def read_bytes(self, path):
         if path == "-":
@@ -2991,7 +2993,7 @@ def derive_tables(inputs, path):
                              f"{unmatched[0]!r} matches no run in the agent output beside it "
                              f"(their ids are instance@model or the session id, e.g. "
                              f"{runs[0]['run_id']!r})")
-    if getattr(inputs, "task_map", None):
+    if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
     for run in runs:
         if not run["task_id"]:
@@ -3019,7 +3021,7 @@ def derive_tables(inputs, path):
 
 def agent_output(inputs, path):
     """derive_tables(), read once per path."""
-    cache = inputs.__dict__.setdefault("agent_cache", {})
+    cache = inputs.agent_cache
     if path not in cache:
         cache[path] = derive_tables(inputs, path)
     return cache[path]
@@ -8263,8 +8265,7 @@ def _main(argv):
         raise InputError(f"--timeout {args.timeout:g}: must be positive")
     if not args.repo:
         raise InputError("--repo is required: a clone or a git bundle of the repository")
-    inputs = Inputs()
-    inputs.task_map = args.task_map
+    inputs = Inputs(task_map=args.task_map)
     instances, invalid = read_instances(args.instances, inputs)
     runs = load_runs(args.runs, instances, args.instances, inputs, invalid)
     if args.instance:
