@@ -269,6 +269,37 @@ Output
     Exit status: 0 the audit ran; 2 bad input or usage, with one line
     'error: ...' naming the file, row and column.
 """
+# Map of this file: each section under its `# === Title ===` banner, in order, with its
+# entry functions and the rules of the manual above (--help) that it implements.
+# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+#
+#   Shared helpers            Inputs Table read_verdicts join_verdicts derive_tables
+#                             render_table render_provenance run_main
+#                             rules: Input (tables, runs folders); Verdicts (recognised
+#                             by content), "The join", "Another model's report";
+#                             "Reading harness folders"; Output (formats, the footer)
+#   Statistics                clopper_pearson proportion cohen_kappa fleiss_kappa
+#                             fisher_exact mcnemar_exact bca_levels percentile
+#                             rules: "What it computes": exact Clopper-Pearson interval,
+#                             Cohen's kappa, Fisher's exact p, McNemar; the BCa interval
+#   The audit                 audit rates cluster_bootstrap sampling_projection
+#                             predictive_deliveries stratified_condition_tests
+#                             mcnemar_pairs rater_agreement criteria_summary cost_figures
+#                             claim_verdict verdict_sentences
+#                             rules: "What it computes": delivery rate r, inflation 1/r,
+#                             claim AUC, sampling mode, stratified exact test, raters,
+#                             criteria, cost, verdict; the cluster bootstrap and the
+#                             few-clusters rule; "What each test assumes"
+#   Input                     read_runs read_claim claim_source apply_verdicts
+#                             read_criteria runs_from_counts
+#                             rules: Input (columns by name, claims, equivocal
+#                             messages, a blank verified cell); Verdicts (--verdicts)
+#   Rating sheets             write_rating_sheet read_ratings
+#                             rules: "Rating sheets" (blind sheets, the key, raters)
+#   Report                    render render_verdict withheld_notes render_svg
+#                             rules: Output (3 decimals, --format, --svg)
+#   Main                      build_parser main
+#                             rules: "Basic usage"; Output (exit status)
 import bisect
 import concurrent.futures
 import itertools

@@ -363,6 +363,58 @@ under bwrap it cannot reach your files, your network or other runs. Paths the
 interpreter's .pth files add outside its prefix (an editable install of another
 project) are not visible inside; use --sandbox none if the tests need them.
 """
+# Map of this file: each section under its `# === Title ===` banner, in order, with its
+# entry functions and the rules of the manual above (--help) that it implements.
+# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+#
+#   Shared helpers            Inputs read_verdicts derive_tables write_runs render_table
+#                             render_provenance run_main
+#                             rules: "Reading harness folders" (agent folders as RUNS,
+#                             --task-map, --write-runs); the provenance footer
+#   Diffs                     normalise_diff diff_paths is_test_path test_tree_folders
+#                             shadowing_paths
+#                             rules: "Procedure per run" 2 (normalise the diff), 3 (the
+#                             test tree)
+#   Git work trees            Source open_source make_tree apply_diff reset_paths
+#                             restore_tree switch_commit TreePool
+#                             rules: "Procedure per run" 1 (check out base_commit; kept
+#                             trees), 2 (git apply, --3way, patch), 3 (reset), 9
+#   Test runners              test_files unittest_name read_results parse_test_log
+#                             tampering_plugins scrubbed_environment run_command
+#                             test_command
+#                             rules: "Procedure per run" 5-7 (import root, only the
+#                             listed tests, a structured record); Runners: pytest,
+#                             unittest, log (--test-cmd)
+#   Django and SymPy runners  runner_for pick_runner project_runner runner_from_fields
+#                             django_plan sympy_plan project_plan project_lookup
+#                             rules: Runners (auto's choice, django, sympy, "SWE-bench
+#                             v5 fields")
+#   Sandbox                   choose_sandbox bwrap_argv unshare_argv sandboxed
+#                             probe_sandbox
+#                             rules: "The sandbox (--sandbox auto|bwrap|unshare|none)";
+#                             "Not contained, even under bwrap"
+#   Grading                   SETTINGS new_settings grade_run grade_in_folder
+#                             apply_run_diff reset_test_tree apply_test_patch plan_tests
+#                             run_tests decide_run decide classify choose_runner
+#                             rules: "Procedure per run" 1-9, step 8 (Verdict);
+#                             Statuses; SWE-bench's FULL / PARTIAL / NO
+#   Input                     read_instances parse_instance load_runs load_predictions
+#                             default_run_ids check_test_commands pytest_needed
+#                             check_python grading_key
+#                             rules: INSTANCES and RUNS; Statuses (a malformed row, an
+#                             unknown instance); the resume key; --python
+#   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
+#                             write_all
+#                             rules: "Large jobs (schedulers that preempt, signal and
+#                             rerun)"
+#   Report                    VerdictStore swebench_report swebench_summary verdicts_csv
+#                             summarise render_summary Progress
+#                             rules: "Outputs with --out DIR"; the summary (--format)
+#   Making instances          make_instances parse_fixes expand_fixes prepare_fix
+#                             make_fix self_check MadeStore render_made
+#                             rules: "Making instances (--make-instances FIXES ...)"
+#   Main                      build_parser main summarize_only grade_all grade_runs
+#                             rules: "Basic usage"; --summarize; Defaults; Exit status
 import ast
 import collections
 import concurrent.futures
@@ -6600,7 +6652,7 @@ def check_python(python, needs_pytest):
     return os.path.abspath(found)
 
 
-# === Cluster: owners, signals, one --out for many processes ===
+# === Large jobs ===
 # Schedulers (Slurm, Kubernetes, GNU parallel) preempt a job with SIGTERM and
 # then SIGKILL, rerun the same task, and point many tasks at one results folder.
 # Every folder the grader makes under the temporary root is named after its

@@ -9644,6 +9644,151 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
 
 
 # === Maps: every listed name exists, every banner is listed (issue 18) ===
+MAP_ROW = re.compile(r"#   (\S+(?: \S+)*)  +(.*)$")        # a section: its title, then names
+MAP_MORE = re.compile(r"#  {4,}(.*)$")                    # the row goes on
+BANNER = re.compile(r"# === (.+) ===$")
+
+
+def file_map(path):
+    """[(section title, [entry names])] from the map under a script's docstring: the
+    comment lines after its closing quotes. Names run up to the row's 'rules:'."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith('"""'))
+    end = next(i for i in range(first + 1, len(lines)) if lines[i].endswith('"""'))
+    sections, in_rules = [], False
+    for line in itertools.takewhile(lambda l: l.startswith("#"), lines[end + 1:]):
+        row, more = MAP_ROW.match(line), MAP_MORE.match(line)
+        if more and sections:
+            text = more.group(1)
+        elif row:
+            sections.append((row.group(1), []))
+            text, in_rules = row.group(2), False
+        else:
+            continue
+        if not in_rules:
+            sections[-1][1].extend(text.split("rules:")[0].split())
+        in_rules = in_rules or "rules:" in text
+    return sections
+
+
+def top_level_banners(path):
+    """The `# === Title ===` banners of a script outside the shared block, in order (the
+    block keeps its own sub-banners and, if it has one, its own table)."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    found, inside = [], False
+    for line in lines:
+        if line.startswith(BLOCK_START):
+            inside = True
+        elif line.startswith("# --- end shared helpers"):
+            inside = False
+        elif not inside and BANNER.match(line):
+            found.append(BANNER.match(line).group(1))
+    return found
+
+
+def top_level_names(path):
+    """Every name a script defines at its top level (functions, classes, constants)."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+class TestMaps(unittest.TestCase):
+    """Each script opens with a map under its docstring (STYLE.md rule 12): its sections
+    in order, their entry functions and the manual's rules they implement. The map cannot
+    go stale in silence: every name it lists is defined in the file, and its sections are
+    exactly the file's top-level banners, in order."""
+
+    def test_every_banner_is_listed_in_order(self):
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                path = os.path.join(HERE, script)
+                listed = [title for title, _ in file_map(path)]
+                self.assertGreaterEqual(len(listed), 5)
+                self.assertEqual(listed, top_level_banners(path))
+
+    def test_every_listed_name_exists(self):
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                path = os.path.join(HERE, script)
+                defined = top_level_names(path)
+                for title, names in file_map(path):
+                    self.assertTrue(names, f"{script}: section {title!r} lists no function")
+                    self.assertEqual([n for n in names if n not in defined], [],
+                                     f"{script}: section {title!r}")
+
+    def test_sections_that_hold_alike_things_have_one_name_in_all_three(self):
+        # STYLE.md rule 2: a reader who knows one file knows the others.
+        banners = {script: top_level_banners(os.path.join(HERE, script)) for script in SCRIPTS}
+        for title in ("Shared helpers", "Statistics", "The audit", "Input", "Report", "Main"):
+            scripts = [s for s in SCRIPTS if title in banners[s]]
+            self.assertGreaterEqual(len(scripts), 2, title)
+        for script in SCRIPTS:
+            self.assertEqual((banners[script][0], banners[script][-1]),
+                             ("Shared helpers", "Main"), script)
+
+    def test_the_map_reader_sees_a_stale_map(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = write(folder, "x.py", '"""Doc.\n"""\n# Map\n#\n#   One     f g\n'
+                         '#           h rules: "One"\n#   Two     k\n#           rules: x y\n'
+                         'def f(): pass\n# === One ===\n# === Three ===\n')
+            self.assertEqual(file_map(path), [("One", ["f", "g", "h"]), ("Two", ["k"])])
+            self.assertEqual(top_level_banners(path), ["One", "Three"])
+            self.assertEqual(top_level_names(path), {"f"})
+
+
+class TestNothingDead(unittest.TestCase):
+    """No function, class or constant a script defines outside the shared block is left
+    that nothing uses: each is named somewhere else in its file, or by a test."""
+
+    def test_every_name_outside_the_block_is_used(self):
+        with open(os.path.join(HERE, "test_audit.py"), encoding="utf-8") as handle:
+            tests = set(re.findall(r"\w+", handle.read()))
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                    text = handle.read()
+                tree = ast.parse(text)
+                lines = text.splitlines()
+                start = next(i for i, l in enumerate(lines, 1) if l.startswith(BLOCK_START))
+                end = next(i for i, l in enumerate(lines, 1)
+                           if l.startswith("# --- end shared helpers"))
+                used = {}
+                for node in tree.body:
+                    owner = getattr(node, "name", None)
+                    for sub in ast.walk(node):
+                        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                            word = sub.id
+                        elif isinstance(sub, ast.Attribute):
+                            word = sub.attr
+                        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                            word = sub.value    # a name looked up by string (globals())
+                        else:
+                            continue
+                        used.setdefault(word, set()).add(owner)
+                unused = []
+                for node in tree.body:
+                    if start <= node.lineno <= end:
+                        continue
+                    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                        names = [node.name]
+                    elif isinstance(node, ast.Assign):
+                        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                    else:
+                        continue
+                    unused += [n for n in names if not used.get(n, set()) - {n}
+                               and n not in tests and not n.startswith("__")]
+                self.assertEqual(unused, [])
+
+
 class TestOneRunnerRule(unittest.TestCase):
     """regrade.py's runner choice has one home, runner_for(): grading (pick_runner), the
     test-command check and the pytest pre-flight of both modes ask it, so a check made
