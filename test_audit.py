@@ -9998,6 +9998,8 @@ GOLDEN_MASKS = (
                 r'[-0-9.e]+'), r'\1"<seconds>"'),
     (re.compile(r'("python_executable": )"[^"]*"'), r'\1"<interpreter>"'),
     (re.compile(r'("(?:python|distributions|grader|key)": )"[0-9a-f]{16,64}"'), r'\1"<hash>"'),
+    # regrade's grader_version carries the first 12 hex digits of its own hash.
+    (re.compile(r'("grader_version": "[^"+]*\+)[0-9a-f]{12}"'), r'\1<hash>"'),
 )
 
 
@@ -10062,6 +10064,8 @@ class TestGoldenReports(unittest.TestCase):
         for name, text in sorted(golden_outputs().items()):
             with open(os.path.join(GOLDEN, name), encoding="utf-8", newline="") as handle:
                 expected = handle.read()
+            for pattern, stand_in in GOLDEN_MASKS:     # a file written before a mask was added
+                expected = pattern.sub(stand_in, expected)
             if text != expected:
                 first = next(i for i, (a, b) in enumerate(zip(text.splitlines() + [""],
                                                               expected.splitlines() + [""]))
@@ -10073,9 +10077,11 @@ class TestGoldenReports(unittest.TestCase):
 
     def test_the_masks_hide_only_what_differs_between_machines(self):
         masked = golden_text("regrade", 'x\n      "test_s": 0.123,\n      "grader": "'
-                             + "ab" * 32 + '",\n  "python": "python3",\nPython '
+                             + "ab" * 32 + '",\n  "grader_version": "0.1.0+0123456789ab",\n'
+                             '  "python": "python3",\nPython '
                              + platform.python_version() + "\n/usr/bin/python3.9 regrade.py\n")
         self.assertEqual(masked, 'x\n      "test_s": "<seconds>",\n      "grader": "<hash>",\n'
+                                 '  "grader_version": "0.1.0+<hash>",\n'
                                  '  "python": "python3",\nPython <python>\n'
                                  '/usr/bin/python3 regrade.py\n')
 
