@@ -292,6 +292,36 @@ holds several runs (else strata with --strata, else rows), --format text. Same i
 and seed give the same bytes out.
 Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 """
+# Map of this file: each section under its `# === Title ===` banner, in order, with its
+# entry functions and the rules of the manual above (--help) that it implements.
+# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+#
+#   Shared helpers            Inputs Table read_verdicts join_verdicts derive_tables
+#                             render_table render_provenance run_main
+#                             rules: RUNS (tables, runs folders); "With --verdicts the
+#                             outcome comes from a grader's output"; "Reading harness
+#                             folders"; the provenance footer
+#   Statistics                doubled_midranks auc_in_direction better_direction delong_p
+#                             clustered_difference youden_binarise NullFamily
+#                             stepdown_minp adjusted_p shuffled_draws task_null_aucs
+#                             BootstrapSweep bootstrap_differences resample_in_chunks
+#                             rules: Definitions: AUC, stratified, DeLong p, clustered p,
+#                             family null, interval; Speed
+#   The audit                 audit audit_design default_permute family_tests gate_one
+#                             gate_three gate_verdict joint_interval task_identity
+#                             task_ceiling feature_flags audit_verdict cluster_warning
+#                             rules: Definitions: same rows, joint CI, within-task, task
+#                             ceiling, task identity, verdict, flags; Defaults (--permute)
+#   Input                     read_runs audited_rows select_rows read_tasks read_strata
+#                             read_baseline choose_features numeric_features
+#                             read_feature_values recount_tool_calls
+#                             rules: "Columns (auto-detected by name, first match wins)";
+#                             "Numbers are read exactly"; Definitions: left out
+#   Report                    render_report render_json render_svg verdict_section
+#                             family_null_section notes_section fmt_p
+#                             rules: the report, --format, --svg
+#   Main                      build_parser main
+#                             rules: "Basic usage"; Defaults; Exit status
 import bisect
 import collections
 import decimal
@@ -582,8 +612,10 @@ def refuse_predictions(table, text):
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
-    def __init__(self):
+    def __init__(self, *, task_map=None):
         self.files = []           # [(path as given, sha256)]
+        self.task_map = task_map  # --task-map FILE: the tasks of transcripts that name none
+        self.agent_cache = {}     # {path: derive_tables(path)}: agent output is read once
 
     def read_bytes(self, path):
         if path == "-":
@@ -2843,7 +2875,7 @@ def derive_tables(inputs, path):
                              f"{unmatched[0]!r} matches no run in the agent output beside it "
                              f"(their ids are instance@model or the session id, e.g. "
                              f"{runs[0]['run_id']!r})")
-    if getattr(inputs, "task_map", None):
+    if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
     for run in runs:
         if not run["task_id"]:
@@ -2871,7 +2903,7 @@ def derive_tables(inputs, path):
 
 def agent_output(inputs, path):
     """derive_tables(), read once per path."""
-    cache = inputs.__dict__.setdefault("agent_cache", {})
+    cache = inputs.agent_cache
     if path not in cache:
         cache[path] = derive_tables(inputs, path)
     return cache[path]
@@ -4014,6 +4046,7 @@ def histogram(values, bins=HISTOGRAM_BINS, low=0.5, high=1.0):
     return {"edges": [low + width * i for i in range(bins + 1)], "counts": counts}
 
 
+# === The audit ===
 def cluster_warning(n_clusters, kind):
     """A one-line caution when the cluster bootstrap has few clusters, else None.
 
@@ -5757,8 +5790,7 @@ def _main(argv):
         raise InputError("--permute strata needs --strata COLUMN")
     if args.demo and args.runs:
         raise InputError("--demo audits the embedded table; give no runs table with it")
-    inputs = Inputs()
-    inputs.task_map = args.task_map
+    inputs = Inputs(task_map=args.task_map)
     if args.write_runs:                      # the derived tables go out before any audit
         note = no_outcome_yet(write_runs(inputs, args.runs, args.write_runs),
                               args.write_runs, args.outcome)

@@ -273,6 +273,37 @@ Output
     Exit status: 0 the audit ran; 2 bad input or usage, with one line
     'error: ...' naming the file, row and column.
 """
+# Map of this file: each section under its `# === Title ===` banner, in order, with its
+# entry functions and the rules of the manual above (--help) that it implements.
+# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+#
+#   Shared helpers            Inputs Table read_verdicts join_verdicts derive_tables
+#                             render_table render_provenance run_main
+#                             rules: Input (tables, runs folders); Verdicts (recognised
+#                             by content), "The join", "Another model's report";
+#                             "Reading harness folders"; Output (formats, the footer)
+#   Statistics                clopper_pearson proportion cohen_kappa fleiss_kappa
+#                             fisher_exact mcnemar_exact bca_levels percentile
+#                             rules: "What it computes": exact Clopper-Pearson interval,
+#                             Cohen's kappa, Fisher's exact p, McNemar; the BCa interval
+#   The audit                 audit rates cluster_bootstrap sampling_projection
+#                             predictive_deliveries stratified_condition_tests
+#                             mcnemar_pairs rater_agreement criteria_summary cost_figures
+#                             claim_verdict verdict_sentences
+#                             rules: "What it computes": delivery rate r, inflation 1/r,
+#                             claim AUC, sampling mode, stratified exact test, raters,
+#                             criteria, cost, verdict; the cluster bootstrap and the
+#                             few-clusters rule; "What each test assumes"
+#   Input                     read_runs read_claim claim_source apply_verdicts
+#                             read_criteria runs_from_counts
+#                             rules: Input (columns by name, claims, equivocal
+#                             messages, a blank verified cell); Verdicts (--verdicts)
+#   Rating sheets             write_rating_sheet read_ratings
+#                             rules: "Rating sheets" (blind sheets, the key, raters)
+#   Report                    render render_verdict withheld_notes render_svg
+#                             rules: Output (3 decimals, --format, --svg)
+#   Main                      build_parser main
+#                             rules: "Basic usage"; Output (exit status)
 import bisect
 import concurrent.futures
 import itertools
@@ -564,8 +595,10 @@ def refuse_predictions(table, text):
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
-    def __init__(self):
+    def __init__(self, *, task_map=None):
         self.files = []           # [(path as given, sha256)]
+        self.task_map = task_map  # --task-map FILE: the tasks of transcripts that name none
+        self.agent_cache = {}     # {path: derive_tables(path)}: agent output is read once
 
     def read_bytes(self, path):
         if path == "-":
@@ -2825,7 +2858,7 @@ def derive_tables(inputs, path):
                              f"{unmatched[0]!r} matches no run in the agent output beside it "
                              f"(their ids are instance@model or the session id, e.g. "
                              f"{runs[0]['run_id']!r})")
-    if getattr(inputs, "task_map", None):
+    if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
     for run in runs:
         if not run["task_id"]:
@@ -2853,7 +2886,7 @@ def derive_tables(inputs, path):
 
 def agent_output(inputs, path):
     """derive_tables(), read once per path."""
-    cache = inputs.__dict__.setdefault("agent_cache", {})
+    cache = inputs.agent_cache
     if path not in cache:
         cache[path] = derive_tables(inputs, path)
     return cache[path]
@@ -4957,8 +4990,7 @@ def _main(argv):
     sources = sum(bool(x) for x in (args.runs, args.demo, args.counts))
     if sources != 1:
         raise InputError("give exactly one of: a runs table or folder, --demo, --counts")
-    inputs = Inputs()
-    inputs.task_map = args.task_map          # transcripts name their tasks through it
+    inputs = Inputs(task_map=args.task_map)      # transcripts name their tasks through it
     extras = {}
     if args.rating_sheet:
         if not args.runs or args.verdicts or args.ratings:

@@ -370,6 +370,58 @@ under bwrap it cannot reach your files, your network or other runs. Paths the
 interpreter's .pth files add outside its prefix (an editable install of another
 project) are not visible inside; use --sandbox none if the tests need them.
 """
+# Map of this file: each section under its `# === Title ===` banner, in order, with its
+# entry functions and the rules of the manual above (--help) that it implements.
+# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+#
+#   Shared helpers            Inputs read_verdicts derive_tables write_runs render_table
+#                             render_provenance run_main
+#                             rules: "Reading harness folders" (agent folders as RUNS,
+#                             --task-map, --write-runs); the provenance footer
+#   Diffs                     normalise_diff diff_paths is_test_path test_tree_folders
+#                             shadowing_paths
+#                             rules: "Procedure per run" 2 (normalise the diff), 3 (the
+#                             test tree)
+#   Git work trees            Source open_source make_tree apply_diff reset_paths
+#                             restore_tree switch_commit TreePool
+#                             rules: "Procedure per run" 1 (check out base_commit; kept
+#                             trees), 2 (git apply, --3way, patch), 3 (reset), 9
+#   Test runners              test_files unittest_name read_results parse_test_log
+#                             tampering_plugins scrubbed_environment run_command
+#                             test_command
+#                             rules: "Procedure per run" 5-7 (import root, only the
+#                             listed tests, a structured record); Runners: pytest,
+#                             unittest, log (--test-cmd)
+#   Django and SymPy runners  runner_for pick_runner project_runner runner_from_fields
+#                             django_plan sympy_plan project_plan project_lookup
+#                             rules: Runners (auto's choice, django, sympy, "SWE-bench
+#                             v5 fields")
+#   Sandbox                   choose_sandbox bwrap_argv unshare_argv sandboxed
+#                             probe_sandbox
+#                             rules: "The sandbox (--sandbox auto|bwrap|unshare|none)";
+#                             "Not contained, even under bwrap"
+#   Grading                   SETTINGS new_settings grade_run grade_in_folder
+#                             apply_run_diff reset_test_tree apply_test_patch plan_tests
+#                             run_tests decide_run decide classify choose_runner
+#                             rules: "Procedure per run" 1-9, step 8 (Verdict);
+#                             Statuses; SWE-bench's FULL / PARTIAL / NO
+#   Input                     read_instances parse_instance load_runs load_predictions
+#                             default_run_ids check_test_commands pytest_needed
+#                             check_python grading_key
+#                             rules: INSTANCES and RUNS; Statuses (a malformed row, an
+#                             unknown instance); the resume key; --python
+#   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
+#                             write_all
+#                             rules: "Large jobs (schedulers that preempt, signal and
+#                             rerun)"
+#   Report                    VerdictStore swebench_report swebench_summary verdicts_csv
+#                             summarise render_summary Progress
+#                             rules: "Outputs with --out DIR"; the summary (--format)
+#   Making instances          make_instances parse_fixes expand_fixes prepare_fix
+#                             make_fix self_check MadeStore render_made
+#                             rules: "Making instances (--make-instances FIXES ...)"
+#   Main                      build_parser main summarize_only grade_all grade_runs
+#                             rules: "Basic usage"; --summarize; Defaults; Exit status
 import ast
 import collections
 import concurrent.futures
@@ -737,8 +789,10 @@ def refuse_predictions(table, text):
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
-    def __init__(self):
+    def __init__(self, *, task_map=None):
         self.files = []           # [(path as given, sha256)]
+        self.task_map = task_map  # --task-map FILE: the tasks of transcripts that name none
+        self.agent_cache = {}     # {path: derive_tables(path)}: agent output is read once
 
     def read_bytes(self, path):
         if path == "-":
@@ -2998,7 +3052,7 @@ def derive_tables(inputs, path):
                              f"{unmatched[0]!r} matches no run in the agent output beside it "
                              f"(their ids are instance@model or the session id, e.g. "
                              f"{runs[0]['run_id']!r})")
-    if getattr(inputs, "task_map", None):
+    if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
     for run in runs:
         if not run["task_id"]:
@@ -3026,7 +3080,7 @@ def derive_tables(inputs, path):
 
 def agent_output(inputs, path):
     """derive_tables(), read once per path."""
-    cache = inputs.__dict__.setdefault("agent_cache", {})
+    cache = inputs.agent_cache
     if path not in cache:
         cache[path] = derive_tables(inputs, path)
     return cache[path]
@@ -4666,18 +4720,41 @@ def project_runner(tree):
     return None
 
 
-def pick_runner(instance, settings, listed, tree):
-    """The runner for one run: the instance's, --runner, the repository's, the tree's, the ids'.
+def runner_for(instance, runner, listed, tree=None):
+    """The runner choice, the one rule that grading and every pre-flight check apply.
 
-    An instance whose log_parser has no runner here is a grading error.
+    The instance's test_runner, else `runner` (--runner), unless that is auto; for auto
+    the repository's project runner (REPO_RUNNERS), then the one the tree's layout calls
+    for, then the ids': pytest when any listed id is a pytest node id, unittest otherwise.
+    Before a checkout (tree None) the layout is unknown and is passed over; with the ids
+    unknown too (listed None: --make-instances finds them per fix) pytest is assumed.
+    None when the instance's log_parser has no runner here.
+
+    >>> runner_for({"repo": "django/django"}, "auto", ["tests/t.py::test_a"])
+    'django'
+    >>> runner_for({"repo": "o/r"}, "auto", ["t.py::test_a"]), runner_for({}, "auto", ["m.C.t"])
+    ('pytest', 'unittest')
+    >>> runner_for({"repo": "o/r"}, "auto", None), runner_for({"test_runner": "log"}, "auto", [])
+    ('pytest', 'log')
     """
     if instance.get("no_runner"):
-        raise GradingError(instance["no_runner"])
-    chosen = instance.get("test_runner") or settings["runner"]
+        return None
+    chosen = instance.get("test_runner") or runner
     if chosen != "auto":
         return chosen
-    return REPO_RUNNERS.get(instance.get("repo")) or project_runner(tree) or \
-        choose_runner("auto", listed)
+    found = REPO_RUNNERS.get(instance.get("repo"))
+    if found is None and tree is not None:
+        found = project_runner(tree)
+    if found is not None:
+        return found
+    return "pytest" if listed is None else choose_runner("auto", listed)
+
+
+def pick_runner(instance, settings, listed, tree):
+    """The runner for one run (runner_for() on its tree); a log_parser with none is an error."""
+    if instance.get("no_runner"):
+        raise GradingError(instance["no_runner"])
+    return runner_for(instance, settings["runner"], listed, tree)
 
 
 def runner_from_fields(record, where):
@@ -5296,6 +5373,49 @@ def unshare_chosen(python, needs_pytest):
 
 
 # === Grading ===
+# The settings record: all that grading reads besides a run and its instance. new_settings()
+# makes it from the options (regrading and --make-instances alike); the pre-flight and the
+# session then fill the keys marked "set by", and no other key is ever added.
+# key: (value until set, meaning)
+SETTINGS = {
+    "grader_version": (None, "__version__+ the first 12 hex digits of this file's SHA-256"),
+    "runner": ("auto", "--runner (an instance's test_runner comes first)"),
+    "test_cmd": (None, "--test-cmd TEMPLATE (an instance's test_cmd comes first)"),
+    "timeout": (DEFAULT_TIMEOUT, "--timeout: seconds per test command"),
+    "repeat": (1, "--repeat K: runs of each test command (--make-instances grades once)"),
+    "p2p_skip_ok": (False, "--p2p-skip-ok: a skipped PASS_TO_PASS test does not fail the run"),
+    "env": ({}, "--env KEY=VALUE, as {KEY: VALUE}"),
+    "keep_env": (frozenset(), "--keep-env NAME: variables passed through the scrubbing"),
+    "test_patterns": (None, "--test-files GLOB as a tuple, None for the default test files"),
+    "keep_trees": (False, "--keep-trees: the throwaway folders stay (named in the notes)"),
+    "fuzz": (DEFAULT_FUZZ, "--fuzz: fuzz for the patch fallback"),
+    "select": ("ids", "--select: the listed test ids, or their whole files"),
+    "python": (None, "set by the pre-flight: the test interpreter, checked (check_python)"),
+    "interpreter": (None, "set by the pre-flight: its name, version and path (interpreter_facts)"),
+    "distributions": (None, "set by the pre-flight when regrading: its installed distributions"),
+    "grader_sha256": (None, "set by the pre-flight: SHA-256 of this file's bytes"),
+    "sandbox": (None, "set by the pre-flight: the sandbox chosen (choose_sandbox)"),
+    "isolation": ("none", "set by the pre-flight: that sandbox's isolation level"),
+    "scratch": (None, "set by the session: its private folder, where grader folders go"),
+    "trees": (None, "set by the session: the TreePool that keeps work trees between runs"),
+    "observe_all": (False, "--make-instances: record every test's outcome, not only the listed"),
+}
+
+
+def new_settings(args, *, repeat):
+    """The settings record of a session from its options (see SETTINGS)."""
+    settings = {key: value for key, (value, _) in SETTINGS.items()}
+    settings.update({
+        "grader_version": f"{__version__}+{script_sha256(__file__)[:12]}",
+        "runner": args.runner, "test_cmd": args.test_cmd, "timeout": args.timeout,
+        "repeat": repeat, "p2p_skip_ok": args.p2p_skip_ok,
+        "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
+        "test_patterns": tuple(args.test_files) if args.test_files else None,
+        "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
+    })
+    return settings
+
+
 PASSING = ("passed",)
 FAILING = ("failed", "error", "xpassed")
 SKIPPING = ("skipped", "xfailed")
@@ -6177,14 +6297,6 @@ def read_instances(path, inputs):
     return instances, invalid
 
 
-def load_instances(path, inputs):
-    """Read the instances file into {instance_id: instance}; every row must be usable."""
-    instances, invalid = read_instances(path, inputs)
-    if invalid:
-        raise InputError(next(iter(invalid.values())))
-    return instances
-
-
 def default_run_ids(runs):
     """Give runs without a run_id a unique, deterministic one: instance@model, then #2, #3."""
     seen = {}
@@ -6430,11 +6542,19 @@ def check_test_command(template, runner, where):
                          f"another command's output")
 
 
+def pytest_needed(instances, runner, test_cmd, *, ids_known=True):
+    """Whether grading these instances may run pytest, so the interpreter and the sandbox
+    probe must import it: runner_for() before any checkout, for each instance with no test
+    command of its own or from --test-cmd (ids_known=False: their ids are found later)."""
+    return any(runner_for(instance, runner, instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"]
+                          if ids_known else None) == "pytest"
+               and not (instance["test_cmd"] or test_cmd) for instance in instances)
+
+
 def check_test_commands(instances, runner, test_cmd):
     """Check --test-cmd and every instance's test_cmd before any run is graded."""
     for instance in instances.values():
-        listed = instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"]
-        chosen = choose_runner(instance["test_runner"] or runner, listed)
+        chosen = runner_for(instance, runner, instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"])
         if instance["test_cmd"]:
             check_test_command(instance["test_cmd"], chosen, f"{instance['where']}: test_cmd")
         elif test_cmd is not None:
@@ -6539,17 +6659,16 @@ def check_python(python, needs_pytest):
     return os.path.abspath(found)
 
 
-# === Cluster: owners, signals, one --out for many processes ===
+# === Large jobs ===
 # Schedulers (Slurm, Kubernetes, GNU parallel) preempt a job with SIGTERM and
 # then SIGKILL, rerun the same task, and point many tasks at one results folder.
 # Every folder the grader makes under the temporary root is named after its
 # owner; a signal stops the job cleanly; a lock file in --out lets any number of
 # processes append to and compact one verdicts.jsonl (see "Large jobs").
 OWNER_KINDS = ("session", "run", "probe")
-OWNED_FOLDER = re.compile(r"regrade-(session|run|probe)\.([A-Za-z0-9-]+)\.(\d+)\.(\d+)\."
-                          r"([0-9a-f]+)\.")
+OWNED_FOLDER = re.compile(r"regrade-(" + "|".join(OWNER_KINDS) + r")\.([A-Za-z0-9-]+)\."
+                          r"(\d+)\.(\d+)\.([0-9a-f]+)\.")
 SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
-DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 LOCK_NAME = ".verdicts.lock"
 
 
@@ -7872,20 +7991,13 @@ def make_context(args, inputs):
                          "tests too), log with --test-cmd, or django/sympy")
     if args.runner == "log" and not (args.test_cmd and "{files}" in args.test_cmd):
         raise InputError("--make-instances --runner log needs a --test-cmd holding {files}")
-    settings = {
-        "grader_version": f"{__version__}+{script_sha256(__file__)[:12]}",
-        "runner": args.runner, "test_cmd": args.test_cmd, "timeout": args.timeout,
-        "repeat": 1, "p2p_skip_ok": args.p2p_skip_ok,
-        "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
-        "test_patterns": tuple(args.test_files) if args.test_files else None,
-        "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
-    }
+    settings = new_settings(args, repeat=1)
     if args.test_cmd:
         check_test_command(args.test_cmd, args.runner, "--test-cmd")
     # Django's and SymPy's own runners need no pytest; a tree laid out like theirs under
     # another name is found per fix, and a missing pytest then rejects its fixes.
-    needs_pytest = (args.runner == "pytest" or args.runner == "auto" and
-                    REPO_RUNNERS.get(repo) is None) and not args.test_cmd
+    needs_pytest = pytest_needed([{"repo": repo, "test_runner": None, "test_cmd": None}],
+                                 args.runner, args.test_cmd, ids_known=False)
     settings["python"] = check_python(args.python, needs_pytest)
     settings["interpreter"] = interpreter_facts(args.python, settings["python"])
     settings["grader_sha256"] = script_sha256(__file__)
@@ -8212,8 +8324,7 @@ def _main(argv):
         raise InputError(f"--timeout {args.timeout:g}: must be positive")
     if not args.repo:
         raise InputError("--repo is required: a clone or a git bundle of the repository")
-    inputs = Inputs()
-    inputs.task_map = args.task_map
+    inputs = Inputs(task_map=args.task_map)
     instances, invalid = read_instances(args.instances, inputs)
     runs = load_runs(args.runs, instances, args.instances, inputs, invalid)
     if args.instance:
@@ -8224,20 +8335,10 @@ def _main(argv):
     if args.shard:
         shard = parse_shard(args.shard)
         runs = [r for r in runs if in_shard(r["run_id"], shard)]
-    settings = {
-        "grader_version": f"{__version__}+{script_sha256(__file__)[:12]}",
-        "runner": args.runner, "test_cmd": args.test_cmd, "timeout": args.timeout,
-        "repeat": args.repeat, "p2p_skip_ok": args.p2p_skip_ok,
-        "env": parse_env_options(args.env, "--env"), "keep_env": set(args.keep_env),
-        "test_patterns": tuple(args.test_files) if args.test_files else None,
-        "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
-    }
+    settings = new_settings(args, repeat=args.repeat)
     check_test_commands(instances, args.runner, args.test_cmd)
-    needs_pytest = any(choose_runner(instances[r["instance_id"]]["test_runner"] or args.runner,
-                                     instances[r["instance_id"]]["FAIL_TO_PASS"] +
-                                     instances[r["instance_id"]]["PASS_TO_PASS"]) == "pytest"
-                       and not (instances[r["instance_id"]]["test_cmd"] or args.test_cmd)
-                       for r in runs if r["instance_id"] in instances)
+    needs_pytest = pytest_needed([instances[r["instance_id"]] for r in runs
+                                  if r["instance_id"] in instances], args.runner, args.test_cmd)
     settings["python"] = check_python(args.python, needs_pytest)
     settings["interpreter"] = interpreter_facts(args.python, settings["python"])
     settings["distributions"] = interpreter_distributions(settings["python"])

@@ -19,6 +19,7 @@ Usage:
     python3 test_audit.py --bench      run the benchmarks: prints timings, asserts nothing about time
     python3 test_audit.py --help       this text
 """
+import ast
 import contextlib
 import doctest
 import errno
@@ -9704,6 +9705,345 @@ class RegradeReadmeTemplates(unittest.TestCase):
             self.assertEqual([counts[k] for k in ("tp", "fp", "fn", "tn")], [1, 1, 0, 0])
 
 
+# === Maps: every listed name exists, every banner is listed (issue 18) ===
+MAP_ROW = re.compile(r"#   (\S+(?: \S+)*)  +(.*)$")        # a section: its title, then names
+MAP_MORE = re.compile(r"#  {4,}(.*)$")                    # the row goes on
+BANNER = re.compile(r"# === (.+) ===$")
+
+
+def file_map(path):
+    """[(section title, [entry names])] from the map under a script's docstring: the
+    comment lines after its closing quotes. Names run up to the row's 'rules:'."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith('"""'))
+    end = next(i for i in range(first + 1, len(lines)) if lines[i].endswith('"""'))
+    sections, in_rules = [], False
+    for line in itertools.takewhile(lambda l: l.startswith("#"), lines[end + 1:]):
+        row, more = MAP_ROW.match(line), MAP_MORE.match(line)
+        if more and sections:
+            text = more.group(1)
+        elif row:
+            sections.append((row.group(1), []))
+            text, in_rules = row.group(2), False
+        else:
+            continue
+        if not in_rules:
+            sections[-1][1].extend(text.split("rules:")[0].split())
+        in_rules = in_rules or "rules:" in text
+    return sections
+
+
+def top_level_banners(path):
+    """The `# === Title ===` banners of a script outside the shared block, in order (the
+    block keeps its own sub-banners and, if it has one, its own table)."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    found, inside = [], False
+    for line in lines:
+        if line.startswith(BLOCK_START):
+            inside = True
+        elif line.startswith("# --- end shared helpers"):
+            inside = False
+        elif not inside and BANNER.match(line):
+            found.append(BANNER.match(line).group(1))
+    return found
+
+
+def top_level_names(path):
+    """Every name a script defines at its top level (functions, classes, constants)."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+class TestMaps(unittest.TestCase):
+    """Each script opens with a map under its docstring (STYLE.md rule 12): its sections
+    in order, their entry functions and the manual's rules they implement. The map cannot
+    go stale in silence: every name it lists is defined in the file, and its sections are
+    exactly the file's top-level banners, in order."""
+
+    def test_every_banner_is_listed_in_order(self):
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                path = os.path.join(HERE, script)
+                listed = [title for title, _ in file_map(path)]
+                banners = top_level_banners(path)
+                self.assertGreaterEqual(len(listed), 5)
+                if "Shared helpers" not in banners:     # its banner went inside the block
+                    listed.remove("Shared helpers")
+                self.assertEqual(listed, banners)
+
+    def test_every_listed_name_exists(self):
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                path = os.path.join(HERE, script)
+                defined = top_level_names(path)
+                for title, names in file_map(path):
+                    self.assertTrue(names, f"{script}: section {title!r} lists no function")
+                    self.assertEqual([n for n in names if n not in defined], [],
+                                     f"{script}: section {title!r}")
+
+    def test_sections_that_hold_alike_things_have_one_name_in_all_three(self):
+        # STYLE.md rule 2: a reader who knows one file knows the others.
+        maps = {script: [title for title, _ in file_map(os.path.join(HERE, script))]
+                for script in SCRIPTS}
+        for title in ("Statistics", "The audit", "Input", "Report", "Main"):
+            scripts = [s for s in SCRIPTS if title in maps[s]]
+            self.assertGreaterEqual(len(scripts), 2, title)
+        for script in SCRIPTS:
+            self.assertEqual((maps[script][0], maps[script][-1]), ("Shared helpers", "Main"),
+                             script)
+
+    def test_the_map_reader_sees_a_stale_map(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = write(folder, "x.py", '"""Doc.\n"""\n# Map\n#\n#   One     f g\n'
+                         '#           h rules: "One"\n#   Two     k\n#           rules: x y\n'
+                         'def f(): pass\n# === One ===\n# === Three ===\n')
+            self.assertEqual(file_map(path), [("One", ["f", "g", "h"]), ("Two", ["k"])])
+            self.assertEqual(top_level_banners(path), ["One", "Three"])
+            self.assertEqual(top_level_names(path), {"f"})
+
+
+class TestNothingDead(unittest.TestCase):
+    """No function, class or constant a script defines outside the shared block is left
+    that nothing uses: each is named somewhere else in its file, or by a test."""
+
+    def test_every_name_outside_the_block_is_used(self):
+        with open(os.path.join(HERE, "test_audit.py"), encoding="utf-8") as handle:
+            tests = set(re.findall(r"\w+", handle.read()))
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                    text = handle.read()
+                tree = ast.parse(text)
+                lines = text.splitlines()
+                start = next(i for i, l in enumerate(lines, 1) if l.startswith(BLOCK_START))
+                end = next(i for i, l in enumerate(lines, 1)
+                           if l.startswith("# --- end shared helpers"))
+                used = {}
+                for node in tree.body:
+                    owner = getattr(node, "name", None)
+                    for sub in ast.walk(node):
+                        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                            word = sub.id
+                        elif isinstance(sub, ast.Attribute):
+                            word = sub.attr
+                        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                            word = sub.value    # a name looked up by string (globals())
+                        else:
+                            continue
+                        used.setdefault(word, set()).add(owner)
+                unused = []
+                for node in tree.body:
+                    if start <= node.lineno <= end:
+                        continue
+                    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                        names = [node.name]
+                    elif isinstance(node, ast.Assign):
+                        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                    else:
+                        continue
+                    unused += [n for n in names if not used.get(n, set()) - {n}
+                               and n not in tests and not n.startswith("__")]
+                self.assertEqual(unused, [])
+
+
+class TestOneRunnerRule(unittest.TestCase):
+    """regrade.py's runner choice has one home, runner_for(): grading (pick_runner), the
+    test-command check and the pytest pre-flight of both modes ask it, so a check made
+    before the checkout can never expect another runner than the one grading will use."""
+
+    def setUp(self):
+        self.r = load("regrade.py")
+
+    def instance(self, repo, ids, test_runner=None, test_cmd=None, **extra):
+        return dict({"repo": repo, "FAIL_TO_PASS": list(ids), "PASS_TO_PASS": [],
+                     "test_runner": test_runner, "test_cmd": test_cmd,
+                     "where": "instances.jsonl line 1"}, **extra)
+
+    def test_grading_and_the_pre_flight_agree_for_every_choice(self):
+        with tempfile.TemporaryDirectory() as tree:      # a tree with no project layout
+            for repo, ids, own, option in itertools.product(
+                    ("django/django", "sympy/sympy", "o/r"), (["t.py::test_a"], ["m.C.test_a"]),
+                    (None, "unittest", "log"), ("auto", "pytest", "sympy")):
+                instance = self.instance(repo, ids, own)
+                graded = self.r.pick_runner(instance, {"runner": option}, ids, tree)
+                # Written out from the manual ("Runners"), not from the code under test.
+                expected = own or option
+                if expected == "auto":
+                    expected = {"django/django": "django", "sympy/sympy": "sympy"}.get(
+                        repo, "pytest" if "::" in ids[0] else "unittest")
+                self.assertEqual(graded, expected, (repo, ids, own, option))
+                self.assertEqual(self.r.runner_for(instance, option, ids), graded)
+                self.assertEqual(self.r.pytest_needed([instance], option, None),
+                                 graded == "pytest", (repo, ids, own, option))
+
+    def test_the_tree_layout_counts_only_once_there_is_a_tree(self):
+        with tempfile.TemporaryDirectory() as tree:
+            os.makedirs(os.path.join(tree, "tests"))
+            os.makedirs(os.path.join(tree, "django"))
+            write(tree, "tests/runtests.py", "")
+            instance = self.instance("fork/web", ["tests/t.py::test_a"])
+            self.assertEqual(self.r.pick_runner(instance, {"runner": "auto"}, ["x"], tree),
+                             "django")
+            self.assertEqual(self.r.runner_for(instance, "auto", ["tests/t.py::test_a"]),
+                             "pytest")    # before the checkout: the ids decide, pytest is checked
+
+    def test_a_django_instance_is_not_held_to_the_pytest_rules_before_grading(self):
+        # Grading runs Django's runner for django/django under --runner auto, whatever its
+        # ids look like; the old pre-flight judged by the ids alone and refused this command
+        # as a pytest one (and required pytest of the interpreter).
+        instance = self.instance("django/django", ["tests/t.py::test_a"])
+        self.r.check_test_commands({"i": instance}, "auto", "./tests/runtests.py {files}")
+        self.assertFalse(self.r.pytest_needed([instance], "auto", None))
+        with self.assertRaises(self.r.InputError):    # a real pytest instance still is
+            self.r.check_test_commands({"i": self.instance("o/r", ["t.py::test_a"])}, "auto",
+                                       "pytest {files}")
+
+    def test_a_log_parser_without_a_runner_needs_nothing_and_grades_as_an_error(self):
+        instance = self.instance("o/r", ["t.py::test_a"], no_runner="log_parser 'x': none")
+        self.assertIsNone(self.r.runner_for(instance, "auto", ["t.py::test_a"]))
+        self.assertFalse(self.r.pytest_needed([instance], "auto", None))
+        with self.assertRaises(self.r.GradingError):
+            self.r.pick_runner(instance, {"runner": "auto"}, ["t.py::test_a"], HERE)
+
+    def test_making_instances_assumes_pytest_unless_the_repository_names_its_runner(self):
+        for repo, runner, expected in (("o/r", "auto", True), ("django/django", "auto", False),
+                                       ("o/r", "log", False), ("sympy/sympy", "pytest", True)):
+            self.assertEqual(self.r.pytest_needed(
+                [{"repo": repo, "test_runner": None, "test_cmd": None}], runner, None,
+                ids_known=False), expected, (repo, runner))
+
+
+def settings_keys_read(path):
+    """{key: first line} of every key regrade.py reads or writes in its settings record:
+    settings[...], settings.get(...), job["settings"][...] and the like, dict(settings,
+    key=...), and the names a comprehension takes from a tuple (written or named)."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    constants = {node.targets[0].id: node.value for node in tree.body
+                 if isinstance(node, ast.Assign) and len(node.targets) == 1
+                 and isinstance(node.targets[0], ast.Name)}
+
+    def is_record(node):
+        return (isinstance(node, ast.Name) and node.id == "settings") or (
+            isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+            and node.slice.value == "settings")
+
+    def names_from(node):
+        node = constants.get(node.id, node) if isinstance(node, ast.Name) else node
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        raise AssertionError(f"regrade.py line {node.lineno}: a loop over settings keys "
+                             f"this test cannot resolve")
+
+    def uses(node):
+        """(key node, line) of each use of the record in a node."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Subscript) and is_record(sub.value):
+                yield sub.slice, sub.lineno
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                    and is_record(sub.func.value) and sub.func.attr in ("get", "setdefault"):
+                yield sub.args[0], sub.lineno
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
+                    and sub.func.id == "dict" and sub.args and is_record(sub.args[0]):
+                for word in sub.keywords:
+                    yield ast.Constant(word.arg), sub.lineno
+
+    found, loop_names = {}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            loops = {g.target.id: g.iter for g in node.generators
+                     if isinstance(g.target, ast.Name)}
+            loop_names.update(loops)
+            for key, line in uses(node):
+                if isinstance(key, ast.Name) and key.id in loops:
+                    for name in names_from(loops[key.id]):
+                        found.setdefault(name, line)
+    for key, line in uses(tree):
+        if isinstance(key, ast.Constant):
+            found.setdefault(key.value, line)
+        elif not (isinstance(key, ast.Name) and key.id in loop_names):
+            raise AssertionError(f"regrade.py line {line}: a settings key this test cannot "
+                                 f"resolve")
+    return found
+
+
+class TestDeclaredSettings(unittest.TestCase):
+    """regrade.py's settings record is declared in one place, SETTINGS, with each key's
+    meaning and its value until set; new_settings() makes exactly those keys and the code
+    uses no other (an ast walk of the file, not a grep)."""
+
+    def setUp(self):
+        self.r = load("regrade.py")
+
+    def test_every_key_the_code_uses_is_declared(self):
+        used = settings_keys_read(os.path.join(HERE, "regrade.py"))
+        self.assertGreater(len(used), 15)       # the walk does find them
+        undeclared = sorted(set(used) - set(self.r.SETTINGS))
+        self.assertEqual(undeclared, [], [f"{k} (line {used[k]})" for k in undeclared])
+        self.assertEqual(sorted(set(self.r.SETTINGS) - set(used)), [])   # none declared idly
+        self.assertLessEqual(set(self.r.KEY_OPTIONS), set(self.r.SETTINGS))
+
+    def test_new_settings_makes_every_declared_key_from_the_options(self):
+        args = self.r.build_parser().parse_args(
+            ["i.jsonl", "p.jsonl", "--repo", "r", "--timeout", "7", "--env", "A=1",
+             "--keep-env", "HOME", "--test-files", "t/*.py", "--select", "files"])
+        settings = self.r.new_settings(args, repeat=2)
+        self.assertEqual(list(settings), list(self.r.SETTINGS))
+        self.assertEqual({k: settings[k] for k in ("timeout", "env", "keep_env", "repeat",
+                                                   "test_patterns", "select", "runner")},
+                         {"timeout": 7.0, "env": {"A": "1"}, "keep_env": {"HOME"}, "repeat": 2,
+                          "test_patterns": ("t/*.py",), "select": "files", "runner": "auto"})
+        self.assertTrue(settings["grader_version"].startswith(self.r.__version__ + "+"))
+        for name, (value, meaning) in self.r.SETTINGS.items():
+            self.assertTrue(meaning, name)
+            if meaning.startswith("set by"):
+                self.assertEqual(settings[name], value, name)
+
+
+class TestDeclaredInputs(unittest.TestCase):
+    """The state an audit's Inputs record carries is declared in Inputs.__init__: --task-map
+    and the agent-output cache are fields, not attributes set from outside or kept in
+    __dict__, and every inputs.NAME the scripts use is a declared field or a method."""
+
+    def test_every_attribute_used_is_declared_in_the_record(self):
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                    tree = ast.parse(handle.read())
+                record = next(n for n in tree.body
+                              if isinstance(n, ast.ClassDef) and n.name == "Inputs")
+                methods = {n.name for n in record.body if isinstance(n, ast.FunctionDef)}
+                init = next(n for n in record.body
+                            if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+                fields = {t.attr for n in ast.walk(init) if isinstance(n, ast.Assign)
+                          for t in n.targets if isinstance(t, ast.Attribute)}
+                used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                        and isinstance(n.value, ast.Name) and n.value.id == "inputs"}
+                self.assertIn("task_map", used)
+                self.assertEqual(sorted(used - fields - methods), [])
+                self.assertNotIn("__dict__", used)
+                self.assertFalse([n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+                                  and isinstance(n.func, ast.Name) and n.func.id == "getattr"
+                                  and n.args and isinstance(n.args[0], ast.Name)
+                                  and n.args[0].id == "inputs"])
+
+    def test_a_new_record_has_no_task_map_and_an_empty_cache(self):
+        for script in SCRIPTS:
+            module = load(script)
+            inputs = module.Inputs()
+            self.assertEqual((inputs.task_map, inputs.agent_cache, inputs.files), (None, {}, []))
+            self.assertEqual(module.Inputs(task_map="map.csv").task_map, "map.csv")
+
+
 # === Golden reports: every format of every shipped example, byte for byte ===
 GOLDEN = os.path.join(HERE, "examples", "golden")
 GOLDEN_COMMANDS = {     # file stem -> the command's arguments, run from the top folder
@@ -9724,6 +10064,8 @@ GOLDEN_MASKS = (
                 r'[-0-9.e]+'), r'\1"<seconds>"'),
     (re.compile(r'("python_executable": )"[^"]*"'), r'\1"<interpreter>"'),
     (re.compile(r'("(?:python|distributions|grader|key)": )"[0-9a-f]{16,64}"'), r'\1"<hash>"'),
+    # regrade's grader_version carries the first 12 hex digits of its own hash.
+    (re.compile(r'("grader_version": "[^"+]*\+)[0-9a-f]{12}"'), r'\1<hash>"'),
 )
 
 
@@ -9740,7 +10082,6 @@ def golden_text(stem, output):
     with open(os.path.join(HERE, GOLDEN_COMMANDS[stem][0]), "rb") as handle:
         own = hashlib.sha256(handle.read()).hexdigest()
     output = output.replace(own, "<sha256 of the script>")
-    output = output.replace(own[:12], "<its first 12>")     # regrade's grader_version
     if stem_is_json(output):
         # Full-precision floats differ in the last place between Python versions (3.12's
         # sum() is compensated): 12 significant digits are compared, far past any print.
@@ -9788,6 +10129,8 @@ class TestGoldenReports(unittest.TestCase):
         for name, text in sorted(golden_outputs().items()):
             with open(os.path.join(GOLDEN, name), encoding="utf-8", newline="") as handle:
                 expected = handle.read()
+            for pattern, stand_in in GOLDEN_MASKS:     # a file written before a mask was added
+                expected = pattern.sub(stand_in, expected)
             if text != expected:
                 first = next(i for i, (a, b) in enumerate(zip(text.splitlines() + [""],
                                                               expected.splitlines() + [""]))
@@ -9799,9 +10142,11 @@ class TestGoldenReports(unittest.TestCase):
 
     def test_the_masks_hide_only_what_differs_between_machines(self):
         masked = golden_text("regrade", 'x\n      "test_s": 0.123,\n      "grader": "'
-                             + "ab" * 32 + '",\n  "python": "python3",\nPython '
+                             + "ab" * 32 + '",\n  "grader_version": "0.1.0+0123456789ab",\n'
+                             '  "python": "python3",\nPython '
                              + platform.python_version() + "\n/usr/bin/python3.9 regrade.py\n")
         self.assertEqual(masked, 'x\n      "test_s": "<seconds>",\n      "grader": "<hash>",\n'
+                                 '  "grader_version": "0.1.0+<hash>",\n'
                                  '  "python": "python3",\nPython <python>\n'
                                  '/usr/bin/python3 regrade.py\n')
 
