@@ -477,9 +477,40 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 
 # === Shared helpers ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
-# Tables in, tables and JSON out, errors, provenance. delivery_audit.py holds the
-# canonical copy; test_audit.py fails when the copies in auc_audit.py or
-# regrade.py drift from it. The block imports what it uses so it stands alone.
+# Tables in, tables and JSON out, errors, provenance, grader verdicts and harness
+# transcripts. The block imports what it uses so it stands alone.
+#
+# Where the canonical text lives, and why: in delivery_audit.py. Each script must
+# ship and run as one file, so a fourth file holding the block would be one more
+# thing to copy and would never be run by anyone; delivery_audit.py is the
+# family's first script and the one the block grew in. Edit the block there, then
+# run python3 test_audit.py --sync. The end marker line carries the SHA-256 (first
+# 16 hex digits) of the body between the two marker lines, so any copy, anywhere,
+# can tell whether it was edited by hand: --version prints the body's hash and says
+# so when it no longer matches the marker, test_audit.py fails, and --sync refuses
+# to overwrite such an edit, naming the line (--sync --force discards it).
+#
+# Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
+# the manual rules they implement:
+#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind
+#                       (missing words, yes/no words, CSV/TSV/JSONL/JSON tables)
+#   the input record    Inputs (every input read once, hashed for the footer)
+#   writing files       write_atomic (a failed write leaves nothing behind)
+#   numbers and tables  fmt, fmt_ci, fmt_p, percentile, plural, render_table
+#                       (3 decimals; text, Markdown and JSON)
+#   provenance          script_sha256, shared_block_sha256, provenance,
+#                       render_provenance (the footer: hashes, command, seed)
+#   figures             svg_open, svg_escape (SVG with its own background)
+#   verdicts            read_verdicts, join_verdicts (VERDICT_FORMATS: regrade's
+#                       verdicts, SWE-bench run report and report.json, OpenHands;
+#                       the join on run id or instance, one run per key)
+#   command line        Parser, add_common_options, add_agent_options, run_main
+#                       (--format, --seed, --version; error: ... and status 2)
+#   agent output        HARNESS_FORMATS (one record per harness: file test,
+#                       sniff, reader, id rule, task-map keys, manual paragraph),
+#                       agent_files, derive_tables, write_runs (HARNESS_MANUAL:
+#                       shell-command categories, run ids, phases, --task-map,
+#                       --write-runs)
 import argparse
 import csv
 import hashlib
@@ -494,6 +525,7 @@ import sys
 import tempfile
 
 
+# ---- cells and tables ----
 class InputError(ValueError):
     """Bad input or usage: main() prints 'error: <message>' and returns 2."""
 
@@ -727,6 +759,7 @@ def refuse_predictions(table, text):
             f"harness's output folder (its trajectories) with --verdicts DIR/verdicts.csv")
 
 
+# ---- the input record ----
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
@@ -800,6 +833,7 @@ class Inputs:
                 raise InputError(f"{path}: refusing to overwrite an input file")
 
 
+# ---- writing files ----
 def current_umask():
     """The process's umask (reading it means setting it, so it is set back at once)."""
     mask = os.umask(0o022)
@@ -827,6 +861,7 @@ def write_atomic(path, text):
         raise InputError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
+# ---- numbers and tables ----
 def fmt(value, digits=3):
     """Format a number the way the reports print it; None prints as 'undefined'.
 
@@ -962,10 +997,36 @@ def to_json(value):
     return json.dumps(jsonable(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+# ---- provenance ----
 def script_sha256(path):
     """SHA-256 of the script's own bytes: a pasted output names the exact file."""
     with open(path, "rb") as handle:
         return hashlib.sha256(handle.read()).hexdigest()
+
+
+def shared_block_sha256(path):
+    """(body, marker): the SHA-256 (16 hex digits) of the shared helper block's body
+    in the script at path, and the one its end marker carries; they differ when the
+    copy was edited by hand after the last sync. ('', '') when the file has no block."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    ends = [i for i, line in enumerate(lines) if line.startswith("# --- end shared helpers")]
+    starts = [i for i, line in enumerate(lines) if line.startswith("# --- shared helpers")]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        return "", ""
+    body = "".join(line + "\n" for line in lines[starts[0] + 1:ends[0]])
+    marker = re.search(r"body sha256 ([0-9a-f]{16})\b", lines[ends[0]])
+    return (hashlib.sha256(body.encode("utf-8")).hexdigest()[:16],
+            marker.group(1) if marker else "")
+
+
+def version_text(version, script_path):
+    """--version: the version, the file's hash, and the shared block's hash beside it."""
+    body, marker = shared_block_sha256(script_path)
+    edited = f" (edited by hand: its end marker says {marker or 'nothing'})" \
+        if body != marker else ""
+    return (f"%(prog)s {version} (sha256 {script_sha256(script_path)}) "
+            f"shared helpers {body}{edited}")
 
 
 def relative_path(path):
@@ -1176,6 +1237,7 @@ def render_provenance(prov, style):
     return "-- provenance --\n" + "\n".join(lines)
 
 
+# ---- figures ----
 SVG_BACKGROUND = "#ffffff"     # figures carry their own background: they read on dark pages
 SVG_INK = "#1f2328"
 
@@ -1737,6 +1799,7 @@ def grading_error_text(unchecked, limit=5):
                      for status, ids in unchecked.items())
 
 
+# ---- command line ----
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors that exit 2 through InputError."""
 
@@ -1756,7 +1819,7 @@ def add_common_options(parser, version, script_path, seed=None):
         parser.add_argument("--seed", type=int, default=seed,
                             help=f"seed for resampling and shuffles (default: {seed})")
     parser.add_argument("--version", action="version",
-                        version=f"%(prog)s {version} (sha256 {script_sha256(script_path)})")
+                        version=version_text(version, script_path))
 
 
 def run_main(body, argv):
@@ -3076,7 +3139,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers ---
+# --- end shared helpers body sha256 7708c729d0e174c9 ---
 
 
 # === Diffs ===

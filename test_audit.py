@@ -13,7 +13,10 @@ Usage:
     python3 test_audit.py -v           name each test as it runs (combines with the above)
     python3 -m unittest test_audit     the same tests through unittest's own runner
     python3 test_audit.py --sync       copy the shared helper block from delivery_audit.py
-                                       (the canonical copy) into auc_audit.py and regrade.py
+                                       (the canonical copy) into auc_audit.py and regrade.py,
+                                       stamping its end marker with the body's hash; refuses,
+                                       naming the line, a copy edited by hand since
+    python3 test_audit.py --sync --force  the same, discarding such hand edits
     python3 test_audit.py --write-golden  write examples/golden/ anew (the shipped examples'
                                        reports, which TestGoldenReports compares byte for byte)
     python3 test_audit.py --bench      run the benchmarks: prints timings, asserts nothing about time
@@ -50,7 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = ("delivery_audit.py", "auc_audit.py", "regrade.py")
 CANONICAL = "delivery_audit.py"
 BLOCK_START = "# --- shared helpers: keep identical in all three scripts"
-BLOCK_END = "# --- end shared helpers ---"
+BLOCK_END = "# --- end shared helpers"
 EXAMPLE_RUNS = os.path.join(HERE, "examples", "runs")
 _modules = {}
 
@@ -94,25 +97,84 @@ def helper_block(path):
     return lines[starts[0]:ends[0] + 1]
 
 
-def sync_helper_block():
-    """Copy the canonical helper block into the other scripts."""
-    canonical = helper_block(os.path.join(HERE, CANONICAL))
+def block_body_sha256(block):
+    """The hash the end marker carries: SHA-256 of the body (the lines between the two
+    marker lines, each ended by a newline), first 16 hex digits, as the scripts'
+    shared_block_sha256 computes it."""
+    body = "".join(line + "\n" for line in block[1:-1])
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def end_marker(block):
+    """The end marker line for a block whose body is block[1:-1]."""
+    return f"{BLOCK_END} body sha256 {block_body_sha256(block)} ---"
+
+
+def marker_sha256(block):
+    """The hash written in a block's end marker line ('' when it carries none)."""
+    found = re.search(r"body sha256 ([0-9a-f]{16})\b", block[-1])
+    return found.group(1) if found else ""
+
+
+def first_changed_line(block, canonical):
+    """Index in `block` of its first line that differs from `canonical` (or where it ends)."""
+    return next((i for i, (a, b) in enumerate(zip(block, canonical)) if a != b),
+                min(len(block), len(canonical)))
+
+
+def hand_edits(root=HERE):
+    """The non-canonical copies edited by hand, as messages: a copy whose body no longer
+    matches the hash its own end marker carries was changed after the last --sync, and
+    --sync would overwrite that change."""
+    canonical = helper_block(os.path.join(root, CANONICAL))
+    found = []
     for script in SCRIPTS:
         if script == CANONICAL:
             continue
-        path = os.path.join(HERE, script)
+        path = os.path.join(root, script)
+        block = helper_block(path)
+        if marker_sha256(block) == block_body_sha256(block):
+            continue
         with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-        lines = text.splitlines()
+            start = handle.read().splitlines().index(block[0])
+        at = first_changed_line(block, canonical)
+        shown = block[at] if at < len(block) else "(the block ends here)"
+        why = ("its shared helper block no longer matches the hash in its end marker"
+               if marker_sha256(block) else "its end marker carries no hash, so an edit "
+               "there cannot be told from an old copy")
+        found.append(f"{script} line {start + at + 1} may hold an edit made by hand ({why}); "
+                     f"first line that differs from {CANONICAL}'s copy:\n    {shown}")
+    return found
+
+
+def sync_helper_block(root=HERE, force=False):
+    """--sync: stamp the canonical block's end marker with its body's hash and copy the
+    block into the other scripts. A copy edited by hand is refused (status 2) unless
+    force is set, so --sync never silently discards an edit."""
+    edits = hand_edits(root)
+    if edits and not force:
+        for message in edits:
+            print(f"error: {message}", file=sys.stderr)
+        print(f"carry the edit over: make it in {CANONICAL}'s block (the canonical copy) and "
+              f"run python3 test_audit.py --sync again; or discard it with "
+              f"python3 test_audit.py --sync --force", file=sys.stderr)
+        return 2
+    for script in SCRIPTS:
+        path = os.path.join(root, script)
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
         start = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_START))
         end = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_END))
+        if script == CANONICAL:
+            canonical = lines[start:end] + [end_marker(lines[start:end + 1])]
         new = lines[:start] + canonical + lines[end + 1:]
         if new != lines:
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write("\n".join(new) + "\n")
             print(f"updated {script}")
-        else:
+        elif script != CANONICAL:
             print(f"{script}: helper block already identical to {CANONICAL}'s")
+    return 0
 
 
 class TempDir:
@@ -149,6 +211,12 @@ def snapshot(folder):
 class TestFamily(unittest.TestCase):
     def test_helper_block_identical(self):
         canonical = helper_block(os.path.join(HERE, CANONICAL))
+        for script in SCRIPTS:                 # each copy's body against its own marker
+            block = helper_block(os.path.join(HERE, script))
+            self.assertEqual(marker_sha256(block), block_body_sha256(block),
+                             f"{script}: the shared helper block's body does not match the "
+                             f"hash in its end marker; edit {CANONICAL}'s copy and run "
+                             f"'python3 test_audit.py --sync'")
         for script in SCRIPTS[1:]:
             other = helper_block(os.path.join(HERE, script))
             if other != canonical:
@@ -9642,6 +9710,100 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
         self.assertEqual(regrade.is_test_module("tests/test_x.py"), True)
 
 
+# === The shared block: copies, registry (issue 18) ===
+def copy_of_the_scripts(folder):
+    """The three scripts copied into folder, for a --sync that must not touch the real ones."""
+    for script in SCRIPTS:
+        shutil.copy(os.path.join(HERE, script), folder)
+
+
+def edit_line(path, old, new):
+    """Replace the first line of path equal to old with new; return its line number."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    at = lines.index(old)
+    lines[at] = new
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines))
+    return at + 1
+
+
+class TestSharedBlockCopies(unittest.TestCase):
+    """Copies that cannot lose an edit: the end marker carries the body's hash, --sync
+    refuses a copy edited by hand and names the line, --version prints the block's hash."""
+
+    def sync(self, folder, *options):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = sync_helper_block(folder, force="--force" in options)
+        return status, out.getvalue(), err.getvalue()
+
+    def test_the_hash_is_sha256_of_the_body(self):
+        block = ["# --- shared helpers: keep identical", "x = 1", "", "# --- end shared helpers"]
+        self.assertEqual(block_body_sha256(block),
+                         hashlib.sha256(b"x = 1\n\n").hexdigest()[:16])
+        for script in SCRIPTS:
+            with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                text = handle.read()
+            body = text.split(BLOCK_START, 1)[1].split("\n", 1)[1].split("\n" + BLOCK_END, 1)[0] + "\n"
+            marker = re.search(r"(?m)^# --- end shared helpers body sha256 ([0-9a-f]{16}) ---$",
+                               text)
+            self.assertIsNotNone(marker, script)
+            self.assertEqual(hashlib.sha256(body.encode()).hexdigest()[:16], marker.group(1))
+
+    def test_an_edit_in_a_non_canonical_copy_is_refused_and_named(self):
+        with TempDir() as folder:
+            copy_of_the_scripts(folder)
+            path = os.path.join(folder, "auc_audit.py")
+            with open(path, encoding="utf-8") as handle:
+                before = handle.read()
+            line = edit_line(path, "def fmt(value, digits=3):", "def fmt(value, digits=4):")
+            with open(path, encoding="utf-8") as handle:
+                edited = handle.read()
+            status, out, err = self.sync(folder)
+            self.assertEqual(status, 2)
+            self.assertIn(f"error: auc_audit.py line {line} ", err)
+            self.assertIn("def fmt(value, digits=4):", err)
+            self.assertIn("--sync --force", err)
+            self.assertIn("delivery_audit.py's block", err)
+            with open(path, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), edited)       # the edit is still there
+            status, out, err = self.sync(folder, "--force")   # --force discards it
+            self.assertEqual(status, 0, err)
+            with open(path, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), before)
+
+    def test_an_edit_in_the_canonical_copy_is_stamped_and_carried(self):
+        with TempDir() as folder:
+            copy_of_the_scripts(folder)
+            edit_line(os.path.join(folder, CANONICAL), "def fmt(value, digits=3):",
+                      "def fmt(value, digits=4):")
+            status, out, err = self.sync(folder)
+            self.assertEqual((status, err), (0, ""))
+            blocks = [helper_block(os.path.join(folder, script)) for script in SCRIPTS]
+            self.assertEqual(blocks[0], blocks[1])
+            self.assertEqual(blocks[0], blocks[2])
+            self.assertIn("def fmt(value, digits=4):", blocks[2])
+            self.assertEqual(marker_sha256(blocks[2]), block_body_sha256(blocks[2]))
+            self.assertEqual(self.sync(folder)[0], 0)         # a second sync is content
+
+    def test_version_prints_the_block_hash_and_a_hand_edit(self):
+        canonical = helper_block(os.path.join(HERE, CANONICAL))
+        with TempDir() as folder:
+            copy_of_the_scripts(folder)
+            edit_line(os.path.join(folder, "regrade.py"), "def fmt(value, digits=3):",
+                      "def fmt(value, digits=5):")
+            for script in SCRIPTS:
+                done = subprocess.run([sys.executable, os.path.join(HERE, script), "--version"],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertRegex(done.stdout, rf"^{script} \d+\.\d+\.\d+ \(sha256 [0-9a-f]{{64}}\) "
+                                 rf"shared helpers {marker_sha256(canonical)}\n$")
+            done = subprocess.run([sys.executable, os.path.join(folder, "regrade.py"),
+                                   "--version"], capture_output=True, text=True, timeout=60)
+            self.assertIn(f"(edited by hand: its end marker says {marker_sha256(canonical)})",
+                          done.stdout)
+
+
 # === Golden reports: every format of every shipped example, byte for byte ===
 GOLDEN = os.path.join(HERE, "examples", "golden")
 GOLDEN_COMMANDS = {     # file stem -> the command's arguments, run from the top folder
@@ -9678,6 +9840,8 @@ def golden_text(stem, output):
     with open(os.path.join(HERE, GOLDEN_COMMANDS[stem][0]), "rb") as handle:
         own = hashlib.sha256(handle.read()).hexdigest()
     output = output.replace(own, "<sha256 of the script>")
+    # regrade.py's grader_version names the script by its hash's first 12 digits.
+    output = output.replace(f"+{own[:12]}\"", "+<sha256 of the script>\"")
     if stem_is_json(output):
         # Full-precision floats differ in the last place between Python versions (3.12's
         # sum() is compensated): 12 significant digits are compared, far past any print.
@@ -9790,14 +9954,14 @@ def main(argv):
         print("Usage:\n" + __doc__.split("Usage:\n", 1)[1].rstrip())
         return 0
     unknown = [arg for arg in argv if arg.startswith("-")
-               and arg not in ("--sync", "--write-golden", "--bench", "--quick", "-v")]
+               and arg not in ("--sync", "--force", "--write-golden", "--bench", "--quick",
+                                     "-v")]
     if unknown:
         print(f"error: unknown option {unknown[0]} (python3 test_audit.py --help lists them)",
               file=sys.stderr)
         return 2
     if "--sync" in argv:
-        sync_helper_block()
-        return 0
+        return sync_helper_block(force="--force" in argv)
     if "--write-golden" in argv:
         write_golden()
         return 0
