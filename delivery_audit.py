@@ -286,7 +286,6 @@ DEFAULT_BOOT = 20000
 PREDICTIVE_DRAWS = 4000    # at most this many draws of the realised deliveries (sampling mode)
 CONFIDENCE = 0.95
 BOOT_CHUNK = 1000          # resamples per independently seeded chunk
-FEW_CLUSTERS = 10          # fewer clusters than this: bootstrap intervals are withheld
 CLUSTER_INTERVAL = "percentile"   # which cluster bootstrap interval is printed: "bca" or "percentile"
 SIGNIFICANCE = 0.05        # Fisher's p below this: the claim and the outcome are not independent
 USEFUL_AGREEMENT = 0.2     # Landis & Koch (1977): a kappa below 0.2 is at best "slight"
@@ -353,6 +352,11 @@ import re
 import shlex
 import sys
 import tempfile
+
+# A rule the scripts share has its one home here. Below FEW_CLUSTERS clusters
+# (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
+# delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
+FEW_CLUSTERS = 10
 
 
 # ---- cells and tables ----
@@ -719,6 +723,45 @@ def fmt_ci(ci, digits=3):
     if not ci or ci[0] is None:
         return ""
     return f"[{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
+
+
+def plural(count, noun, nouns=None):
+    """'1 task', '2 tasks': a count with its noun.
+
+    >>> plural(1, "task"), plural(3, "task"), plural(2, "delivery", "deliveries")
+    ('1 task', '3 tasks', '2 deliveries')
+    """
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def fmt_p(p, floor=None, level=0.05):
+    """A p-value to 3 decimals, never rounded across the significance level (0.05: the
+    scripts' SIGNIFICANCE and ALPHA), nor to a misleading 0.000: below 0.0005 it prints
+    '<0.001'. A p just below the level keeps the decimals that show it below (0.0497,
+    not 0.050); one that would need more than six prints as '<0.050'. A permutation p
+    at its floor 1/(B + 1) (pass `floor`) prints as '<=' that floor rounded up.
+
+    >>> fmt_p(1.0), fmt_p(0.0123), fmt_p(1.9e-9), fmt_p(0.049), fmt_p(0.0497), fmt_p(0.05)
+    ('1.000', '0.012', '<0.001', '0.049', '0.0497', '0.050')
+    >>> fmt_p(0.0004997), fmt_p(0.0162), fmt_p(None), fmt_p(0.0), fmt_p(0.04999999999)
+    ('<0.001', '0.016', 'undefined', '<0.001', '<0.050')
+    >>> fmt_p(1 / 2001, floor=1 / 2001), fmt_p(1 / 101, floor=1 / 101)
+    ('<=0.001', '<=0.010')
+    """
+    if p is None:
+        return fmt(p)
+    if floor is not None and p <= floor * (1 + 1e-12):
+        return f"<={math.ceil(round(floor * 1000, 9)) / 1000:.3f}"
+    if p < 0.0005:
+        return "<0.001"
+    text = fmt(p)
+    if p < level <= float(text):
+        for digits in range(4, 7):
+            text = fmt(p, digits)
+            if float(text) < level:
+                return text
+        return f"<{fmt(level)}"
+    return text
 
 
 def nonbreaking(text):
@@ -2760,17 +2803,32 @@ def agent_files(path):
     return found
 
 
+def instance_at_model(instance, model):
+    """The run-id base both audits and regrade.py use: instance@model, the instance
+    alone without a model."""
+    return str(instance) + (f"@{model}" if model else "")
+
+
+def number_run_ids(runs, base_of):
+    """Give each run without a run_id its base_of(run), then #2, #3 for the second and
+    third run of one base, in the runs' order (path order): one rule for harness runs
+    and regrade.py's predictions, so a run has the same id in every script."""
+    seen = {}
+    for run in runs:
+        if run.get("run_id"):
+            continue
+        base = base_of(run)
+        seen[base] = seen.get(base, 0) + 1
+        run["run_id"] = base if seen[base] == 1 else f"{base}#{seen[base]}"
+    return runs
+
+
 def assign_run_ids(runs):
     """instance@model (instance alone without a model; the session id without an
     instance), then #2, #3 in path order: regrade.py names predictions the same way."""
-    seen = {}
-    for run in runs:
-        if run["format"] in ("claude-code", "codex"):
-            base = str(run["session"])
-        else:
-            base = run["task_id"] + (f"@{run['model']}" if run["model"] else "")
-        seen[base] = seen.get(base, 0) + 1
-        run["run_id"] = base if seen[base] == 1 else f"{base}#{seen[base]}"
+    number_run_ids(runs, lambda run: str(run["session"])
+                   if run["format"] in ("claude-code", "codex")
+                   else instance_at_model(run["task_id"], run["model"]))
 
 
 def side_table(inputs, path):
@@ -2969,7 +3027,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 7708c729d0e174c9 ---
+# --- end shared helpers body sha256 dd9c2fbbfd417d58 ---
 
 
 # === Statistics ===
@@ -4183,36 +4241,6 @@ def claim_sentences(result, case):
                  f"1/sqrt(runs), so roughly {case['runs_needed']:,} runs would be needed")
     sentences.append(need + ".")
     return sentences
-
-
-def plural(count, noun, nouns=None):
-    """'1 task', '2 tasks'.
-
-    >>> plural(1, "task"), plural(3, "task"), plural(2, "delivery", "deliveries")
-    ('1 task', '3 tasks', '2 deliveries')
-    """
-    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
-
-
-def fmt_p(p):
-    """A p-value to 3 decimals, never rounded across SIGNIFICANCE, nor to a misleading 0.000.
-
-    A p just below 0.05 keeps the decimals that show it below (0.0497, not 0.050);
-    one that would need more than six prints as '<0.050'.
-
-    >>> fmt_p(1.0), fmt_p(0.0123), fmt_p(1.9e-9), fmt_p(0.049), fmt_p(0.0497), fmt_p(0.05)
-    ('1.000', '0.012', '<0.001', '0.049', '0.0497', '0.050')
-    """
-    if p is not None and p < 0.0005:
-        return "<0.001"
-    text = fmt(p)
-    if p is not None and p < SIGNIFICANCE <= float(text):
-        for digits in range(4, 7):
-            text = fmt(p, digits)
-            if float(text) < SIGNIFICANCE:
-                return text
-        return f"<{fmt(SIGNIFICANCE)}"
-    return text
 
 
 # === Input ===

@@ -7432,7 +7432,8 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         module = load(AUC)
         self.assertEqual(module.fmt_p(0.0), "<0.001")
         self.assertEqual(module.fmt_p(1 / 201, floor=1 / 201), "<=0.005")
-        self.assertEqual(module.fmt_p(0.0499), "<0.050")
+        self.assertEqual(module.fmt_p(0.0499), "0.0499")     # the shared fmt_p keeps decimals
+        self.assertEqual(module.fmt_p(0.04999999), "<0.050")
         header, rows = strong_rows(lambda i: f"t{i % 10}")
         files = {"runs.csv": table_text(header, rows)}
         argv = ["--perms", "200", "--boot", "200", "--permute", "rows"]
@@ -9802,6 +9803,63 @@ class TestSharedBlockCopies(unittest.TestCase):
                                    "--version"], capture_output=True, text=True, timeout=60)
             self.assertIn(f"(edited by hand: its end marker says {marker_sha256(canonical)})",
                           done.stdout)
+
+
+class TestSharedBlockOneHome(unittest.TestCase):
+    """A rule the scripts share has one home, in the block: fmt_p, plural, FEW_CLUSTERS and
+    the run-id rule are defined there and nowhere else in any script."""
+
+    def test_each_shared_rule_is_defined_in_the_block_only(self):
+        import ast
+        names = ("fmt_p", "plural", "FEW_CLUSTERS", "number_run_ids", "instance_at_model")
+        for script in SCRIPTS:
+            path = os.path.join(HERE, script)
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            lines = text.splitlines()
+            start = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_START))
+            end = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_END))
+            homes = {name: [] for name in names}
+            for node in ast.parse(text).body:
+                defined = [node.name] if isinstance(node, ast.FunctionDef) else \
+                    [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+                for name in set(defined) & set(names):
+                    homes[name].append(start < node.lineno - 1 < end)
+            for name in names:
+                self.assertEqual(homes[name], [True], f"{script}: {name} defined at "
+                                 f"{homes[name]} (True: inside the shared block)")
+
+    def test_fmt_p_is_one_rule_in_both_audits(self):
+        delivery, auc = load("delivery_audit.py"), load("auc_audit.py")
+        grid = [i / 20000 for i in range(20001)] + [0.0, 1e-12, 0.00049999, 0.0005]
+        for p in grid:
+            shown = delivery.fmt_p(p)
+            self.assertEqual(auc.fmt_p(p), shown, p)
+            if p < 0.0005:
+                self.assertEqual(shown, "<0.001", p)
+            elif not 0.0495 <= p < 0.05:        # where the two old copies printed alike
+                self.assertEqual(shown, "%.3f" % p, p)
+            elif shown != "<0.050":              # never rounded across 0.05
+                decimals = len(shown) - 2
+                self.assertLess(float(shown), 0.05, p)
+                self.assertLessEqual(abs(float(shown) - p), 0.5 * 10 ** -decimals + 1e-15, p)
+        self.assertEqual(auc.fmt_p(1 / 2001, floor=1 / 2001), "<=0.001")
+        self.assertEqual(delivery.fmt_p(None), "undefined")
+
+    def test_regrade_and_the_audits_name_runs_by_one_rule(self):
+        regrade, delivery = load("regrade.py"), load("delivery_audit.py")
+        graded = regrade.default_run_ids([{"instance_id": "a__b-1", "model": "m"},
+                                          {"instance_id": "a__b-1", "model": "m"},
+                                          {"instance_id": "a__b-1", "model": None},
+                                          {"instance_id": "c__d-2", "run_id": "given"}])
+        harness = [delivery.new_run("swe-agent", f"w{i}", task_id="a__b-1", model=model)
+                   for i, model in enumerate(("m", "m", None))]
+        harness.append(delivery.new_run("codex", "w3", session="s-9"))
+        delivery.assign_run_ids(harness)
+        self.assertEqual([run["run_id"] for run in graded],
+                         ["a__b-1@m", "a__b-1@m#2", "a__b-1", "given"])
+        self.assertEqual([run["run_id"] for run in harness],
+                         ["a__b-1@m", "a__b-1@m#2", "a__b-1", "s-9"])
 
 
 # === Golden reports: every format of every shipped example, byte for byte ===
