@@ -1695,6 +1695,15 @@ def add_common_options(parser, version, script_path, seed=None):
                         version=version_text(version, script_path))
 
 
+
+def add_agent_options(parser):
+    """--task-map and --write-runs: the options for agent output (harness folders), the
+    same in all three scripts."""
+    parser.add_argument("--task-map", metavar="FILE", help="session id or file -> task id "
+                        "(columns session_id,task_id) for transcripts that name no task")
+    parser.add_argument("--write-runs", metavar="DIR", help="write the runs.csv, tool_calls.csv "
+                        "and predictions.jsonl derived from agent output to DIR")
+
 def run_main(body, argv):
     """Call body(argv); turn InputError into 'error: ...' and exit status 2."""
     try:
@@ -1719,23 +1728,7 @@ HARNESS_MANUAL = """
 Reading harness folders (agent output as the runs input; all three scripts)
     RUNS may be the folder (or one file) an agent harness wrote. Files are
     recognised by content, in sorted path order, anywhere under the folder:
-      SWE-agent       <iid>/<iid>.traj (trajectory[], info); model from <iid>.pred
-                      or preds.json; diff info.submission; seconds are the steps'
-                      execution_time only (no timestamps); no per-turn tokens
-      mini-swe-agent  <iid>/<iid>.traj.json (messages[] with extra.actions,
-                      extra.timestamp and extra.response.usage, info; format 1:
-                      the reply's bash block); diff info.submission
-      OpenHands       output.jsonl (instance_id, V0 history[] events, metrics;
-                      V1 SDK events are refused, not misread); diff
-                      test_result.git_patch; claim from the finish action's
-                      task_completed: true yes, false no, partial equivocal
-      Claude Code     session transcripts (*.jsonl with sessionId) and
-                      `claude -p --output-format stream-json` logs; assistant
-                      entries repeating one message id count once; input tokens
-                      include cache reads and writes; a subagent's own file
-                      (every entry a sidechain) is skipped; no diff
-      Codex CLI       rollout JSONL (session_meta, response_item, event_msg);
-                      a repeated token_count with the same total counts once
+{formats}
     Claude Code and Codex name no task: give --task-map FILE (session_id or file
     -> task_id), or a runs.csv in the folder. A runs.csv in the folder is joined
     on run id: it fills cells the harness left blank (task_id, claimed, model)
@@ -2736,22 +2729,103 @@ def read_codex(inputs, path):
     return [run]
 
 
+# --- agent output: the registry of harness formats ---
+# One record per format; a new format is one record here plus its reader above.
+#   format     its name in runs.csv's format column
+#   label      its name in the manual (--help)
+#   names      file names that are this format by name alone (the folder walk reads them)
+#   json_keys  a test of a lone .json file's top-level keys
+#   line       a test of one parsed line of a .jsonl file (any of its first SNIFF_LINES)
+#   truncated  texts that mark a line too truncated to parse as this format
+#   reader     reader(inputs, path) -> [run]; None: a harness known but not read, whose
+#              files are refused rather than skipped without a word
+#   run_id     the base of its run ids: "instance@model" or "session"
+#   task_map   the --task-map key columns that name its tasks (formats that name none)
+#   manual     its paragraph in HARNESS_MANUAL's list of formats, line by line
+TASK_MAP_KEYS = ("session_id", "run_id", "session", "file", "path")
+HARNESS_FORMATS = (
+    {"format": "swe-agent", "label": "SWE-agent", "names": (".traj",),
+     "json_keys": lambda keys: "info" in keys and "trajectory" in keys,
+     "line": None, "truncated": (), "reader": read_swe_agent, "run_id": "instance@model",
+     "task_map": (),
+     "manual": ("<iid>/<iid>.traj (trajectory[], info); model from <iid>.pred",
+                "or preds.json; diff info.submission; seconds are the steps'",
+                "execution_time only (no timestamps); no per-turn tokens")},
+    {"format": "mini-swe-agent", "label": "mini-swe-agent", "names": (".traj.json",),
+     "json_keys": lambda keys: "info" in keys and "messages" in keys,
+     "line": None, "truncated": (), "reader": read_mini_swe_agent, "run_id": "instance@model",
+     "task_map": (),
+     "manual": ("<iid>/<iid>.traj.json (messages[] with extra.actions,",
+                "extra.timestamp and extra.response.usage, info; format 1:",
+                "the reply's bash block); diff info.submission")},
+    {"format": "openhands", "label": "OpenHands", "names": (), "json_keys": None,
+     # a record with a test report is the grader's copy (output.swebench_eval.jsonl)
+     "line": lambda record: "history" in record and "instance_id" in record
+     and not get_field(record, "test_result.report", "", required=False),
+     "truncated": ('"history"',), "reader": read_openhands, "run_id": "instance@model",
+     "task_map": (),
+     "manual": ("output.jsonl (instance_id, V0 history[] events, metrics;",
+                "V1 SDK events are refused, not misread); diff",
+                "test_result.git_patch; claim from the finish action's",
+                "task_completed: true yes, false no, partial equivocal")},
+    {"format": "claude-code", "label": "Claude Code", "names": (), "json_keys": None,
+     "line": lambda record: "sessionId" in record
+     or (record.get("type") in ("system", "result") and "session_id" in record),
+     "truncated": ('"sessionId"',), "reader": read_claude_code, "run_id": "session",
+     "task_map": TASK_MAP_KEYS,
+     "manual": ("session transcripts (*.jsonl with sessionId) and",
+                "`claude -p --output-format stream-json` logs; assistant",
+                "entries repeating one message id count once; input tokens",
+                "include cache reads and writes; a subagent's own file",
+                "(every entry a sidechain) is skipped; no diff")},
+    {"format": "codex", "label": "Codex CLI", "names": (), "json_keys": None,
+     "line": lambda record: "payload" in record
+     and record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context"),
+     "truncated": ('"payload"', '"type"'), "reader": read_codex, "run_id": "session",
+     "task_map": TASK_MAP_KEYS,
+     "manual": ("rollout JSONL (session_meta, response_item, event_msg);",
+                "a repeated token_count with the same total counts once")},
+    {"format": "aider", "label": "Aider", "names": (".aider.chat.history.md",),
+     "json_keys": None, "line": None, "truncated": (), "reader": None, "run_id": None,
+     "task_map": (),
+     "manual": (".aider.chat.history.md: not read; a folder holding one is",
+                "refused rather than audited without its runs")},
+)
+HARNESS_BY_FORMAT = {record["format"]: record for record in HARNESS_FORMATS}
+AGENT_FILE_ENDINGS = tuple(name for record in HARNESS_FORMATS for name in record["names"]) \
+    + (".jsonl",)
+
+
+def formats_text():
+    """HARNESS_MANUAL's list of formats, from the records' manual paragraphs."""
+    indent = " " * 6
+    return "".join(f"{indent}{record['label']:<16}{record['manual'][0]}\n"
+                   + "".join(f"{indent}{'':16}{line}\n" for line in record["manual"][1:])
+                   for record in HARNESS_FORMATS if record["manual"])
+
+
+HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text())
+
+
 # --- agent output: detection, run ids, measures, tables ---
 def sniff_format(path):
-    """The format a file holds, by its content (top-level keys, or one of its first
-    SNIFF_LINES lines: a transcript may open with housekeeping entries), or None."""
+    """The format a file holds, by its name or its content (top-level keys, or one of
+    its first SNIFF_LINES lines: a transcript may open with housekeeping entries), or
+    None."""
     lower = path.lower()
     if lower.endswith(".swebench_eval.jsonl"):
         return None                          # the grader's copy of output.jsonl
-    if lower.endswith((".traj", ".traj.json")):
-        return "swe-agent" if lower.endswith(".traj") else "mini-swe-agent"
+    by_name = [r for r in HARNESS_FORMATS if r["names"] and lower.endswith(r["names"])]
+    if by_name:                              # the longest ending: .traj.json is not .json
+        return max(by_name, key=lambda r: max(len(n) for n in r["names"]
+                                                if lower.endswith(n)))["format"]
     try:
         with open(path, "rb") as handle:
             if lower.endswith(".json"):
                 first = json.loads(handle.read().decode("utf-8-sig"))
                 keys = set(first) if isinstance(first, dict) else set()
-                return None if "info" not in keys else "swe-agent" if "trajectory" in keys \
-                    else "mini-swe-agent" if "messages" in keys else None
+                return next((r["format"] for r in HARNESS_FORMATS
+                             if r["json_keys"] and r["json_keys"](keys)), None)
             lines = [handle.readline() for _ in range(SNIFF_LINES)]
     except (OSError, ValueError):
         return None
@@ -2764,42 +2838,40 @@ def sniff_line(line):
         record = json.loads(line.decode("utf-8-sig"))
     except ValueError:                       # a truncated line: the reader says where
         text = line.decode("utf-8", "replace")
-        return next((fmt for fmt, keys in SNIFF_KEYS if all(k in text for k in keys)), None)
+        return next((r["format"] for r in HARNESS_FORMATS
+                     if r["truncated"] and all(k in text for k in r["truncated"])), None)
     if not isinstance(record, dict):
         return None
-    if "history" in record and "instance_id" in record:
-        report = get_field(record, "test_result.report", "", required=False)
-        return None if report else "openhands"
-    if record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context") \
-            and "payload" in record:
-        return "codex"
-    if "sessionId" in record or (record.get("type") in ("system", "result") and
-                                 "session_id" in record):
-        return "claude-code"
-    return None
+    return next((r["format"] for r in HARNESS_FORMATS if r["line"] and r["line"](record)),
+                None)
 
 
 SNIFF_LINES = 20
-SNIFF_KEYS = (("claude-code", ('"sessionId"',)), ("codex", ('"payload"', '"type"')),
-              ("openhands", ('"history"',)))
-AGENT_READERS = {"swe-agent": read_swe_agent, "mini-swe-agent": read_mini_swe_agent,
-                 "openhands": read_openhands, "claude-code": read_claude_code,
-                 "codex": read_codex}
 
 
 def agent_files(path):
-    """[(format, file)] under a folder (or the file itself), in sorted path order."""
+    """[(format, file)] under a folder (or the file itself), in sorted path order. A file
+    of a harness the scripts know but do not read (Aider) is an error, not a silent
+    drop: its runs would be missing from the audit."""
     if os.path.isfile(path):
-        fmt = sniff_format(path)
-        return [(fmt, path)] if fmt else []
-    found = []
-    for folder, subfolders, files in os.walk(path):
-        subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
-        for name in sorted(files):
-            if name.endswith((".traj", ".traj.json", ".jsonl")) and not name.startswith("."):
-                fmt = sniff_format(os.path.join(folder, name))
-                if fmt:
-                    found.append((fmt, os.path.join(folder, name)))
+        found = [(sniff_format(path), path)] if sniff_format(path) else []
+    else:
+        found = []
+        for folder, subfolders, files in os.walk(path):
+            subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
+            for name in sorted(files):
+                full = os.path.join(folder, name)
+                if name.endswith(AGENT_FILE_ENDINGS) and (not name.startswith(".")
+                                                          or sniff_format(full) == "aider"):
+                    fmt = sniff_format(full)
+                    if fmt:
+                        found.append((fmt, full))
+    for fmt, file in found:
+        if HARNESS_BY_FORMAT[fmt]["reader"] is None:
+            readable = ", ".join(r["label"] for r in HARNESS_FORMATS if r["reader"])
+            raise InputError(f"{file}: {HARNESS_BY_FORMAT[fmt]['label']} output, which these "
+                             f"scripts do not read (they read {readable}); its runs would be "
+                             f"left out, so give them as a runs table instead")
     return found
 
 
@@ -2827,7 +2899,7 @@ def assign_run_ids(runs):
     """instance@model (instance alone without a model; the session id without an
     instance), then #2, #3 in path order: regrade.py names predictions the same way."""
     number_run_ids(runs, lambda run: str(run["session"])
-                   if run["format"] in ("claude-code", "codex")
+                   if HARNESS_BY_FORMAT[run["format"]]["run_id"] == "session"
                    else instance_at_model(run["task_id"], run["model"]))
 
 
@@ -2867,8 +2939,8 @@ def fill_from_side(run, table, key, rows_by_id):
 def map_tasks(inputs, runs, task_map):
     """Tasks for transcripts from --task-map (session id or file name -> task id)."""
     table = inputs.read_table(task_map)
-    key = table.column(None, flag="--task-map key",
-                       candidates=("session_id", "run_id", "session", "file", "path"))
+    keys = [key for record in HARNESS_FORMATS for key in record["task_map"]]
+    key = table.column(None, flag="--task-map key", candidates=tuple(dict.fromkeys(keys)))
     task = table.column(None, flag="--task-map task", candidates=TASK_COLUMNS_ANY)
     mapping = {row[key].strip(): row[task].strip() for row in table.rows}
     for run in runs:
@@ -2925,7 +2997,8 @@ def derive_tables(inputs, path):
     found = agent_files(path) if path != "-" and os.path.exists(path) else []
     if not found:
         return None
-    runs = [run for fmt, file in found for run in AGENT_READERS[fmt](inputs, file)]
+    runs = [run for fmt, file in found
+            for run in HARNESS_BY_FORMAT[fmt]["reader"](inputs, file)]
     if not runs:
         raise InputError(f"{path}: agent transcripts, but only subagent (sidechain) files")
     for run in runs:
@@ -3027,7 +3100,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 dd9c2fbbfd417d58 ---
+# --- end shared helpers body sha256 938d50a9240fc446 ---
 
 
 # === Statistics ===
@@ -5029,10 +5102,7 @@ def build_parser():
                         help="processes for the bootstrap (default: 0, automatic: two on "
                              "large inputs); the numbers do not depend on it")
     parser.add_argument("--svg", metavar="FILE", help="also draw the rates to this SVG file")
-    parser.add_argument("--task-map", metavar="FILE", help="session id or file -> task id "
-                        "(columns session_id,task_id) for transcripts that name no task")
-    parser.add_argument("--write-runs", metavar="DIR", help="write the runs.csv, tool_calls.csv "
-                        "and predictions.jsonl derived from agent output to DIR")
+    add_agent_options(parser)
     add_common_options(parser, __version__, __file__, seed=DEFAULT_SEED)
     return parser
 

@@ -9862,6 +9862,70 @@ class TestSharedBlockOneHome(unittest.TestCase):
                          ["a__b-1@m", "a__b-1@m#2", "a__b-1", "s-9"])
 
 
+class TestSharedBlockHarnessRegistry(unittest.TestCase):
+    """One record per harness format in the block: file test, sniff, reader, id rule,
+    task-map keys and manual paragraph; an unrecognised harness's file is not dropped."""
+
+    def test_each_record_names_every_part_and_reads_its_shipped_example(self):
+        module = load("delivery_audit.py")
+        parts = {"format", "label", "names", "json_keys", "line", "truncated", "reader",
+                 "run_id", "task_map", "manual"}
+        shipped = {"swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent",
+                   "openhands": "openhands", "claude-code": "claude-code", "codex": "codex"}
+        for record in module.HARNESS_FORMATS:
+            self.assertEqual(set(record), parts, record["format"])
+            self.assertIn(f"      {record['label']:<16}{record['manual'][0]}\n",
+                          module.HARNESS_MANUAL)
+            if record["reader"] is None:
+                continue
+            self.assertIn(record["run_id"], ("instance@model", "session"))
+            folder = os.path.join(EXAMPLE_RUNS, "..", "agents", shipped.pop(record["format"]))
+            found = module.agent_files(folder)
+            self.assertTrue(found, folder)
+            self.assertEqual({fmt for fmt, _ in found}, {record["format"]})
+        self.assertEqual(shipped, {})              # every shipped harness has its record
+
+    def test_an_aider_history_in_an_agent_folder_is_refused_not_dropped(self):
+        with TempDir() as folder:
+            shutil.copytree(os.path.join(HERE, "examples", "agents", "swe-agent"),
+                            os.path.join(folder, "runs"))
+            write(folder, "runs/.aider.chat.history.md", "# aider chat started\n\n#### fix it\n")
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                status, out, err = run(script, [os.path.join(folder, "runs")])
+                self.assertEqual(status, 2, script)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertRegex(err, r"^error: .*\.aider\.chat\.history\.md: Aider output, "
+                                      r"which these scripts do not read")
+
+    def test_a_new_format_is_one_record_plus_one_reader(self):
+        import csv
+        module = load("delivery_audit.py")
+
+        def read_toy(inputs, path):
+            with open(path, encoding="utf-8") as handle:
+                record = json.loads(handle.readline())
+            return [module.new_run("toy", path, task_id=record["task"], model="m",
+                                   claimed="yes")]
+        toy = {"format": "toy", "label": "Toy", "names": (), "json_keys": None,
+               "line": lambda record: "toy" in record, "truncated": ('"toy"',),
+               "reader": read_toy, "run_id": "instance@model", "task_map": (),
+               "manual": ("toy.jsonl (one line)",)}
+        formats = module.HARNESS_FORMATS + (toy,)
+        with TempDir() as folder, \
+                unittest.mock.patch.object(module, "HARNESS_FORMATS", formats), \
+                unittest.mock.patch.object(module, "HARNESS_BY_FORMAT",
+                                           {r["format"]: r for r in formats}):
+            write(folder, "agent/a.jsonl", '{"toy": 1, "task": "t1"}\n')
+            write(folder, "agent/b.jsonl", '{"toy": 1, "task": "t1"}\n')
+            status, out, err = run("delivery_audit.py", [os.path.join(folder, "agent"),
+                                                         "--write-runs", os.path.join(folder, "out")])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(folder, "out", "runs.csv"), encoding="utf-8") as handle:
+                rows = list(csv.DictReader(handle))
+            self.assertEqual([(r["run_id"], r["format"]) for r in rows],
+                             [("t1@m", "toy"), ("t1@m#2", "toy")])
+
+
 # === Golden reports: every format of every shipped example, byte for byte ===
 GOLDEN = os.path.join(HERE, "examples", "golden")
 GOLDEN_COMMANDS = {     # file stem -> the command's arguments, run from the top folder
