@@ -496,8 +496,9 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #                       (missing words, yes/no words, CSV/TSV/JSONL/JSON tables)
 #   the input record    Inputs (every input read once, hashed for the footer)
 #   writing files       write_atomic (a failed write leaves nothing behind)
-#   numbers and tables  fmt, fmt_ci, fmt_p, percentile, plural, render_table
-#                       (3 decimals; text, Markdown and JSON)
+#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json
+#                       (3 decimals, p-values never rounded across 0.05 nor to
+#                       0.000; text, Markdown and JSON at full precision)
 #   provenance          script_sha256, shared_block_sha256, provenance,
 #                       render_provenance (the footer: hashes, command, seed)
 #   figures             svg_open, svg_escape (SVG with its own background)
@@ -506,11 +507,15 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #                       the join on run id or instance, one run per key)
 #   command line        Parser, add_common_options, add_agent_options, run_main
 #                       (--format, --seed, --version; error: ... and status 2)
-#   agent output        HARNESS_FORMATS (one record per harness: file test,
-#                       sniff, reader, id rule, task-map keys, manual paragraph),
-#                       agent_files, derive_tables, write_runs (HARNESS_MANUAL:
-#                       shell-command categories, run ids, phases, --task-map,
-#                       --write-runs)
+#   agent output        the readers (read_swe_agent, read_mini_swe_agent,
+#                       read_openhands, read_claude_code, read_codex) and
+#                       command_category (HARNESS_MANUAL's tool categories and
+#                       shell-command table); HARNESS_FORMATS, one record per
+#                       harness (file names, sniff, reader, run-id rule, task-map
+#                       keys, manual paragraph: a new format is one record plus
+#                       its reader); agent_files, assign_run_ids/number_run_ids
+#                       (run ids), phase_measures, derive_tables, write_runs
+#                       (--task-map, --write-runs)
 import argparse
 import csv
 import hashlib
@@ -3271,7 +3276,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 938d50a9240fc446 ---
+# --- end shared helpers body sha256 fedd6b1e9946cbcb ---
 
 
 # === Diffs ===
