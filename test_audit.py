@@ -139,11 +139,12 @@ def hand_edits(root=HERE):
             start = handle.read().splitlines().index(block[0])
         at = first_changed_line(block, canonical)
         shown = block[at] if at < len(block) else "(the block ends here)"
-        why = ("its shared helper block no longer matches the hash in its end marker"
-               if marker_sha256(block) else "its end marker carries no hash, so an edit "
-               "there cannot be told from an old copy")
-        found.append(f"{script} line {start + at + 1} may hold an edit made by hand ({why}); "
-                     f"first line that differs from {CANONICAL}'s copy:\n    {shown}")
+        what = ("was edited by hand (its shared helper block no longer matches the hash in "
+                "its end marker)" if marker_sha256(block) else "may hold an edit made by "
+                "hand (its end marker carries no hash, so an edit cannot be told from an "
+                "old copy)")
+        found.append(f"{script} line {start + at + 1} {what}; first line that differs from "
+                     f"{CANONICAL}'s copy:\n    {shown}")
     return found
 
 
@@ -262,7 +263,7 @@ class TestFamily(unittest.TestCase):
         self.assertEqual(shown.returncode, 0)
         self.assertIn("--quick", shown.stdout)
         self.assertNotRegex(shown.stdout, r"(?m)^\d+ passed")
-        for typo in (("--quik",), ("TestNoSuchClass",)):
+        for typo in (("--quik",), ("TestNoSuchClass",), ("--force",)):
             wrong = run(*typo)
             self.assertEqual(wrong.returncode, 2, typo)
             self.assertTrue(wrong.stderr.startswith("error: "), wrong.stderr)
@@ -10080,6 +10081,10 @@ def main(argv):
                                      "-v")]
     if unknown:
         print(f"error: unknown option {unknown[0]} (python3 test_audit.py --help lists them)",
+              file=sys.stderr)
+        return 2
+    if "--force" in argv and "--sync" not in argv:
+        print("error: --force goes with --sync (python3 test_audit.py --sync --force)",
               file=sys.stderr)
         return 2
     if "--sync" in argv:
