@@ -1816,6 +1816,9 @@ Reading harness folders (agent output as the runs input; all three scripts)
     (run_id, instance_id, model_name_or_path, model_patch): auditing DIR gives
     the same figures as auditing the folder.
 """
+
+
+# --- agent output: run records, fields and timestamps ---
 RUN_COLUMNS = ("run_id", "task_id", "model", "format", "exit_status", "claimed",
                "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
                "tokens_source", "turns", "tool_calls", "read_calls", "edit_calls",
@@ -3105,7 +3108,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 fedd6b1e9946cbcb ---
+# --- end shared helpers body sha256 376530d96409547a ---
 
 
 # === Statistics ===
