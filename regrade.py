@@ -536,9 +536,45 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 
 # === Shared helpers ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
-# Tables in, tables and JSON out, errors, provenance. delivery_audit.py holds the
-# canonical copy; test_audit.py fails when the copies in auc_audit.py or
-# regrade.py drift from it. The block imports what it uses so it stands alone.
+# Tables in, tables and JSON out, errors, provenance, grader verdicts and harness
+# transcripts. The block imports what it uses so it stands alone.
+#
+# Where the canonical text lives, and why: in delivery_audit.py. Each script must
+# ship and run as one file, so a fourth file holding the block would be one more
+# thing to copy and would never be run by anyone; delivery_audit.py is the
+# family's first script and the one the block grew in. Edit the block there, then
+# run python3 test_audit.py --sync. The end marker line carries the SHA-256 (first
+# 16 hex digits) of the body between the two marker lines, so any copy, anywhere,
+# can tell whether it was edited by hand: --version prints the body's hash and says
+# so when it no longer matches the marker, test_audit.py fails, and --sync refuses
+# to overwrite such an edit, naming the line (--sync --force discards it).
+#
+# Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
+# the manual rules they implement:
+#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind
+#                       (missing words, yes/no words, CSV/TSV/JSONL/JSON tables)
+#   the input record    Inputs (every input read once, hashed for the footer)
+#   writing files       write_atomic (a failed write leaves nothing behind)
+#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json
+#                       (3 decimals, p-values never rounded across 0.05 nor to
+#                       0.000; text, Markdown and JSON at full precision)
+#   provenance          script_sha256, shared_block_sha256, provenance,
+#                       render_provenance (the footer: hashes, command, seed)
+#   figures             svg_open, svg_escape (SVG with its own background)
+#   verdicts            read_verdicts, join_verdicts (VERDICT_FORMATS: regrade's
+#                       verdicts, SWE-bench run report and report.json, OpenHands;
+#                       the join on run id or instance, one run per key)
+#   command line        Parser, add_common_options, add_agent_options, run_main
+#                       (--format, --seed, --version; error: ... and status 2)
+#   agent output        the readers (read_swe_agent, read_mini_swe_agent,
+#                       read_openhands, read_claude_code, read_codex) and
+#                       command_category (HARNESS_MANUAL's tool categories and
+#                       shell-command table); HARNESS_FORMATS, one record per
+#                       harness (file names, sniff, reader, run-id rule, task-map
+#                       keys, manual paragraph: a new format is one record plus
+#                       its reader); agent_files, assign_run_ids/number_run_ids
+#                       (run ids), phase_measures, derive_tables, write_runs
+#                       (--task-map, --write-runs)
 import argparse
 import csv
 import hashlib
@@ -552,7 +588,13 @@ import shlex
 import sys
 import tempfile
 
+# A rule the scripts share has its one home here. Below FEW_CLUSTERS clusters
+# (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
+# delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
+FEW_CLUSTERS = 10
 
+
+# ---- cells and tables ----
 class InputError(ValueError):
     """Bad input or usage: main() prints 'error: <message>' and returns 2."""
 
@@ -786,6 +828,7 @@ def refuse_predictions(table, text):
             f"harness's output folder (its trajectories) with --verdicts DIR/verdicts.csv")
 
 
+# ---- the input record ----
 class Inputs:
     """Every file an audit reads, with its SHA-256, for the provenance footer."""
 
@@ -861,6 +904,7 @@ class Inputs:
                 raise InputError(f"{path}: refusing to overwrite an input file")
 
 
+# ---- writing files ----
 def current_umask():
     """The process's umask (reading it means setting it, so it is set back at once)."""
     mask = os.umask(0o022)
@@ -888,6 +932,7 @@ def write_atomic(path, text):
         raise InputError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
+# ---- numbers and tables ----
 def fmt(value, digits=3):
     """Format a number the way the reports print it; None prints as 'undefined'.
 
@@ -915,6 +960,45 @@ def fmt_ci(ci, digits=3):
     if not ci or ci[0] is None:
         return ""
     return f"[{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]"
+
+
+def plural(count, noun, nouns=None):
+    """'1 task', '2 tasks': a count with its noun.
+
+    >>> plural(1, "task"), plural(3, "task"), plural(2, "delivery", "deliveries")
+    ('1 task', '3 tasks', '2 deliveries')
+    """
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def fmt_p(p, floor=None, level=0.05):
+    """A p-value to 3 decimals, never rounded across the significance level (0.05: the
+    scripts' SIGNIFICANCE and ALPHA), nor to a misleading 0.000: below 0.0005 it prints
+    '<0.001'. A p just below the level keeps the decimals that show it below (0.0497,
+    not 0.050); one that would need more than six prints as '<0.050'. A permutation p
+    at its floor 1/(B + 1) (pass `floor`) prints as '<=' that floor rounded up.
+
+    >>> fmt_p(1.0), fmt_p(0.0123), fmt_p(1.9e-9), fmt_p(0.049), fmt_p(0.0497), fmt_p(0.05)
+    ('1.000', '0.012', '<0.001', '0.049', '0.0497', '0.050')
+    >>> fmt_p(0.0004997), fmt_p(0.0162), fmt_p(None), fmt_p(0.0), fmt_p(0.04999999999)
+    ('<0.001', '0.016', 'undefined', '<0.001', '<0.050')
+    >>> fmt_p(1 / 2001, floor=1 / 2001), fmt_p(1 / 101, floor=1 / 101)
+    ('<=0.001', '<=0.010')
+    """
+    if p is None:
+        return fmt(p)
+    if floor is not None and p <= floor * (1 + 1e-12):
+        return f"<={math.ceil(round(floor * 1000, 9)) / 1000:.3f}"
+    if p < 0.0005:
+        return "<0.001"
+    text = fmt(p)
+    if p < level <= float(text):
+        for digits in range(4, 7):
+            text = fmt(p, digits)
+            if float(text) < level:
+                return text
+        return f"<{fmt(level)}"
+    return text
 
 
 def nonbreaking(text):
@@ -1023,10 +1107,36 @@ def to_json(value):
     return json.dumps(jsonable(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+# ---- provenance ----
 def script_sha256(path):
     """SHA-256 of the script's own bytes: a pasted output names the exact file."""
     with open(path, "rb") as handle:
         return hashlib.sha256(handle.read()).hexdigest()
+
+
+def shared_block_sha256(path):
+    """(body, marker): the SHA-256 (16 hex digits) of the shared helper block's body
+    in the script at path, and the one its end marker carries; they differ when the
+    copy was edited by hand after the last sync. ('', '') when the file has no block."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    ends = [i for i, line in enumerate(lines) if line.startswith("# --- end shared helpers")]
+    starts = [i for i, line in enumerate(lines) if line.startswith("# --- shared helpers")]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        return "", ""
+    body = "".join(line + "\n" for line in lines[starts[0] + 1:ends[0]])
+    marker = re.search(r"body sha256 ([0-9a-f]{16})\b", lines[ends[0]])
+    return (hashlib.sha256(body.encode("utf-8")).hexdigest()[:16],
+            marker.group(1) if marker else "")
+
+
+def version_text(version, script_path):
+    """--version: the version, the file's hash, and the shared block's hash beside it."""
+    body, marker = shared_block_sha256(script_path)
+    edited = f" (edited by hand: its end marker says {marker or 'nothing'})" \
+        if body != marker else ""
+    return (f"%(prog)s {version} (sha256 {script_sha256(script_path)}) "
+            f"shared helpers {body}{edited}")
 
 
 def relative_path(path):
@@ -1237,6 +1347,7 @@ def render_provenance(prov, style):
     return "-- provenance --\n" + "\n".join(lines)
 
 
+# ---- figures ----
 SVG_BACKGROUND = "#ffffff"     # figures carry their own background: they read on dark pages
 SVG_INK = "#1f2328"
 
@@ -1798,6 +1909,7 @@ def grading_error_text(unchecked, limit=5):
                      for status, ids in unchecked.items())
 
 
+# ---- command line ----
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors that exit 2 through InputError."""
 
@@ -1817,8 +1929,17 @@ def add_common_options(parser, version, script_path, seed=None):
         parser.add_argument("--seed", type=int, default=seed,
                             help=f"seed for resampling and shuffles (default: {seed})")
     parser.add_argument("--version", action="version",
-                        version=f"%(prog)s {version} (sha256 {script_sha256(script_path)})")
+                        version=version_text(version, script_path))
 
+
+
+def add_agent_options(parser):
+    """--task-map and --write-runs: the options for agent output (harness folders), the
+    same in all three scripts."""
+    parser.add_argument("--task-map", metavar="FILE", help="session id or file -> task id "
+                        "(columns session_id,task_id) for transcripts that name no task")
+    parser.add_argument("--write-runs", metavar="DIR", help="write the runs.csv, tool_calls.csv "
+                        "and predictions.jsonl derived from agent output to DIR")
 
 def run_main(body, argv):
     """Call body(argv); turn InputError into 'error: ...' and exit status 2."""
@@ -1844,23 +1965,7 @@ HARNESS_MANUAL = """
 Reading harness folders (agent output as the runs input; all three scripts)
     RUNS may be the folder (or one file) an agent harness wrote. Files are
     recognised by content, in sorted path order, anywhere under the folder:
-      SWE-agent       <iid>/<iid>.traj (trajectory[], info); model from <iid>.pred
-                      or preds.json; diff info.submission; seconds are the steps'
-                      execution_time only (no timestamps); no per-turn tokens
-      mini-swe-agent  <iid>/<iid>.traj.json (messages[] with extra.actions,
-                      extra.timestamp and extra.response.usage, info; format 1:
-                      the reply's bash block); diff info.submission
-      OpenHands       output.jsonl (instance_id, V0 history[] events, metrics;
-                      V1 SDK events are refused, not misread); diff
-                      test_result.git_patch; claim from the finish action's
-                      task_completed: true yes, false no, partial equivocal
-      Claude Code     session transcripts (*.jsonl with sessionId) and
-                      `claude -p --output-format stream-json` logs; assistant
-                      entries repeating one message id count once; input tokens
-                      include cache reads and writes; a subagent's own file
-                      (every entry a sidechain) is skipped; no diff
-      Codex CLI       rollout JSONL (session_meta, response_item, event_msg);
-                      a repeated token_count with the same total counts once
+{formats}
     Claude Code and Codex name no task: give --task-map FILE (session_id or file
     -> task_id), or a runs.csv in the folder. A runs.csv in the folder is joined
     on run id: it fills cells the harness left blank (task_id, claimed, model)
@@ -1943,6 +2048,9 @@ Reading harness folders (agent output as the runs input; all three scripts)
     (run_id, instance_id, model_name_or_path, model_patch): auditing DIR gives
     the same figures as auditing the folder.
 """
+
+
+# --- agent output: run records, fields and timestamps ---
 RUN_COLUMNS = ("run_id", "task_id", "model", "format", "exit_status", "claimed",
                "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
                "tokens_source", "turns", "tool_calls", "read_calls", "edit_calls",
@@ -2861,22 +2969,103 @@ def read_codex(inputs, path):
     return [run]
 
 
+# --- agent output: the registry of harness formats ---
+# One record per format; a new format is one record here plus its reader above.
+#   format     its name in runs.csv's format column
+#   label      its name in the manual (--help)
+#   names      file names that are this format by name alone (the folder walk reads them)
+#   json_keys  a test of a lone .json file's top-level keys
+#   line       a test of one parsed line of a .jsonl file (any of its first SNIFF_LINES)
+#   truncated  texts that mark a line too truncated to parse as this format
+#   reader     reader(inputs, path) -> [run]; None: a harness known but not read, whose
+#              files are refused rather than skipped without a word
+#   run_id     the base of its run ids: "instance@model" or "session"
+#   task_map   the --task-map key columns that name its tasks (formats that name none)
+#   manual     its paragraph in HARNESS_MANUAL's list of formats, line by line
+TASK_MAP_KEYS = ("session_id", "run_id", "session", "file", "path")
+HARNESS_FORMATS = (
+    {"format": "swe-agent", "label": "SWE-agent", "names": (".traj",),
+     "json_keys": lambda keys: "info" in keys and "trajectory" in keys,
+     "line": None, "truncated": (), "reader": read_swe_agent, "run_id": "instance@model",
+     "task_map": (),
+     "manual": ("<iid>/<iid>.traj (trajectory[], info); model from <iid>.pred",
+                "or preds.json; diff info.submission; seconds are the steps'",
+                "execution_time only (no timestamps); no per-turn tokens")},
+    {"format": "mini-swe-agent", "label": "mini-swe-agent", "names": (".traj.json",),
+     "json_keys": lambda keys: "info" in keys and "messages" in keys,
+     "line": None, "truncated": (), "reader": read_mini_swe_agent, "run_id": "instance@model",
+     "task_map": (),
+     "manual": ("<iid>/<iid>.traj.json (messages[] with extra.actions,",
+                "extra.timestamp and extra.response.usage, info; format 1:",
+                "the reply's bash block); diff info.submission")},
+    {"format": "openhands", "label": "OpenHands", "names": (), "json_keys": None,
+     # a record with a test report is the grader's copy (output.swebench_eval.jsonl)
+     "line": lambda record: "history" in record and "instance_id" in record
+     and not get_field(record, "test_result.report", "", required=False),
+     "truncated": ('"history"',), "reader": read_openhands, "run_id": "instance@model",
+     "task_map": (),
+     "manual": ("output.jsonl (instance_id, V0 history[] events, metrics;",
+                "V1 SDK events are refused, not misread); diff",
+                "test_result.git_patch; claim from the finish action's",
+                "task_completed: true yes, false no, partial equivocal")},
+    {"format": "claude-code", "label": "Claude Code", "names": (), "json_keys": None,
+     "line": lambda record: "sessionId" in record
+     or (record.get("type") in ("system", "result") and "session_id" in record),
+     "truncated": ('"sessionId"',), "reader": read_claude_code, "run_id": "session",
+     "task_map": TASK_MAP_KEYS,
+     "manual": ("session transcripts (*.jsonl with sessionId) and",
+                "`claude -p --output-format stream-json` logs; assistant",
+                "entries repeating one message id count once; input tokens",
+                "include cache reads and writes; a subagent's own file",
+                "(every entry a sidechain) is skipped; no diff")},
+    {"format": "codex", "label": "Codex CLI", "names": (), "json_keys": None,
+     "line": lambda record: "payload" in record
+     and record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context"),
+     "truncated": ('"payload"', '"type"'), "reader": read_codex, "run_id": "session",
+     "task_map": TASK_MAP_KEYS,
+     "manual": ("rollout JSONL (session_meta, response_item, event_msg);",
+                "a repeated token_count with the same total counts once")},
+    {"format": "aider", "label": "Aider", "names": (".aider.chat.history.md",),
+     "json_keys": None, "line": None, "truncated": (), "reader": None, "run_id": None,
+     "task_map": (),
+     "manual": (".aider.chat.history.md: not read; a folder holding one is",
+                "refused rather than audited without its runs")},
+)
+HARNESS_BY_FORMAT = {record["format"]: record for record in HARNESS_FORMATS}
+AGENT_FILE_ENDINGS = tuple(name for record in HARNESS_FORMATS for name in record["names"]) \
+    + (".jsonl",)
+
+
+def formats_text():
+    """HARNESS_MANUAL's list of formats, from the records' manual paragraphs."""
+    indent = " " * 6
+    return "".join(f"{indent}{record['label']:<16}{record['manual'][0]}\n"
+                   + "".join(f"{indent}{'':16}{line}\n" for line in record["manual"][1:])
+                   for record in HARNESS_FORMATS if record["manual"])
+
+
+HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text())
+
+
 # --- agent output: detection, run ids, measures, tables ---
 def sniff_format(path):
-    """The format a file holds, by its content (top-level keys, or one of its first
-    SNIFF_LINES lines: a transcript may open with housekeeping entries), or None."""
+    """The format a file holds, by its name or its content (top-level keys, or one of
+    its first SNIFF_LINES lines: a transcript may open with housekeeping entries), or
+    None."""
     lower = path.lower()
     if lower.endswith(".swebench_eval.jsonl"):
         return None                          # the grader's copy of output.jsonl
-    if lower.endswith((".traj", ".traj.json")):
-        return "swe-agent" if lower.endswith(".traj") else "mini-swe-agent"
+    by_name = [r for r in HARNESS_FORMATS if r["names"] and lower.endswith(r["names"])]
+    if by_name:                              # the longest ending: .traj.json is not .json
+        return max(by_name, key=lambda r: max(len(n) for n in r["names"]
+                                                if lower.endswith(n)))["format"]
     try:
         with open(path, "rb") as handle:
             if lower.endswith(".json"):
                 first = json.loads(handle.read().decode("utf-8-sig"))
                 keys = set(first) if isinstance(first, dict) else set()
-                return None if "info" not in keys else "swe-agent" if "trajectory" in keys \
-                    else "mini-swe-agent" if "messages" in keys else None
+                return next((r["format"] for r in HARNESS_FORMATS
+                             if r["json_keys"] and r["json_keys"](keys)), None)
             lines = [handle.readline() for _ in range(SNIFF_LINES)]
     except (OSError, ValueError):
         return None
@@ -2889,56 +3078,69 @@ def sniff_line(line):
         record = json.loads(line.decode("utf-8-sig"))
     except ValueError:                       # a truncated line: the reader says where
         text = line.decode("utf-8", "replace")
-        return next((fmt for fmt, keys in SNIFF_KEYS if all(k in text for k in keys)), None)
+        return next((r["format"] for r in HARNESS_FORMATS
+                     if r["truncated"] and all(k in text for k in r["truncated"])), None)
     if not isinstance(record, dict):
         return None
-    if "history" in record and "instance_id" in record:
-        report = get_field(record, "test_result.report", "", required=False)
-        return None if report else "openhands"
-    if record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context") \
-            and "payload" in record:
-        return "codex"
-    if "sessionId" in record or (record.get("type") in ("system", "result") and
-                                 "session_id" in record):
-        return "claude-code"
-    return None
+    return next((r["format"] for r in HARNESS_FORMATS if r["line"] and r["line"](record)),
+                None)
 
 
 SNIFF_LINES = 20
-SNIFF_KEYS = (("claude-code", ('"sessionId"',)), ("codex", ('"payload"', '"type"')),
-              ("openhands", ('"history"',)))
-AGENT_READERS = {"swe-agent": read_swe_agent, "mini-swe-agent": read_mini_swe_agent,
-                 "openhands": read_openhands, "claude-code": read_claude_code,
-                 "codex": read_codex}
 
 
 def agent_files(path):
-    """[(format, file)] under a folder (or the file itself), in sorted path order."""
+    """[(format, file)] under a folder (or the file itself), in sorted path order. A file
+    of a harness the scripts know but do not read (Aider) is an error, not a silent
+    drop: its runs would be missing from the audit."""
     if os.path.isfile(path):
-        fmt = sniff_format(path)
-        return [(fmt, path)] if fmt else []
-    found = []
-    for folder, subfolders, files in os.walk(path):
-        subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
-        for name in sorted(files):
-            if name.endswith((".traj", ".traj.json", ".jsonl")) and not name.startswith("."):
-                fmt = sniff_format(os.path.join(folder, name))
-                if fmt:
-                    found.append((fmt, os.path.join(folder, name)))
+        found = [(sniff_format(path), path)] if sniff_format(path) else []
+    else:
+        found = []
+        for folder, subfolders, files in os.walk(path):
+            subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
+            for name in sorted(files):
+                full = os.path.join(folder, name)
+                if name.endswith(AGENT_FILE_ENDINGS) and (not name.startswith(".")
+                                                          or sniff_format(full) == "aider"):
+                    fmt = sniff_format(full)
+                    if fmt:
+                        found.append((fmt, full))
+    for fmt, file in found:
+        if HARNESS_BY_FORMAT[fmt]["reader"] is None:
+            readable = ", ".join(r["label"] for r in HARNESS_FORMATS if r["reader"])
+            raise InputError(f"{file}: {HARNESS_BY_FORMAT[fmt]['label']} output, which these "
+                             f"scripts do not read (they read {readable}); its runs would be "
+                             f"left out, so give them as a runs table instead")
     return found
+
+
+def instance_at_model(instance, model):
+    """The run-id base both audits and regrade.py use: instance@model, the instance
+    alone without a model."""
+    return str(instance) + (f"@{model}" if model else "")
+
+
+def number_run_ids(runs, base_of):
+    """Give each run without a run_id its base_of(run), then #2, #3 for the second and
+    third run of one base, in the runs' order (path order): one rule for harness runs
+    and regrade.py's predictions, so a run has the same id in every script."""
+    seen = {}
+    for run in runs:
+        if run.get("run_id"):
+            continue
+        base = base_of(run)
+        seen[base] = seen.get(base, 0) + 1
+        run["run_id"] = base if seen[base] == 1 else f"{base}#{seen[base]}"
+    return runs
 
 
 def assign_run_ids(runs):
     """instance@model (instance alone without a model; the session id without an
     instance), then #2, #3 in path order: regrade.py names predictions the same way."""
-    seen = {}
-    for run in runs:
-        if run["format"] in ("claude-code", "codex"):
-            base = str(run["session"])
-        else:
-            base = run["task_id"] + (f"@{run['model']}" if run["model"] else "")
-        seen[base] = seen.get(base, 0) + 1
-        run["run_id"] = base if seen[base] == 1 else f"{base}#{seen[base]}"
+    number_run_ids(runs, lambda run: str(run["session"])
+                   if HARNESS_BY_FORMAT[run["format"]]["run_id"] == "session"
+                   else instance_at_model(run["task_id"], run["model"]))
 
 
 def side_table(inputs, path):
@@ -2977,8 +3179,8 @@ def fill_from_side(run, table, key, rows_by_id):
 def map_tasks(inputs, runs, task_map):
     """Tasks for transcripts from --task-map (session id or file name -> task id)."""
     table = inputs.read_table(task_map)
-    key = table.column(None, flag="--task-map key",
-                       candidates=("session_id", "run_id", "session", "file", "path"))
+    keys = [key for record in HARNESS_FORMATS for key in record["task_map"]]
+    key = table.column(None, flag="--task-map key", candidates=tuple(dict.fromkeys(keys)))
     task = table.column(None, flag="--task-map task", candidates=TASK_COLUMNS_ANY)
     mapping = {row[key].strip(): row[task].strip() for row in table.rows}
     for run in runs:
@@ -3035,7 +3237,8 @@ def derive_tables(inputs, path):
     found = agent_files(path) if path != "-" and os.path.exists(path) else []
     if not found:
         return None
-    runs = [run for fmt, file in found for run in AGENT_READERS[fmt](inputs, file)]
+    runs = [run for fmt, file in found
+            for run in HARNESS_BY_FORMAT[fmt]["reader"](inputs, file)]
     if not runs:
         raise InputError(f"{path}: agent transcripts, but only subagent (sidechain) files")
     for run in runs:
@@ -3137,7 +3340,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers ---
+# --- end shared helpers body sha256 394de2d13dd5a707 ---
 
 
 # === Diffs ===
@@ -6298,15 +6501,10 @@ def read_instances(path, inputs):
 
 
 def default_run_ids(runs):
-    """Give runs without a run_id a unique, deterministic one: instance@model, then #2, #3."""
-    seen = {}
-    for run in runs:
-        if run.get("run_id"):
-            continue
-        base = run["instance_id"] + (f"@{run['model']}" if run.get("model") else "")
-        seen[base] = seen.get(base, 0) + 1
-        run["run_id"] = base if seen[base] == 1 else f"{base}#{seen[base]}"
-    return runs
+    """Give runs without a run_id a unique, deterministic one: instance@model, then #2, #3
+    (the shared block's number_run_ids, the rule the audits use for harness runs)."""
+    return number_run_ids(runs, lambda run: instance_at_model(run["instance_id"],
+                                                              run.get("model")))
 
 
 def load_predictions(path, instances, inputs):
@@ -8230,10 +8428,7 @@ def build_parser():
     parser.add_argument("--make-instances", metavar="FIXES",
                         help="make SWE-bench instances from the fix commits listed in FIXES "
                         "(see 'Making instances' at the end)")
-    parser.add_argument("--task-map", metavar="FILE", help="session id or file -> task id "
-                        "(columns session_id,task_id) for transcripts that name no task")
-    parser.add_argument("--write-runs", metavar="DIR", help="write the runs.csv, tool_calls.csv "
-                        "and predictions.jsonl derived from agent output to DIR")
+    add_agent_options(parser)
     add_common_options(parser, __version__, __file__)
     return parser
 

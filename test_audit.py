@@ -13,7 +13,10 @@ Usage:
     python3 test_audit.py -v           name each test as it runs (combines with the above)
     python3 -m unittest test_audit     the same tests through unittest's own runner
     python3 test_audit.py --sync       copy the shared helper block from delivery_audit.py
-                                       (the canonical copy) into auc_audit.py and regrade.py
+                                       (the canonical copy) into auc_audit.py and regrade.py,
+                                       stamping its end marker with the body's hash; refuses,
+                                       naming the line, a copy edited by hand since
+    python3 test_audit.py --sync --force  the same, discarding such hand edits
     python3 test_audit.py --write-golden  write examples/golden/ anew (the shipped examples'
                                        reports, which TestGoldenReports compares byte for byte)
     python3 test_audit.py --bench      run the benchmarks: prints timings, asserts nothing about time
@@ -51,7 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = ("delivery_audit.py", "auc_audit.py", "regrade.py")
 CANONICAL = "delivery_audit.py"
 BLOCK_START = "# --- shared helpers: keep identical in all three scripts"
-BLOCK_END = "# --- end shared helpers ---"
+BLOCK_END = "# --- end shared helpers"
 EXAMPLE_RUNS = os.path.join(HERE, "examples", "runs")
 _modules = {}
 
@@ -95,25 +98,85 @@ def helper_block(path):
     return lines[starts[0]:ends[0] + 1]
 
 
-def sync_helper_block():
-    """Copy the canonical helper block into the other scripts."""
-    canonical = helper_block(os.path.join(HERE, CANONICAL))
+def block_body_sha256(block):
+    """The hash the end marker carries: SHA-256 of the body (the lines between the two
+    marker lines, each ended by a newline), first 16 hex digits, as the scripts'
+    shared_block_sha256 computes it."""
+    body = "".join(line + "\n" for line in block[1:-1])
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def end_marker(block):
+    """The end marker line for a block whose body is block[1:-1]."""
+    return f"{BLOCK_END} body sha256 {block_body_sha256(block)} ---"
+
+
+def marker_sha256(block):
+    """The hash written in a block's end marker line ('' when it carries none)."""
+    found = re.search(r"body sha256 ([0-9a-f]{16})\b", block[-1])
+    return found.group(1) if found else ""
+
+
+def first_changed_line(block, canonical):
+    """Index in `block` of its first line that differs from `canonical` (or where it ends)."""
+    return next((i for i, (a, b) in enumerate(zip(block, canonical)) if a != b),
+                min(len(block), len(canonical)))
+
+
+def hand_edits(root=HERE):
+    """The non-canonical copies edited by hand, as messages: a copy whose body no longer
+    matches the hash its own end marker carries was changed after the last --sync, and
+    --sync would overwrite that change."""
+    canonical = helper_block(os.path.join(root, CANONICAL))
+    found = []
     for script in SCRIPTS:
         if script == CANONICAL:
             continue
-        path = os.path.join(HERE, script)
+        path = os.path.join(root, script)
+        block = helper_block(path)
+        if marker_sha256(block) == block_body_sha256(block):
+            continue
         with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-        lines = text.splitlines()
+            start = handle.read().splitlines().index(block[0])
+        at = first_changed_line(block, canonical)
+        shown = block[at] if at < len(block) else "(the block ends here)"
+        what = ("was edited by hand (its shared helper block no longer matches the hash in "
+                "its end marker)" if marker_sha256(block) else "may hold an edit made by "
+                "hand (its end marker carries no hash, so an edit cannot be told from an "
+                "old copy)")
+        found.append(f"{script} line {start + at + 1} {what}; first line that differs from "
+                     f"{CANONICAL}'s copy:\n    {shown}")
+    return found
+
+
+def sync_helper_block(root=HERE, force=False):
+    """--sync: stamp the canonical block's end marker with its body's hash and copy the
+    block into the other scripts. A copy edited by hand is refused (status 2) unless
+    force is set, so --sync never silently discards an edit."""
+    edits = hand_edits(root)
+    if edits and not force:
+        for message in edits:
+            print(f"error: {message}", file=sys.stderr)
+        print(f"carry the edit over: make it in {CANONICAL}'s block (the canonical copy) and "
+              f"run python3 test_audit.py --sync again; or discard it with "
+              f"python3 test_audit.py --sync --force", file=sys.stderr)
+        return 2
+    for script in SCRIPTS:
+        path = os.path.join(root, script)
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
         start = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_START))
         end = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_END))
+        if script == CANONICAL:
+            canonical = lines[start:end] + [end_marker(lines[start:end + 1])]
         new = lines[:start] + canonical + lines[end + 1:]
         if new != lines:
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write("\n".join(new) + "\n")
             print(f"updated {script}")
-        else:
+        elif script != CANONICAL:
             print(f"{script}: helper block already identical to {CANONICAL}'s")
+    return 0
 
 
 class TempDir:
@@ -150,6 +213,12 @@ def snapshot(folder):
 class TestFamily(unittest.TestCase):
     def test_helper_block_identical(self):
         canonical = helper_block(os.path.join(HERE, CANONICAL))
+        for script in SCRIPTS:                 # each copy's body against its own marker
+            block = helper_block(os.path.join(HERE, script))
+            self.assertEqual(marker_sha256(block), block_body_sha256(block),
+                             f"{script}: the shared helper block's body does not match the "
+                             f"hash in its end marker; edit {CANONICAL}'s copy and run "
+                             f"'python3 test_audit.py --sync'")
         for script in SCRIPTS[1:]:
             other = helper_block(os.path.join(HERE, script))
             if other != canonical:
@@ -195,7 +264,7 @@ class TestFamily(unittest.TestCase):
         self.assertEqual(shown.returncode, 0)
         self.assertIn("--quick", shown.stdout)
         self.assertNotRegex(shown.stdout, r"(?m)^\d+ passed")
-        for typo in (("--quik",), ("TestNoSuchClass",)):
+        for typo in (("--quik",), ("TestNoSuchClass",), ("--force",)):
             wrong = run(*typo)
             self.assertEqual(wrong.returncode, 2, typo)
             self.assertTrue(wrong.stderr.startswith("error: "), wrong.stderr)
@@ -7365,7 +7434,8 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         module = load(AUC)
         self.assertEqual(module.fmt_p(0.0), "<0.001")
         self.assertEqual(module.fmt_p(1 / 201, floor=1 / 201), "<=0.005")
-        self.assertEqual(module.fmt_p(0.0499), "<0.050")
+        self.assertEqual(module.fmt_p(0.0499), "0.0499")     # the shared fmt_p keeps decimals
+        self.assertEqual(module.fmt_p(0.04999999), "<0.050")
         header, rows = strong_rows(lambda i: f"t{i % 10}")
         files = {"runs.csv": table_text(header, rows)}
         argv = ["--perms", "200", "--boot", "200", "--permute", "rows"]
@@ -10044,6 +10114,221 @@ class TestDeclaredInputs(unittest.TestCase):
             self.assertEqual(module.Inputs(task_map="map.csv").task_map, "map.csv")
 
 
+# === The shared block: copies, registry (issue 18) ===
+def copy_of_the_scripts(folder):
+    """The three scripts copied into folder, for a --sync that must not touch the real ones."""
+    for script in SCRIPTS:
+        shutil.copy(os.path.join(HERE, script), folder)
+
+
+def edit_line(path, old, new):
+    """Replace the first line of path equal to old with new; return its line number."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    at = lines.index(old)
+    lines[at] = new
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines))
+    return at + 1
+
+
+class TestSharedBlockCopies(unittest.TestCase):
+    """Copies that cannot lose an edit: the end marker carries the body's hash, --sync
+    refuses a copy edited by hand and names the line, --version prints the block's hash."""
+
+    def sync(self, folder, *options):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = sync_helper_block(folder, force="--force" in options)
+        return status, out.getvalue(), err.getvalue()
+
+    def test_the_hash_is_sha256_of_the_body(self):
+        block = ["# --- shared helpers: keep identical", "x = 1", "", "# --- end shared helpers"]
+        self.assertEqual(block_body_sha256(block),
+                         hashlib.sha256(b"x = 1\n\n").hexdigest()[:16])
+        for script in SCRIPTS:
+            with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                text = handle.read()
+            body = text.split(BLOCK_START, 1)[1].split("\n", 1)[1].split("\n" + BLOCK_END, 1)[0] + "\n"
+            marker = re.search(r"(?m)^# --- end shared helpers body sha256 ([0-9a-f]{16}) ---$",
+                               text)
+            self.assertIsNotNone(marker, script)
+            self.assertEqual(hashlib.sha256(body.encode()).hexdigest()[:16], marker.group(1))
+
+    def test_an_edit_in_a_non_canonical_copy_is_refused_and_named(self):
+        with TempDir() as folder:
+            copy_of_the_scripts(folder)
+            path = os.path.join(folder, "auc_audit.py")
+            with open(path, encoding="utf-8") as handle:
+                before = handle.read()
+            line = edit_line(path, "def fmt(value, digits=3):", "def fmt(value, digits=4):")
+            with open(path, encoding="utf-8") as handle:
+                edited = handle.read()
+            status, out, err = self.sync(folder)
+            self.assertEqual(status, 2)
+            self.assertIn(f"error: auc_audit.py line {line} ", err)
+            self.assertIn("def fmt(value, digits=4):", err)
+            self.assertIn("--sync --force", err)
+            self.assertIn("delivery_audit.py's block", err)
+            with open(path, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), edited)       # the edit is still there
+            status, out, err = self.sync(folder, "--force")   # --force discards it
+            self.assertEqual(status, 0, err)
+            with open(path, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), before)
+
+    def test_an_edit_in_the_canonical_copy_is_stamped_and_carried(self):
+        with TempDir() as folder:
+            copy_of_the_scripts(folder)
+            edit_line(os.path.join(folder, CANONICAL), "def fmt(value, digits=3):",
+                      "def fmt(value, digits=4):")
+            status, out, err = self.sync(folder)
+            self.assertEqual((status, err), (0, ""))
+            blocks = [helper_block(os.path.join(folder, script)) for script in SCRIPTS]
+            self.assertEqual(blocks[0], blocks[1])
+            self.assertEqual(blocks[0], blocks[2])
+            self.assertIn("def fmt(value, digits=4):", blocks[2])
+            self.assertEqual(marker_sha256(blocks[2]), block_body_sha256(blocks[2]))
+            self.assertEqual(self.sync(folder)[0], 0)         # a second sync is content
+
+    def test_version_prints_the_block_hash_and_a_hand_edit(self):
+        canonical = helper_block(os.path.join(HERE, CANONICAL))
+        with TempDir() as folder:
+            copy_of_the_scripts(folder)
+            edit_line(os.path.join(folder, "regrade.py"), "def fmt(value, digits=3):",
+                      "def fmt(value, digits=5):")
+            for script in SCRIPTS:
+                done = subprocess.run([sys.executable, os.path.join(HERE, script), "--version"],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertRegex(done.stdout, rf"^{script} \d+\.\d+\.\d+ \(sha256 [0-9a-f]{{64}}\) "
+                                 rf"shared helpers {marker_sha256(canonical)}\n$")
+            done = subprocess.run([sys.executable, os.path.join(folder, "regrade.py"),
+                                   "--version"], capture_output=True, text=True, timeout=60)
+            self.assertIn(f"(edited by hand: its end marker says {marker_sha256(canonical)})",
+                          done.stdout)
+
+
+class TestSharedBlockOneHome(unittest.TestCase):
+    """A rule the scripts share has one home, in the block: fmt_p, plural, FEW_CLUSTERS and
+    the run-id rule are defined there and nowhere else in any script."""
+
+    def test_each_shared_rule_is_defined_in_the_block_only(self):
+        import ast
+        names = ("fmt_p", "plural", "FEW_CLUSTERS", "number_run_ids", "instance_at_model")
+        for script in SCRIPTS:
+            path = os.path.join(HERE, script)
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            lines = text.splitlines()
+            start = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_START))
+            end = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_END))
+            homes = {name: [] for name in names}
+            for node in ast.parse(text).body:
+                defined = [node.name] if isinstance(node, ast.FunctionDef) else \
+                    [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+                for name in set(defined) & set(names):
+                    homes[name].append(start < node.lineno - 1 < end)
+            for name in names:
+                self.assertEqual(homes[name], [True], f"{script}: {name} defined at "
+                                 f"{homes[name]} (True: inside the shared block)")
+
+    def test_fmt_p_is_one_rule_in_both_audits(self):
+        delivery, auc = load("delivery_audit.py"), load("auc_audit.py")
+        grid = [i / 20000 for i in range(20001)] + [0.0, 1e-12, 0.00049999, 0.0005]
+        for p in grid:
+            shown = delivery.fmt_p(p)
+            self.assertEqual(auc.fmt_p(p), shown, p)
+            if p < 0.0005:
+                self.assertEqual(shown, "<0.001", p)
+            elif not 0.0495 <= p < 0.05:        # where the two old copies printed alike
+                self.assertEqual(shown, "%.3f" % p, p)
+            elif shown != "<0.050":              # never rounded across 0.05
+                decimals = len(shown) - 2
+                self.assertLess(float(shown), 0.05, p)
+                self.assertLessEqual(abs(float(shown) - p), 0.5 * 10 ** -decimals + 1e-15, p)
+        self.assertEqual(auc.fmt_p(1 / 2001, floor=1 / 2001), "<=0.001")
+        self.assertEqual(delivery.fmt_p(None), "undefined")
+
+    def test_regrade_and_the_audits_name_runs_by_one_rule(self):
+        regrade, delivery = load("regrade.py"), load("delivery_audit.py")
+        graded = regrade.default_run_ids([{"instance_id": "a__b-1", "model": "m"},
+                                          {"instance_id": "a__b-1", "model": "m"},
+                                          {"instance_id": "a__b-1", "model": None},
+                                          {"instance_id": "c__d-2", "run_id": "given"}])
+        harness = [delivery.new_run("swe-agent", f"w{i}", task_id="a__b-1", model=model)
+                   for i, model in enumerate(("m", "m", None))]
+        harness.append(delivery.new_run("codex", "w3", session="s-9"))
+        delivery.assign_run_ids(harness)
+        self.assertEqual([run["run_id"] for run in graded],
+                         ["a__b-1@m", "a__b-1@m#2", "a__b-1", "given"])
+        self.assertEqual([run["run_id"] for run in harness],
+                         ["a__b-1@m", "a__b-1@m#2", "a__b-1", "s-9"])
+
+
+class TestSharedBlockHarnessRegistry(unittest.TestCase):
+    """One record per harness format in the block: file test, sniff, reader, id rule,
+    task-map keys and manual paragraph; an unrecognised harness's file is not dropped."""
+
+    def test_each_record_names_every_part_and_reads_its_shipped_example(self):
+        module = load("delivery_audit.py")
+        parts = {"format", "label", "names", "json_keys", "line", "truncated", "reader",
+                 "run_id", "task_map", "manual"}
+        shipped = {"swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent",
+                   "openhands": "openhands", "claude-code": "claude-code", "codex": "codex"}
+        for record in module.HARNESS_FORMATS:
+            self.assertEqual(set(record), parts, record["format"])
+            self.assertIn(f"      {record['label']:<16}{record['manual'][0]}\n",
+                          module.HARNESS_MANUAL)
+            if record["reader"] is None:
+                continue
+            self.assertIn(record["run_id"], ("instance@model", "session"))
+            folder = os.path.join(EXAMPLE_RUNS, "..", "agents", shipped.pop(record["format"]))
+            found = module.agent_files(folder)
+            self.assertTrue(found, folder)
+            self.assertEqual({fmt for fmt, _ in found}, {record["format"]})
+        self.assertEqual(shipped, {})              # every shipped harness has its record
+
+    def test_an_aider_history_in_an_agent_folder_is_refused_not_dropped(self):
+        with TempDir() as folder:
+            shutil.copytree(os.path.join(HERE, "examples", "agents", "swe-agent"),
+                            os.path.join(folder, "runs"))
+            write(folder, "runs/.aider.chat.history.md", "# aider chat started\n\n#### fix it\n")
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                status, out, err = run(script, [os.path.join(folder, "runs")])
+                self.assertEqual(status, 2, script)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertRegex(err, r"^error: .*\.aider\.chat\.history\.md: Aider output, "
+                                      r"which these scripts do not read")
+
+    def test_a_new_format_is_one_record_plus_one_reader(self):
+        import csv
+        module = load("delivery_audit.py")
+
+        def read_toy(inputs, path):
+            with open(path, encoding="utf-8") as handle:
+                record = json.loads(handle.readline())
+            return [module.new_run("toy", path, task_id=record["task"], model="m",
+                                   claimed="yes")]
+        toy = {"format": "toy", "label": "Toy", "names": (), "json_keys": None,
+               "line": lambda record: "toy" in record, "truncated": ('"toy"',),
+               "reader": read_toy, "run_id": "instance@model", "task_map": (),
+               "manual": ("toy.jsonl (one line)",)}
+        formats = module.HARNESS_FORMATS + (toy,)
+        with TempDir() as folder, \
+                unittest.mock.patch.object(module, "HARNESS_FORMATS", formats), \
+                unittest.mock.patch.object(module, "HARNESS_BY_FORMAT",
+                                           {r["format"]: r for r in formats}):
+            write(folder, "agent/a.jsonl", '{"toy": 1, "task": "t1"}\n')
+            write(folder, "agent/b.jsonl", '{"toy": 1, "task": "t1"}\n')
+            status, out, err = run("delivery_audit.py", [os.path.join(folder, "agent"),
+                                                         "--write-runs", os.path.join(folder, "out")])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(folder, "out", "runs.csv"), encoding="utf-8") as handle:
+                rows = list(csv.DictReader(handle))
+            self.assertEqual([(r["run_id"], r["format"]) for r in rows],
+                             [("t1@m", "toy"), ("t1@m#2", "toy")])
+
+
 # === Golden reports: every format of every shipped example, byte for byte ===
 GOLDEN = os.path.join(HERE, "examples", "golden")
 GOLDEN_COMMANDS = {     # file stem -> the command's arguments, run from the top folder
@@ -10198,14 +10483,18 @@ def main(argv):
         print("Usage:\n" + __doc__.split("Usage:\n", 1)[1].rstrip())
         return 0
     unknown = [arg for arg in argv if arg.startswith("-")
-               and arg not in ("--sync", "--write-golden", "--bench", "--quick", "-v")]
+               and arg not in ("--sync", "--force", "--write-golden", "--bench", "--quick",
+                                     "-v")]
     if unknown:
         print(f"error: unknown option {unknown[0]} (python3 test_audit.py --help lists them)",
               file=sys.stderr)
         return 2
+    if "--force" in argv and "--sync" not in argv:
+        print("error: --force goes with --sync (python3 test_audit.py --sync --force)",
+              file=sys.stderr)
+        return 2
     if "--sync" in argv:
-        sync_helper_block()
-        return 0
+        return sync_helper_block(force="--force" in argv)
     if "--write-golden" in argv:
         write_golden()
         return 0
