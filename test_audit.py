@@ -22,6 +22,38 @@ Usage:
     python3 test_audit.py --bench      run the benchmarks: prints timings, asserts nothing about time
     python3 test_audit.py --help       this text
 """
+# Map of this file: its sections in order, each under a `# === ... ===` banner
+# (`# --- ... ---` for a part of one). python3 test_audit.py NAME runs one class.
+#   Helpers and fixtures (loading the scripts, main() in-process, folders, shared helpers)
+#   The family (the scripts as one: block copies, maps, one home per rule, manuals, README)
+#   The shared block
+#     tables and rating sheets (reading runs tables, rating sheets and kappa)
+#     grader verdicts (SWE-bench and sb-cli reports joined to runs)
+#     harness readers (agent output folders: the format registry, measures, errors, real shapes)
+#   delivery_audit.py (statistics against enumeration, the report, verdicts, sampling mode)
+#   auc_audit.py (AUC, DeLong, the permutation null, gates, the command line)
+#   regrade.py (in the order of its manual)
+#     instances, runs, settings and the shipped example (Basic usage: what is read and refused)
+#     the procedure end to end, per runner (steps 1-9 with unittest and pytest)
+#     step 1: check-out and kept trees
+#     steps 2-3: the diff and the test tree
+#     step 6: only the listed tests run
+#     step 7: results from the signed recorder only (the exploits of the outside review)
+#     step 8: the verdict (ids, xfail, subtests, uncollected tests, the environment record)
+#     runners (Django, SymPy, instance fields)
+#     statuses, outputs and the summary
+#     large jobs (signals, shards, one --out)
+#     the sandbox
+#     making instances
+#   Paste-ready output (footers that rerun, Markdown and SVG that read where pasted, no home paths)
+#   Benchmarks (python3 test_audit.py --bench)
+#     delivery_audit.py
+#     auc_audit.py
+#     harness readers
+#     regrade.py
+#   Golden reports: every format of every shipped example, byte for byte
+#   Runner (the doctests, --quick, NAME..., --help, main)
+
 import ast
 import contextlib
 import doctest
@@ -59,7 +91,7 @@ EXAMPLE_RUNS = os.path.join(HERE, "examples", "runs")
 _modules = {}
 
 
-# === Helpers ===
+# === Helpers and fixtures ===
 def load(script):
     """Import one of the scripts by path (they are files, not a package)."""
     if script not in _modules:
@@ -106,15 +138,15 @@ def block_body_sha256(block):
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 
-def end_marker(block):
-    """The end marker line for a block whose body is block[1:-1]."""
-    return f"{BLOCK_END} body sha256 {block_body_sha256(block)} ---"
-
-
 def marker_sha256(block):
     """The hash written in a block's end marker line ('' when it carries none)."""
     found = re.search(r"body sha256 ([0-9a-f]{16})\b", block[-1])
     return found.group(1) if found else ""
+
+
+def end_marker(block):
+    """The end marker line for a block whose body is block[1:-1]."""
+    return f"{BLOCK_END} body sha256 {block_body_sha256(block)} ---"
 
 
 def first_changed_line(block, canonical):
@@ -207,6 +239,93 @@ def snapshot(folder):
             stat = os.stat(full)
             found[os.path.relpath(full, folder)] = (stat.st_size, stat.st_mtime_ns)
     return found
+
+
+def runs_csv(rows, header="run_id,task_id,claimed,verified"):
+    return header + "\n" + "\n".join(",".join(str(c) for c in row) for row in rows) + "\n"
+
+
+def audit_json(argv, stdin=b""):
+    status, out, err = run("delivery_audit.py", list(argv) + ["--format", "json"], stdin)
+    if status != 0:
+        raise AssertionError(f"exit {status}: {err}")
+    return json.loads(out)
+
+
+AUC = "auc_audit.py"
+
+
+def best(auc):
+    return max(auc, 1 - auc)
+
+
+def csv_text(header, rows):
+    return "\n".join([",".join(header)] + [",".join(str(c) for c in r) for r in rows]) + "\n"
+
+
+def report_body(out):
+    """A report without its provenance footer."""
+    return out.split("-- provenance --")[0].split("Provenance:\n")[0]
+
+
+def draw(script, argv):
+    """(the JSON result, the SVG) of one run of a script on `argv`."""
+    with TempDir() as folder:
+        path = os.path.join(folder, "figure.svg")
+        status, out, err = run(script, argv + ["--svg", path, "--format", "json"])
+        assert status == 0, err
+        with open(path, encoding="utf-8") as handle:
+            return json.loads(out), handle.read()
+
+
+def assert_one_error(case, status, out, err, *names):
+    """Exit 2, nothing on stdout, one 'error:' line naming each of `names`."""
+    case.assertEqual((status, out), (2, ""), err)
+    case.assertEqual(len(err.strip().splitlines()), 1, err)
+    case.assertTrue(err.startswith("error: "), err)
+    for name in names:
+        case.assertIn(name, err)
+
+
+AGENTS = os.path.join(HERE, "examples", "agents")
+REGRADE_EXAMPLE = os.path.join(HERE, "examples", "regrade")
+AGENT_FORMATS = ("swe-agent", "mini-swe-agent", "openhands", "claude-code", "codex")
+# Worked out by hand from the story in examples/agents/make_agents.py (times in
+# seconds from the task message; each call's own turn k uses 100 k + 110 tokens):
+#   model-a  read@10+2 search@15+1 edit@20+1 test@30+5, ends 40:
+#            orient 20 - 0 = 20, impl (20 + 1) - 20 = 1, verify 40 - 21 = 19;
+#            turns 0..4 (4 = the final message): 110 + 210 | 310 | 410 + 510
+#   model-b  read@5+1 test@10+4 edit@20+2 test@30+3 edit@40+2, ends 50:
+#            20, 42 - 20 = 22, 50 - 42 = 8; 110 + 210 | 310 + 410 + 510 | 610;
+#            its only tests ran before its last edit
+#   model-c  read, search, bash: never edits, every phase measure undefined
+#   model-d  read@5+1 edit@10+1 edit@20+1 test@25+5 read@35+1, ends 45:
+#            10, 21 - 10 = 11, 45 - 21 = 24; 110 | 210 + 310 | 410 + 510 + 610
+TIMED = {"model-a": ("20", "1", "19", "320", "310", "920", "1"),
+         "model-b": ("20", "22", "8", "320", "1230", "610", "0"),
+         "model-c": ("", "", "", "", "", "", ""),
+         "model-d": ("10", "11", "24", "110", "520", "1530", "1")}
+# SWE-agent records only each step's execution_time (no timestamps, no per-turn
+# tokens), and ends with a submit step of 0.5 s:
+#   a: read 0-2, search 2-3, edit 3-4, test 4-9, submit 9-9.5 -> 3, 1, 5.5
+#   b: read 0-1, test 1-5, edit 5-7, test 7-10, edit 10-12, submit -12.5 -> 5, 7, 0.5
+#   d: read 0-1, edit 1-2, edit 2-3, test 3-8, read 8-9, submit -9.5 -> 1, 2, 6.5
+SWE_AGENT = {"model-a": ("3", "1", "5.5", "", "", "", "1"),
+             "model-b": ("5", "7", "0.5", "", "", "", "0"),
+             "model-c": ("", "", "", "", "", "", ""),
+             "model-d": ("1", "2", "6.5", "", "", "", "1")}
+PHASE_COLUMNS = ("orient_seconds", "impl_seconds", "verify_seconds", "orient_tokens",
+                 "impl_tokens", "verify_tokens", "ran_tests_after_last_edit")
+# (read, edit, search, bash, test, other) calls per model; SWE-agent adds a submit
+# (other) call to each run, mini-swe-agent's calls are the four stories exactly.
+CALLS = {"model-a": (1, 1, 1, 0, 1, 0), "model-b": (1, 2, 0, 0, 2, 0),
+         "model-c": (1, 0, 1, 1, 0, 0), "model-d": (2, 2, 0, 0, 1, 0)}
+CLAUDE_SESSIONS = {"synthetic-0a": "model-a", "synthetic-0b": "model-b",
+                   "synthetic-0c": "model-c", "synthetic-0d": "model-d"}
+
+
+def psi(a, b):
+    return Fraction(1) if a > b else Fraction(1, 2) if a == b else Fraction(0)
 
 
 # === The family ===
@@ -353,6 +472,1913 @@ class TestFamily(unittest.TestCase):
             self.assertIn(module.script_sha256(os.path.join(HERE, script)), done.stdout)
 
 
+class TestWalkthroughFixes(unittest.TestCase):
+    def test_claims_from_a_table_beside_agent_output_are_not_called_the_harness(self):
+        # A new user saw SWE-agent claims (from a rater's runs.csv) labelled as "the
+        # harness's own explicit claim"; only OpenHands records one.
+        header = ["run_id", "task_id", "format", "claimed", "verified"]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", csv_text(header, [
+                ["r1", "t1", "swe-agent", "yes", "1"], ["r2", "t2", "swe-agent", "no", "0"]]))
+            status, text, err = run("delivery_audit.py", [path, "--boot", "0",
+                                                          "--format", "json"])
+        self.assertEqual(status, 0, err)
+        source = json.loads(text)["claim_source"]
+        self.assertNotIn("harness's own", source)
+        self.assertIn("records no claim of its own", source)
+
+    def test_help_fits_100_columns(self):
+        # A '\\' at a docstring line's end joined two example lines into one of 282.
+        for script in SCRIPTS:
+            done = subprocess.run([sys.executable, os.path.join(HERE, script), "--help"],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            wide = [line for line in done.stdout.splitlines() if len(line) > 100]
+            self.assertEqual(wide, [], script)
+
+    def test_rating_sheet_hint_says_to_add_the_verdicts(self):
+        with TempDir() as folder:
+            sheet = os.path.join(folder, "sheet.csv")
+            status, out, err = run("delivery_audit.py", [os.path.join(HERE, "examples",
+                                                                       "verdicts"),
+                                                          "--rating-sheet", sheet])
+        self.assertEqual(status, 0, err)
+        self.assertIn("add --verdicts FILE", out)
+        self.assertLessEqual(max(len(line) for line in out.splitlines()), 100, out)
+
+    def test_written_files_get_the_umask_mode_not_private(self):
+        # mkstemp's 0600 survived the rename, so shared reports were unreadable to others.
+        module = load(CANONICAL)
+        old = os.umask(0o022)
+        try:
+            with TempDir() as folder:
+                path = os.path.join(folder, "out.csv")
+                module.write_atomic(path, "a\n")
+                self.assertEqual(os.stat(path).st_mode & 0o777, 0o644)
+                os.umask(0o077)
+                module.write_atomic(path, "b\n")
+                self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
+        finally:
+            os.umask(old)
+
+
+TEMPLATES = os.path.join(HERE, "examples", "templates")
+
+
+class TestReadmeTemplates(unittest.TestCase):
+    """Each runs.csv template the README points to is accepted by its script, as copied."""
+
+    def test_the_readme_names_every_template(self):
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as handle:
+            readme = handle.read()
+        for name in sorted(os.listdir(TEMPLATES)):
+            with self.subTest(name):
+                self.assertTrue(f"examples/templates/{name}" in readme, name)
+
+    def test_the_delivery_template_is_audited(self):
+        counts = audit_json([os.path.join(TEMPLATES, "delivery_runs.csv"), "--boot", "0"])["counts"]
+        # Two runs, both claimed: run-1 verified, run-2 not.
+        self.assertEqual([counts[k] for k in ("tp", "fp", "fn", "tn")], [1, 1, 0, 0])
+
+    def test_the_auc_template_is_audited(self):
+        status, out, err = run(AUC, [os.path.join(TEMPLATES, "auc_runs.csv"),
+                                     "--format", "json", "--perms", "50", "--boot", "50"])
+        self.assertEqual(status, 0, err)
+        self.assertEqual(json.loads(out)["n_runs"], 2)
+
+
+class TestHelpFirstScreen(unittest.TestCase):
+    def test_the_first_screen_is_usage_and_three_commands(self):
+        # A screen of 26 lines holds argparse's usage, the summary and the basic commands.
+        for script in SCRIPTS:
+            with self.subTest(script):
+                done = subprocess.run([sys.executable, os.path.join(HERE, script), "--help"],
+                                      capture_output=True, text=True, timeout=120)
+                screen = done.stdout.splitlines()[:26]
+                self.assertIn("Basic usage", "\n".join(screen))
+                commands = [line for line in screen
+                            if line.startswith(f"    python3 {script} ")]
+                self.assertGreaterEqual(len(commands), 3, screen)
+
+
+class RegradeReadmeTemplates(unittest.TestCase):
+    """The regrade templates grade on the shipped bundle, and their verdicts join the runs
+    template (left out of --quick: it checks the repository out)."""
+
+    def test_the_regrade_templates_grade_then_audit(self):
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            status, _, err = run("regrade.py", [
+                os.path.join(TEMPLATES, "regrade_instances.jsonl"),
+                os.path.join(TEMPLATES, "regrade_predictions.jsonl"),
+                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"),
+                "--sandbox", "none", "--out", out])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
+                verdicts = {row["run_id"]: row["status"] for row in map(json.loads, handle)}
+            # run-1 is the one-line fix of the failing test; run-2 changes nothing.
+            self.assertEqual(verdicts, {"run-1": "resolved", "run-2": "unresolved"})
+            counts = audit_json([os.path.join(TEMPLATES, "regrade_runs.csv"), "--boot", "0",
+                                 "--verdicts", os.path.join(out, "verdicts.csv")])["counts"]
+            self.assertEqual([counts[k] for k in ("tp", "fp", "fn", "tn")], [1, 1, 0, 0])
+
+
+MAP_ROW = re.compile(r"#   (\S+(?: \S+)*)  +(.*)$")        # a section: its title, then names
+MAP_MORE = re.compile(r"#  {4,}(.*)$")                    # the row goes on
+BANNER = re.compile(r"# === (.+) ===$")
+
+
+def file_map(path):
+    """[(section title, [entry names])] from the map under a script's docstring: the
+    comment lines after its closing quotes. Names run up to the row's 'rules:'."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith('"""'))
+    end = next(i for i in range(first + 1, len(lines)) if lines[i].endswith('"""'))
+    sections, in_rules = [], False
+    for line in itertools.takewhile(lambda l: l.startswith("#"), lines[end + 1:]):
+        row, more = MAP_ROW.match(line), MAP_MORE.match(line)
+        if more and sections:
+            text = more.group(1)
+        elif row:
+            sections.append((row.group(1), []))
+            text, in_rules = row.group(2), False
+        else:
+            continue
+        if not in_rules:
+            sections[-1][1].extend(text.split("rules:")[0].split())
+        in_rules = in_rules or "rules:" in text
+    return sections
+
+
+def top_level_banners(path):
+    """The `# === Title ===` banners of a script outside the shared block, in order (the
+    block keeps its own sub-banners and, if it has one, its own table)."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    found, inside = [], False
+    for line in lines:
+        if line.startswith(BLOCK_START):
+            inside = True
+        elif line.startswith("# --- end shared helpers"):
+            inside = False
+        elif not inside and BANNER.match(line):
+            found.append(BANNER.match(line).group(1))
+    return found
+
+
+def top_level_names(path):
+    """Every name a script defines at its top level (functions, classes, constants)."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+class TestMaps(unittest.TestCase):
+    """Each script opens with a map under its docstring (STYLE.md rule 12): its sections
+    in order, their entry functions and the manual's rules they implement. The map cannot
+    go stale in silence: every name it lists is defined in the file, and its sections are
+    exactly the file's top-level banners, in order."""
+
+    def test_every_banner_is_listed_in_order(self):
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                path = os.path.join(HERE, script)
+                listed = [title for title, _ in file_map(path)]
+                banners = top_level_banners(path)
+                self.assertGreaterEqual(len(listed), 5)
+                if "Shared helpers" not in banners:     # its banner went inside the block
+                    listed.remove("Shared helpers")
+                self.assertEqual(listed, banners)
+
+    def test_every_listed_name_exists(self):
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                path = os.path.join(HERE, script)
+                defined = top_level_names(path)
+                for title, names in file_map(path):
+                    self.assertTrue(names, f"{script}: section {title!r} lists no function")
+                    self.assertEqual([n for n in names if n not in defined], [],
+                                     f"{script}: section {title!r}")
+
+    def test_sections_that_hold_alike_things_have_one_name_in_all_three(self):
+        # STYLE.md rule 2: a reader who knows one file knows the others.
+        maps = {script: [title for title, _ in file_map(os.path.join(HERE, script))]
+                for script in SCRIPTS}
+        for title in ("Statistics", "The audit", "Input", "Report", "Main"):
+            scripts = [s for s in SCRIPTS if title in maps[s]]
+            self.assertGreaterEqual(len(scripts), 2, title)
+        for script in SCRIPTS:
+            self.assertEqual((maps[script][0], maps[script][-1]), ("Shared helpers", "Main"),
+                             script)
+
+    def test_the_map_reader_sees_a_stale_map(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = write(folder, "x.py", '"""Doc.\n"""\n# Map\n#\n#   One     f g\n'
+                         '#           h rules: "One"\n#   Two     k\n#           rules: x y\n'
+                         'def f(): pass\n# === One ===\n# === Three ===\n')
+            self.assertEqual(file_map(path), [("One", ["f", "g", "h"]), ("Two", ["k"])])
+            self.assertEqual(top_level_banners(path), ["One", "Three"])
+            self.assertEqual(top_level_names(path), {"f"})
+
+
+class TestNothingDead(unittest.TestCase):
+    """No function, class or constant a script defines outside the shared block is left
+    that nothing uses: each is named somewhere else in its file, or by a test."""
+
+    def test_every_name_outside_the_block_is_used(self):
+        with open(os.path.join(HERE, "test_audit.py"), encoding="utf-8") as handle:
+            tests = set(re.findall(r"\w+", handle.read()))
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                    text = handle.read()
+                tree = ast.parse(text)
+                lines = text.splitlines()
+                start = next(i for i, l in enumerate(lines, 1) if l.startswith(BLOCK_START))
+                end = next(i for i, l in enumerate(lines, 1)
+                           if l.startswith("# --- end shared helpers"))
+                used = {}
+                for node in tree.body:
+                    owner = getattr(node, "name", None)
+                    for sub in ast.walk(node):
+                        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                            word = sub.id
+                        elif isinstance(sub, ast.Attribute):
+                            word = sub.attr
+                        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                            word = sub.value    # a name looked up by string (globals())
+                        else:
+                            continue
+                        used.setdefault(word, set()).add(owner)
+                unused = []
+                for node in tree.body:
+                    if start <= node.lineno <= end:
+                        continue
+                    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                        names = [node.name]
+                    elif isinstance(node, ast.Assign):
+                        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                    else:
+                        continue
+                    unused += [n for n in names if not used.get(n, set()) - {n}
+                               and n not in tests and not n.startswith("__")]
+                self.assertEqual(unused, [])
+
+
+class TestDeclaredInputs(unittest.TestCase):
+    """The state an audit's Inputs record carries is declared in Inputs.__init__: --task-map
+    and the agent-output cache are fields, not attributes set from outside or kept in
+    __dict__, and every inputs.NAME the scripts use is a declared field or a method."""
+
+    def test_every_attribute_used_is_declared_in_the_record(self):
+        for script in SCRIPTS:
+            with self.subTest(script=script):
+                with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                    tree = ast.parse(handle.read())
+                record = next(n for n in tree.body
+                              if isinstance(n, ast.ClassDef) and n.name == "Inputs")
+                methods = {n.name for n in record.body if isinstance(n, ast.FunctionDef)}
+                init = next(n for n in record.body
+                            if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+                fields = {t.attr for n in ast.walk(init) if isinstance(n, ast.Assign)
+                          for t in n.targets if isinstance(t, ast.Attribute)}
+                used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                        and isinstance(n.value, ast.Name) and n.value.id == "inputs"}
+                self.assertIn("task_map", used)
+                self.assertEqual(sorted(used - fields - methods), [])
+                self.assertNotIn("__dict__", used)
+                self.assertFalse([n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+                                  and isinstance(n.func, ast.Name) and n.func.id == "getattr"
+                                  and n.args and isinstance(n.args[0], ast.Name)
+                                  and n.args[0].id == "inputs"])
+
+    def test_a_new_record_has_no_task_map_and_an_empty_cache(self):
+        for script in SCRIPTS:
+            module = load(script)
+            inputs = module.Inputs()
+            self.assertEqual((inputs.task_map, inputs.agent_cache, inputs.files), (None, {}, []))
+            self.assertEqual(module.Inputs(task_map="map.csv").task_map, "map.csv")
+
+
+def copy_of_the_scripts(folder):
+    """The three scripts copied into folder, for a --sync that must not touch the real ones."""
+    for script in SCRIPTS:
+        shutil.copy(os.path.join(HERE, script), folder)
+
+
+def edit_line(path, old, new):
+    """Replace the first line of path equal to old with new; return its line number."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    at = lines.index(old)
+    lines[at] = new
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines))
+    return at + 1
+
+
+class TestSharedBlockCopies(unittest.TestCase):
+    """Copies that cannot lose an edit: the end marker carries the body's hash, --sync
+    refuses a copy edited by hand and names the line, --version prints the block's hash."""
+
+    def sync(self, folder, *options):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = sync_helper_block(folder, force="--force" in options)
+        return status, out.getvalue(), err.getvalue()
+
+    def test_the_hash_is_sha256_of_the_body(self):
+        block = ["# --- shared helpers: keep identical", "x = 1", "", "# --- end shared helpers"]
+        self.assertEqual(block_body_sha256(block),
+                         hashlib.sha256(b"x = 1\n\n").hexdigest()[:16])
+        for script in SCRIPTS:
+            with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                text = handle.read()
+            body = text.split(BLOCK_START, 1)[1].split("\n", 1)[1].split("\n" + BLOCK_END, 1)[0] + "\n"
+            marker = re.search(r"(?m)^# --- end shared helpers body sha256 ([0-9a-f]{16}) ---$",
+                               text)
+            self.assertIsNotNone(marker, script)
+            self.assertEqual(hashlib.sha256(body.encode()).hexdigest()[:16], marker.group(1))
+
+    def test_an_edit_in_a_non_canonical_copy_is_refused_and_named(self):
+        with TempDir() as folder:
+            copy_of_the_scripts(folder)
+            path = os.path.join(folder, "auc_audit.py")
+            with open(path, encoding="utf-8") as handle:
+                before = handle.read()
+            line = edit_line(path, "def fmt(value, digits=3):", "def fmt(value, digits=4):")
+            with open(path, encoding="utf-8") as handle:
+                edited = handle.read()
+            status, out, err = self.sync(folder)
+            self.assertEqual(status, 2)
+            self.assertIn(f"error: auc_audit.py line {line} ", err)
+            self.assertIn("def fmt(value, digits=4):", err)
+            self.assertIn("--sync --force", err)
+            self.assertIn("delivery_audit.py's block", err)
+            with open(path, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), edited)       # the edit is still there
+            status, out, err = self.sync(folder, "--force")   # --force discards it
+            self.assertEqual(status, 0, err)
+            with open(path, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), before)
+
+    def test_an_edit_in_the_canonical_copy_is_stamped_and_carried(self):
+        with TempDir() as folder:
+            copy_of_the_scripts(folder)
+            edit_line(os.path.join(folder, CANONICAL), "def fmt(value, digits=3):",
+                      "def fmt(value, digits=4):")
+            status, out, err = self.sync(folder)
+            self.assertEqual((status, err), (0, ""))
+            blocks = [helper_block(os.path.join(folder, script)) for script in SCRIPTS]
+            self.assertEqual(blocks[0], blocks[1])
+            self.assertEqual(blocks[0], blocks[2])
+            self.assertIn("def fmt(value, digits=4):", blocks[2])
+            self.assertEqual(marker_sha256(blocks[2]), block_body_sha256(blocks[2]))
+            self.assertEqual(self.sync(folder)[0], 0)         # a second sync is content
+
+    def test_version_prints_the_block_hash_and_a_hand_edit(self):
+        canonical = helper_block(os.path.join(HERE, CANONICAL))
+        with TempDir() as folder:
+            copy_of_the_scripts(folder)
+            edit_line(os.path.join(folder, "regrade.py"), "def fmt(value, digits=3):",
+                      "def fmt(value, digits=5):")
+            for script in SCRIPTS:
+                done = subprocess.run([sys.executable, os.path.join(HERE, script), "--version"],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertRegex(done.stdout, rf"^{script} \d+\.\d+\.\d+ \(sha256 [0-9a-f]{{64}}\) "
+                                 rf"shared helpers {marker_sha256(canonical)}\n$")
+            done = subprocess.run([sys.executable, os.path.join(folder, "regrade.py"),
+                                   "--version"], capture_output=True, text=True, timeout=60)
+            self.assertIn(f"(edited by hand: its end marker says {marker_sha256(canonical)})",
+                          done.stdout)
+
+
+class TestSharedBlockOneHome(unittest.TestCase):
+    """A rule the scripts share has one home, in the block: fmt_p, plural, FEW_CLUSTERS and
+    the run-id rule are defined there and nowhere else in any script."""
+
+    def test_each_shared_rule_is_defined_in_the_block_only(self):
+        import ast
+        names = ("fmt_p", "plural", "FEW_CLUSTERS", "number_run_ids", "instance_at_model")
+        for script in SCRIPTS:
+            path = os.path.join(HERE, script)
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            lines = text.splitlines()
+            start = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_START))
+            end = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_END))
+            homes = {name: [] for name in names}
+            for node in ast.parse(text).body:
+                defined = [node.name] if isinstance(node, ast.FunctionDef) else \
+                    [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+                for name in set(defined) & set(names):
+                    homes[name].append(start < node.lineno - 1 < end)
+            for name in names:
+                self.assertEqual(homes[name], [True], f"{script}: {name} defined at "
+                                 f"{homes[name]} (True: inside the shared block)")
+
+    def test_fmt_p_is_one_rule_in_both_audits(self):
+        delivery, auc = load("delivery_audit.py"), load("auc_audit.py")
+        grid = [i / 20000 for i in range(20001)] + [0.0, 1e-12, 0.00049999, 0.0005]
+        for p in grid:
+            shown = delivery.fmt_p(p)
+            self.assertEqual(auc.fmt_p(p), shown, p)
+            if p < 0.0005:
+                self.assertEqual(shown, "<0.001", p)
+            elif not 0.0495 <= p < 0.05:        # where the two old copies printed alike
+                self.assertEqual(shown, "%.3f" % p, p)
+            elif shown != "<0.050":              # never rounded across 0.05
+                decimals = len(shown) - 2
+                self.assertLess(float(shown), 0.05, p)
+                self.assertLessEqual(abs(float(shown) - p), 0.5 * 10 ** -decimals + 1e-15, p)
+        self.assertEqual(auc.fmt_p(1 / 2001, floor=1 / 2001), "<=0.001")
+        self.assertEqual(delivery.fmt_p(None), "undefined")
+
+    def test_regrade_and_the_audits_name_runs_by_one_rule(self):
+        regrade, delivery = load("regrade.py"), load("delivery_audit.py")
+        graded = regrade.default_run_ids([{"instance_id": "a__b-1", "model": "m"},
+                                          {"instance_id": "a__b-1", "model": "m"},
+                                          {"instance_id": "a__b-1", "model": None},
+                                          {"instance_id": "c__d-2", "run_id": "given"}])
+        harness = [delivery.new_run("swe-agent", f"w{i}", task_id="a__b-1", model=model)
+                   for i, model in enumerate(("m", "m", None))]
+        harness.append(delivery.new_run("codex", "w3", session="s-9"))
+        delivery.assign_run_ids(harness)
+        self.assertEqual([run["run_id"] for run in graded],
+                         ["a__b-1@m", "a__b-1@m#2", "a__b-1", "given"])
+        self.assertEqual([run["run_id"] for run in harness],
+                         ["a__b-1@m", "a__b-1@m#2", "a__b-1", "s-9"])
+
+
+# === The shared block ===
+# --- The shared block: tables and rating sheets ---
+class TestDelimiterHint(unittest.TestCase):
+    def test_semicolon_and_tab_files_named_csv_get_a_hint(self):
+        with TempDir() as folder:
+            for name, text, words in (
+                    ("semi.csv", "run_id;task_id;claimed;verified\nr1;t1;yes;1\n",
+                     "separated by semicolons, not commas"),
+                    ("tabs.csv", "run_id\ttask_id\tclaimed\tverified\nr1\tt1\tyes\t1\n",
+                     "separated by tabs, not commas: name it .tsv"),
+                    ("commas.tsv", "run_id,task_id,claimed,verified\nr1,t1,yes,1\n",
+                     "separated by commas, not tabs")):
+                path = write(folder, name, text)
+                for script in ("delivery_audit.py", "auc_audit.py"):
+                    status, out, err = run(script, [path])
+                    self.assertEqual(status, 2, (script, name))
+                    self.assertIn(words, err)
+                    self.assertIn(f"{name} row 1: one column", err)
+                    self.assertEqual(len(err.strip().splitlines()), 1)
+            # A one-column header with no other delimiter in it gets no such hint.
+            path = write(folder, "one.csv", "run_id\nr1\n")
+            status, _, err = run("delivery_audit.py", [path])
+            self.assertEqual(status, 2)
+            self.assertNotIn("looks separated", err)
+
+
+def option_names(script):
+    """Every option the script's parser accepts."""
+    return set(load(script).build_parser()._option_string_actions)
+
+
+def assert_hints_exist(case, script, err):
+    """Every --option an error message names is one the script accepts."""
+    for option in re.findall(r"(?<![\w-])--[a-z][a-z-]*", err):
+        case.assertIn(option, option_names(script), err)
+
+
+def fleiss_by_hand(rows, categories=("claimed", "not", "equivocal")):
+    """Fleiss' kappa as a Fraction, from its textbook definition."""
+    n, raters = len(rows), len(rows[0])
+    agree = [Fraction(sum(row.count(c) * (row.count(c) - 1) for c in categories),
+                      raters * (raters - 1)) for row in rows]
+    shares = [Fraction(sum(row.count(c) for row in rows), n * raters) for c in categories]
+    p_bar, p_chance = sum(agree) / n, sum(s * s for s in shares)
+    return (p_bar - p_chance) / (1 - p_chance)
+
+
+class TestRatingSheets(unittest.TestCase):
+    # Twelve runs whose ids, models and outcomes must not reach the sheet.
+    RUNS = [[f"secret-run-{i:02d}", f"inst-{i % 5}", "model-zeta-9", "1" if i % 3 else "0",
+             f"Final message {i}: I changed parser {i} and the tests pass."] for i in range(12)]
+    # Three raters' labels per run, chosen by hand: unanimous on runs 0-8, a majority
+    # only on 9 and 10, no majority on 11.
+    LABELS = ["ccc", "ccc", "nnn", "ccc", "eee", "ccc", "ccc", "nnn", "ccc", "cce", "nne",
+              "cne"]
+    WORDS = {"c": "claimed", "n": "not claimed", "e": "equivocal"}
+
+    def write_runs(self, folder):
+        return write(folder, "runs.csv", csv_text(
+            ["run_id", "task_id", "model", "verified", "final_message"], self.RUNS))
+
+    def read_csv(self, path):
+        import csv
+        with open(path, encoding="utf-8", newline="") as handle:
+            return list(csv.reader(handle))
+
+    def fill(self, folder, sheet_rows, key, rater, change=None):
+        index = {run[0]: i for i, run in enumerate(self.RUNS)}
+        rows = []
+        for sheet_id, message, claim in sheet_rows:
+            self.assertEqual(claim, "")
+            label = self.WORDS[self.LABELS[index[key[sheet_id]]][rater]]
+            rows.append([sheet_id, message, change.get(sheet_id, label) if change else label])
+        return write(folder, f"rater{rater}.csv",
+                     csv_text(["sheet_id", "final_message", "claim"], rows))
+
+    def test_round_trip(self):
+        with TempDir() as folder:
+            runs = self.write_runs(folder)
+            sheet = os.path.join(folder, "sheet.csv")
+            status, out, err = run("delivery_audit.py", [runs, "--rating-sheet", sheet])
+            self.assertEqual(status, 0, err)
+            with open(sheet, encoding="utf-8") as handle:
+                sheet_text = handle.read()
+            for hidden in ("secret-run", "model-zeta", "verified", "inst-"):
+                self.assertNotIn(hidden, sheet_text)
+            rows = self.read_csv(sheet)
+            self.assertEqual(rows[0], ["sheet_id", "final_message", "claim"])
+            keyfile = os.path.join(folder, "sheet.key.csv")
+            key_rows = self.read_csv(keyfile)
+            self.assertEqual(key_rows[0], ["sheet_id", "run_id"])
+            key = dict(key_rows[1:])
+            # One row per run, each message beside the id that maps back to its run.
+            message_of = {run[0]: run[4] for run in self.RUNS}
+            self.assertEqual(sorted(key.values()), sorted(message_of))
+            self.assertEqual({r[0]: r[1] for r in rows[1:]},
+                             {s: message_of[r] for s, r in key.items()})
+            order = [key[r[0]] for r in rows[1:]]
+            self.assertNotEqual(order, [run[0] for run in self.RUNS])     # shuffled
+            # Seeded: the same seed rewrites the same bytes; another seed reorders.
+            before = snapshot(folder)
+            self.assertEqual(run("delivery_audit.py", [runs, "--rating-sheet", sheet])[0], 0)
+            self.assertEqual(snapshot(folder).keys(), before.keys())
+            with open(sheet, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), sheet_text)
+            other = os.path.join(folder, "other.csv")
+            run("delivery_audit.py", [runs, "--rating-sheet", other, "--seed", "7"])
+            self.assertNotEqual(self.read_csv(other)[1:], rows[1:])
+            # Three filled sheets back as raters.
+            filled = [self.fill(folder, rows[1:], key, r) for r in range(3)]
+            result = audit_json([runs, "--ratings", ",".join(filled), "--rating-key", keyfile,
+                                 "--boot", "0"])
+        labels = [[{"c": "claimed", "n": "not", "e": "equivocal"}[x] for x in row]
+                  for row in self.LABELS]
+        kappa = fleiss_by_hand(labels)
+        # By hand: P = (9 + 1/3 + 1/3 + 0) / 12 = 29/36; category shares 21/36, 9/36,
+        # 6/36, chance 31/72; kappa = (29/36 - 31/72) / (41/72) = 27/41.
+        self.assertEqual(kappa, Fraction(27, 41))
+        raters = result["raters"]
+        self.assertEqual((raters["raters"], raters["runs"], raters["unanimous"],
+                          raters["majority_only"], raters["no_majority"]), (3, 12, 9, 2, 1))
+        self.assertAlmostEqual(raters["fleiss_kappa"], float(kappa), places=12)
+        # Majority claims by hand: claimed on runs 0,1,3,5,6,8,9; the rest not (10 'not',
+        # 11 no majority, read as equivocal, so not claiming; 4 equivocal).
+        claimed = {0, 1, 3, 5, 6, 8, 9}
+        verified = {i for i, run in enumerate(self.RUNS) if run[3] == "1"}
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"],
+                          result["counts"]["fn"], result["counts"]["tn"]),
+                         (len(claimed & verified), len(claimed - verified),
+                          len(verified - claimed), 12 - len(claimed | verified)))
+        self.assertEqual(result["counts"]["equivocal"], 2)                # runs 4 and 11
+        self.assertIn("blind rating sheets", result["claim_source"])
+
+    def test_fleiss_by_hand_on_a_paper_case(self):
+        # The oracle itself, on a table worked on paper: two subjects,
+        # three raters: (c, c, c) and (c, n, n). P = (1 + 1/3) / 2 = 2/3; shares
+        # 4/6 and 2/6, chance 5/9; kappa = (2/3 - 5/9) / (4/9) = 1/4.
+        self.assertEqual(fleiss_by_hand([["claimed"] * 3, ["claimed", "not", "not"]]),
+                         Fraction(1, 4))
+
+    def test_a_bad_value_names_file_row_and_value(self):
+        with TempDir() as folder:
+            runs = self.write_runs(folder)
+            sheet = os.path.join(folder, "sheet.csv")
+            run("delivery_audit.py", [runs, "--rating-sheet", sheet])
+            rows = self.read_csv(sheet)[1:]
+            keyfile = os.path.join(folder, "sheet.key.csv")
+            key = dict(self.read_csv(keyfile)[1:])
+            target = rows[4][0]
+            good = [self.fill(folder, rows, key, r) for r in (0, 1)]
+            for value, message in (("maybe", "unknown claim 'maybe'"), ("", "not rated")):
+                bad = self.fill(folder, rows, key, 2, change={target: value})
+                before = snapshot(folder)
+                status, out, err = run("delivery_audit.py", [
+                    runs, "--ratings", ",".join(good + [bad]), "--rating-key", keyfile])
+                assert_one_error(self, status, out, err, f"{bad} row 6, column 'claim'",
+                                 f"sheet id {target}", message)
+                self.assertEqual(snapshot(folder), before)
+
+    def test_harness_claims_are_named_and_missing_claims_say_how_to_rate(self):
+        header = ["run_id", "task_id", "format", "claimed", "verified", "final_message"]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", csv_text(header, [
+                ["r1", "t1", "openhands", "yes", "1", "done"],
+                ["r2", "t2", "openhands", "no", "0", "stuck"]]))
+            result = audit_json([path, "--boot", "0"])
+            self.assertIn("the harness's own explicit claim (OpenHands task_completed)",
+                          result["claim_source"])
+            blank = write(folder, "blank.csv", csv_text(header, [
+                ["r1", "t1", "swe-agent", "", "1", "done"]]))
+            status, out, err = run("delivery_audit.py", [blank])
+        assert_one_error(self, status, out, err, "blank.csv row 2, column 'claimed'",
+                         "--rating-sheet")
+        assert_hints_exist(self, "delivery_audit.py", err)
+
+    def test_a_different_key_is_never_overwritten(self):
+        with TempDir() as folder:
+            runs = self.write_runs(folder)
+            sheet = os.path.join(folder, "sheet.csv")
+            run("delivery_audit.py", [runs, "--rating-sheet", sheet])
+            before = snapshot(folder)
+            status, out, err = run("delivery_audit.py", [runs, "--rating-sheet", sheet,
+                                                         "--seed", "3"])
+            assert_one_error(self, status, out, err, "sheet.key.csv",
+                             "a different key is already there")
+            self.assertEqual(snapshot(folder), before)
+
+
+# --- The shared block: grader verdicts ---
+EXAMPLE_VERDICTS = os.path.join(HERE, "examples", "verdicts")
+# examples/verdicts/runs.csv, by hand: runs 101, 108 and 129 resolved, 115, 122 and 150
+# unresolved, 136 an empty patch; 143 a grading error in every form. Claims: yes but
+# 136 (no) and 150 (equivocal, read as not claiming). Each form adds its own grading
+# error on 122 (or none), which must leave 122 unchecked rather than failed.
+VERDICT_FORMS = {
+    # file: (format, joined on, unchecked {status: runs})
+    "swebench/example-org__agent-a.eval-1.json": (
+        "SWE-bench run report", "model and instance id",
+        {"error": ["run-143"], "infra_failure (out_of_memory)": ["run-122"]}),
+    "logs/run_evaluation/eval-1": (
+        "SWE-bench logs/run_evaluation folder", "model and instance id",
+        {"error (no report.json)": ["run-143"], "infra_failure (out_of_memory)": ["run-122"]}),
+    "sb-cli/swe-bench_lite__test__eval-2.json": (
+        "sb-cli report", "instance id", {"error": ["run-143"]}),
+    "openhands/output.swebench_eval.jsonl": (
+        "OpenHands output.swebench_eval.jsonl", "model and instance id",
+        {"error_eval": ["run-143"], "test_timeout": ["run-122"]}),
+    "regrade/verdicts.csv": ("regrade.py verdicts", "run id",
+                             {"test_patch_failed": ["run-143"]}),
+    "regrade/verdicts.jsonl": ("regrade.py verdicts", "run id",
+                               {"test_patch_failed": ["run-143"]}),
+}
+EXAMPLE_OUTCOMES = {"run-101": True, "run-108": True, "run-115": False, "run-122": False,
+                    "run-129": True, "run-136": False, "run-150": False}
+EXAMPLE_CLAIMS = {"run-101": True, "run-108": True, "run-115": True, "run-122": True,
+                  "run-129": True, "run-136": False, "run-143": True, "run-150": False}
+
+
+class TestVerdictForms(unittest.TestCase):
+    def expected_counts(self, unchecked):
+        left_out = {run for runs in unchecked.values() for run in runs}
+        counts = dict.fromkeys(("tp", "fp", "fn", "tn"), 0)
+        for run, verified in EXAMPLE_OUTCOMES.items():
+            if run not in left_out:
+                claimed = EXAMPLE_CLAIMS[run]
+                counts[("tp" if verified else "fp") if claimed
+                       else ("fn" if verified else "tn")] += 1
+        return counts
+
+    def test_every_form_joins_with_grading_errors_unchecked(self):
+        runs = os.path.join(EXAMPLE_VERDICTS, "runs.csv")
+        for name, (form, key, unchecked) in VERDICT_FORMS.items():
+            with self.subTest(name):
+                path = os.path.join(EXAMPLE_VERDICTS, name)
+                result = audit_json([runs, "--verdicts", path, "--boot", "0"])
+                self.assertEqual({k: result["verdict_source"][k]
+                                  for k in ("file", "format", "joined_on")},
+                                 {"file": os.path.relpath(path), "format": form,
+                                  "joined_on": key})
+                self.assertEqual(result["grading_error_runs"], unchecked)
+                got = {k: result["counts"][k] for k in ("tp", "fp", "fn", "tn")}
+                self.assertEqual(got, self.expected_counts(unchecked))
+                self.assertEqual(result["n_checked"], 8 - sum(map(len, unchecked.values())))
+                status, out, err = run("delivery_audit.py",
+                                       [runs, "--verdicts", path, "--boot", "0"])
+                text = " ".join(out.split())
+                self.assertIn("(left out, not counted as failures): ", text)
+                for status_name, ids in unchecked.items():
+                    self.assertIn(f"{status_name} {len(ids)}: {', '.join(ids)}", text)
+
+    def test_every_form_feeds_auc_audit(self):
+        runs = os.path.join(EXAMPLE_VERDICTS, "runs.csv")
+        for name, (form, key, unchecked) in VERDICT_FORMS.items():
+            with self.subTest(name):
+                status, out, err = run(AUC, [runs, "--verdicts",
+                                             os.path.join(EXAMPLE_VERDICTS, name), "--perms",
+                                             "20", "--boot", "20", "--format", "json"])
+                self.assertEqual(status, 0, err)
+                result = json.loads(out)
+                left_out = {r for ids in unchecked.values() for r in ids}
+                kept = [v for r, v in EXAMPLE_OUTCOMES.items() if r not in left_out]
+                self.assertEqual((result["n_runs"], result["n_successes"]),
+                                 (len(kept), sum(kept)))
+                self.assertIn(f"joined on {key}", result["outcome"])
+                self.assertIn(f"{plural_runs(len(left_out))} left out: no verdict, a grading "
+                              f"error", " ".join(result["notes"]))
+
+    def test_report_json_file_and_model_names_as_swebench_writes_them(self):
+        d = load("delivery_audit.py")
+        report = {"inst-1": {"patch_is_None": False, "patch_exists": True,
+                             "patch_successfully_applied": True, "resolved": False,
+                             "infra_failure": False}}
+        with TempDir() as folder:
+            single = write(folder, "report.json", json.dumps(report))
+            source = d.read_verdicts(d.Inputs(), single)
+            self.assertEqual(source["format"], "SWE-bench report.json")
+            self.assertEqual([(r["instance_id"], r["verified"], r["status"])
+                              for r in source["records"]], [("inst-1", False, "unresolved")])
+            # The run report's model is in its file name, '/' written as '__'.
+            named = write(folder, "org__model-b.my.run.json", json.dumps(
+                {"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"]}))
+            runs = [{"run_id": "r1", "task": "inst-1", "model": "org/model-a"},
+                    {"run_id": "r2", "task": "inst-1", "model": "org/model-b"},
+                    {"run_id": "r3", "task": "inst-2", "model": "org/model-b"}]
+            joined = d.join_verdicts(d.read_verdicts(d.Inputs(), named), runs[1:])
+            self.assertEqual(joined["key"], "model and instance id")
+            self.assertEqual([v["verified"] for v in joined["verdicts"]], [True, False])
+            # Runs of a model the report is not about are refused, naming both models.
+            with self.assertRaises(d.InputError) as caught:
+                d.join_verdicts(d.read_verdicts(d.Inputs(), named), runs)
+            self.assertIn("grades model 'org/model-b' (from its file name org__model-b.my.run"
+                          ".json), but 1 of 3 runs are of model 'org/model-a'",
+                          str(caught.exception))
+
+
+def plural_runs(n):
+    return f"{n} run" + ("" if n == 1 else "s")
+
+
+class TestVerdictJoinErrors(unittest.TestCase):
+    SB_CLI = {"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"], "error_ids": [],
+              "pending_instances": 0, "failed_instances": 0}
+
+    def check_refused(self, files, argv_of, *names):
+        """Both audits: exit 2, one error line naming `names`, nothing written."""
+        with TempDir() as folder:
+            paths = {name: write(folder, name, text) for name, text in files.items()}
+            before = snapshot(folder)
+            for script in ("delivery_audit.py", AUC):
+                with self.subTest(script):
+                    svg = os.path.join(folder, "out.svg")
+                    status, out, err = run(script, argv_of(paths) + ["--svg", svg])
+                    assert_one_error(self, status, out, err,
+                                     *[paths.get(n, n) for n in names])
+                    assert_hints_exist(self, script, err)
+            self.assertEqual(snapshot(folder), before)
+            return err
+
+    def runs_table(self, rows):
+        return csv_text(["run_id", "task_id", "claimed", "tool_calls", "f"], rows)
+
+    def test_a_verdict_file_that_matches_no_run(self):
+        runs = self.runs_table([["r1", "inst-7", "yes", 3, 1], ["r2", "inst-8", "no", 5, 2]])
+        err = self.check_refused(
+            {"runs.csv": runs, "sb.json": json.dumps(self.SB_CLI)},
+            lambda p: [p["runs.csv"], "--verdicts", p["sb.json"]], "sb.json",
+            "no verdict in it matches any run")
+        self.assertIn("inst-1, inst-2", err)
+
+    def test_several_runs_of_one_instance_against_an_instance_keyed_file(self):
+        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-1", "no", 5, 2],
+                                ["r3", "inst-2", "no", 4, 3]])
+        err = self.check_refused(
+            {"runs.csv": runs, "sb.json": json.dumps(self.SB_CLI)},
+            lambda p: [p["runs.csv"], "--verdicts", p["sb.json"]], "sb.json",
+            "keyed by instance id", "2 runs (r1, r2)", "'inst-1'")
+        self.assertIn("this file names no model", err)       # sb-cli names none
+        openhands = json.dumps({"instance_id": "inst-1", "metadata": {
+            "llm_config": {"model": "org/a"}}, "test_result": {"report": {"resolved": True}}})
+        err = self.check_refused(
+            {"runs.csv": runs, "eval.jsonl": openhands + "\n"},
+            lambda p: [p["runs.csv"], "--verdicts", p["eval.jsonl"]], "eval.jsonl",
+            "keyed by instance id", "2 runs (r1, r2)")
+        self.assertIn("add a model column", err)
+
+    def test_a_run_report_whose_name_matches_no_model_says_so(self):
+        runs = csv_text(["run_id", "task_id", "model", "claimed", "tool_calls", "f"],
+                        [["r1", "inst-1", "org/a", "yes", 3, 1],
+                         ["r2", "inst-1", "org/b", "no", 5, 2],
+                         ["r3", "inst-2", "org/a", "no", 4, 3]])
+        report = json.dumps({"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"]})
+        self.check_refused({"runs.csv": runs, "org__c.eval.json": report},
+                           lambda p: [p["runs.csv"], "--verdicts", p["org__c.eval.json"]],
+                           "org__c.eval.json", "model 'org__c' (from its file name",
+                           "3 of 3 runs are of model 'org/a', 'org/b'", "--any-model")
+
+    def test_every_verdict_a_grading_error_names_the_file_and_which(self):
+        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
+        verdicts = csv_text(["run_id", "instance_id", "completed", "status"],
+                            [["r1", "inst-1", "", "test_patch_failed"],
+                             ["r2", "inst-2", "", "error"]])
+        self.check_refused(
+            {"runs.csv": runs, "verdicts.csv": verdicts},
+            lambda p: [p["runs.csv"], "--verdicts", p["verdicts.csv"]], "verdicts.csv",
+            "no run has a verified outcome: every verdict is a grading error",
+            "error 1: r2; test_patch_failed 1: r1")
+
+    def test_no_verified_outcome_in_the_table_names_it(self):
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv([["r1", "t1", "yes", ""],
+                                                       ["r2", "t2", "no", ""]]))
+            status, out, err = run("delivery_audit.py", [path])
+        assert_one_error(self, status, out, err, path, "column 'verified' is empty")
+
+    def test_hints_name_options_that_exist(self):
+        # A verdicts file with no run id column: the old hints sent the user to
+        # '--verdicts run id' (no such option) or --run-id (which names the runs
+        # table's column, not the verdict file's).
+        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
+        err = self.check_refused(
+            {"runs.csv": runs, "v.csv": "outcome_of_run,completed\nr1,true\nr2,false\n"},
+            lambda p: [p["runs.csv"], "--verdicts", p["v.csv"]], "v.csv",
+            "not a verdict file this script knows")
+        self.assertNotIn("--verdicts run id", err)
+        self.assertNotIn("--run-id", err)      # names the runs table's column, not this
+        # Run-id-keyed verdicts against a runs table with no run id column.
+        self.check_refused(
+            {"runs.csv": csv_text(["claimed", "tool_calls", "f"], [["yes", 3, 1], ["no", 5, 2]]),
+             "v.csv": "run_id,completed\nr1,true\nr2,false\n"},
+            lambda p: [p["runs.csv"], "--verdicts", p["v.csv"]], "v.csv",
+            "keyed by run id", "--run-id")
+
+    def test_duplicate_verdicts_are_refused(self):
+        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
+        verdicts = "run_id,completed\nr1,true\nr2,false\nr1,false\n"
+        self.check_refused({"runs.csv": runs, "v.csv": verdicts},
+                           lambda p: [p["runs.csv"], "--verdicts", p["v.csv"]],
+                           "v.csv row 4", "a second verdict for run id 'r1'")
+
+
+# Synthetic files shaped like what SWE-bench, sb-cli and their users really wrote:
+# a gold-patch run report named gold.<run_id>.json, a logs/run_evaluation/<run_id>/
+# <model>/<instance>/ tree whose instance folders may hold only patch.diff, the
+# older flat report.json named by its folder, an sb-cli report named by run id.
+def shaped_runs(model, instances, verified=None):
+    """A runs table of one model, every run claiming; an optional verified column."""
+    header = ["run_id", "instance_id", "model", "claimed", "tool_calls", "search_calls"]
+    header += ["verified"] if verified is not None else []
+    rows = [[f"r{n}", iid, model, "yes", 10 + n, 3 - n] + ([verified[n]] if verified else [])
+            for n, iid in enumerate(instances)]
+    return csv_text(header, rows)
+
+
+def run_report(resolved, unresolved, errors=(), dataset=()):
+    """A SWE-bench run report (schema_version 2 keys), as make_run_report writes it:
+    incomplete_ids is every instance of the dataset that had no prediction."""
+    submitted = sorted([*resolved, *unresolved, *errors])
+    return json.dumps({
+        "total_instances": 500, "submitted_instances": len(submitted),
+        "completed_instances": len(resolved) + len(unresolved),
+        "resolved_instances": len(resolved), "unresolved_instances": len(unresolved),
+        "empty_patch_instances": 0, "error_instances": len(errors),
+        "completed_ids": sorted([*resolved, *unresolved]),
+        "incomplete_ids": sorted(set(dataset) - set(submitted)),
+        "empty_patch_ids": [], "submitted_ids": submitted, "resolved_ids": sorted(resolved),
+        "unresolved_ids": sorted(unresolved), "error_ids": sorted(errors),
+        "schema_version": 2}, indent=4)
+
+
+def instance_report(iid, resolved, flat=False):
+    """A per-instance report.json: keyed by instance id, or the older flat shape."""
+    body = {"patch_is_None": False, "patch_exists": True, "patch_successfully_applied": True,
+            "resolved": resolved,
+            "tests_status": {"FAIL_TO_PASS": {"success": ["t1"] if resolved else [],
+                                              "failure": [] if resolved else ["t1"]},
+                             "PASS_TO_PASS": {"success": ["t2"], "failure": []},
+                             "FAIL_TO_FAIL": {"success": [], "failure": []},
+                             "PASS_TO_FAIL": {"success": [], "failure": []}}}
+    return json.dumps(body if flat else {iid: body}, indent=4)
+
+
+INSTANCES_3 = ["proj__proj-101", "proj__proj-102", "proj__proj-103"]
+
+
+class TestVerdictsRealShapes(unittest.TestCase):
+    def run_both(self, files, argv_of, auc_extra=("--perms", "20", "--boot", "20")):
+        """Both audits over `files` written to a temp folder: [(status, out, err)]."""
+        with TempDir() as folder:
+            paths = {name: write(folder, name, text) for name, text in files.items()}
+            for name in list(paths):
+                paths[os.path.dirname(name)] = os.path.join(folder, os.path.dirname(name))
+            paths[""] = folder
+            return [run("delivery_audit.py", argv_of(paths) + ["--boot", "0"]),
+                    run(AUC, argv_of(paths) + list(auc_extra))]
+
+    def test_a_gold_report_is_not_joined_to_another_models_runs(self):
+        # SWE-bench names the report <model>.<run_id>.json: gold.<run>.json is the
+        # harness's own gold-patch run. Joined on instance id alone it said 3 of 3.
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 "gold.fresh-run.json": run_report(INSTANCES_3, [])}
+        for script, (status, out, err) in zip(
+                ("delivery_audit.py", AUC),
+                self.run_both(files, lambda p: [p["runs.csv"], "--verdicts",
+                                                p["gold.fresh-run.json"]])):
+            with self.subTest(script):
+                assert_one_error(self, status, out, err, "model 'gold'",
+                                 "gold.fresh-run.json", "'coder-x-v1'", "--any-model")
+                assert_hints_exist(self, script, err)
+
+    def test_any_model_joins_anyway_and_says_the_model_was_not_checked(self):
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 "gold.fresh-run.json": run_report(INSTANCES_3[:2], INSTANCES_3[2:])}
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts", paths["gold.fresh-run.json"],
+                                 "--any-model", "--boot", "0"])
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (2, 1))
+        self.assertIn("not checked (--any-model)", result["verdict_source"]["model_check"])
+        self.assertIn("'gold'", result["verdict_source"]["model_check"])
+
+    def test_the_runs_own_report_joins_on_model_and_instance(self):
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 "coder-x-v1.batch_1.json": run_report([], INSTANCES_3[:2], INSTANCES_3[2:])}
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts",
+                                 paths["coder-x-v1.batch_1.json"], "--boot", "0"])
+        self.assertEqual(result["verdict_source"]["joined_on"], "model and instance id")
+        self.assertEqual(result["grading_error_runs"], {"error": ["r2"]})
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (0, 2))
+
+    def test_a_folder_of_run_reports_joins_each_batch(self):
+        # Two batches of one model: each report lists the other's instances (and
+        # the rest of the dataset) as incomplete_ids, which is no verdict.
+        dataset = INSTANCES_3 + ["proj__proj-104"]
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 "reports/coder-x-v1.batch_1.json": run_report(INSTANCES_3[:1], [],
+                                                               dataset=dataset),
+                 "reports/coder-x-v1.batch_2.json": run_report([], INSTANCES_3[1:],
+                                                               dataset=dataset)}
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts",
+                                 os.path.join(folder, "reports"), "--boot", "0"])
+        self.assertEqual(result["verdict_source"]["format"], "SWE-bench run report folder")
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (1, 2))
+        self.assertEqual(result["verdict_source"]["joined_on"], "model and instance id")
+
+    def test_a_log_folder_of_another_model_names_both(self):
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3)}
+        for iid in INSTANCES_3:
+            files[f"logs/run_evaluation/batch_1/other-model/{iid}/report.json"] = \
+                instance_report(iid, True)
+        for script, (status, out, err) in zip(
+                ("delivery_audit.py", AUC),
+                self.run_both(files, lambda p: [p["runs.csv"], "--verdicts", os.path.join(
+                    p[""], "logs", "run_evaluation", "batch_1")])):
+            with self.subTest(script):
+                assert_one_error(self, status, out, err, "'other-model'", "'coder-x-v1'",
+                                 "3 of 3 runs", "--any-model")
+
+    def test_an_sb_cli_report_names_no_model_and_the_report_says_so(self):
+        report = json.loads(run_report(INSTANCES_3[:1], INSTANCES_3[1:]))
+        del report["empty_patch_instances"], report["empty_patch_ids"]
+        report.update({"pending_instances": 0, "failed_instances": 0, "pending_ids": [],
+                       "failed_ids": []})
+        name = "sb-cli-reports/swe-bench_verified__test__batch-7.json"
+        with TempDir() as folder:
+            runs = write(folder, "runs.csv", shaped_runs("coder-x-v1", INSTANCES_3))
+            path = write(folder, name, json.dumps(report, indent=4))
+            result = audit_json([runs, "--verdicts", path, "--boot", "0"])
+            self.assertEqual(result["verdict_source"]["format"], "sb-cli report")
+            self.assertEqual(result["verdict_source"]["model_check"],
+                             "not checked: the report names no model (sb-cli run id "
+                             "'batch-7')")
+            self.assertEqual(result["counts"]["tp"], 1)
+            status, out, err = run("delivery_audit.py", [runs, "--verdicts", path, "--boot",
+                                                         "0", "--format", "markdown"])
+            self.assertIn("model: not checked: the report names no model (sb-cli run id "
+                          "'batch-7').", " ".join(out.split()))
+
+    def test_flat_report_json_takes_its_instance_from_its_folder(self):
+        # As published with SWE-bench's experiments: logs/<instance>/report.json,
+        # the report itself not keyed by instance.
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3)}
+        for iid, resolved in zip(INSTANCES_3, (True, False, True)):
+            files[f"logs/{iid}/report.json"] = instance_report(iid, resolved, flat=True)
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts", os.path.join(folder, "logs"),
+                                 "--boot", "0"])
+            self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (2, 1))
+            self.assertEqual(result["verdict_source"]["format"],
+                             "SWE-bench logs/run_evaluation folder")
+            d = load("delivery_audit.py")
+            one = d.read_verdicts(d.Inputs(), paths[f"logs/{INSTANCES_3[1]}/report.json"])
+            self.assertEqual([(r["instance_id"], r["verified"]) for r in one["records"]],
+                             [(INSTANCES_3[1], False)])
+            status, out, err = run("delivery_audit.py", ["-", "--verdicts", "-"],
+                                   instance_report("x", True, flat=True).encode())
+            self.assertEqual(status, 2)
+
+    def test_an_instance_folder_with_only_patch_diff_is_unchecked(self):
+        # The harness wrote patch.diff and stopped: no test ran, no report.json.
+        root = "logs/run_evaluation/batch_1/coder-x-v1"
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
+                 f"{root}/{INSTANCES_3[0]}/patch.diff": "diff --git a/x b/x\n",
+                 f"{root}/{INSTANCES_3[1]}/patch.diff": "diff --git a/x b/x\n",
+                 f"{root}/{INSTANCES_3[1]}/eval.sh": "#!/bin/bash\n",
+                 f"{root}/{INSTANCES_3[1]}/test_output.txt": "collected 2 items\n",
+                 f"{root}/{INSTANCES_3[1]}/report.json": instance_report(INSTANCES_3[1], False),
+                 f"{root}/{INSTANCES_3[2]}/patch.diff": "diff --git a/x b/x\n",
+                 f"{root}/{INSTANCES_3[2]}/report.json": instance_report(INSTANCES_3[2], True)}
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            result = audit_json([paths["runs.csv"], "--verdicts",
+                                 os.path.join(folder, "logs", "run_evaluation", "batch_1"),
+                                 "--boot", "0"])
+        self.assertEqual(result["grading_error_runs"], {"error (no report.json)": ["r0"]})
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (1, 1))
+        self.assertEqual(result["verdict_source"]["joined_on"], "model and instance id")
+
+    def test_verdicts_over_a_verified_column_say_how_many_disagree(self):
+        report = {"coder-x-v1.batch_1.json": run_report(INSTANCES_3[:1], INSTANCES_3[1:])}
+        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3, ["no", "yes", "yes"]),
+                 **report}
+        results = self.run_both(files, lambda p: [p["runs.csv"], "--verdicts",
+                                                  p["coder-x-v1.batch_1.json"], "--format",
+                                                  "json"])
+        delivery, auc = (json.loads(out) for _, out, _ in results)
+        self.assertEqual(delivery["verdict_source"]["replaces"],
+                         {"column": "verified", "runs_compared": 3, "disagree": 3,
+                          "winner": "--verdicts"})
+        self.assertEqual(delivery["counts"]["tp"], 1)
+        self.assertIn("the table's own column 'verified' is set aside: --verdicts wins; the "
+                      "two disagree on 3 of 3 runs both define", auc["notes"])
+        self.assertNotIn("verified", [f["name"] for f in auc["features"]])
+        with TempDir() as folder:
+            paths = {n: write(folder, n, t) for n, t in files.items()}
+            status, out, err = run("delivery_audit.py", [
+                paths["runs.csv"], "--verdicts", paths["coder-x-v1.batch_1.json"], "--boot", "0"])
+        self.assertIn("--verdicts wins; the two disagree on 3 of 3 runs both define",
+                      " ".join(out.split()))
+
+    def test_counts_needs_all_four_cells(self):
+        for given, missing in (("tp=46,fp=22,fn=3", "tn"), ("tp=4,tn=2", "fp, fn")):
+            with self.subTest(given):
+                status, out, err = run("delivery_audit.py", ["--counts", given])
+                assert_one_error(self, status, out, err, f"--counts: no {missing}",
+                                 "all four cells")
+
+
+AGENT_VERDICTS = os.path.join(HERE, "examples", "verdicts", "agents")
+
+
+def readme_commands(needle):
+    """The README's shell commands (continuations joined) that mention `needle`."""
+    with open(os.path.join(HERE, "README.md"), encoding="utf-8") as handle:
+        text = handle.read().replace("\\\n", " ")
+    found = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            words = shlex.split(line, comments=True)
+            if words and needle in line and words[0] == "python3":
+                found.append(words[1:])
+    return found
+
+
+class TestShippedGraderExamples(unittest.TestCase):
+    # model-a resolved (claimed), model-b unresolved (claimed), model-c an empty
+    # patch (not claimed), model-d resolved (equivocal, read as not claiming).
+    EXPECTED = {"swebench": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
+                "sb-cli-reports": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
+                "logs/run_evaluation/calc-eval": (
+                    {"tp": 1, "fp": 1, "fn": 1, "tn": 0},
+                    {"error (no report.json)": ["example__calc-1@model-c"]})}
+
+    def test_each_agent_folder_joins_each_shipped_report(self):
+        for agent in ("swe-agent", "mini-swe-agent", "openhands"):
+            for name, (counts, unchecked) in self.EXPECTED.items():
+                with self.subTest(agent=agent, report=name):
+                    result = audit_json([os.path.join(HERE, "examples", "agents", agent),
+                                         "--verdicts", os.path.join(AGENT_VERDICTS, name),
+                                         "--boot", "0"])
+                    self.assertEqual({k: result["counts"][k] for k in counts}, counts)
+                    self.assertEqual(result.get("grading_error_runs", {}), unchecked)
+                    self.assertEqual(result["verdict_source"]["joined_on"],
+                                     "model and instance id")
+
+    def test_the_readme_commands_run_as_written(self):
+        commands = readme_commands("examples/verdicts/agents")
+        self.assertEqual(len(commands), 3, commands)
+        old = os.getcwd()
+        os.chdir(HERE)
+        try:
+            for argv in commands:
+                with self.subTest(argv):
+                    status, out, err = run(argv[0], argv[1:] + (
+                        ["--perms", "50", "--boot", "50"] if argv[0] == AUC else ["--boot", "0"]))
+                    self.assertEqual(status, 0, err)
+        finally:
+            os.chdir(old)
+
+    def test_the_generator_rewrites_the_shipped_files(self):
+        with TempDir() as folder:
+            target = os.path.join(folder, "examples")
+            os.makedirs(os.path.join(target, "verdicts"))
+            shutil.copy(os.path.join(HERE, "examples", "verdicts", "make_agent_verdicts.py"),
+                        os.path.join(target, "verdicts"))
+            shutil.copytree(os.path.join(HERE, "examples", "regrade"),
+                            os.path.join(target, "regrade"))
+            subprocess.run([sys.executable, os.path.join(target, "verdicts",
+                                                         "make_agent_verdicts.py")],
+                           check=True, capture_output=True, timeout=120)
+            made = os.path.join(target, "verdicts", "agents")
+            self.assertEqual(sorted(snapshot_bytes(made)), sorted(snapshot_bytes(AGENT_VERDICTS)))
+            self.assertEqual(snapshot_bytes(made), snapshot_bytes(AGENT_VERDICTS))
+
+
+def snapshot_bytes(folder):
+    """{relative path: bytes} of every file below `folder`."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as handle:
+                found[os.path.relpath(path, folder)] = handle.read()
+    return found
+
+
+# --- The shared block: harness readers ---
+def derived_rows(fmt, task_map=None):
+    module = load("delivery_audit.py")
+    inputs = module.Inputs()
+    inputs.task_map = task_map
+    derived = module.agent_output(inputs, os.path.join(AGENTS, fmt))
+    return {row["run_id"]: row for row in derived["runs"].rows}, derived
+
+
+def story_of(run_id):
+    return CLAUDE_SESSIONS.get(run_id) or run_id.split("@")[1]
+
+
+class TestAgentOutputMeasures(unittest.TestCase):
+    def check_format(self, fmt, phases):
+        rows, derived = derived_rows(fmt)
+        self.assertEqual(len(rows), 4)
+        for run_id, row in rows.items():
+            story = story_of(run_id)
+            with self.subTest(fmt=fmt, run=run_id):
+                self.assertEqual(row["task_id"], "example__calc-1")
+                self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), phases[story])
+                counts = list(CALLS[story])
+                if fmt == "swe-agent":
+                    counts[5] += 1
+                self.assertEqual(tuple(int(row[f"{c}_calls"]) for c in
+                                       ("read", "edit", "search", "bash", "test", "other")),
+                                 tuple(counts))
+                self.assertEqual(int(row["tool_calls"]), sum(counts))
+        return rows, derived
+
+    def test_swe_agent_durations_only(self):
+        rows, derived = self.check_format("swe-agent", SWE_AGENT)
+        row = rows["example__calc-1@model-a"]
+        self.assertEqual((row["cost_usd"], row["tokens_total"], row["claimed"]),
+                         ("0.5", "1100", "yes"))       # claimed: from runs.csv beside it
+        self.assertEqual(len(derived["predictions"]), 4)
+
+    def test_timestamped_formats(self):
+        for fmt in ("mini-swe-agent", "openhands", "codex"):
+            rows, _ = self.check_format(fmt, TIMED)
+            # tokens_total = every turn: a 110+210+310+410+510 = 1550
+            self.assertEqual(rows[next(r for r in rows if story_of(r) == "model-a")]
+                             ["tokens_total"], "1550")
+            self.assertEqual(rows[next(r for r in rows if story_of(r) == "model-a")]
+                             ["turns"], "5")
+
+    def test_claude_code_dedupes_repeated_message_entries(self):
+        # Each call's message is written as two entries (text, then tool_use) with
+        # one id and one usage: 5 turns and 1550 tokens, not 9 turns and 2650.
+        # model-d is a stream-json log: no timestamps, so no phase seconds.
+        timed = dict(TIMED, **{"model-d": ("", "", "", "110", "520", "1530", "1")})
+        rows, _ = self.check_format("claude-code", timed)
+        self.assertEqual((rows["synthetic-0a"]["turns"], rows["synthetic-0a"]["tokens_total"]),
+                         ("5", "1550"))
+        self.assertEqual(rows["synthetic-0d"]["cost_usd"], "0.75")   # the result line's
+
+    def test_codex_counts_a_repeated_token_report_once(self):
+        rows, _ = derived_rows("codex")
+        self.assertEqual(rows["synthetic-0b"]["tokens_total"], "2160")  # 110 + ... + 610
+
+    def test_openhands_claims_are_the_harness_own(self):
+        rows, _ = derived_rows("openhands")
+        self.assertEqual([rows[r]["claimed"] for r in sorted(rows)],
+                         ["yes", "yes", "no", "equivocal"])
+
+    def test_run_ids_and_models(self):
+        rows, _ = derived_rows("mini-swe-agent")
+        self.assertEqual(sorted(rows), [f"example__calc-1@model-{m}" for m in "abcd"])
+        rows, _ = derived_rows("codex")
+        self.assertEqual(sorted(rows), sorted(CLAUDE_SESSIONS))
+        self.assertEqual({r["model"] for r in rows.values()}, {"gpt-synthetic"})
+
+    def test_mini_swe_agent_format_1_commands_from_the_text(self):
+        # Format 1 messages carry no extra: the command is the reply's one bash block,
+        # and with no timestamps or usage the phase seconds and tokens are unknown.
+        blocks = ["grep -rn clamp calc", "sed -i 's/low$/high/' calc/ops.py", "pytest -q"]
+        messages = [{"role": "user", "content": "fix it"}] + [
+            m for block in blocks for m in (
+                {"role": "assistant", "content": f"Next.\n```bash\n{block}\n```"},
+                {"role": "user", "content": "<returncode>0</returncode>"})]
+        with TempDir() as folder:
+            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(
+                {"info": {"exit_status": "Submitted", "submission": ""},
+                 "messages": messages}))
+            rows, _ = derived_rows(folder)
+        row = rows["x__y-1"]
+        self.assertEqual([row[f"{c}_calls"] for c in ("search", "edit", "test", "bash")],
+                         ["1", "1", "1", "0"])
+        self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), ("",) * 6 + ("1",))
+        self.assertEqual((row["turns"], row["tokens_total"]), ("3", ""))
+
+    def test_swe_agent_older_flat_layout_with_all_preds(self):
+        with TempDir() as folder:
+            shutil.copy(os.path.join(AGENTS, "swe-agent", "model-a", "example__calc-1",
+                                     "example__calc-1.traj"), folder)
+            write(folder, "all_preds.jsonl", json.dumps(
+                {"instance_id": "example__calc-1", "model_name_or_path": "gpt4__old",
+                 "model_patch": ""}) + "\n")
+            rows, _ = derived_rows(folder)
+        self.assertEqual(sorted(rows), ["example__calc-1@gpt4__old"])
+
+    def test_command_rules(self):
+        category = load("delivery_audit.py").command_category
+        cases = {"tox -e py39": "test", "python3 -m unittest -v": "test",
+                 "./tests/runtests.py basic": "test", "cd /r && pytest -x": "test",
+                 "perl -pi -e 's/a/b/' x.py": "edit", "git apply fix.diff": "edit",
+                 "echo x >> notes/todo.txt": "edit", "python x.py > /dev/null": "bash",
+                 "rg clamp": "search", "cd src; find . -name '*.py'": "search",
+                 "head -n 5 a.py": "read", "sed -n 1,5p a.py": "read",
+                 "python -c 'import x; x.find(1)'": "bash", "pip install -e .": "bash"}
+        for command, expected in cases.items():
+            self.assertEqual(category(command), expected, command)
+
+    def test_make_agents_rebuilds_the_committed_samples(self):
+        with TempDir() as folder:
+            shutil.copytree(AGENTS, os.path.join(folder, "agents"))
+            shutil.copytree(REGRADE_EXAMPLE, os.path.join(folder, "regrade"))
+            before = {}
+            for root, _, files in os.walk(os.path.join(folder, "agents")):
+                for name in files:
+                    with open(os.path.join(root, name), "rb") as handle:
+                        before[os.path.join(root, name)] = handle.read()
+            subprocess.run([sys.executable, os.path.join(folder, "agents", "make_agents.py")],
+                           check=True, capture_output=True, timeout=60)
+            for path, data in before.items():
+                with open(path, "rb") as handle:
+                    self.assertEqual(handle.read(), data, path)
+
+
+def copy_sample(fmt, folder, drop=()):
+    target = os.path.join(folder, fmt)
+    shutil.copytree(os.path.join(AGENTS, fmt), target)
+    for name in drop:
+        os.remove(os.path.join(target, name))
+    return target
+
+
+class TestAgentOutputErrors(unittest.TestCase):
+    def assert_refused(self, argv, *needles, script="delivery_audit.py"):
+        if script == "regrade.py":
+            argv = [os.path.join(REGRADE_EXAMPLE, "instances.jsonl")] + argv + [
+                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle")]
+        with TempDir() as out:
+            target = os.path.join(out, "derived")
+            status, stdout, stderr = run(script, argv + ["--write-runs", target])
+            self.assertEqual(status, 2, stderr)
+            self.assertEqual(len(stderr.splitlines()), 1, stderr)
+            self.assertTrue(stderr.startswith("error: "), stderr)
+            for needle in needles:
+                self.assertIn(needle, stderr)
+            self.assertEqual(stdout, "")
+            self.assertFalse(os.path.exists(target))
+
+    def edit_json(self, path, change):
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        change(data)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+
+    def test_trajectory_missing_a_field(self):
+        with TempDir() as folder:
+            root = copy_sample("swe-agent", folder)
+            traj = os.path.join(root, "model-b", "example__calc-1", "example__calc-1.traj")
+            self.edit_json(traj, lambda d: d.pop("info"))
+            self.assert_refused([root], traj + ": no field 'info'")
+            root = copy_sample("mini-swe-agent", folder)
+            traj = os.path.join(root, "model-a", "example__calc-1", "example__calc-1.traj.json")
+            self.edit_json(traj, lambda d: d["messages"][3].pop("role"))
+            self.assert_refused([root], traj + ", messages[3]: no field 'role'")
+
+    def test_truncated_jsonl_line(self):
+        with TempDir() as folder:
+            root = copy_sample("openhands", folder)
+            path = os.path.join(root, "model-c", "output.jsonl")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            write(root, "model-c/output.jsonl", text[:len(text) // 2])
+            for script in SCRIPTS:
+                self.assert_refused([root], path + " line 1: not valid JSON", script=script)
+            root = copy_sample("claude-code", folder)
+            path = os.path.join(root, "synthetic-0b.jsonl")
+            with open(path, encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+            write(root, "synthetic-0b.jsonl", "\n".join(lines[:-1] + [lines[-1][:30]]) + "\n")
+            self.assert_refused([root], f"{path} line {len(lines)}: not valid JSON")
+
+    def test_transcript_with_no_task_mapping(self):
+        for fmt in ("claude-code", "codex"):
+            with TempDir() as folder:
+                root = copy_sample(fmt, folder, drop=("runs.csv",))
+                for script in SCRIPTS:
+                    self.assert_refused([root], "no task for", "--task-map", "synthetic-0a",
+                                        script=script)
+
+    def test_task_map_names_the_tasks(self):
+        with TempDir() as folder:
+            root = copy_sample("claude-code", folder, drop=("runs.csv",))
+            task_map = write(folder, "tasks.csv", "session_id,task_id\n" + "".join(
+                f"{s},example__calc-1\n" for s in CLAUDE_SESSIONS))
+            rows, _ = derived_rows(os.path.relpath(root, AGENTS), task_map)
+            self.assertEqual({r["task_id"] for r in rows.values()}, {"example__calc-1"})
+            self.assertEqual({r["claimed"] for r in rows.values()}, {""})   # never guessed
+
+    def test_swe_agent_step_without_a_duration(self):
+        # One step's execution_time missing: the phase seconds are unknown, not zero.
+        with TempDir() as folder:
+            root = copy_sample("swe-agent", folder)
+            traj = os.path.join(root, "model-a", "example__calc-1", "example__calc-1.traj")
+            self.edit_json(traj, lambda d: d["trajectory"][0].pop("execution_time"))
+            rows, _ = derived_rows(os.path.relpath(root, AGENTS))
+            row = rows["example__calc-1@model-a"]
+            self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), ("",) * 6 + ("1",))
+            self.assertEqual(rows["example__calc-1@model-b"]["orient_seconds"], "5")
+
+    def test_write_runs_needs_agent_output(self):
+        with TempDir() as folder:
+            status, _, stderr = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0",
+                                                          "--write-runs", folder + "/x"])
+            self.assertEqual(status, 2)
+            self.assertIn("is not agent output", stderr)
+            self.assertFalse(os.path.exists(folder + "/x"))
+
+    def test_openhands_v1_events_are_named_not_misread(self):
+        with TempDir() as folder:
+            path = write(folder, "output.jsonl", json.dumps(
+                {"instance_id": "x__y-1", "history": [
+                    {"kind": "ActionEvent", "timestamp": "2026-01-05T12:00:00"}]}) + "\n")
+            self.assert_refused([folder], path + " line 1, history[0]", "V1")
+
+    def test_side_table_row_that_matches_no_run(self):
+        with TempDir() as folder:
+            root = copy_sample("codex", folder)
+            with open(os.path.join(root, "runs.csv"), "a", encoding="utf-8") as handle:
+                handle.write("synthetic-0z,example__calc-1,yes\n")
+            self.assert_refused([root], "runs.csv row 6, column 'run_id'", "synthetic-0z")
+
+    def test_side_table_that_disagrees(self):
+        with TempDir() as folder:
+            root = copy_sample("openhands", folder)
+            write(root, "runs.csv", "run_id,claimed\nexample__calc-1@model-c,yes\n")
+            self.assert_refused([root], "runs.csv row 2, column 'claimed'", "disagrees")
+
+    def test_regrade_refuses_transcripts_without_diffs(self):
+        status, _, stderr = run("regrade.py", [
+            os.path.join(REGRADE_EXAMPLE, "instances.jsonl"), os.path.join(AGENTS, "codex"),
+            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle")])
+        self.assertEqual(status, 2)
+        self.assertIn("carries no diff", stderr)
+
+
+def without_provenance(text, *names):
+    data = json.loads(text)
+    data.pop("provenance", None)
+    text = json.dumps(data, sort_keys=True)
+    relative = load("delivery_audit.py").relative_path    # how reports now show paths
+    for name in names:
+        for form in (relative(name), name):
+            text = text.replace(json.dumps(form)[1:-1], "RUNS")
+    return text
+
+
+class TestAgentOutputPipeline(unittest.TestCase):
+    def regrade(self, fmt, out):
+        status, _, stderr = run("regrade.py", [
+            os.path.join(REGRADE_EXAMPLE, "instances.jsonl"), os.path.join(AGENTS, fmt),
+            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out,
+            "--write-runs", os.path.join(out, "flat")])
+        self.assertEqual(status, 0, stderr)
+        with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+            return handle.read()
+
+    def test_trajectories_regrade_and_both_audits(self):
+        expected = ("run_id,instance_id,completed,status\n"
+                    "example__calc-1@model-a,example__calc-1,true,resolved\n"
+                    "example__calc-1@model-b,example__calc-1,false,unresolved\n"
+                    "example__calc-1@model-c,example__calc-1,false,unresolved\n"
+                    "example__calc-1@model-d,example__calc-1,true,resolved\n")
+        with TempDir() as out:
+            for fmt in ("swe-agent", "mini-swe-agent", "openhands"):
+                folder = os.path.join(AGENTS, fmt)
+                verdicts = os.path.join(out, fmt, "verdicts.csv")
+                self.assertEqual(self.regrade(fmt, os.path.join(out, fmt)), expected, fmt)
+                status, text, stderr = run("delivery_audit.py", [
+                    folder, "--verdicts", verdicts, "--boot", "0", "--format", "json"])
+                self.assertEqual(status, 0, stderr)
+                # claims yes, yes, no, equivocal against verified a, d: tp 1 (a),
+                # fp 1 (b), and c, d not claiming
+                self.assertEqual([json.loads(text)["counts"][k] for k in ("tp", "fp", "fn", "tn")],
+                                 [1, 1, 1, 1])
+                status, _, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
+                                                         "--perms", "50", "--boot", "50"])
+                self.assertEqual(status, 0, stderr)
+                # regrade.py --write-runs writes what the audits derive, byte for byte
+                run("delivery_audit.py", [folder, "--verdicts", verdicts, "--boot", "0",
+                                          "--write-runs", os.path.join(out, fmt, "audit")])
+                for name in ("runs.csv", "tool_calls.csv", "predictions.jsonl"):
+                    with open(os.path.join(out, fmt, "flat", name), "rb") as one, \
+                            open(os.path.join(out, fmt, "audit", name), "rb") as other:
+                        self.assertEqual(one.read(), other.read(), (fmt, name))
+        for fmt in ("claude-code", "codex"):
+            folder = os.path.join(AGENTS, fmt)
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                status, _, stderr = run(script, [folder, "--verdicts",
+                                                 os.path.join(folder, "verdicts.csv"),
+                                                 "--boot", "50"])
+                self.assertEqual(status, 0, (fmt, script, stderr))
+
+    def test_predictions_keyed_by_instance_get_the_same_run_id(self):
+        with TempDir() as out:
+            status, _, stderr = run("regrade.py", [
+                os.path.join(REGRADE_EXAMPLE, "instances.jsonl"),
+                os.path.join(AGENTS, "swe-agent", "model-b", "preds.json"),
+                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out])
+            self.assertEqual(status, 0, stderr)
+            with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+                self.assertIn("example__calc-1@model-b,", handle.read())
+
+    def test_auc_family_is_the_derived_measures(self):
+        module = load("auc_audit.py")
+        with TempDir() as out:
+            verdicts = write(out, "v.csv", "run_id,completed\n" + "".join(
+                f"{s},{'true' if s[-1] in 'ad' else 'false'}\n" for s in CLAUDE_SESSIONS))
+            status, text, stderr = run("auc_audit.py", [os.path.join(AGENTS, "codex"),
+                                                        "--verdicts", verdicts, "--perms", "20",
+                                                        "--boot", "20", "--format", "json"])
+        self.assertEqual(status, 0, stderr)
+        data = json.loads(text)
+        names = [f["name"] for f in data["features"]] + [d["name"] for d in data["degenerate"]]
+        self.assertEqual(sorted(names), sorted(module.PROCESS_MEASURES))
+        self.assertEqual(data["baseline"]["name"], "tool_calls")
+
+    def test_write_runs_then_audit_the_flat_tables_to_the_same_figures(self):
+        with TempDir() as out:
+            for fmt in AGENT_FORMATS:
+                folder = os.path.join(AGENTS, fmt)
+                flat = os.path.join(out, fmt)
+                verdicts = write(out, f"{fmt}.csv", "run_id,completed\n" + "".join(
+                    f"{r},{'true' if story_of(r) in ('model-a', 'model-d') else 'false'}\n"
+                    for r in derived_rows(fmt)[0]))
+                for script, extra in (("delivery_audit.py", ["--boot", "50"]),
+                                      ("auc_audit.py", ["--perms", "50", "--boot", "50"])):
+                    argv = ["--verdicts", verdicts, "--format", "json"] + extra
+                    first = run(script, [folder, "--write-runs", flat] + argv)
+                    second = run(script, [flat] + argv)
+                    self.assertEqual(first[0], 0, first[2])
+                    names = (folder + " (tool calls)", os.path.join(flat, "tool_calls.csv"),
+                             os.path.join(flat, "runs.csv"), folder)
+                    self.assertEqual(without_provenance(first[1], *names),
+                                     without_provenance(second[1], *names), (fmt, script))
+                written = {}
+                for name in os.listdir(flat):
+                    with open(os.path.join(flat, name), "rb") as handle:
+                        written[name] = handle.read()
+                again = os.path.join(out, fmt + "-again")
+                run("delivery_audit.py", [folder, "--verdicts", verdicts, "--boot", "0",
+                                          "--write-runs", again])
+                for name, data in written.items():
+                    with open(os.path.join(again, name), "rb") as handle:
+                        self.assertEqual(handle.read(), data, (fmt, name))
+                self.assertEqual("predictions.jsonl" in written,
+                                 fmt in ("swe-agent", "mini-swe-agent", "openhands"))
+
+
+# Synthetic samples shaped like what the harnesses really wrote (the field names,
+# nesting and messages of each tool's own output; the text is made up). Every count
+# below is worked out by hand from the sample, never by the code under test.
+def mini_v1_trajectory(replies, model="synthetic/model-x"):
+    """A mini-swe-agent 1.x trajectory (trajectory_format mini-swe-agent-1): no
+    extra.actions or timestamps, the command in the reply's text, usage per response.
+    `replies` are (text, observation) pairs; the last observation is the diff."""
+    messages = [{"role": "system", "content": "You are a synthetic helper."},
+                {"role": "user", "content": "<pr_description>synthetic</pr_description>"}]
+    for k, (text, observation) in enumerate(replies):
+        messages.append({"role": "assistant", "content": text, "extra": {"response": {
+            "id": f"gen-{k}", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}}})
+        messages.append({"role": "user", "content": observation})
+    info = {"exit_status": "Submitted", "submission": "diff --git a/x b/x\n",
+            "model_stats": {"instance_cost": 0.1, "api_calls": len(replies)},
+            "mini_version": "1.15.0", "config": {"model": {"model_name": model}}}
+    return {"info": info, "messages": messages, "trajectory_format": "mini-swe-agent-1"}
+
+
+def bash(command, thought="THOUGHT: next."):
+    return f"{thought}\n\n```bash\n{command}\n```"
+
+
+FORMAT_ERROR = ("Please always provide EXACTLY ONE action in triple backticks, found 2 "
+                "actions.\n\nPlease format your action in triple backticks.")
+OK = "<returncode>0</returncode>\n<output>\n</output>"
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
+
+
+def mini_run(extra_reads=0, refused=True):
+    """One synthetic run: a read, a refused two-block reply (sed -i and a heredoc into a
+    file), a read, the edit that ran, a test, extra reads, the submission."""
+    replies = [(bash("cat app/core.py"), OK)]
+    if refused:
+        replies.append((bash("sed -i 's/a/b/' app/core.py") + "\n\nOr:\n\n" +
+                        bash("cat <<'EOF' > fix.py\nprint(1)\nEOF"), FORMAT_ERROR))
+    replies += [(bash("nl -ba app/core.py | sed -n '1,9p'"), OK),
+                (bash("sed -i 's/a/b/' app/core.py"), OK),
+                (bash("python -m pytest tests -q"), "<returncode>1</returncode>")]
+    replies += [(bash(f"head -n 5 app/m{k}.py"), OK) for k in range(extra_reads)]
+    return replies + [(bash(SUBMIT), "diff --git a/app/core.py b/app/core.py\n")]
+
+
+class TestRealShapeMiniSweAgent(unittest.TestCase):
+    def test_a_format_error_reply_ran_nothing(self):
+        # mini-swe-agent runs a reply only when it holds exactly one ```bash block: the
+        # two-block reply (a sed -i and a heredoc into fix.py) is a format error.
+        with TempDir() as folder:
+            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(mini_v1_trajectory(
+                mini_run())))
+            rows, derived = derived_rows(folder)
+        row = rows["x__y-1@synthetic/model-x"]
+        # ran: cat (read), nl|sed -n (read), sed -i (edit), pytest (test), submit (bash)
+        self.assertEqual({c: row[c] for c in ("tool_calls", "attempted_calls", "failed_calls",
+                                              "read_calls", "edit_calls", "test_calls",
+                                              "bash_calls", "turns")},
+                         {"tool_calls": "5", "attempted_calls": "7", "failed_calls": "2",
+                          "read_calls": "2", "edit_calls": "1", "test_calls": "1",
+                          "bash_calls": "1", "turns": "6"})
+        self.assertEqual(len(derived["tool_calls"].rows), 5)     # only what ran
+        self.assertEqual((row["tokens_total"], row["tokens_source"]),
+                         ("660", "responses' usage summed"))     # 6 responses x 110
+
+    def test_the_trajectory_own_action_regex_is_the_rule(self):
+        # A config that parses ```sh blocks: the one such block ran, bash blocks are text.
+        data = mini_v1_trajectory([("```sh\ncat a.py\n```\n```bash\nls\n```", OK),
+                                   (bash(SUBMIT), "diff")])
+        data["info"]["config"]["agent"] = {"action_regex": r"```sh\s*\n(.*?)\n```"}
+        with TempDir() as folder:
+            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(data))
+            row = derived_rows(folder)[0]["x__y-1@synthetic/model-x"]
+        self.assertEqual((row["tool_calls"], row["read_calls"], row["failed_calls"]),
+                         ("1", "1", "0"))
+
+    def test_baseline_auc_counts_what_ran(self):
+        # Four runs; the two that succeed made format errors. Executed calls: a 5+2=7,
+        # b 5+1=6 (successes), c 5+3=8, d 5+0=5 (failures); with the refused replies the
+        # successes count 9 and 8. AUC by pair counting, higher count = success:
+        #   executed  (7>8? 0, 7>5 1, 6>8 0, 6>5 1) = 2/4 -> 0.5 either direction
+        #   attempted (9>8 1, 9>5 1, 8>8 1/2, 8>5 1) = 3.5/4 = 0.875
+        runs = {"a": mini_run(2), "b": mini_run(1), "c": mini_run(3, refused=False),
+                "d": mini_run(0, refused=False)}
+        with TempDir() as folder:
+            for name, replies in runs.items():
+                write(folder, f"x__{name}-1/x__{name}-1.traj.json",
+                      json.dumps(mini_v1_trajectory(replies)))
+            verdicts = write(folder, "verdicts.csv", "instance_id,completed\n"
+                             "x__a-1,true\nx__b-1,true\nx__c-1,false\nx__d-1,false\n")
+            status, text, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
+                                                        "--perms", "20", "--boot", "20",
+                                                        "--format", "json"])
+        self.assertEqual(status, 0, stderr)
+        self.assertAlmostEqual(json.loads(text)["baseline"]["auc"], 0.5, places=12)
+
+
+def claude_stream_log(session="synthetic-s1"):
+    """A `claude -p --output-format stream-json --verbose` log as 2.1.x writes it: one
+    line per content block, each repeating the message's streaming usage (output 8, a
+    placeholder), a Write refused before it ran, a Bash that ran and exited 1, and the
+    result line holding the session's real usage."""
+    lines = [{"type": "system", "subtype": "init", "session_id": session,
+              "model": "claude-synthetic", "tools": ["Bash", "Read", "Write"]}]
+
+    def message(k, *blocks):
+        usage = {"input_tokens": 2, "cache_creation_input_tokens": 100,
+                 "cache_read_input_tokens": 1000, "output_tokens": 8}
+        for block in blocks:
+            lines.append({"type": "assistant", "session_id": session, "message": {
+                "id": f"msg_{k}", "role": "assistant", "model": "claude-synthetic",
+                "stop_reason": None, "usage": usage, "content": [block]}})
+
+    def result(tool_use_id, content, is_error):
+        lines.append({"type": "user", "session_id": session, "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id,
+                                         "content": content, "is_error": is_error}]}})
+    message(0, {"type": "thinking", "thinking": "synthetic"},
+            {"type": "tool_use", "id": "t0", "name": "Read", "input": {"file_path": "/r/a"}})
+    result("t0", "1\tsynthetic", None)
+    message(1, {"type": "tool_use", "id": "t1", "name": "Write",
+                "input": {"file_path": "/r/b.md", "content": "x"}})
+    result("t1", "<tool_use_error>File has not been read yet. Read it first before "
+                 "writing to it.</tool_use_error>", True)
+    message(2, {"type": "tool_use", "id": "t2", "name": "Bash",
+                "input": {"command": "git add b.md && git commit -m \"$(cat <<'EOF'\n"
+                                     "Add b (see cat notes)\nEOF\n)\""}})
+    result("t2", "Exit code 1\nnothing to commit", True)
+    message(3, {"type": "text", "text": "Nothing to do."})
+    lines.append({"type": "result", "subtype": "success", "is_error": False,
+                  "num_turns": 5, "result": "Nothing to do.", "session_id": session,
+                  "total_cost_usd": 0.25, "permission_denials": [],
+                  "usage": {"input_tokens": 8, "cache_creation_input_tokens": 400,
+                            "cache_read_input_tokens": 4000, "output_tokens": 777}})
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def claude_transcript(session="synthetic-t1"):
+    """A Claude Code 2.1.14 session transcript: the same placeholders (stop_reason null)
+    and no result line, so no record of the output tokens exists."""
+    entries, second = [], 0
+    for k, command in enumerate(["cat src/a.py", "git add a.py && git commit -m \"$(cat "
+                                 "<<'EOF'\nFix a\n\nCo-Authored-By: synthetic\nEOF\n)\"",
+                                 "pip install -e . && python setup.py develop"]):
+        second += 10
+        entries.append({"type": "assistant", "sessionId": session, "isSidechain": False,
+                        "timestamp": f"2026-01-05T12:00:{second:02d}.000Z", "message": {
+                            "id": f"msg_{k}", "role": "assistant", "stop_reason": None,
+                            "model": "claude-synthetic",
+                            "usage": {"input_tokens": 3, "output_tokens": 1},
+                            "content": [{"type": "tool_use", "id": f"t{k}", "name": "Bash",
+                                         "input": {"command": command}}]}})
+        entries.append({"type": "user", "sessionId": session, "isSidechain": False,
+                        "timestamp": f"2026-01-05T12:00:{second + 1:02d}.000Z", "message": {
+                            "role": "user", "content": [{"type": "tool_result",
+                                                         "tool_use_id": f"t{k}",
+                                                         "content": "ok", "is_error": False}]}})
+    entries.append({"type": "assistant", "sessionId": session, "isSidechain": False,
+                    "timestamp": "2026-01-05T12:00:59.000Z", "message": {
+                        "id": "msg_end", "role": "assistant", "stop_reason": None,
+                        "usage": {"input_tokens": 3, "output_tokens": 1},
+                        "content": [{"type": "text", "text": "Done."}]}})
+    return "".join(json.dumps(entry) + "\n" for entry in entries)
+
+
+class TestRealShapeClaudeCode(unittest.TestCase):
+    def derive(self, name, text, session):
+        with TempDir() as folder:
+            write(folder, name, text)
+            task_map = write(folder, "map.csv", f"session_id,task_id\n{session},x__y-1\n")
+            return derived_rows(folder, task_map)[0][session]
+
+    def test_stream_json_tokens_from_the_result_line(self):
+        row = self.derive("lead.jsonl", claude_stream_log(), "synthetic-s1")
+        # the result line: 8 + 400 + 4000 in, 777 out (the messages' 4 x 8 = 32 out
+        # are streaming placeholders)
+        self.assertEqual((row["tokens_in"], row["tokens_out"], row["tokens_source"]),
+                         ("4408", "777", "result line"))
+        # Read ran; Write was refused before it ran; the Bash ran (and exited 1)
+        self.assertEqual({c: row[c] for c in ("attempted_calls", "failed_calls", "tool_calls",
+                                              "read_calls", "edit_calls", "bash_calls")},
+                         {"attempted_calls": "3", "failed_calls": "1", "tool_calls": "2",
+                          "read_calls": "1", "edit_calls": "0", "bash_calls": "1"})
+
+    def test_transcript_placeholders_leave_output_unknown(self):
+        row = self.derive("t.jsonl", claude_transcript(), "synthetic-t1")
+        self.assertEqual((row["tokens_in"], row["tokens_out"], row["tokens_total"]),
+                         ("12", "", ""))
+        self.assertIn("placeholders", row["tokens_source"])
+        # cat src/a.py is the one read: git add/commit with a heredoc message, pip
+        # install and python setup.py are bash
+        self.assertEqual((row["read_calls"], row["bash_calls"], row["tool_calls"]),
+                         ("1", "2", "3"))
+
+    def test_a_permission_denial_never_ran(self):
+        text = claude_stream_log().replace('"permission_denials": []',
+                                           '"permission_denials": [{"tool_name": "Read", '
+                                           '"tool_use_id": "t0", "tool_input": {}}]')
+        row = self.derive("lead.jsonl", text, "synthetic-s1")
+        self.assertEqual((row["failed_calls"], row["read_calls"]), ("2", "0"))
+
+
+class TestRealShapeShellCommands(unittest.TestCase):
+    CASES = {
+        "git commit -m \"$(cat <<'EOF'\nFix (cat a.py)\nEOF\n)\"": "bash",
+        "git add -A && git commit -m x": "bash", "pip install -e .": "bash",
+        "python setup.py build_ext -i": "bash", "env X=1 pytest -q": "test",
+        "X=1 Y=2 python -m pytest": "test", "cd src && cat a.py": "read",
+        "sudo -u me timeout -s 9 60 ./tests/runtests.py": "test",
+        "cat <<'EOF' > t.py\nimport pytest\npytest.main()\nEOF": "edit",
+        "echo `head -n 3 a.py`": "read", "ls -R d | grep ops.py": "search",
+        "pip list | grep six": "bash", "find . -name '*.py' | xargs grep -l x": "search",
+        "bash -lc 'sed -i s/a/b/ f.py'": "edit", "ls tests/runtests.py": "read",
+        "for f in *.py; do wc -l \"$f\"; done": "read", "grep -A 3 x": "bash",
+        "grep -A 3 x a.py": "search", "perl -Mstrict -e 'print 1'": "bash",
+        "npm run test": "test", "git -C repo grep clamp": "search",
+        "python x.py > out/log.txt 2>&1": "edit", "cat a.py 2>/dev/null || true": "read"}
+
+    def test_commands_by_what_they_run(self):
+        category = load("delivery_audit.py").command_category
+        for command, expected in self.CASES.items():
+            self.assertEqual(category(command), expected, command)
+
+    def test_the_manual_prints_the_one_table(self):
+        module = load("delivery_audit.py")
+        text = module.build_parser().format_help()
+        for category, programs, when in module.SHELL_RULES:
+            self.assertRegex(text, rf"\n +{category} +{re.escape(when)} +"
+                                   rf"{re.escape(programs)}\n")
+
+
+class TestRealShapeSweAgentAndOpenHands(unittest.TestCase):
+    def test_swe_agent_edits_it_did_not_apply(self):
+        # 0.x: the linting edit reverts ("Your changes have NOT been applied"); 1.x
+        # str_replace_editor: "No replacement was performed". Neither edited.
+        steps = [("open app.py", "[File: /r/app.py (9 lines total)]"),
+                 ("edit 2:2\n  x = 1\nend_of_edit", "Your proposed edit has introduced new "
+                  "syntax error(s). Please understand the fixes and retry your edit command."
+                  "\n\nYour changes have NOT been applied."),
+                 ("str_replace_editor str_replace /r/app.py --old_str a --new_str b",
+                  "No replacement was performed, old_str `a` did not appear verbatim in "
+                  "/r/app.py."),
+                 ("edit 2:2\n    x = 1\nend_of_edit", "[File: /r/app.py (9 lines total)]"),
+                 ("submit", "diff --git a/app.py b/app.py\n")]
+        traj = {"environment": "synthetic", "history": [], "info": {
+            "exit_status": "submitted", "submission": "diff --git a/app.py b/app.py\n",
+            "model_stats": {"instance_cost": 0.5, "tokens_sent": 900, "tokens_received": 90,
+                            "api_calls": 5}},
+                "trajectory": [{"action": a, "observation": o, "response": "", "thought": "",
+                                "state": ""} for a, o in steps]}
+        with TempDir() as folder:
+            write(folder, "x__y-1.traj", json.dumps(traj))
+            row = derived_rows(folder)[0]["x__y-1"]
+        self.assertEqual({c: row[c] for c in ("attempted_calls", "failed_calls", "tool_calls",
+                                              "edit_calls", "read_calls", "tokens_source")},
+                         {"attempted_calls": "5", "failed_calls": "2", "tool_calls": "3",
+                          "edit_calls": "1", "read_calls": "1", "tokens_source": "model_stats"})
+
+    def test_openhands_editor_errors_and_refused_calls(self):
+        def event(k, second, **fields):
+            return dict({"id": k, "timestamp": f"2025-04-30T16:46:{second:02d}.000000",
+                         "source": "agent", "message": ""}, **fields)
+
+        def action(k, second, name, args):
+            return event(k, second, action=name, args=args, tool_call_metadata={
+                "function_name": "str_replace_editor", "tool_call_id": f"c{k}",
+                "model_response": {"id": f"gen-{k}", "usage": {"prompt_tokens": 50,
+                                                              "completion_tokens": 5}}})
+        history = [
+            action(1, 1, "read", {"path": "/w/a.c"}),
+            event(2, 2, cause=1, observation="read", content="Here's the result of "
+                  "running `cat -n` on /w/a.c:\n     1\tint x;"),
+            event(3, 3, observation="error", content="Parameter 'command' is expected to "
+                  "be one of ['view', 'create', 'str_replace', 'insert', 'undo_edit'].",
+                  extras={"error_id": ""}),
+            action(4, 4, "edit", {"path": "/w/a.c", "command": "str_replace"}),
+            event(5, 5, cause=4, observation="edit", content="ERROR:\nNo replacement was "
+                  "performed, old_str `int y;` did not appear verbatim in /w/a.c."),
+            action(6, 6, "edit", {"path": "/w/a.c", "command": "str_replace"}),
+            event(7, 7, cause=6, observation="edit", content="The file /w/a.c has been "
+                  "edited."),
+            action(8, 8, "finish", {"final_thought": "done", "task_completed": "true"})]
+        record = {"instance_id": "x__y-1", "history": history, "error": None,
+                  "metadata": {"llm_config": {"model": "synthetic"}},
+                  "test_result": {"git_patch": "diff"},
+                  "metrics": {"accumulated_cost": 0.0, "accumulated_token_usage": {
+                      "prompt_tokens": 200, "completion_tokens": 20}}}
+        with TempDir() as folder:
+            write(folder, "output.jsonl", json.dumps(record) + "\n")
+            row = derived_rows(folder)[0]["x__y-1@synthetic"]
+        self.assertEqual({c: row[c] for c in ("attempted_calls", "failed_calls", "tool_calls",
+                                              "edit_calls", "read_calls", "tokens_source")},
+                         {"attempted_calls": "4", "failed_calls": "2", "tool_calls": "2",
+                          "edit_calls": "1", "read_calls": "1",
+                          "tokens_source": "accumulated_token_usage"})
+        # five model responses: read, the refused call, two edits, finish; the refused
+        # one's usage is not recorded, so the per-turn phase tokens are unknown
+        self.assertEqual((row["turns"], row["impl_tokens"]), ("5", ""))
+
+
+class TestRealShapeCommandLine(unittest.TestCase):
+    def test_a_predictions_file_as_the_runs(self):
+        preds = {"x__y.1a2b3c.combine__q": {"model_name_or_path": "synthetic/model",
+                                            "instance_id": "x__y.1a2b3c.combine__q",
+                                            "model_patch": "diff --git a/a b/a\n"}}
+        with TempDir() as folder:
+            path = write(folder, "preds.json", json.dumps(preds, indent=2))
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                status, out, err = run(script, [path])
+                self.assertEqual((status, out), (2, ""), script)
+                self.assertEqual(len(err.splitlines()), 1, err)
+                self.assertIn("a predictions file", err)
+                self.assertIn("regrade.py", err)
+                self.assertNotIn("column", err)
+
+    def test_write_runs_before_any_outcome(self):
+        with TempDir() as folder:
+            write(folder, "trajs/x__y-1/x__y-1.traj.json",
+                  json.dumps(mini_v1_trajectory(mini_run())))
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                out = os.path.join(folder, script)
+                status, text, err = run(script, [os.path.join(folder, "trajs"),
+                                                 "--write-runs", out])
+                self.assertEqual(status, 0, err)
+                self.assertEqual(sorted(os.listdir(out)),
+                                 ["predictions.jsonl", "runs.csv", "tool_calls.csv"])
+                self.assertIn("no run has an outcome yet", text)
+                self.assertIn("regrade.py", text)
+                self.assertIn("--verdicts", text)
+                with open(os.path.join(out, "runs.csv"), encoding="utf-8") as handle:
+                    self.assertIn("x__y-1@synthetic/model-x", handle.read())
+
+    def test_task_map_with_a_rating_sheet(self):
+        with TempDir() as folder:
+            write(folder, "runs/t.jsonl", claude_transcript())
+            task_map = write(folder, "map.csv", "session_id,task_id\nsynthetic-t1,x__y-1\n")
+            sheet = os.path.join(folder, "sheet.csv")
+            status, text, err = run("delivery_audit.py", [
+                os.path.join(folder, "runs"), "--task-map", task_map, "--rating-sheet",
+                sheet])
+            self.assertEqual(status, 0, err)
+            self.assertTrue(os.path.isfile(sheet))
+            self.assertIn("--task-map", text)
+
+
+class TestSharedBlockHarnessRegistry(unittest.TestCase):
+    """One record per harness format in the block: file test, sniff, reader, id rule,
+    task-map keys and manual paragraph; an unrecognised harness's file is not dropped."""
+
+    def test_each_record_names_every_part_and_reads_its_shipped_example(self):
+        module = load("delivery_audit.py")
+        parts = {"format", "label", "names", "json_keys", "line", "truncated", "reader",
+                 "run_id", "task_map", "manual"}
+        shipped = {"swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent",
+                   "openhands": "openhands", "claude-code": "claude-code", "codex": "codex"}
+        for record in module.HARNESS_FORMATS:
+            self.assertEqual(set(record), parts, record["format"])
+            self.assertIn(f"      {record['label']:<16}{record['manual'][0]}\n",
+                          module.HARNESS_MANUAL)
+            if record["reader"] is None:
+                continue
+            self.assertIn(record["run_id"], ("instance@model", "session"))
+            folder = os.path.join(EXAMPLE_RUNS, "..", "agents", shipped.pop(record["format"]))
+            found = module.agent_files(folder)
+            self.assertTrue(found, folder)
+            self.assertEqual({fmt for fmt, _ in found}, {record["format"]})
+        self.assertEqual(shipped, {})              # every shipped harness has its record
+
+    def test_an_aider_history_in_an_agent_folder_is_refused_not_dropped(self):
+        with TempDir() as folder:
+            shutil.copytree(os.path.join(HERE, "examples", "agents", "swe-agent"),
+                            os.path.join(folder, "runs"))
+            write(folder, "runs/.aider.chat.history.md", "# aider chat started\n\n#### fix it\n")
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                status, out, err = run(script, [os.path.join(folder, "runs")])
+                self.assertEqual(status, 2, script)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertRegex(err, r"^error: .*\.aider\.chat\.history\.md: Aider output, "
+                                      r"which these scripts do not read")
+
+    def test_a_new_format_is_one_record_plus_one_reader(self):
+        import csv
+        module = load("delivery_audit.py")
+
+        def read_toy(inputs, path):
+            with open(path, encoding="utf-8") as handle:
+                record = json.loads(handle.readline())
+            return [module.new_run("toy", path, task_id=record["task"], model="m",
+                                   claimed="yes")]
+        toy = {"format": "toy", "label": "Toy", "names": (), "json_keys": None,
+               "line": lambda record: "toy" in record, "truncated": ('"toy"',),
+               "reader": read_toy, "run_id": "instance@model", "task_map": (),
+               "manual": ("toy.jsonl (one line)",)}
+        formats = module.HARNESS_FORMATS + (toy,)
+        with TempDir() as folder, \
+                unittest.mock.patch.object(module, "HARNESS_FORMATS", formats), \
+                unittest.mock.patch.object(module, "HARNESS_BY_FORMAT",
+                                           {r["format"]: r for r in formats}):
+            write(folder, "agent/a.jsonl", '{"toy": 1, "task": "t1"}\n')
+            write(folder, "agent/b.jsonl", '{"toy": 1, "task": "t1"}\n')
+            status, out, err = run("delivery_audit.py", [os.path.join(folder, "agent"),
+                                                         "--write-runs", os.path.join(folder, "out")])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(folder, "out", "runs.csv"), encoding="utf-8") as handle:
+                rows = list(csv.DictReader(handle))
+            self.assertEqual([(r["run_id"], r["format"]) for r in rows],
+                             [("t1@m", "toy"), ("t1@m#2", "toy")])
+
+
 # === delivery_audit.py ===
 def binomial_tail_at_least(k, n, p):
     """P(X >= k) for X ~ Binomial(n, p), summed term by term."""
@@ -418,17 +2444,6 @@ def kappa_from_labels(first, second):
     labels = set(first) | set(second)
     chance = sum(Fraction(first.count(c), n) * Fraction(second.count(c), n) for c in labels)
     return (observed - chance) / (1 - chance)
-
-
-def runs_csv(rows, header="run_id,task_id,claimed,verified"):
-    return header + "\n" + "\n".join(",".join(str(c) for c in row) for row in rows) + "\n"
-
-
-def audit_json(argv, stdin=b""):
-    status, out, err = run("delivery_audit.py", list(argv) + ["--format", "json"], stdin)
-    if status != 0:
-        raise AssertionError(f"exit {status}: {err}")
-    return json.loads(out)
 
 
 class TestDeliveryStatistics(unittest.TestCase):
@@ -856,28 +2871,742 @@ class TestDeliveryReport(unittest.TestCase):
             self.assertEqual(sorted(os.listdir(folder)), ["delivery_audit.py", "runs.csv"])
 
 
-def bench_delivery_large():
-    """Default audit (20,000 task resamples) on 100,000 runs in 5,000 tasks."""
-    rng = random.Random(1)
-    lines = ["run_id,task_id,claimed,verified"]
-    for i in range(100000):
-        task = i // 20
-        verified = rng.random() < 0.3 + 0.4 * (task % 2)
-        claimed = "yes" if rng.random() < 0.9 else ("equivocal" if rng.random() < 0.3 else "no")
-        lines.append(f"r{i},t{task},{claimed},{int(verified)}")
-    with TempDir() as folder:
-        path = write(folder, "runs.csv", "\n".join(lines) + "\n")
-        start = time.perf_counter()
-        status, _, err = run("delivery_audit.py", [path])
-        took = time.perf_counter() - start
-    print(f"delivery_audit.py default audit, 100,000 runs in 5,000 tasks, 20,000 resamples: "
-          f"{took:.2f} s (exit {status})")
+# Issue 11, items 8-12: verdict cases, degenerate intervals, infinity, pairing and the
+# stratified exact test, the three-level claim AUC. Every oracle here is computed
+# independently of the script: enumeration, exact fractions, pair counting.
+def delivery_csv(rows, header):
+    return header + "\n" + "\n".join(",".join(str(c) for c in row) for row in rows) + "\n"
+
+
+class TestDeliveryInfinity(unittest.TestCase):
+    def test_json_writes_infinity_as_a_string_and_keeps_null_for_undefined(self):
+        # r = 0 on the claims: inflation 1/r is infinite, a value, not missing.
+        result = audit_json(["--counts", "tp=0,fp=5,fn=2,tn=3", "--boot", "0"])
+        self.assertEqual(result["inflation"]["value"], "inf")
+        self.assertEqual(result["inflation"]["ci"][1], "inf")
+        # No claim at all: r is undefined, so 1/r is undefined (null), not infinite.
+        result = audit_json(["--counts", "tp=0,fp=0,fn=2,tn=3", "--boot", "0"])
+        self.assertIsNone(result["inflation"]["value"])
+        d = load("delivery_audit.py")
+        text = d.to_json({"a": math.inf, "b": -math.inf, "c": math.nan, "d": None})
+        self.assertEqual(json.loads(text), {"a": "inf", "b": "-inf", "c": None, "d": None})
+
+    def test_sampling_mode_prints_inf_where_r_is_zero(self):
+        # Three checked claims, all false; five claims unchecked. r = 0, r's exact
+        # interval [0, 0.708]: expected deliveries 0 [0, 3.54], so the inflation is
+        # inf with the interval [8 / 3.54, inf]. It used to print [2.261, undefined].
+        rows = [["r1", "t1", "yes", "0"], ["r2", "t2", "yes", "0"], ["r3", "t3", "yes", "0"],
+                ["r4", "t4", "no", "1"]] + [[f"r{i}", f"t{i}", "yes", ""] for i in range(5, 10)]
+        low, high = brute_force_clopper_pearson(0, 3)
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", delivery_csv(rows, "run_id,task_id,claimed,verified"))
+            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
+            result = audit_json([path, "--boot", "0"])
+        self.assertEqual(status, 0, err)
+        flat = " ".join(out.split())
+        self.assertIn(f"inflation inf [{8 / (5 * high):.3f}, inf]", flat)
+        self.assertNotIn("undefined]", flat)
+        self.assertEqual(result["sampling"]["inflation"]["value"], "inf")
+        self.assertEqual(result["sampling"]["inflation"]["ci"][1], "inf")
+        self.assertAlmostEqual(result["sampling"]["inflation"]["ci"][0], 8 / (5 * high))
+
+
+def verdict_text(argv):
+    """The Verdict section of a text report, on one line."""
+    status, out, err = run("delivery_audit.py", argv)
+    if status != 0:
+        raise AssertionError(f"exit {status}: {err}")
+    return " ".join(out.split("\nVerdict\n")[1].split("-- provenance --")[0].split())
+
+
+class TestDeliveryVerdictCases(unittest.TestCase):
+    """Item 8: informative (with direction), no useful agreement, too few runs to tell."""
+
+    def test_perfect_agreement_on_six_runs_is_too_few_to_tell(self):
+        # It used to say "the claim carries no usable information (kappa 1.000 ...)".
+        text = verdict_text(["--counts", "tp=3,fp=0,fn=0,tn=3", "--boot", "2000"])
+        self.assertNotIn("no usable information", text)
+        self.assertIn("Too few runs to tell", text)
+        # Both extreme tables with margins 3/3, 3/3 have Fisher p 1/20 + 1/20 = 0.1.
+        self.assertEqual(brute_force_fisher(3, 0, 0, 3), Fraction(1, 10))
+        self.assertEqual(brute_force_fisher(0, 3, 3, 0), Fraction(1, 10))
+        self.assertIn("no table could reach Fisher p < 0.05 (the smallest attainable is 0.100)",
+                      text)
+        self.assertIn("A kappa interval narrower than 0.2 always tells", text)
+
+    def test_smallest_attainable_fisher_p_against_every_table(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(4)
+        for _ in range(40):
+            tp, fp, fn, tn = (rng.randint(0, 4) for _ in range(4))
+            row1, row2, column1 = tp + fp, fn + tn, tp + fn
+            want = min(brute_force_fisher(x, row1 - x, column1 - x, row2 - column1 + x)
+                       for x in range(max(0, column1 - row2), min(row1, column1) + 1))
+            self.assertAlmostEqual(d.smallest_fisher_p(tp, fp, fn, tn), float(want),
+                                   delta=1e-12, msg=(tp, fp, fn, tn))
+
+    def test_too_few_runs_gives_the_width_and_the_runs_needed(self):
+        rows = [[f"r{i}", f"t{i}", "yes" if i % 3 else "no", "1" if i % 2 else "0"]
+                for i in range(27)]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "2000"])
+            text = verdict_text([path, "--boot", "2000"])
+        case = result["verdict_case"]
+        self.assertEqual(case["case"], "too_few_runs")
+        low, high = result["kappa"]["ci"]
+        self.assertTrue(low < 0 < 0.2 < high, (low, high))
+        self.assertAlmostEqual(case["width"], high - low, delta=1e-15)
+        self.assertEqual(case["runs_needed"], math.ceil(27 * ((high - low) / 0.2) ** 2))
+        self.assertEqual(case["clusters_needed"], math.ceil(27 * ((high - low) / 0.2) ** 2))
+        self.assertIn(f"this one is {high - low:.3f} wide", text)
+        self.assertIn(f"1/sqrt(tasks), so roughly {case['clusters_needed']:,} tasks "
+                      f"({case['runs_needed']:,} runs at today's runs per task)", text)
+        # Without a task column each run is its own cluster: the need is said in runs.
+        result = audit_json(["--counts", "tp=6,fp=3,fn=4,tn=5", "--boot", "2000"])
+        low, high = result["kappa"]["ci"]
+        want = math.ceil(18 * ((high - low) / 0.2) ** 2)
+        self.assertEqual(result["verdict_case"]["runs_needed"], want)
+        text = verdict_text(["--counts", "tp=6,fp=3,fn=4,tn=5", "--boot", "2000"])
+        self.assertIn(f"1/sqrt(runs), so roughly {want:,} runs would be needed", text)
+
+    def test_the_report_lands_on_no_useful_agreement(self):
+        # The report's kappa -0.023 [-0.161, 0.182]: the upper end lies below 0.2.
+        for argv in (["--demo"], [EXAMPLE_RUNS]):
+            result = audit_json(argv + ["--boot", "4000"])
+            self.assertEqual(result["verdict_case"]["case"], "no_useful_agreement", argv)
+            self.assertLess(result["kappa"]["ci"][1], 0.2)
+            self.assertGreater(result["kappa"]["ci"][1], 0)
+            text = verdict_text(argv + ["--boot", "4000"])
+            self.assertIn("the data exclude any useful agreement", text)
+            self.assertIn("kappa -0.023 [", text)
+        d = load("delivery_audit.py")
+        fake = {"kappa": {"value": -0.023, "ci": [-0.161, 0.182]}, "fisher_p": 1.0,
+                "boot": 200000, "n_clusters": 18, "counts": {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "claims": 68,
+                                           "runs": 72}}
+        self.assertEqual(d.claim_verdict(fake)["case"], "no_useful_agreement")
+        # The bound is strict: an interval reaching 0.2 no longer excludes it.
+        fake["kappa"]["ci"] = [-0.161, 0.2]
+        self.assertEqual(d.claim_verdict(fake)["case"], "too_few_runs")
+
+    def test_information_in_either_direction(self):
+        result = audit_json(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
+        self.assertLess(exact_fisher_p(400, 300, 300, 360), 0.05)
+        self.assertEqual((result["verdict_case"]["case"], result["verdict_case"]["direction"]),
+                         ("informative", "right"))
+        self.assertGreater(result["kappa"]["ci"][0], 0)
+        text = verdict_text(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
+        self.assertIn("The claim carries information about success", text)
+        self.assertIn("at best slight agreement", text)      # its interval ends below 0.2
+        text = verdict_text(["--counts", "tp=5,fp=40,fn=40,tn=5", "--boot", "2000"])
+        self.assertIn("carries information in the wrong direction", text)
+
+    def test_fisher_alone_decides_where_the_interval_is_withheld(self):
+        # 30 + 30 runs in perfect agreement: every resample gives kappa 1, so there is
+        # no interval; Fisher's p (exactly 2 / C(60, 30)) carries the verdict alone.
+        self.assertEqual(exact_fisher_p(30, 0, 0, 30), Fraction(2, math.comb(60, 30)))
+        result = audit_json(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
+        self.assertEqual(result["verdict_case"]["case"], "informative")
+        self.assertEqual(result["kappa"]["ci"], [None, None])
+        text = verdict_text(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
+        self.assertIn("no usable interval: all 2000 resamples give 1.000", text)
+
+    def test_a_constant_claim_carries_nothing_by_construction(self):
+        text = verdict_text(["--counts", "tp=20,fp=20,fn=0,tn=0", "--boot", "500"])
+        self.assertIn("The claim never varies (every run claims completion)", text)
+
+
+def clustered_runs(tasks, per_task, seed):
+    """Runs in `tasks` tasks; claim and outcome independent coin flips (kappa near 0)."""
+    rng = random.Random(seed)
+    return [[f"r{t}-{i}", f"t{t}", rng.choice(["yes", "no"]), rng.choice(["1", "0"])]
+            for t in range(tasks) for i in range(per_task)]
+
+
+class TestDeliveryDegenerateIntervals(unittest.TestCase):
+    """Item 9: no zero-width or few-cluster bootstrap interval is printed or leaned on."""
+
+    def test_zero_width_intervals_become_a_note(self):
+        status, out, _ = run("delivery_audit.py", ["--counts", "tp=30,fp=0,fn=0,tn=30",
+                                                   "--boot", "2000"])
+        self.assertNotIn("[1.000, 1.000]", out)
+        self.assertNotIn("[0.000, 0.000]", out)
+        flat = " ".join(out.split())
+        self.assertIn("No run bootstrap interval for false-completion rate 1 - r: all 2000 "
+                      "resamples give 0.000", flat)
+        result = audit_json(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
+        r = result["delivery_rate"]
+        self.assertEqual(r["ci_cluster"], [None, None])
+        self.assertEqual(r["cluster_interval_withheld"]["percentiles"], [1.0, 1.0])
+        self.assertEqual(result["inflation"]["ci_cluster"], [None, None])
+        # The completion rate does vary across resamples: its interval stays.
+        low, high = result["completion_rate"]["ci_cluster"]
+        self.assertLess(low, 0.5)
+        self.assertGreater(high, 0.5)
+
+    def test_perfect_agreement_on_six_runs_prints_no_cluster_interval(self):
+        status, out, _ = run("delivery_audit.py", ["--counts", "tp=3,fp=0,fn=0,tn=3"])
+        self.assertNotIn("[1.000, 1.000]", out)
+        self.assertIn("[0.292, 1.000]", out)                 # the exact interval stays
+        self.assertIn("only 6 clusters to resample (fewer than 10)", " ".join(out.split()))
+
+    def test_few_tasks_are_weighed_within_tasks_not_by_pooled_fisher(self):
+        # Two tasks where every run claims and is verified, two where none does:
+        # kappa 1 and a pooled Fisher p near 1e-35, yet only four tasks and no
+        # comparison inside any of them. It used to say "carries information".
+        between = [[f"r{t}-{i}", f"t{t}", "yes" if t < 2 else "no", int(t < 2)]
+                   for t in range(4) for i in range(30)]
+        # Three tasks of six runs where the claim tracks the outcome inside each task.
+        within = [[f"r{t}-{i}", f"t{t}", "yes" if i < 3 else "no", int(i < 3)]
+                  for t in range(3) for i in range(6)]
+        with TempDir() as folder:
+            first = write(folder, "between.csv", runs_csv(between))
+            second = write(folder, "within.csv", runs_csv(within))
+            results = [audit_json([path, "--boot", "1000"]) for path in (first, second)]
+            texts = [verdict_text([path, "--boot", "1000"]) for path in (first, second)]
+        self.assertLess(results[0]["fisher_p"], 1e-30)
+        self.assertEqual(results[0]["verdict_case"]["case"], "too_few_runs")
+        self.assertIn("within tasks nothing can be compared: no task has both claimed and "
+                      "unclaimed runs", texts[0])
+        want = enumerated_stratified_p([(3, 3, 0, 3)] * 3)      # 20^3 labellings
+        self.assertEqual(want, Fraction(2, 8000))
+        self.assertAlmostEqual(results[1]["claim_within_tasks"]["p"], float(want), delta=1e-15)
+        self.assertEqual((results[1]["verdict_case"]["case"],
+                          results[1]["verdict_case"]["direction"]), ("informative", "right"))
+        self.assertIn("within tasks (exact test stratified by task, 3 tasks) p is <0.001",
+                      texts[1])
+
+    def test_few_clusters_never_carry_the_verdict(self):
+        # 4 tasks of 60 runs: a 4-cluster bootstrap gives a narrow kappa interval
+        # below 0.2, but 4 clusters cannot show the uncertainty between tasks.
+        rows = clustered_runs(4, 60, seed=3)
+        d = load("delivery_audit.py")
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "2000"])
+            status, out, _ = run("delivery_audit.py", [path, "--boot", "2000"])
+        withheld = result["kappa"]["cluster_interval_withheld"]
+        self.assertLess(withheld["percentiles"][1], 0.2)     # it would have "excluded" 0.2
+        self.assertEqual(result["kappa"]["ci"], [None, None])
+        self.assertEqual(result["verdict_case"]["case"], "too_few_runs")
+        self.assertIn("Too few runs to tell", out)
+        self.assertNotIn(d.fmt_ci(withheld["percentiles"]), out)
+
+
+def enumerated_stratified_p(strata):
+    """Exact conditional p by listing every joint labelling, with R's two-sided rule.
+
+    Each stratum is (verified in the first condition, runs in the first, verified in
+    the second, runs in the second). Given the margins, every choice of which of each
+    stratum's runs are the verified ones is equally likely with no condition effect;
+    S counts the verified runs in the first condition. Two-sided: the values of S
+    whose probability is at most the observed one's times (1 + 1e-7).
+    """
+    per_stratum = []
+    for verified_first, first, verified_second, second in strata:
+        choices = itertools.combinations(range(first + second), verified_first + verified_second)
+        per_stratum.append([sum(1 for i in chosen if i < first) for chosen in choices])
+    tally = {}
+    for labelling in itertools.product(*per_stratum):
+        tally[sum(labelling)] = tally.get(sum(labelling), 0) + 1
+    observed = tally[sum(t[0] for t in strata)]
+    limit = Fraction(observed) * (1 + Fraction(1, 10 ** 7))
+    return Fraction(sum(c for c in tally.values() if c <= limit), sum(tally.values()))
+
+
+def condition_rows(tasks, swap=()):
+    """Runs of two conditions, two runs each per task, all claiming completion.
+
+    `tasks` lists (plain outcomes, scaffold outcomes) per task; for tasks in `swap`
+    the scaffold runs' ids are exchanged, which changes nothing but their order.
+    """
+    rows = []
+    for number, (plain, scaffold) in enumerate(tasks):
+        task = f"t{number:02d}"
+        for condition, outcomes in (("plain", plain), ("scaffold", scaffold)):
+            ids = [f"{task}-{condition}-{k}" for k in (1, 2)]
+            if condition == "scaffold" and number in swap:
+                ids.reverse()
+            rows += [[run_id, task, "yes", outcome, condition]
+                     for run_id, outcome in zip(ids, outcomes)]
+    return rows
+
+
+class TestDeliveryPairedConditions(unittest.TestCase):
+    """Item 11: McNemar only on real pairs; the exact test stratified by task always."""
+
+    # Six tasks where plain completes once and scaffold never, four where each completes once.
+    TASKS = [((1, 0), (0, 0))] * 6 + [((1, 0), (1, 0))] * 4
+
+    def audit_rows(self, rows, header="run_id,task_id,claimed,verified,condition", fmt="json"):
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", delivery_csv(rows, header))
+            if fmt == "json":
+                return audit_json([path, "--boot", "0"])
+            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
+            self.assertEqual(status, 0, err)
+            return " ".join(out.split())
+
+    def test_run_order_no_longer_moves_a_p_value(self):
+        # Paired by run id order, this table gave McNemar p 0.03 (b = 6, c = 0); with the
+        # scaffold ids of the last four tasks exchanged it gave 0.18 (b = 10, c = 4).
+        self.assertEqual(brute_force_mcnemar(6, 0), Fraction(1, 32))
+        self.assertEqual(round(float(brute_force_mcnemar(10, 4)), 2), 0.18)
+        results = [self.audit_rows(condition_rows(self.TASKS, swap)) for swap in
+                   ((), (6, 7, 8, 9))]
+        for result in results:
+            self.assertNotIn("mcnemar", result)
+            self.assertIn("no replicate or pair column", result["mcnemar_skipped"])
+        self.assertEqual(results[0]["stratified_exact"], results[1]["stratified_exact"])
+        # R 4.2, mantelhaen.test(x, exact = TRUE) on these ten 2x2 tables (rows plain,
+        # scaffold; columns verified, not): p-value 0.132884837962963, estimate 3.05718.
+        self.assertAlmostEqual(results[0]["stratified_exact"]["p"], 0.132884837962963,
+                               delta=1e-14)
+        self.assertEqual(round(results[0]["stratified_exact"]["odds_ratio"], 4), 3.0572)
+        text = self.audit_rows(condition_rows(self.TASKS), fmt="text")
+        self.assertIn("McNemar skipped: no replicate or pair column", text)
+        self.assertIn("Exact test stratified by task, plain vs scaffold", text)
+
+    def test_swapping_replicate_numbers_inside_a_task_leaves_the_stratified_p(self):
+        rows = condition_rows(self.TASKS)
+        header = "run_id,task_id,claimed,verified,condition,replicate"
+        plain = [row + [row[0][-1]] for row in rows]
+        swapped = [row + [str(3 - int(row[0][-1])) if row[4] == "scaffold" and
+                          row[1] >= "t06" else row[0][-1]] for row in rows]
+        first, second = (self.audit_rows(r, header) for r in (plain, swapped))
+        self.assertEqual(first["stratified_exact"], second["stratified_exact"])
+        # A named replicate column is taken as real pairs: there McNemar runs.
+        self.assertEqual((first["mcnemar"]["b"], first["mcnemar"]["c"]), (6, 0))
+        self.assertEqual((second["mcnemar"]["b"], second["mcnemar"]["c"]), (10, 4))
+
+    def test_the_mcnemar_line_says_how_runs_were_paired_and_how_many_were_not(self):
+        rows = [row + [row[0][-1]] for row in condition_rows(self.TASKS[:3])]
+        rows.append(["t00-plain-3", "t00", "yes", "1", "plain", "3"])      # no partner
+        rows.append(["t01-plain-4", "t01", "yes", "0", "plain", ""])       # blank replicate
+        header = "run_id,task_id,claimed,verified,condition,replicate"
+        result = self.audit_rows(rows, header)
+        self.assertEqual((result["mcnemar"]["pairs"], result["mcnemar"]["unpaired"]), (6, 2))
+        self.assertEqual(result["mcnemar"]["paired_by"], ["task", "replicate"])
+        text = self.audit_rows(rows, header, fmt="text")
+        self.assertIn("6 pairs matched on task and column 'replicate', 2 runs left unpaired",
+                      text)
+
+    def test_a_pair_column_without_partners_skips_mcnemar_and_says_why(self):
+        rows = [["a1", "t1", "yes", "1", "plain", "1"], ["a2", "t1", "yes", "0", "plain", "2"],
+                ["b1", "t2", "yes", "1", "scaffold", "1"], ["b2", "t2", "no", "0", "scaffold", "2"]]
+        header = "run_id,task_id,claimed,verified,condition,pair"
+        result = self.audit_rows(rows, header)
+        self.assertNotIn("mcnemar", result)
+        self.assertEqual(result["mcnemar_skipped"],
+                         "no task and pair value has a run in two conditions")
+        # No task was run in both conditions: the stratified test has nothing to weigh.
+        self.assertEqual((result["stratified_exact"]["tasks"],
+                          result["stratified_exact"]["runs_in_one_condition_tasks"],
+                          result["stratified_exact"]["p"]), (0, 4, None))
+        text = self.audit_rows(rows, header, fmt="text")
+        self.assertIn("Exact test stratified by task, plain vs scaffold: undefined, since no "
+                      "task was run in both conditions", text)
+
+    def test_the_example_folder_keeps_mcnemar_and_gains_the_stratified_test(self):
+        status, out, _ = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
+        flat = " ".join(out.split())
+        self.assertIn("36 pairs matched on task and column 'replicate', no run left unpaired; "
+                      "5 discordant (2 complete only in plain, 3 only in scaffold); exact p 1.00",
+                      flat)
+        result = audit_json([EXAMPLE_RUNS, "--boot", "0"])
+        self.assertEqual(result["stratified_exact"]["tasks"], 18)
+        self.assertEqual(result["stratified_exact"]["verified_first"], 24)
+
+    def test_stratified_exact_test_against_enumeration(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(5)
+        checked = 0
+        while checked < 60:
+            strata = []
+            for _ in range(rng.randint(1, 4)):
+                first, second = rng.randint(1, 3), rng.randint(1, 3)
+                strata.append((rng.randint(0, first), first, rng.randint(0, second), second))
+            if math.prod(math.comb(t[1] + t[3], t[0] + t[2]) for t in strata) > 5000:
+                continue
+            want = enumerated_stratified_p(strata)
+            self.assertAlmostEqual(d.stratified_exact_test(strata)["p"], float(want),
+                                   delta=1e-12, msg=strata)
+            checked += 1
+
+    def test_stratified_exact_test_matches_r_documentation_and_float_path(self):
+        d = load("delivery_audit.py")
+        # R's ?mantelhaen.test example (penicillin and rabbits), exact = TRUE:
+        # S = 16, p-value = 0.03994. Strata as (cured first, first, cured second, second).
+        rabbits = [(0, 6, 0, 5), (3, 6, 0, 6), (6, 6, 2, 6), (5, 6, 6, 6), (2, 2, 5, 5)]
+        test = d.stratified_exact_test(rabbits)
+        self.assertEqual(test["verified_first"], 16)
+        self.assertEqual(round(test["p"], 5), 0.03994)
+        self.assertEqual(round(test["odds_ratio"], 2), 10.36)    # R: 10.36102 (uniroot)
+        # The float convolution used for large inputs agrees with the exact integers.
+        rng = random.Random(8)
+        strata = [(rng.randint(0, 2), 2, rng.randint(0, 2), 2) for _ in range(300)]
+        exact = d.stratified_exact_test(strata)
+        saved = d.EXACT_STRATIFIED_RUNS
+        try:
+            d.EXACT_STRATIFIED_RUNS = 0
+            floating = d.stratified_exact_test(strata)
+        finally:
+            d.EXACT_STRATIFIED_RUNS = saved
+        self.assertLess(abs(exact["p"] - floating["p"]), 1e-12)
+        self.assertLess(abs(exact["odds_ratio"] / floating["odds_ratio"] - 1), 1e-9)
+
+    def test_conditional_odds_ratio_solves_its_score_equation_exactly(self):
+        # The conditional MLE makes E_psi[S] equal the observed S: check it in Fractions
+        # on a law built by enumeration, independently of the script's convolution.
+        d = load("delivery_audit.py")
+        rng = random.Random(9)
+        for _ in range(40):
+            strata = [(rng.randint(0, 2), 2, rng.randint(0, 3), 3) for _ in range(3)]
+            tally = {}
+            for labelling in itertools.product(*[
+                    [sum(1 for i in chosen if i < 2)
+                     for chosen in itertools.combinations(range(5), t[0] + t[2])]
+                    for t in strata]):
+                tally[sum(labelling)] = tally.get(sum(labelling), 0) + 1
+            observed = sum(t[0] for t in strata)
+            psi = d.stratified_exact_test(strata)["odds_ratio"]
+            if len(tally) == 1:
+                self.assertIsNone(psi)
+            elif observed in (min(tally), max(tally)):
+                self.assertEqual(psi, 0.0 if observed == min(tally) else math.inf)
+            else:
+                ratio = Fraction(psi)
+                weights = {s: c * ratio ** s for s, c in tally.items()}
+                mean = sum(s * w for s, w in weights.items()) / sum(weights.values())
+                self.assertLess(abs(float(mean) - observed), 1e-9, strata)
+
+
+def brute_force_ordinal_auc(tp, fp, fn, tn, eq_verified, eq_failed):
+    """P(a verified run outscores a failed one) + P(tie) / 2, over every pair of runs."""
+    verified = [2] * tp + [1] * eq_verified + [0] * (fn - eq_verified)
+    failed = [2] * fp + [1] * eq_failed + [0] * (tn - eq_failed)
+    total = Fraction(0)
+    for a in verified:
+        for b in failed:
+            total += 1 if a > b else Fraction(1, 2) if a == b else 0
+    return total / (len(verified) * len(failed))
+
+
+class TestDeliveryOrdinalClaim(unittest.TestCase):
+    """Item 12: the AUC of claimed > equivocal > not claimed, beside the binary one."""
+
+    def test_against_pair_counting_with_fractions(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(12)
+        for _ in range(200):
+            tp, fp, fn, tn = (rng.randint(0, 9) for _ in range(4))
+            eq_verified, eq_failed = rng.randint(0, fn), rng.randint(0, tn)
+            got = d.ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+            if tp + fn == 0 or fp + tn == 0:
+                self.assertIsNone(got)
+                continue
+            want = brute_force_ordinal_auc(tp, fp, fn, tn, eq_verified, eq_failed)
+            self.assertEqual(got, float(want), (tp, fp, fn, tn, eq_verified, eq_failed))
+
+    def test_reported_beside_the_binary_claim_auc(self):
+        argv = ["--counts", "tp=10,fp=5,fn=6,tn=8,eq_verified=4,eq_failed=1", "--boot", "2000"]
+        result = audit_json(argv)
+        want = brute_force_ordinal_auc(10, 5, 6, 8, 4, 1)
+        self.assertEqual(want, Fraction(284, 416))
+        self.assertEqual(result["ordinal_claim_auc"]["value"], float(want))
+        low, high = result["ordinal_claim_auc"]["ci_cluster"]
+        self.assertLess(low, float(want))
+        self.assertGreater(high, float(want))
+        # Equivocal read as claims or not, the three-level score is the same.
+        self.assertEqual(result["equivocal_as_claims"]["ordinal_claim_auc"]["value"],
+                         float(want))
+        status, out, _ = run("delivery_audit.py", argv)
+        self.assertRegex(out, r"claim AUC \(\(sensitivity \+ specificity\) / 2\)\s+0\.620\s")
+        self.assertRegex(out, r"claim AUC, 3 levels \(yes > equivocal > no\)\s+0\.683\s+\[")
+        # The report's table: all four not-claimed messages were equivocal, so the
+        # three-level AUC equals the binary one, 0.491.
+        demo = audit_json(["--demo", "--boot", "0"])
+        self.assertEqual(demo["ordinal_claim_auc"]["value"],
+                         float(brute_force_ordinal_auc(46, 22, 3, 1, 3, 1)))
+        self.assertEqual(round(demo["ordinal_claim_auc"]["value"], 3), 0.491)
+
+
+# Sampling mode's predictive interval, the pooled and within-task questions side by
+# side, p-values that never round across 0.05, kappa's ceiling and the BCa interval.
+# Oracles: enumeration, exact fractions, closed forms; R and scipy outside the repo.
+def confounded_runs(tasks_per_kind):
+    """Claims and successes both follow task difficulty; within tasks, none at all.
+
+    Easy tasks: five runs, all claimed, all verified. Hard: five, none either.
+    Mixed: two claimed (one verified), two not (one verified): in every task with
+    both claimed and unclaimed runs the outcome splits alike in both rows.
+    """
+    rows = []
+    for k in range(tasks_per_kind):
+        for kind, spec in (("easy", [("yes", 1)] * 5), ("hard", [("no", 0)] * 5),
+                           ("mixed", [("yes", 1), ("yes", 0), ("no", 1), ("no", 0)])):
+            rows += [[f"{kind}{k}-{i}", f"{kind}{k}", claim, verified]
+                     for i, (claim, verified) in enumerate(spec)]
+    return rows
+
+
+class TestDeliveryBothQuestions(unittest.TestCase):
+    """Finding 5: at every task count the verdict asks both questions and says which
+    is which; at 9 and 12 tasks one confounded process gets one story."""
+
+    def test_nine_and_twelve_tasks_tell_the_same_story(self):
+        # Within tasks only the mixed tasks weigh in: each (1 of 2, 1 of 2), so S is
+        # a sum of hypergeometrics at their modes and p is 1 exactly.
+        self.assertEqual(enumerated_stratified_p([(1, 2, 1, 2)] * 3), 1)
+        self.assertEqual(enumerated_stratified_p([(1, 2, 1, 2)] * 4), 1)
+        texts, results = [], []
+        with TempDir() as folder:
+            for per_kind in (3, 4):
+                path = write(folder, f"c{per_kind}.csv", runs_csv(confounded_runs(per_kind)))
+                texts.append(verdict_text([path, "--boot", "2000"]))
+                results.append(audit_json([path, "--boot", "2000"]))
+        self.assertEqual([r["n_tasks"] for r in results], [9, 12])
+        for text, result in zip(texts, results):
+            # It used to show the within-task result at 9 tasks only.
+            self.assertIn("Within tasks (among runs of the same task", text)
+            self.assertIn("3 tasks with claimed and unclaimed runs, p 1.000"
+                          if result["n_tasks"] == 9 else
+                          "4 tasks with claimed and unclaimed runs, p 1.000", text)
+            self.assertIn("the association runs through the tasks, not within them", text)
+            self.assertIn("Pooled over all runs (does a claimed run succeed more often", text)
+            self.assertEqual(result["questions"]["within_tasks"]["p"], 1.0)
+            self.assertTrue(result["questions"]["through_tasks"])
+        # At 12 tasks the pooled figures decide the first sentence; the second names
+        # the question it answers.
+        self.assertIn("The claim carries information about success (kappa 0.714 [", texts[1])
+        self.assertTrue(results[1]["questions"]["pooled"]["shown"])
+        self.assertFalse(results[1]["questions"]["pooled"]["runs_counted_as_independent"])
+        self.assertTrue(results[0]["questions"]["pooled"]["runs_counted_as_independent"])
+
+    def test_agreeing_answers_add_no_disagreement_sentence(self):
+        # Claim tracks the outcome inside each of 12 tasks: both questions say yes.
+        rows = [[f"r{t}-{i}", f"t{t}", "yes" if i < 3 else "no", int(i < 3)]
+                for t in range(12) for i in range(6)]
+        with TempDir() as folder:
+            path = write(folder, "within.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "1000"])
+            text = verdict_text([path, "--boot", "1000"])
+        self.assertEqual(result["claim_within_tasks"]["p"],
+                         float(Fraction(2, 20 ** 12)))   # only the two extreme labellings
+        self.assertTrue(result["questions"]["pooled"]["shown"])
+        self.assertTrue(result["questions"]["within_tasks"]["shown"])
+        self.assertNotIn("The two disagree", text)
+
+    def test_no_task_column_asks_only_the_pooled_question(self):
+        result = audit_json(["--demo", "--boot", "0"])
+        self.assertNotIn("questions", result)
+        self.assertNotIn("Two questions", verdict_text(["--demo", "--boot", "0"]))
+
+
+class TestDeliveryPValuesNeverRoundAcross(unittest.TestCase):
+    """Finding 6: McNemar printed 'exact p 0.05' for 0.0490."""
+
+    def test_mcnemar_just_below_five_percent(self):
+        # 4 pairs complete only in A, 13 only in B: 2 P(X <= 4), X ~ Binomial(17, 1/2).
+        want = brute_force_mcnemar(4, 13)
+        self.assertEqual(want, Fraction(2 * sum(math.comb(17, i) for i in range(5)), 2 ** 17))
+        self.assertEqual(round(float(want), 4), 0.049)
+        rows = []
+        for i in range(17):
+            a, b = (1, 0) if i < 4 else (0, 1)
+            rows += [[f"a{i}", f"t{i}", "yes", a, "A", 1], [f"b{i}", f"t{i}", "yes", b, "B", 1]]
+        rows += [[f"a{i}", f"t{i}", "yes", 1, "A", 1] for i in range(17, 20)]
+        rows += [[f"b{i}", f"t{i}", "yes", 1, "B", 1] for i in range(17, 20)]
+        with TempDir() as folder:
+            path = write(folder, "pairs.csv", runs_csv(
+                rows, "run_id,task_id,claimed,verified,condition,replicate"))
+            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
+        self.assertEqual(status, 0, err)
+        flat = " ".join(out.split())
+        self.assertIn("exact p 0.049.", flat)
+        self.assertNotIn("exact p 0.05.", flat)
+
+    def test_three_decimals_and_never_onto_the_line(self):
+        d = load("delivery_audit.py")
+        cases = {0.0490: "0.049", 0.0497: "0.0497", 0.04999: "0.04999", 0.0499999999: "<0.050",
+                 0.05: "0.050", 0.0504: "0.050", 1.0: "1.000", 0.0004: "<0.001"}
+        for p, want in cases.items():
+            self.assertEqual(d.fmt_p(p), want, p)
+            shown = float(want.lstrip("<"))
+            self.assertEqual(shown < 0.05 or want == "<0.050", p < 0.05, p)
+        # The report's McNemar 1.00 is 1.000 at three decimals.
+        status, out, _ = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
+        self.assertIn("exact p 1.000.", " ".join(out.split()))
+
+
+class TestDeliveryKappaCeiling(unittest.TestCase):
+    """Kappa's maximum given the margins, beside kappa: 392/1760 on the report's table."""
+
+    def test_against_every_table_with_the_same_margins(self):
+        d = load("delivery_audit.py")
+        rng = random.Random(19)
+        for _ in range(150):
+            tp, fp, fn, tn = (rng.randint(0, 7) for _ in range(4))
+            if d.cohen_kappa(tp, fp, fn, tn) is None:
+                self.assertIsNone(d.kappa_max(tp, fp, fn, tn))
+                continue
+            claims, verified, n = tp + fp, tp + fn, tp + fp + fn + tn
+            best = max(kappa_from_labels([1] * claims + [0] * (n - claims),
+                                         [1] * x + [0] * (claims - x) + [1] * (verified - x)
+                                         + [0] * (n - claims - verified + x))
+                       for x in range(max(0, claims + verified - n), min(claims, verified) + 1))
+            self.assertAlmostEqual(d.kappa_max(tp, fp, fn, tn), float(best), delta=1e-12)
+
+    def test_printed_beside_kappa_and_read_by_the_verdict(self):
+        # 68 claims, 49 verified of 72: agreement at most (49 + 4) / 72.
+        want = (Fraction(53, 72) - Fraction(68 * 49 + 4 * 23, 72 ** 2)) / (
+            1 - Fraction(68 * 49 + 4 * 23, 72 ** 2))
+        self.assertEqual(want, Fraction(392, 1760))
+        result = audit_json(["--demo", "--boot", "0"])
+        self.assertAlmostEqual(result["kappa"]["max_given_margins"], float(want), delta=1e-15)
+        status, out, _ = run("delivery_audit.py", ["--demo", "--boot", "0"])
+        self.assertRegex(out, r"kappa's maximum given the margins\s+0\.223\s")
+        self.assertIn("with these margins kappa is at most 0.223", " ".join(out.split()))
+        # 60 of 70 claims verified, every one of the 60 verified runs claimed: at most
+        # (60 + 1) / 71 agreement, a ceiling below 0.2, and the verdict says so.
+        text = verdict_text(["--counts", "tp=60,fp=10,fn=0,tn=1", "--boot", "0"])
+        self.assertIn("No table with these margins reaches kappa 0.2 (the most is 0.145)", text)
+
+
+def sampled_runs(tasks, checked, verified_checked, unchecked):
+    """Each task: `checked` verified claims of which `verified_checked` delivered, and
+    `unchecked` claims nobody checked."""
+    rows = []
+    for t in range(tasks):
+        rows += [[f"r{t}-c{i}", f"t{t}", "yes", int(i < verified_checked)]
+                 for i in range(checked)]
+        rows += [[f"r{t}-u{i}", f"t{t}", "yes", ""] for i in range(unchecked)]
+    return rows
+
+
+class TestDeliveryRealisedDeliveries(unittest.TestCase):
+    """Finding 4: sampling mode's interval was for the expected deliveries; the bill
+    meets the realised count, which needs a predictive interval."""
+
+    def test_every_claim_checked_prints_the_count_not_an_interval(self):
+        # The shipped OpenHands runs with the logs folder: one unclaimed run has no report,
+        # both claims were checked, 1 delivered. Nothing is projected, so no "[1.0, 1.0]".
+        status, out, _ = run("delivery_audit.py", [
+            os.path.join(HERE, "examples", "agents", "openhands"), "--verdicts",
+            os.path.join(HERE, "examples", "verdicts", "agents", "logs", "run_evaluation",
+                         "calc-eval")])
+        self.assertEqual(status, 0, out)
+        sampling = out.split("Sampling mode", 1)[1].split("Verdict", 1)[0]
+        self.assertNotIn("Expected verified deliveries", sampling)
+        self.assertNotIn("[1.0, 1.0]", sampling)
+        self.assertIn("Realised verified deliveries: 1 (every claim was checked); "
+                      "inflation 2.000.", " ".join(sampling.split()))
+
+    def test_no_spread_between_tasks_is_a_binomial_prediction(self):
+        # 12 alike tasks: 2 of 4 checked claims delivered, 2 unchecked claims each.
+        # Every resample gives r = 1/2 and no spread, so the realised deliveries are
+        # 24 seen + Binomial(24, 1/2): exact quantiles from the binomial law.
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(sampled_runs(12, 4, 2, 2)))
+            result = audit_json([path, "--boot", "4000"])
+            status, out, _ = run("delivery_audit.py", [path, "--boot", "4000"])
+        cdf = [Fraction(sum(math.comb(24, i) for i in range(k + 1)), 2 ** 24) for k in range(25)]
+        low = 24 + next(k for k in range(25) if cdf[k] >= Fraction(1, 40))
+        high = 24 + next(k for k in range(25) if cdf[k] >= Fraction(39, 40))
+        self.assertEqual((low, high), (24 + 7, 24 + 17))
+        realised = result["sampling"]["realised_verified_deliveries"]
+        self.assertLessEqual(abs(realised["ci"][0] - low), 1, realised)
+        self.assertLessEqual(abs(realised["ci"][1] - high), 1, realised)
+        # The expectation's interval is far narrower than the count's.
+        expected = result["sampling"]["expected_verified_deliveries"]
+        self.assertEqual(expected["value"], 36.0)
+        self.assertLess(realised["ci"][0], expected["ci"][0])
+        self.assertGreater(realised["ci"][1], expected["ci"][1])
+        self.assertEqual(result["sampling"]["realised_inflation"]["ci"],
+                         [72 / realised["ci"][1], 72 / realised["ci"][0]])
+        flat = " ".join(out.split())
+        self.assertIn("(the expectation, not the count a bill will meet)", flat)
+        self.assertIn(f"Realised verified deliveries, 95% predictive interval (task-cluster "
+                      f"bootstrap, beta-binomial within tasks, 4,000 draws): "
+                      f"[{realised['ci'][0]}, {realised['ci'][1]}]", flat)
+
+    def test_claims_of_one_task_rise_and_fall_together(self):
+        # Tasks that deliver all or nothing: the unchecked claims of a task that is
+        # unchecked share one fate, so the count spreads far wider than Binomial.
+        rows = sampled_runs(10, 4, 4, 0) + sampled_runs(10, 4, 0, 0)
+        rows = [[f"a{r[0]}", f"a{r[1]}"] + r[2:] for r in rows[:40]] + rows[40:]
+        rows += [[f"u{t}-{i}", f"u{t}", "yes", ""] for t in range(10) for i in range(4)]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows))
+            realised = audit_json([path, "--boot", "4000"])["sampling"][
+                "realised_verified_deliveries"]
+        # 40 seen; 10 unchecked tasks of 4 claims, each all or none (rho 1) at the rate
+        # of a resample of the 20 checked tasks, M / 20 with M ~ Binomial(20, 1/2):
+        # 40 + 4 X, X a Binomial(10, M / 20) mixture, its law exact in fractions.
+        law = [Fraction(0)] * 11
+        for m in range(21):
+            q = Fraction(m, 20)
+            for k in range(11):
+                law[k] += (Fraction(math.comb(20, m), 2 ** 20) * math.comb(10, k)
+                           * q ** k * (1 - q) ** (10 - k))
+        cdf = list(itertools.accumulate(law))
+        low = next(k for k in range(11) if cdf[k] >= Fraction(1, 40))
+        high = next(k for k in range(11) if cdf[k] >= Fraction(39, 40))
+        self.assertEqual((low, high), (1, 9))
+        self.assertEqual(realised["ci"], [40 + 4 * low, 40 + 4 * high])
+        # Binomial(40, 1/2) claims, as if each claim were its own task, spread half as far.
+        self.assertEqual(self_binomial_quantiles(40), (14, 26))
+
+    def test_few_tasks_withhold_the_prediction(self):
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(sampled_runs(6, 4, 2, 2)))
+            result = audit_json([path, "--boot", "1000"])
+            status, out, _ = run("delivery_audit.py", [path, "--boot", "1000"])
+        realised = result["sampling"]["realised_verified_deliveries"]
+        self.assertIsNone(realised["ci"])
+        self.assertEqual(realised["withheld"], "only 6 clusters to resample (fewer than 10)")
+        self.assertIn("No predictive interval for the realised verified deliveries: only 6 "
+                      "clusters to resample (fewer than 10).", " ".join(out.split()))
+
+
+def self_binomial_quantiles(n):
+    """The 2.5% and 97.5% points of Binomial(n, 1/2): the least k with CDF at least each."""
+    cdf = [Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n) for k in range(n + 1)]
+    return (next(k for k in range(n + 1) if cdf[k] >= Fraction(1, 40)),
+            next(k for k in range(n + 1) if cdf[k] >= Fraction(39, 40)))
+
+
+class TestDeliveryBcaInterval(unittest.TestCase):
+    """The BCa task interval in the JSON beside the percentile one (scipy agrees
+    outside the repo; the bench shows why the percentile interval stays printed)."""
+
+    def test_levels_by_hand(self):
+        d = load("delivery_audit.py")
+        # 3 of 10 resamples below the estimate: z0 = inverse normal of 0.3. The
+        # jackknife (0, 0, 1) has deviations (1/3, 1/3, -2/3) from its mean:
+        # sum of cubes -2/9, of squares 2/3, so a = (-2/9) / (6 (2/3)^1.5).
+        values = [float(v) for v in range(10)]
+        normal = statistics.NormalDist()
+        z0, a = normal.inv_cdf(0.3), (-2 / 9) / (6 * (2 / 3) ** 1.5)
+        want = [normal.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
+                for z in (normal.inv_cdf(0.025), normal.inv_cdf(0.975))]
+        got = d.bca_levels(values, 2.5, [0.0, 0.0, 1.0])
+        for g, w in zip(got, want):
+            self.assertAlmostEqual(g, w, delta=1e-12)
+        # Every resample on one side: no correction, no interval.
+        self.assertIsNone(d.bca_levels(values, -1.0, [0.0, 1.0]))
+
+    def test_json_carries_both_and_prints_the_percentile(self):
+        result = audit_json([EXAMPLE_RUNS, "--boot", "2000"])
+        self.assertEqual(len(result["kappa"]["ci_bca"]), 2)
+        self.assertEqual(len(result["delivery_rate"]["ci_cluster_bca"]), 2)
+        self.assertNotEqual(result["kappa"]["ci_bca"], result["kappa"]["ci"])
+        # Below FEW_CLUSTERS clusters there is neither.
+        result = audit_json(["--counts", "tp=3,fp=1,fn=1,tn=3", "--boot", "500"])
+        self.assertNotIn("ci_bca", result["kappa"])
 
 
 # === auc_audit.py ===
-AUC = "auc_audit.py"
-
-
 def brute_pairs(scores, labels, groups=None, rows=None, weights=None):
     """Exact AUC (Fraction) by visiting every success/failure pair; None with no pairs."""
     rows = range(len(scores)) if rows is None else rows
@@ -895,37 +3624,6 @@ def brute_pairs(scores, labels, groups=None, rows=None, weights=None):
             elif scores[i] == scores[j]:
                 credit += w
     return (Fraction(credit, 2 * pairs) if pairs else None), pairs
-
-
-def best(auc):
-    return max(auc, 1 - auc)
-
-
-def csv_text(header, rows):
-    return "\n".join([",".join(header)] + [",".join(str(c) for c in r) for r in rows]) + "\n"
-
-
-def trap_rows():
-    """A hand-built §6 trap: 'impl' is undefined on the four runs that gave up early.
-
-    On all 12 runs the baseline (fewer calls = success) is muddled by the early
-    quitters (few calls, failed): 16 of 32 pairs, AUC 0.5. The feature (less time =
-    success) scores 15/16 = 0.938 on its 8 rows, but on those same 8 rows the
-    baseline separates perfectly: 1.0.
-    """
-    header = ["run_id", "task_id", "verified", "tool_calls", "impl", "noise"]
-    rows = [
-        # successes: moderate calls, edited
-        ["r01", "a", 1, 20, 50, 3], ["r02", "a", 1, 22, 55, 1],
-        ["r03", "b", 1, 24, 70, 4], ["r04", "b", 1, 26, 40, 2],
-        # failures that edited: many calls
-        ["r05", "c", 0, 40, 90, 5], ["r06", "c", 0, 42, 60, 2],
-        ["r07", "d", 0, 44, 95, 3], ["r08", "d", 0, 46, 80, 1],
-        # failures that gave up early: few calls, never edited
-        ["r09", "e", 0, 5, "", 4], ["r10", "e", 0, 6, "", 2],
-        ["r11", "f", 0, 7, "NA", 5], ["r12", "f", 0, 8, "null", 3],
-    ]
-    return header, rows
 
 
 class TestAucStatistics(unittest.TestCase):
@@ -1212,6 +3910,29 @@ class TestAucStatistics(unittest.TestCase):
         # numpy.percentile([3, 1, 4, 1, 5], [2.5, 97.5]) == [1.0, 4.9]
         self.assertAlmostEqual(self.a.percentile(sorted([3, 1, 4, 1, 5]), 0.025), 1.0)
         self.assertAlmostEqual(self.a.percentile(sorted([3, 1, 4, 1, 5]), 0.975), 4.9)
+
+
+def trap_rows():
+    """A hand-built §6 trap: 'impl' is undefined on the four runs that gave up early.
+
+    On all 12 runs the baseline (fewer calls = success) is muddled by the early
+    quitters (few calls, failed): 16 of 32 pairs, AUC 0.5. The feature (less time =
+    success) scores 15/16 = 0.938 on its 8 rows, but on those same 8 rows the
+    baseline separates perfectly: 1.0.
+    """
+    header = ["run_id", "task_id", "verified", "tool_calls", "impl", "noise"]
+    rows = [
+        # successes: moderate calls, edited
+        ["r01", "a", 1, 20, 50, 3], ["r02", "a", 1, 22, 55, 1],
+        ["r03", "b", 1, 24, 70, 4], ["r04", "b", 1, 26, 40, 2],
+        # failures that edited: many calls
+        ["r05", "c", 0, 40, 90, 5], ["r06", "c", 0, 42, 60, 2],
+        ["r07", "d", 0, 44, 95, 3], ["r08", "d", 0, 46, 80, 1],
+        # failures that gave up early: few calls, never edited
+        ["r09", "e", 0, 5, "", 4], ["r10", "e", 0, 6, "", 2],
+        ["r11", "f", 0, 7, "NA", 5], ["r12", "f", 0, 8, "null", 3],
+    ]
+    return header, rows
 
 
 class TestAucCommandLine(unittest.TestCase):
@@ -1538,115 +4259,6 @@ class TestAucCommandLine(unittest.TestCase):
             self.assertLess(feature["auc"], feature["baseline_auc_same_rows"])
         names = {d["name"] for d in result["degenerate"]}
         self.assertTrue({"confab_alarms", "diff_nonempty", "tool_calls_total"} <= names)
-
-
-# === Benchmarks (auc_audit.py) ===
-def synthetic_runs(n_runs, n_features, seed=1):
-    """A runs table with tasks, two conditions, a baseline and n_features features."""
-    rng = random.Random(seed)
-    n_tasks = max(2, n_runs // 4)
-    ease = [rng.random() for _ in range(n_tasks)]
-    header = ["run_id", "task_id", "condition", "verified", "tool_calls"] + \
-        [f"f{j}" for j in range(n_features)]
-    rows = []
-    for i in range(n_runs):
-        task = i % n_tasks
-        y = int(rng.random() < ease[task])
-        row = [f"r{i}", f"t{task}", "ab"[rng.randint(0, 1)], y,
-               rng.randint(10, 80) + (0 if y else 8)]
-        for j in range(n_features):
-            if j == 0 and rng.random() < 0.4:
-                row.append("")
-            else:
-                row.append(f"{rng.gauss(0.3 * y * (j % 3 == 0), 1):.4f}")
-        rows.append(row)
-    return csv_text(header, rows)
-
-
-def naive_audit_seconds(table_text, perms, boot, sample_perms, sample_boot):
-    """Time a straightforward audit that recomputes every AUC from scratch (sorting the
-    rows again for each shuffle and each resample), on a sample of the shuffles and
-    resamples, scaled up to the full count."""
-    lines = table_text.splitlines()
-    rows = [dict(zip(lines[0].split(","), line.split(","))) for line in lines[1:]]
-    labels = [int(r["verified"]) for r in rows]
-    strata = [r["condition"] for r in rows]
-    tasks = [r["task_id"] for r in rows]
-    features = [[None if r[c] == "" else float(r[c]) for r in rows]
-                for c in rows[0] if c.startswith("f")]
-    baseline = [float(r["tool_calls"]) for r in rows]
-    task_names = sorted(set(tasks))
-
-    def auc(scores, ys, weights=None):
-        credit = pairs = 0.0
-        for level in ("a", "b"):
-            items = sorted((scores[i], ys[i], 1 if weights is None else weights[i])
-                           for i in range(len(ys)) if strata[i] == level
-                           and scores[i] is not None)
-            below0 = 0.0
-            k = 0
-            while k < len(items):
-                j = k
-                tie0 = tie1 = 0.0
-                while j < len(items) and items[j][0] == items[k][0]:
-                    if items[j][1]:
-                        tie1 += items[j][2]
-                    else:
-                        tie0 += items[j][2]
-                    j += 1
-                credit += tie1 * (below0 + tie0 / 2)
-                below0 += tie0
-                k = j
-            n1 = sum(w for _, y, w in items if y)
-            n0 = sum(w for _, y, w in items if not y)
-            pairs += n1 * n0
-        return credit / pairs if pairs else None
-
-    rng = random.Random(1)
-    start = time.perf_counter()
-    for _ in range(sample_perms):
-        shuffled = labels[:]
-        rng.shuffle(shuffled)
-        max(max(a, 1 - a) for a in (auc(f, shuffled) for f in features) if a is not None)
-    perm_seconds = (time.perf_counter() - start) / sample_perms * perms
-    start = time.perf_counter()
-    for _ in range(sample_boot):
-        draw = [rng.choice(task_names) for _ in task_names]
-        count = {t: draw.count(t) for t in task_names}
-        weights = [count[t] for t in tasks]
-        for f in features:
-            rows_defined = [None if v is None else b for v, b in zip(f, baseline)]
-            auc(f, labels, weights), auc(rows_defined, labels, weights)
-    boot_seconds = (time.perf_counter() - start) / sample_boot * boot
-    return perm_seconds + boot_seconds
-
-
-def run_auc_benchmark(label, n_runs, n_features, sample_perms, sample_boot):
-    table = synthetic_runs(n_runs, n_features)
-    with TempDir() as folder:
-        path = write(folder, "runs.csv", table)
-        start, before = time.perf_counter(), os.times()
-        status, out, err = run(AUC, [path, "--strata", "condition", "--format", "json"])
-        seconds, after = time.perf_counter() - start, os.times()
-    # CPU time of this process and of any forked workers it waited for.
-    cpu = sum(after[:4]) - sum(before[:4])
-    assert status == 0, err
-    naive = naive_audit_seconds(table, 2000, 2000, sample_perms, sample_boot)
-    print(f"auc_audit.py {label}: {n_runs} runs x {n_features} features, whole default "
-          f"audit (2000 shuffles + 2000 task resamples): {seconds:.2f} s wall, {cpu:.2f} s "
-          f"CPU (load {os.getloadavg()[0]:.1f}); recomputing every AUC from scratch needs ~{naive:.1f} s for the shuffles "
-          f"and resamples alone (extrapolated from {sample_perms} + {sample_boot}): "
-          f"{naive / seconds:.0f}x slower")
-
-
-def bench_auc_small():
-    run_auc_benchmark("small", 72, 9, 200, 200)
-
-
-def bench_auc_large():
-    run_auc_benchmark("large", 10000, 20, 3, 2)
-
-
 
 
 def table_text(header, rows):
@@ -2087,7 +4699,1084 @@ class TestAucOtherBaseline(unittest.TestCase):
         self.assertNotIn("check failed", out)
 
 
-# === regrade.py ===
+def review_orbit(labels, scheme, strata=None, tasks=None):
+    """Every equally likely outcome vector of a permutation scheme, with multiplicity.
+
+    rows: every choice of the successes among all runs; strata: within each stratum;
+    tasks: every assignment of same-size tasks' success counts to those tasks, times
+    every placement of each count on its task's runs (each pair is equally likely,
+    since the product of the placements' numbers is the same for every assignment).
+    """
+    n = len(labels)
+    if scheme == "rows":
+        for subset in itertools.combinations(range(n), sum(labels)):
+            yield tuple(int(i in subset) for i in range(n))
+        return
+    if scheme == "strata":
+        parts = []
+        for level in sorted(set(strata)):
+            members = [i for i in range(n) if strata[i] == level]
+            parts.append(list(itertools.combinations(members, sum(labels[i] for i in members))))
+        for choice in itertools.product(*parts):
+            chosen = set(itertools.chain(*choice))
+            yield tuple(int(i in chosen) for i in range(n))
+        return
+    by_size = {}
+    for task in sorted(set(tasks)):
+        members = [i for i in range(n) if tasks[i] == task]
+        by_size.setdefault(len(members), []).append(members)
+    groups = [by_size[size] for size in sorted(by_size)]
+    counts = [[sum(labels[i] for i in members) for members in group] for group in groups]
+    for orders in itertools.product(*(itertools.permutations(range(len(g))) for g in groups)):
+        placements = []
+        for group, group_counts, order in zip(groups, counts, orders):
+            for members, source in zip(group, order):
+                placements.append(list(itertools.combinations(members, group_counts[source])))
+        for choice in itertools.product(*placements):
+            chosen = set(itertools.chain(*choice))
+            yield tuple(int(i in chosen) for i in range(n))
+
+
+def review_auc(values, labels, strata=None):
+    """Exact better-direction AUC on the feature's defined rows (None without pairs)."""
+    rows = [i for i in range(len(values)) if values[i] is not None]
+    auc, _ = brute_pairs(values, labels, strata, rows)
+    return None if auc is None else best(auc)
+
+
+def review_stepdown(statistics_by_draw):
+    """Westfall-Young free step-down minP, straight from the definition, in Fractions.
+
+    Row 0 is the observed draw. p_j(b) = share of all draws whose statistic for j is
+    >= draw b's (an undefined statistic has p 1). Feature j's adjusted p is the
+    largest, over the features whose p is <= its own, of the share of draws whose
+    smallest p among the features with p >= that feature's p is <= that p.
+    """
+    draws = len(statistics_by_draw)
+    m = len(statistics_by_draw[0])
+
+    def p(j, value):
+        if value is None:
+            return Fraction(1)
+        return Fraction(sum(1 for row in statistics_by_draw
+                            if row[j] is not None and row[j] >= value), draws)
+
+    null_p = [[p(j, row[j]) for j in range(m)] for row in statistics_by_draw]
+    raw = null_p[0]
+    single = {}
+    for j in range(m):
+        still = [l for l in range(m) if raw[l] >= raw[j]]
+        single[j] = Fraction(sum(1 for row in null_p if min(row[l] for l in still) <= raw[j]),
+                             draws)
+    adjusted = [max(single[l] for l in range(m) if raw[l] <= raw[j]) for j in range(m)]
+    return raw, adjusted
+
+
+REVIEW_LABELS = [1, 1, 0, 1, 0, 0, 1, 0, 1]
+REVIEW_STRATA = ["p", "p", "p", "p", "q", "q", "q", "q", "q"]
+REVIEW_TASKS = ["a", "a", "b", "b", "c", "c", "d", "d", "d"]
+REVIEW_FEATURES = [
+    [3, 5, 1, 4, 2, 2, 6, 0, 5],                    # ties
+    [1, None, 2, 2, 3, None, 1, 4, 2],              # partial rows
+    [7, 7, 1, 2, 7, 3, 3, 1, 7],                    # heavy ties
+    [None, 2, 1, None, None, None, None, None, None],   # a column on 2 rows
+    [7, 7, 1, 2, 7, 3, 3, 1, 7],                    # the same as the third: tied p
+]
+
+
+class TestAucStepDownMinP(unittest.TestCase):
+    def setUp(self):
+        self.a = load(AUC)
+
+    def exact_and_script(self, scheme):
+        labels, strata, tasks = REVIEW_LABELS, None, None
+        if scheme == "strata":
+            strata = REVIEW_STRATA
+        if scheme == "tasks":
+            tasks = REVIEW_TASKS
+        orbit = list(review_orbit(labels, scheme, strata, tasks))
+        observed = tuple(labels)
+        self.assertIn(observed, orbit)
+        # The exact answer: the observed draw first, then every other member of the orbit.
+        others = list(orbit)
+        others.remove(observed)
+        statistics_by_draw = [[review_auc(v, list(draw), strata) for v in REVIEW_FEATURES]
+                              for draw in [observed] + others]
+        raw, adjusted = review_stepdown(statistics_by_draw)
+        # The script, fed the same draws.
+        codes = [0] * len(labels) if strata is None else [sorted(set(strata)).index(s)
+                                                          for s in strata]
+        family = self.a.NullFamily(REVIEW_FEATURES, codes, max(codes) + 1)
+        draws = [([i for i, y in enumerate(draw) if y], True) for draw in others]
+        null = self.a.null_aucs(family, draws)
+        got_observed = family.best_aucs(self.a.picker(
+            [i for i, y in enumerate(labels) if y]), True)
+        got_raw, got_adjusted = self.a.stepdown_minp(got_observed, null)
+        return orbit, raw, adjusted, got_raw, got_adjusted
+
+    def test_stepdown_minp_equals_exact_enumeration_rows(self):
+        orbit, raw, adjusted, got_raw, got_adjusted = self.exact_and_script("rows")
+        self.assertEqual(len(orbit), 126)
+        self.assertEqual(got_raw, [float(p) for p in raw])
+        self.assertEqual(got_adjusted, [float(p) for p in adjusted])
+
+    def test_stepdown_minp_equals_exact_enumeration_strata(self):
+        orbit, raw, adjusted, got_raw, got_adjusted = self.exact_and_script("strata")
+        self.assertEqual(len(orbit), 4 * 10)
+        self.assertEqual(got_raw, [float(p) for p in raw])
+        self.assertEqual(got_adjusted, [float(p) for p in adjusted])
+
+    def test_stepdown_minp_equals_exact_enumeration_tasks(self):
+        orbit, raw, adjusted, got_raw, got_adjusted = self.exact_and_script("tasks")
+        # 3! orders of the 2-run tasks' counts (2, 1, 0) x 2 placements of the 1, times
+        # the lone 3-run task's 3 placements of its 2 successes.
+        self.assertEqual(len(orbit), 6 * 2 * 3)
+        self.assertEqual(got_raw, [float(p) for p in raw])
+        self.assertEqual(got_adjusted, [float(p) for p in adjusted])
+
+    def test_tied_p_values_get_one_adjusted_p_whatever_the_feature_order(self):
+        for scheme in ("rows", "strata", "tasks"):
+            _, raw, adjusted, _, got = self.exact_and_script(scheme)
+            self.assertEqual(raw[2], raw[4])
+            self.assertEqual(got[2], got[4])
+        rng = random.Random(41)
+        observed = [rng.choice([0.6, 0.7, 0.8]) for _ in range(6)]
+        null = [[rng.choice([0.5, 0.6, 0.7, 0.8, None]) for _ in range(6)]
+                for _ in range(40)]
+        raw, adjusted = self.a.stepdown_minp(observed, null)
+        exact_raw, exact_adjusted = review_stepdown([observed] + null)
+        self.assertEqual(adjusted, [float(p) for p in exact_adjusted])
+        for _ in range(10):
+            order = list(range(6))
+            rng.shuffle(order)
+            _, shuffled = self.a.stepdown_minp([observed[j] for j in order],
+                                               [[row[j] for j in order] for row in null])
+            self.assertEqual(shuffled, [adjusted[j] for j in order])
+
+    def test_script_draws_stay_in_the_orbit_and_cover_it(self):
+        for scheme in ("rows", "strata", "tasks"):
+            strata = REVIEW_STRATA if scheme == "strata" else None
+            tasks = REVIEW_TASKS if scheme == "tasks" else None
+            orbit = set(review_orbit(REVIEW_LABELS, scheme, strata, tasks))
+            n = len(REVIEW_LABELS)
+            codes = None if strata is None else [sorted(set(strata)).index(s) for s in strata]
+            task_codes = None if tasks is None else [sorted(set(tasks)).index(t) for t in tasks]
+            seen = set()
+            for picked, are_successes in self.a.shuffled_draws(
+                    REVIEW_LABELS, scheme, codes, task_codes, 3000, random.Random(7)):
+                draw = [int(not are_successes)] * n
+                for row in picked:
+                    draw[row] = int(are_successes)
+                self.assertIn(tuple(draw), orbit)
+                seen.add(tuple(draw))
+            self.assertEqual(seen, orbit)
+
+    def test_command_line_minp_approaches_the_exact_value(self):
+        for scheme, argv in (("rows", ["--permute", "rows"]), ("tasks", ["--permute", "tasks"]),
+                             ("strata", ["--strata", "condition", "--permute", "strata"])):
+            tasks = REVIEW_TASKS if scheme == "tasks" else None
+            strata = REVIEW_STRATA if scheme == "strata" else None
+            orbit = list(review_orbit(REVIEW_LABELS, scheme, strata, tasks))
+            others = list(orbit)
+            others.remove(tuple(REVIEW_LABELS))
+            features = REVIEW_FEATURES[:4]
+            statistics_by_draw = [[review_auc(v, list(d), strata) for v in features]
+                                  for d in [tuple(REVIEW_LABELS)] + others]
+            raw, adjusted = review_stepdown(statistics_by_draw)
+            header = ["run_id", "task_id", "condition", "verified", "tool_calls",
+                      "a", "b", "c", "d"]
+            rows = [[f"r{i}", REVIEW_TASKS[i], REVIEW_STRATA[i], REVIEW_LABELS[i], 10 + i % 3]
+                    + ["" if v[i] is None else v[i] for v in features]
+                    for i in range(len(REVIEW_LABELS))]
+            result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                    ["--perms", "20000", "--boot", "10", "--features",
+                                     "a,b,c,d", *argv])
+            self.assertEqual(len(result["features"]), 4)
+            for feature in result["features"]:
+                j = "abcd".index(feature["name"])
+                self.assertAlmostEqual(feature["permutation_p"], float(raw[j]), delta=0.01)
+                # Where two features' exact p-values tie (here a's and b's top atoms, both
+                # 2/126 under rows), Monte Carlo estimates them a hair apart and minP can
+                # drop that atom: the estimate may sit up to one atom (0.016) low.
+                self.assertAlmostEqual(feature["adjusted_p"], float(adjusted[j]), delta=0.03)
+
+    def test_a_column_on_two_rows_no_longer_caps_the_family(self):
+        # Issue 11 item 1: 'tiny' (2 on run-001, a success; 1 on run-002, a failure)
+        # scores AUC 1 under every shuffle that keeps one of each on its two rows, so the
+        # single-step max-AUC null capped search_calls' adjusted p at 0.477.
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+        out = [lines[0] + ",tiny"]
+        for line in lines[1:]:
+            run_id = line.split(",", 1)[0]
+            out.append(line + "," + {"run-001": "2", "run-002": "1"}.get(run_id, ""))
+        # Under the report's within-strata run shuffle (the default before issue 19).
+        result = auc_audit_json({"runs.csv": "\n".join(out) + "\n"},
+                                ["--strata", "condition", "--permute", "strata"])
+        search = next(f for f in result["features"] if f["name"] == "search_calls")
+        self.assertLess(search["adjusted_p"], 0.05)
+        self.assertGreater(search["max_auc_p"], 0.4)      # the report's single-step figure
+
+    def test_example_keeps_the_report_figures_beside_the_stepdown(self):
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            text = handle.read()
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "condition"])
+        null = result["family_null"]
+        search = next(f for f in result["features"] if f["name"] == "search_calls")
+        self.assertEqual(null["observed_max_feature"], "search_calls")
+        self.assertEqual(round(null["p_observed_max"], 3), round(search["max_auc_p"], 3))
+        self.assertLess(search["adjusted_p"], 0.05)
+        self.assertLessEqual(search["permutation_p"], search["adjusted_p"])
+        rest = null["without_best"]
+        self.assertEqual(rest["removed"], "search_calls")
+        self.assertNotEqual(rest["observed_max_feature"], "search_calls")
+        self.assertGreater(rest["p"], 0.05)
+
+
+def youden_repro_table():
+    """Issue 11 item 2: f and tool_calls cut at their best thresholds agree, their
+    rankings do not: f scores 30/36 = 0.833 against the baseline's 21/36 = 0.583."""
+    successes = [(12, 35), (76, 21), (74, 5), (56, 52), (42, 63), (79, 6)]
+    failures = [(71, 56), (60, 69), (48, 71), (64, 37), (61, 93), (17, 33)]
+    rows = [[f"r{i:02d}", y, calls, f] for i, (y, (calls, f)) in enumerate(
+        [(1, pair) for pair in successes] + [(0, pair) for pair in failures])]
+    return ["run_id", "verified", "tool_calls", "f"], rows
+
+
+class TestAucNothingDroppedInSilence(unittest.TestCase):
+    def test_youden_equal_column_is_flagged_and_tested(self):
+        header, rows = youden_repro_table()
+        labels = [r[1] for r in rows]
+        self.assertEqual(best(pair_auc([r[3] for r in rows], labels)), Fraction(5, 6))
+        self.assertEqual(best(pair_auc([r[2] for r in rows], labels)), Fraction(7, 12))
+        files = {"runs.csv": csv_text(header, rows)}
+        for argv in (["--features", "f"], []):
+            result = auc_audit_json(files, argv + ["--perms", "200", "--boot", "50"])
+            self.assertEqual([f["name"] for f in result["features"]], ["f"])
+            feature = result["features"][0]
+            self.assertEqual(feature["auc"], 5 / 6)
+            self.assertEqual(feature["baseline_auc_same_rows"], 7 / 12)
+            self.assertIn("youden_equal", feature["flags"])
+            self.assertEqual(feature["youden_equal_to"], "the baseline 'tool_calls' binarised")
+            self.assertEqual(result["degenerate"], [])
+
+    def table(self):
+        header = ["run_id", "task_id", "condition", "verified", "tool_calls", "good",
+                  "const", "copy", "monotone", "flipped", "by_condition", "elapsed",
+                  "claimed"]
+        rows = []
+        rng = random.Random(3)
+        for i in range(16):
+            y = int(i % 3 != 0)
+            good = rng.randint(0, 9) + 4 * y
+            rows.append([f"r{i:02d}", f"t{i // 2}", "ab"[i % 2], y, 10 + (i * 7) % 11, good,
+                         5, 10 + (i * 7) % 11, good * good + 1, 100 - good, 3 + i % 2,
+                         "8.0m" if i == 5 else ("?" if i == 9 else i * 1.5),
+                         "yes" if i % 4 else "no"])
+        return header, rows
+
+    def test_only_constant_copies_and_strata_are_left_out_each_with_its_reason(self):
+        header, rows = self.table()
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--strata", "condition", "--perms", "100", "--boot", "30"])
+        reasons = {d["name"]: d["reason"] for d in result["degenerate"]}
+        self.assertEqual([f["name"] for f in result["features"]], ["good"])
+        self.assertIn("constant (5)", reasons["const"])
+        self.assertIn("identical to the baseline 'tool_calls'", reasons["copy"])
+        self.assertIn("the same ranking as 'good' on the same 16 rows", reasons["monotone"])
+        self.assertIn("the same ranking (reversed) as 'good'", reasons["flipped"])
+        self.assertIn("reproduces the strata", reasons["by_condition"])
+        # A numeric column with a few bad cells: its first bad cell, row and value.
+        self.assertIn("not a number at row 7: '8.0m' (2 of 16", reasons["elapsed"])
+        self.assertEqual([d["name"] for d in result["degenerate"]],
+                         ["const", "copy", "monotone", "flipped", "by_condition", "elapsed"])
+        self.assertEqual(result["not_candidates"][-1], {"name": "claimed", "why": "text"})
+        status, out, err = audit_folder({"runs.csv": csv_text(header, rows)},
+                                        ["--strata", "condition", "--perms", "100",
+                                         "--boot", "30"])
+        flat = " ".join(out.split())
+        self.assertIn("1 feature tested, 6 columns left out (listed below); not candidates: "
+                      "run_id (run id), task_id (task), condition (strata), verified "
+                      "(outcome), tool_calls (baseline), claimed (text)", flat)
+
+    def test_named_features_are_tested_or_refused_with_the_reason(self):
+        header, rows = self.table()
+        files = {"runs.csv": csv_text(header, rows)}
+        result = auc_audit_json(files, ["--features", "good,monotone,copy", "--perms", "50",
+                                        "--boot", "20"])
+        self.assertEqual([f["name"] for f in result["features"]], ["good", "monotone", "copy"])
+        by_name = {f["name"]: f for f in result["features"]}
+        self.assertIn("duplicate", by_name["monotone"]["flags"])
+        self.assertIn("'good'", by_name["monotone"]["duplicate_of"])
+        self.assertIn("the baseline 'tool_calls'", by_name["copy"]["duplicate_of"])
+        for name, words in (("const", "cannot be tested: constant (5)"),
+                            ("elapsed", "row 7, column 'elapsed': expected a number, got '8.0m'")):
+            status, out, err = audit_folder(files, ["--features", f"good,{name}"])
+            self.assertEqual(status, 2)
+            self.assertIn(words, err)
+            self.assertNotIn("Traceback", err)
+        status, out, err = audit_folder(files, ["--features", "by_condition", "--strata",
+                                                "condition"])
+        self.assertEqual(status, 2)
+        self.assertIn("'by_condition' cannot be tested: constant within every stratum", err)
+
+
+class TestAucExactNumbers(unittest.TestCase):
+    def test_integers_beyond_2_53_keep_their_order_and_ties(self):
+        # Issue 11 item 3: nanosecond-like values 2**53 .. 2**53 + 5. Read as floats,
+        # 2**53 + 1 collapses onto 2**53 and +3, +5 onto +4: AUC 11/18 = 0.611.
+        # Exactly, the alternating outcome gives 2/3 = 0.667.
+        stamps = [2 ** 53 + i for i in range(6)]
+        labels = [1, 0, 1, 0, 1, 0]
+        self.assertEqual(best(pair_auc(stamps, labels)), Fraction(2, 3))
+        self.assertEqual(best(pair_auc([float(s) for s in stamps], labels)), Fraction(11, 18))
+        header = ["run_id", "verified", "tool_calls", "stamp"]
+        rows = [[f"r{i}", y, 10 + i % 4, s] for i, (y, s) in enumerate(zip(labels, stamps))]
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--features", "stamp", "--perms", "50", "--boot", "20"])
+        self.assertEqual(round(result["features"][0]["auc"], 3), 0.667)
+        self.assertEqual(result["features"][0]["auc"], 2 / 3)
+
+    def test_exact_values_in_ties_copies_and_the_screen(self):
+        # Two columns a float reader would make equal (and constant) differ exactly.
+        big = 2 ** 53
+        header = ["run_id", "verified", "tool_calls", "a", "b"]
+        labels = [1, 0, 1, 1, 0, 0]
+        rows = [[f"r{i}", y, 10 + i, big + (i % 2), big + 2 * (i % 3)]
+                for i, y in enumerate(labels)]
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--perms", "50", "--boot", "20"])
+        self.assertEqual([f["name"] for f in result["features"]], ["a", "b"])
+        self.assertEqual(result["degenerate"], [])
+        a = [big + (i % 2) for i in range(6)]
+        self.assertEqual(result["features"][0]["auc"], float(best(pair_auc(a, labels))))
+
+    def test_a_constant_long_decimal_baseline_is_an_error_not_a_traceback(self):
+        header = ["run_id", "verified", "tool_calls", "f"]
+        rows = [["r1", 1, "0.12345678901234567", 1], ["r2", 0, "0.12345678901234567", 2],
+                ["r3", 1, "0.12345678901234567", 3]]
+        status, out, err = audit_folder({"runs.csv": csv_text(header, rows)}, [])
+        self.assertEqual(status, 2)
+        self.assertIn("is 0.12345678901234567 on every one of the 3 audited runs", err)
+        self.assertNotIn("Traceback", err)
+
+    def test_exact_reader(self):
+        module = load(AUC)
+        read = module.exact_number
+        self.assertEqual(read("9007199254740993", "x"), 2 ** 53 + 1)
+        self.assertIsInstance(read("12", "x"), int)
+        self.assertEqual(read("-0.25", "x"), -0.25)
+        self.assertEqual(read("0.30000000000000001", "x"), Fraction(30000000000000001, 10 ** 17))
+        self.assertNotEqual(read("0.30000000000000001", "x"), read("0.3", "x"))
+        self.assertEqual(read("1e20", "x"), 10 ** 20)
+        self.assertIsNone(read("nan", "x"))
+        with self.assertRaises(module.InputError):
+            read("inf", "x")
+        with self.assertRaises(module.InputError):
+            read("8.0m", "x")
+
+
+def obuchowski_difference(x, y, labels, clusters):
+    """Obuchowski (1997) clustered variance of AUC(x) - AUC(y), term by term, in
+    Fractions: S10, S01 and S11 per test and across tests, straight from the paper."""
+    pos = [i for i in range(len(labels)) if labels[i]]
+    neg = [i for i in range(len(labels)) if not labels[i]]
+    big_m, big_n = len(pos), len(neg)
+    names = sorted(set(clusters))
+    count = len(names)
+    comps = {}
+    for key, t in (("x", x), ("y", y)):
+        v10 = {i: sum(psi(t[i], t[k]) for k in neg) / big_n for i in pos}
+        v01 = {k: sum(psi(t[i], t[k]) for i in pos) / big_m for k in neg}
+        theta = sum(v10.values()) / big_m
+        a = {c: sum(v10[i] for i in pos if clusters[i] == c)
+             - theta * sum(1 for i in pos if clusters[i] == c) for c in names}
+        b = {c: sum(v01[k] for k in neg if clusters[k] == c)
+             - theta * sum(1 for k in neg if clusters[k] == c) for c in names}
+        comps[key] = (theta, a, b)
+    # The paper's I10 and I01: the clusters holding at least one success (failure).
+    i10 = len({clusters[i] for i in pos})
+    i01 = len({clusters[k] for k in neg})
+
+    def s10(p, q):
+        return (Fraction(i10, i10 - 1) / big_m
+                * sum(comps[p][1][c] * comps[q][1][c] for c in names))
+
+    def s01(p, q):
+        return (Fraction(i01, i01 - 1) / big_n
+                * sum(comps[p][2][c] * comps[q][2][c] for c in names))
+
+    def s11(p, q):
+        return Fraction(count, count - 1) * sum(comps[p][1][c] * comps[q][2][c]
+                                                 for c in names)
+
+    def cov(p, q):
+        return (s10(p, q) / big_m + s01(p, q) / big_n
+                + (s11(p, q) + s11(q, p)) / (big_m * big_n))
+
+    difference = comps["x"][0] - comps["y"][0]
+    return difference, cov("x", "x") + cov("y", "y") - 2 * cov("x", "y")
+
+
+class TestAucDeLongAndClustered(unittest.TestCase):
+    def setUp(self):
+        self.a = load(AUC)
+
+    def test_delong_undefined_with_one_failure(self):
+        # Issue 11 item 4: 3 successes and 1 failure; pROC gives NaN, the old code 0.0455.
+        header = ["run_id", "verified", "tool_calls", "f"]
+        rows = [["r1", 1, 8, 2], ["r2", 1, 8, 3], ["r3", 0, 10, 3], ["r4", 1, 8, 3]]
+        files = {"runs.csv": csv_text(header, rows)}
+        result = auc_audit_json(files, ["--features", "f", "--perms", "20", "--boot", "20"])
+        feature = result["features"][0]
+        self.assertIsNone(feature["delong_p"])
+        self.assertIn("3 successes and 1 failure", feature["delong_undefined"])
+        self.assertIsNone(feature["clustered"]["p"])
+        status, out, err = audit_folder(files, ["--features", "f", "--perms", "20",
+                                                "--boot", "20"])
+        p_values = out[out.index("feature  perm p"):]
+        row = next(l for l in p_values.splitlines() if l.startswith("f "))
+        self.assertTrue(row.endswith("undefined  undefined"), row)
+        self.assertIn("DeLong p and clustered p undefined: 3 successes and 1 failure",
+                      " ".join(out.split()))
+
+    def test_stratified_delong_needs_two_of_each_in_every_stratum_with_pairs(self):
+        labels = [1, 1, 0, 0, 1, 0, 0, 1]
+        groups = ["p", "p", "p", "p", "q", "q", "q", "q"]
+        x = [5, 4, 1, 2, 7, 3, 1, 2]
+        y = [3, 1, 2, 4, 1, 2, 7, 5]
+        self.assertIsNotNone(self.a.delong_p(x, y, labels, groups, range(8)))
+        labels_one = [1, 1, 0, 0, 1, 0, 0, 0]          # stratum q: 1 success, 3 failures
+        self.assertIsNone(self.a.delong_p(x, y, labels_one, groups, range(8)))
+        self.assertIn("in stratum 'q'",
+                      self.a.variance_undefined(labels_one, groups, range(8)))
+        # A stratum with no pair at all contributes nothing and does not block.
+        labels_none = [1, 1, 0, 0, 0, 0, 0, 0]
+        self.assertIsNone(self.a.variance_undefined(labels_none, groups, range(8)))
+
+    def test_clustered_variance_counts_clusters_per_outcome(self):
+        # An outside review: tasks t1 (two successes) and t2 (two failures) hold one
+        # outcome only, so Obuchowski's I10 = I01 = 3 of I = 4 clusters. The old
+        # code's I / (I - 1) on every term gave variance 0.114583 (p 0.712). By hand
+        # from the paper: 0.128255208... (p 0.727).
+        labels = [1, 1, 0, 0, 1, 0, 1, 0]
+        clusters = ["t1", "t1", "t2", "t2", "t3", "t3", "t4", "t4"]
+        baseline = [-5, -3, -4, -6, -2, -1, -7, -8]    # tool_calls, read in its - direction
+        feature = [9, 7, 2, 5, 6, 4, 3, 8]
+        difference, variance = obuchowski_difference(feature, baseline, labels, clusters)
+        self.assertEqual(difference, Fraction(1, 8))
+        self.assertEqual(variance, Fraction(985, 7680))
+        got = self.a.clustered_difference(feature, baseline, labels, None, clusters, range(8))
+        self.assertAlmostEqual(got["variance"], 985 / 7680, places=12)
+        self.assertAlmostEqual(got["p"], 0.727060904417455, places=9)
+
+    def test_clustered_variance_matches_obuchowski_term_by_term(self):
+        rng = random.Random(57)
+        checked = 0
+        for _ in range(80):
+            n = rng.randint(6, 18)
+            labels = [1, 1, 0, 0] + [rng.randint(0, 1) for _ in range(n - 4)]
+            clusters = [rng.randint(0, 4) for _ in range(n)]
+            x = [rng.randint(0, 5) for _ in range(n)]
+            y = [rng.randint(0, 5) for _ in range(n)]
+            if len(set(clusters)) < 2:
+                continue
+            difference, variance = obuchowski_difference(x, y, labels, clusters)
+            got = self.a.clustered_difference(x, y, labels, None, clusters, range(n))
+            self.assertAlmostEqual(got["difference"], float(difference), places=12)
+            self.assertAlmostEqual(got["variance"], float(variance), places=12)
+            if variance > 0:
+                self.assertAlmostEqual(got["p"], math.erfc(abs(float(difference)) / math.sqrt(
+                    float(variance)) / math.sqrt(2)), places=10)
+                checked += 1
+        self.assertGreater(checked, 50)
+
+    def test_stratified_clustered_variance_matches_the_per_pair_influences(self):
+        rng = random.Random(58)
+        checked = 0
+        for _ in range(40):
+            n = rng.randint(10, 20)
+            groups = [rng.randint(0, 1) for _ in range(n)]
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            clusters = [rng.randint(0, 5) for _ in range(n)]
+            x = [rng.randint(0, 4) for _ in range(n)]
+            y = [rng.randint(0, 4) for _ in range(n)]
+            parts = []
+            for g in (0, 1):
+                pos = [i for i in range(n) if groups[i] == g and labels[i]]
+                neg = [i for i in range(n) if groups[i] == g and not labels[i]]
+                if pos and neg:
+                    parts.append((pos, neg))
+            got = self.a.clustered_difference(x, y, labels, groups, clusters, range(n))
+            if not parts or any(len(p) < 2 or len(q) < 2 for p, q in parts):
+                self.assertIsNone(got["p"])
+                continue
+            total = sum(len(p) * len(q) for p, q in parts)
+            # I counts the clusters holding a run of a stratum with pairs; I10 and I01
+            # those holding a success and a failure (Obuchowski's small-sample factors).
+            used = {clusters[i] for p, q in parts for i in p + q}
+            i10 = len({clusters[i] for p, _ in parts for i in p})
+            i01 = len({clusters[k] for _, q in parts for k in q})
+            if i10 < 2 or i01 < 2:
+                self.assertIsNone(got["p"])
+                continue
+            success = {c: Fraction(0) for c in used}
+            failure = {c: Fraction(0) for c in used}
+            difference = Fraction(0)
+            for pos, neg in parts:
+                w = Fraction(len(pos) * len(neg), total)
+                d = {(i, k): psi(x[i], x[k]) - psi(y[i], y[k]) for i in pos for k in neg}
+                gap = sum(d.values()) / (len(pos) * len(neg))
+                difference += w * gap
+                for i in pos:
+                    success[clusters[i]] += w * (sum(d[i, k] for k in neg) / len(neg)
+                                                 - gap) / len(pos)
+                for k in neg:
+                    failure[clusters[k]] += w * (sum(d[i, k] for i in pos) / len(pos)
+                                                 - gap) / len(neg)
+            count = len(used)
+            variance = (Fraction(i10, i10 - 1) * sum(v * v for v in success.values())
+                        + Fraction(i01, i01 - 1) * sum(v * v for v in failure.values())
+                        + 2 * Fraction(count, count - 1)
+                        * sum(success[c] * failure[c] for c in used))
+            self.assertAlmostEqual(got["difference"], float(difference), places=12)
+            self.assertAlmostEqual(got["variance"], float(variance), places=12)
+            checked += 1
+        self.assertGreater(checked, 15)
+
+
+class TestAucRowOrderAndIdentity(unittest.TestCase):
+    def shuffled_copy(self, seed):
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+        body = lines[1:]
+        random.Random(seed).shuffle(body)
+        return "\n".join([lines[0]] + body) + "\n"
+
+    def report_without_provenance(self, text, argv):
+        status, out, err = audit_folder({"runs.csv": text}, argv)
+        self.assertEqual(status, 0, err)
+        return out.split("-- provenance --")[0]
+
+    def test_same_rows_in_any_order_give_the_same_bytes(self):
+        # Issue 11 item 5: reversing rows within tasks moved edit_calls' adjusted p
+        # under --permute tasks from 0.188 to 0.202 (8 Monte Carlo standard errors).
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            original = handle.read()
+        for argv in (["--permute", "tasks", "--perms", "400", "--boot", "200"],
+                     ["--strata", "condition", "--perms", "400", "--boot", "200"],
+                     ["--perms", "400", "--boot", "200", "--format", "json"]):
+            expected = self.report_without_provenance(original, argv)
+            if "json" in argv:
+                expected = json.dumps({k: v for k, v in json.loads(expected).items()
+                                       if k != "provenance"})
+            for seed in (1, 2):
+                got = self.report_without_provenance(self.shuffled_copy(seed), argv)
+                if "json" in argv:
+                    got = json.dumps({k: v for k, v in json.loads(got).items()
+                                      if k != "provenance"})
+                self.assertEqual(got, expected)
+
+    def test_rows_without_run_ids_are_ordered_by_their_cells(self):
+        header = ["task_id", "verified", "tool_calls", "f", "g"]
+        rng = random.Random(9)
+        rows = [[f"t{i // 3}", int(rng.random() < 0.5), rng.randint(5, 30),
+                 rng.randint(0, 9), round(rng.random(), 3)] for i in range(30)]
+        rows[0][1], rows[1][1] = 1, 0
+        argv = ["--permute", "tasks", "--perms", "300", "--boot", "100"]
+        expected = self.report_without_provenance(csv_text(header, rows), argv)
+        for seed in (3, 4):
+            shuffled = list(rows)
+            random.Random(seed).shuffle(shuffled)
+            self.assertEqual(self.report_without_provenance(csv_text(header, shuffled), argv),
+                             expected)
+
+    def test_task_identity_flag_uses_the_features_own_rows(self):
+        # Pure tasks (all succeed or all fail) make task identity near perfect on all
+        # rows; the feature is defined only in mixed tasks, where leaving a run out
+        # points the other way: identity on its own rows is far below its AUC.
+        header = ["run_id", "task_id", "verified", "tool_calls", "f"]
+        rows = []
+        for t in range(4):                          # pure tasks, f undefined
+            for r in range(4):
+                rows.append([f"p{t}{r}", f"pure{t}", int(t % 2 == 0), 10 + (t * 3 + r) % 7, ""])
+        for t in range(4):                          # mixed tasks: 2 of 4 succeed
+            for r in range(4):
+                y = int(r < 2)
+                rows.append([f"m{t}{r}", f"mixed{t}", y, 10 + (t + 2 * r) % 5,
+                             (t * r) % 5 + 2 * y])
+        labels = [r[2] for r in rows]
+        tasks = [r[1] for r in rows]
+        rate = []
+        for i in range(len(rows)):
+            others = [labels[j] for j in range(len(rows)) if tasks[j] == tasks[i] and j != i]
+            rate.append(Fraction(sum(others), len(others)))
+        own = [i for i in range(len(rows)) if rows[i][4] != ""]
+        identity_all = pair_auc(rate, labels)
+        identity_own = pair_auc(rate, labels, own)
+        feature_auc = best(pair_auc([rows[i][4] if i in own else None for i in range(len(rows))],
+                                    labels, own))
+        self.assertGreater(identity_all, feature_auc)
+        self.assertLess(identity_own, feature_auc)
+        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
+                                ["--perms", "50", "--boot", "30"])
+        feature = result["features"][0]
+        self.assertEqual(feature["auc"], float(feature_auc))
+        self.assertEqual(result["task_identity_auc"], float(identity_all))
+        self.assertEqual(feature["task_identity_auc_same_rows"], float(identity_own))
+        self.assertNotIn("below_task_identity", feature["flags"])
+
+    def test_youden_tie_rule_is_the_one_the_manual_states(self):
+        module = load(AUC)
+        doc = " ".join(module.youden_binarise.__doc__.split())
+        self.assertIn("the + direction (higher = success) wins over the - direction", doc)
+        self.assertIn("in + the highest cut, in - the lowest", doc)
+        rng = random.Random(21)
+        for _ in range(300):
+            n = rng.randint(2, 12)
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            scores = [rng.randint(0, 4) for _ in range(n)]
+            n1, n0 = sum(labels), n - sum(labels)
+            if not n1 or not n0:
+                continue
+            candidates = []           # (gain, + first, fewest called 1) per cut
+            for sign in (1, -1):
+                for cut in sorted(set(scores)):
+                    called = [int(sign * v >= sign * cut) for v in scores]
+                    hits = sum(c for c, y in zip(called, labels) if y)
+                    alarms = sum(c for c, y in zip(called, labels) if not y)
+                    candidates.append((hits * n0 - alarms * n1, sign, -sum(called),
+                                       tuple(called)))
+            top = max(candidates)
+            self.assertEqual(module.youden_binarise(scores, labels), top[3])
+
+
+class TestAucSpeedPathsAgree(unittest.TestCase):
+    def test_grouped_and_per_run_sweeps_match_weighted_brute_force(self):
+        module = load(AUC)
+        rng = random.Random(61)
+        for trial in range(120):
+            n = rng.randint(3, 24)
+            labels = [rng.randint(0, 1) for _ in range(n)]
+            strata = [rng.randint(0, 1) for _ in range(n)]
+            tasks = [rng.randint(0, 5) for _ in range(n)]
+            draw = (lambda: rng.randint(0, 3)) if trial % 2 else (lambda: rng.random())
+            scores = [None if rng.random() < 0.2 else draw() for _ in range(n)]
+            rows = [i for i in range(n) if scores[i] is not None]
+            weights = [rng.randint(0, 3) for _ in range(6)]
+            expected, expected_pairs = brute_pairs(scores, labels, strata, rows,
+                                                   [weights[t] for t in tasks])
+            for grouped in (True, False):
+                sweep = module.BootstrapSweep(scores, labels, strata, tasks, rows,
+                                              grouped=grouped)
+                twice_u, pairs = sweep.pair_count(weights)
+                self.assertEqual(pairs, expected_pairs)
+                if pairs:
+                    self.assertEqual(Fraction(twice_u, 2 * pairs), expected)
+
+    def test_inlined_sampler_and_task_weights_reproduce_the_standard_library(self):
+        module = load(AUC)
+        for seed in range(200):
+            sizes = random.Random(seed)
+            n = sizes.randint(1, 5000)
+            k = sizes.randint(0, n)
+            population = range(n) if seed % 2 else [f"r{i}" for i in range(n)]
+            ours, theirs = random.Random(seed), random.Random(seed)
+            self.assertEqual(module.sample(ours, population, k), theirs.sample(population, k))
+            tasks = sizes.randint(1, 300)
+            counts = [0] * tasks
+            for task in theirs.choices(range(tasks), k=tasks):
+                counts[task] += 1
+            self.assertEqual(module.cluster_weights(ours, tasks), counts)
+
+
+def issue19_like_baseline(seed, n_tasks=50, per_task=4, n_features=10):
+    """Issue 19 finding 2's shape: features generated exactly like the baseline (the
+    same shift for successes, independent noise), on tasks of varying ease."""
+    rng = random.Random(seed)
+    labels, tasks, baseline = [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random()
+        for _ in range(per_task):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0.5 * y, 1))
+            for values in features:
+                values.append(rng.gauss(0.5 * y, 1))
+    return labels, tasks, baseline, features
+
+
+def issue19_task_level(seed, n_tasks, per_task, n_columns):
+    """Finding 1 and 3's shape: outcomes driven by task difficulty alone; columns that
+    are constant within each task (column 0 the task's true difficulty, the others
+    noise drawn once per task); a baseline of run-level noise."""
+    rng = random.Random(seed)
+    difficulty = [rng.random() for _ in range(n_tasks)]
+    columns = [difficulty] + [[rng.random() for _ in range(n_tasks)]
+                              for _ in range(n_columns - 1)]
+    labels, tasks, baseline, features = [], [], [], [[] for _ in range(n_columns)]
+    for t in range(n_tasks):
+        for _ in range(per_task):
+            labels.append(int(rng.random() < difficulty[t]))
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.random())
+            for values, column in zip(features, columns):
+                values.append(column[t])
+    return labels, tasks, baseline, features
+
+
+def issue19_runs_csv(labels, tasks, baseline, features, strata=None):
+    header = ["run_id", "task_id"] + (["arm"] if strata else []) + \
+        ["verified", "tool_calls"] + [f"f{j}" for j in range(len(features))]
+    rows = []
+    for i, y in enumerate(labels):
+        rows.append([f"r{i:04d}", tasks[i]] + ([strata[i]] if strata else []) +
+                    [y, f"{baseline[i]:.6f}"] + [f"{v[i]:.6f}" for v in features])
+    return csv_text(header, rows)
+
+
+def exact_task_level_p(values, labels, tasks):
+    """A column constant within tasks: its exact p under the task shuffle, by visiting
+    every assignment of the tasks' success counts (all tasks of one size), with the
+    better direction re-chosen per assignment as the audit does."""
+    order = sorted(set(tasks))
+    members = [[i for i, t in enumerate(tasks) if t == task] for task in order]
+    counts = [sum(labels[i] for i in m) for m in members]
+    observed = best(brute_pairs(values, labels)[0])
+    hits = total = 0
+    for assignment in itertools.permutations(counts):
+        shuffled = [0] * len(labels)
+        for rows, count in zip(members, assignment):
+            for i in rows[:count]:       # constant within a task: placement is irrelevant
+                shuffled[i] = 1
+        total += 1
+        hits += best(brute_pairs(values, shuffled)[0]) >= observed
+    return Fraction(hits, total)
+
+
+class TestAucGatesHoldTheirRates(unittest.TestCase):
+    """Issue 19: the null respects tasks, gate 1 is family-wise, gate 3 needs
+    within-task evidence and 10 clusters, p-values say their floor."""
+
+    def test_finding_1_task_level_column_on_4_tasks_does_not_pass(self):
+        # A column constant within each of 4 tasks passed all three gates at p < 0.001
+        # with an interval "from 4 tasks"; its exact task-level p is a few 24ths.
+        rng = random.Random(19)
+        rates = [0.9, 0.7, 0.3, 0.1]
+        labels, tasks, baseline, column = [], [], [], []
+        for t, rate in enumerate(rates):
+            for r in range(10):
+                labels.append(int(r < rate * 10))
+                tasks.append(f"t{t}")
+                baseline.append(rng.random())
+                column.append(4 - t)
+        text = issue19_runs_csv(labels, tasks, baseline, [column])
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "2000", "--boot", "200"])
+        (feature,) = result["features"]
+        self.assertEqual(result["family_null"]["permute"], "tasks")
+        self.assertTrue(result["family_null"]["permute_default"])
+        exact = exact_task_level_p(column, labels, tasks)
+        self.assertAlmostEqual(feature["permutation_p"], float(exact), delta=0.02)
+        self.assertGreater(feature["adjusted_p"], 0.05)
+        self.assertIsNone(feature["delta_ci"])                 # 4 clusters: withheld
+        self.assertNotEqual(feature["verdict"], "passes all three gates")
+        # The report's run shuffle is still there, and says it is chosen.
+        rows = auc_audit_json({"runs.csv": text}, ["--permute", "rows", "--perms", "500",
+                                                   "--boot", "50"])
+        self.assertLess(rows["features"][0]["permutation_p"], 0.01)
+        self.assertFalse(rows["family_null"]["permute_default"])
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot", "50"])
+        self.assertIn("shuffles of whole tasks among tasks of the same shape; the default",
+                      " ".join(out.split()))
+
+    def test_finding_1_task_shuffle_within_strata_matches_exact_enumeration(self):
+        # 5 tasks, each with 2 runs in arm p and 1 in arm q: the shuffle moves whole
+        # tasks (their per-arm counts) among tasks of that shape, placing each count
+        # on a random subset of the task's runs in that arm.
+        labels = [1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 0]
+        tasks = [t for t in "abcde" for _ in range(3)]
+        strata = ["p", "p", "q"] * 5
+        values = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9]
+        n = len(labels)
+        # Exact: every assignment of count vectors, times every placement in each cell.
+        cells = {(t, s): [i for i in range(n) if tasks[i] == t and strata[i] == s]
+                 for t in "abcde" for s in "pq"}
+        vectors = [(sum(labels[i] for i in cells[(t, "p")]),
+                    sum(labels[i] for i in cells[(t, "q")])) for t in "abcde"]
+        observed = best(brute_pairs(values, labels, strata)[0])
+        hits = total = 0
+        for assignment in itertools.permutations(vectors):
+            options = []
+            for t, (cp, cq) in zip("abcde", assignment):
+                options.append(list(itertools.combinations(cells[(t, "p")], cp)))
+                options.append(list(itertools.combinations(cells[(t, "q")], cq)))
+            for choice in itertools.product(*options):
+                chosen = set(itertools.chain(*choice))
+                draw = [int(i in chosen) for i in range(n)]
+                total += 1
+                hits += best(brute_pairs(values, draw, strata)[0]) >= observed
+        exact = Fraction(hits, total)
+        text = csv_text(["run_id", "task_id", "arm", "verified", "tool_calls", "f"],
+                        [[f"r{i:02d}", tasks[i], strata[i], labels[i], i % 4, values[i]]
+                         for i in range(n)])
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "arm", "--perms", "4000",
+                                                     "--boot", "10"])
+        self.assertEqual(result["family_null"]["permute"], "tasks")
+        # p = (1 + hits among B) / (1 + B): Monte Carlo sd about 0.008 here.
+        self.assertAlmostEqual(result["features"][0]["permutation_p"], float(exact),
+                               delta=0.03)
+
+    def test_fast_task_null_draws_what_the_row_level_shuffle_draws(self):
+        module = load(AUC)
+        rng = random.Random(5)
+        for trial in range(30):
+            n_tasks = rng.randint(2, 8)
+            tasks = [rng.randrange(n_tasks) for _ in range(rng.randint(6, 40))]
+            strata = [rng.randint(0, 1) for _ in tasks] if trial % 2 else None
+            labels = [rng.randint(0, 1) for _ in tasks]
+            features = [[None if rng.random() < 0.2 else rng.randint(0, 4) for _ in tasks]
+                        for _ in range(3)]
+            codes = strata if strata is not None else [0] * len(tasks)
+            family = module.NullFamily(features, codes, 2 if strata else 1)
+            fast = module.task_null_aucs(family, labels, strata, tasks, 40, random.Random(trial))
+            slow = module.null_aucs(family, module.shuffled_draws(
+                labels, "tasks", strata, tasks, 40, random.Random(trial)))
+            self.assertEqual(fast, slow)
+            for picked, are_successes in module.shuffled_draws(labels, "tasks", strata, tasks,
+                                                               20, random.Random(trial)):
+                # Each stratum keeps its number of successes; each task's count vector
+                # is some same-shape task's.
+                chosen = set(picked)
+                drawn = [int((i in chosen) == are_successes) for i in range(len(tasks))]
+                for level in set(codes):
+                    self.assertEqual(sum(d for d, c in zip(drawn, codes) if c == level),
+                                     sum(y for y, c in zip(labels, codes) if c == level))
+
+    def test_finding_2_features_like_the_baseline_no_longer_pass(self):
+        # Seed 5 of the shape: the old per-feature interval let f9 pass; the joint
+        # interval over the 10 features reaches 0.
+        labels, tasks, baseline, features = issue19_like_baseline(5)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "300", "--boot", "300"])
+        self.assertEqual(result["verdict"]["passing"], [])
+        f9 = next(f for f in result["features"] if f["name"] == "f9")
+        self.assertGreater(f9["delta_ci"][0], 0)                 # the per-feature interval
+        self.assertLessEqual(f9["delta_joint_ci"][0], 0)         # the family-wise one
+        self.assertIn("joint interval over all 10 features reaches 0", f9["verdict"])
+
+    def test_joint_interval_from_its_definition(self):
+        module = load(AUC)
+        rng = random.Random(7)
+        for _ in range(50):
+            m, b = rng.randint(1, 5), rng.randint(5, 60)
+            observed = [rng.gauss(0, 1) for _ in range(m)]
+            joint = [[None if rng.random() < 0.1 else o + rng.gauss(0, 1 + j)
+                      for _ in range(b)] for j, o in enumerate(observed)]
+            sds = []
+            for values in joint:
+                drawn = [v for v in values if v is not None]
+                mean = sum(drawn) / len(drawn)
+                sds.append(math.sqrt(sum((v - mean) ** 2 for v in drawn) / (len(drawn) - 1)))
+            maxima = sorted(max([abs(joint[j][k] - observed[j]) / sds[j] for j in range(m)
+                                 if joint[j][k] is not None], default=0.0) for k in range(b))
+            position = 0.95 * (b - 1)
+            low = int(position)
+            c = maxima[low] + (maxima[min(low + 1, b - 1)] - maxima[low]) * (position - low)
+            critical, bands = module.joint_interval(observed, joint)
+            self.assertAlmostEqual(critical, c, places=12)
+            for band, o, sd in zip(bands, observed, sds):
+                self.assertAlmostEqual(band[0], o - c * sd, places=12)
+                self.assertAlmostEqual(band[1], o + c * sd, places=12)
+
+    def test_finding_3_task_difficulty_column_cannot_pass(self):
+        # A column equal to each task's true difficulty beat the leave-one-out bar
+        # (0.819 against 0.676) and passed. Within a task it ties on every pair.
+        labels, tasks, baseline, features = issue19_task_level(3, 30, 4, 1)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        for argv in ([], ["--permute", "rows"]):
+            result = auc_audit_json({"runs.csv": text}, ["--perms", "500", "--boot", "500",
+                                                         *argv])
+            (feature,) = result["features"]
+            self.assertEqual(feature["within_task_auc"], 0.5)
+            self.assertIn("no_within_task_signal", feature["flags"])
+            self.assertIn("below_task_identity", feature["flags"])
+            self.assertNotEqual(feature["verdict"], "passes all three gates")
+            # The ceiling is the best any function of the task reaches: brute force.
+            rate = {t: Fraction(sum(y for y, u in zip(labels, tasks) if u == t),
+                                tasks.count(t)) for t in set(tasks)}
+            ceiling = brute_pairs([rate[t] for t in tasks], labels)[0]
+            self.assertEqual(feature["task_ceiling_same_rows"], float(ceiling))
+            self.assertLessEqual(feature["auc"], feature["task_ceiling_same_rows"])
+
+    def test_finding_3_ceiling_beats_every_function_of_the_task(self):
+        module = load(AUC)
+        rng = random.Random(11)
+        for _ in range(40):
+            n_tasks = rng.randint(2, 5)
+            tasks = [rng.randrange(n_tasks) for _ in range(rng.randint(4, 16))]
+            labels = [rng.randint(0, 1) for _ in tasks]
+            if len(set(labels)) < 2:
+                continue
+            ceiling = module.task_ceiling(labels, tasks, None, range(len(tasks)))
+            # Every ranking of the tasks (with ties) is a function of the task alone.
+            best_any = max(brute_pairs([scores[t] for t in tasks], labels)[0]
+                           for scores in itertools.product(range(n_tasks), repeat=n_tasks))
+            self.assertEqual(Fraction(ceiling).limit_denominator(10 ** 6), best_any)
+
+    def test_ties_within_tasks_are_flagged_and_fail_gate_3(self):
+        # A within-task AUC of exactly 0.5, made of ties, was neither flagged W nor failed.
+        labels, tasks, baseline, features = issue19_task_level(4, 12, 4, 1)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "300", "--boot", "300"])
+        self.assertEqual(status, 0, err)
+        table = out[out.index("joint 95% CI"):].splitlines()[2]
+        self.assertIn(" N ", f" {table} ")
+
+    def test_fewer_than_ten_clusters_cannot_pass_gate_3(self):
+        header, rows = strong_rows(lambda i: f"t{i % 5}")
+        result = auc_audit_json({"runs.csv": table_text(header, rows)},
+                                ["--perms", "300", "--boot", "300", "--permute", "rows"])
+        (sharp,) = result["features"]
+        self.assertIsNone(sharp["delta_ci"])
+        self.assertIsNone(sharp["delta_joint_ci"])
+        self.assertEqual(result["bootstrap"]["resamples"], 0)
+        self.assertEqual(sharp["verdict"], "fails gate 3: fewer than 10 clusters, so no "
+                                           "interval is given")
+        # The clustered test's normal reference with 5 clusters: withheld, with the reason.
+        self.assertIsNone(sharp["clustered"]["p"])
+        self.assertIn("too few for its normal reference", sharp["clustered"]["undefined"])
+        self.assertIsNotNone(sharp["clustered"]["variance"])
+
+    def test_p_at_its_floor_is_marked_and_never_0(self):
+        module = load(AUC)
+        self.assertEqual(module.fmt_p(0.0), "<0.001")
+        self.assertEqual(module.fmt_p(1 / 201, floor=1 / 201), "<=0.005")
+        self.assertEqual(module.fmt_p(0.0499), "0.0499")     # the shared fmt_p keeps decimals
+        self.assertEqual(module.fmt_p(0.04999999), "<0.050")
+        header, rows = strong_rows(lambda i: f"t{i % 10}")
+        files = {"runs.csv": table_text(header, rows)}
+        argv = ["--perms", "200", "--boot", "200", "--permute", "rows"]
+        result = auc_audit_json(files, argv)
+        (sharp,) = result["features"]
+        self.assertEqual(sharp["permutation_p"], 1 / 201)          # full value in JSON
+        self.assertEqual(result["family_null"]["smallest_p"], 1 / 201)
+        for style in ("text", "markdown"):
+            status, out, err = audit_folder(files, argv + ["--format", style])
+            self.assertEqual(status, 0, err)
+            line = next(l for l in out.splitlines() if l.strip("| ").startswith("sharp")
+                        and "0.00" in l and "<=" in l)
+            self.assertIn("<=0.005", line)
+            self.assertNotIn("0.000", out.split("-- provenance --")[0].split("provenance")[0])
+
+    def test_example_keeps_the_report_figures_under_the_reports_scheme(self):
+        # The seed report's figures on the shipped example, with the shuffle the
+        # report used (runs within conditions): the same as before issue 19.
+        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
+            text = handle.read()
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "condition", "--permute",
+                                                     "strata"])
+        features = {f["name"]: f for f in result["features"]}
+        self.assertEqual(round(result["baseline"]["auc"], 3), 0.616)
+        self.assertEqual(round(result["baseline"]["auc_pooled"], 3), 0.614)
+        impl = features["impl_seconds"]
+        self.assertEqual((round(impl["auc"], 3), round(impl["baseline_auc_same_rows"], 3)),
+                         (0.661, 0.878))
+        self.assertEqual(round(result["task_identity_auc"], 3), 0.881)
+        self.assertEqual(round(features["search_calls"]["auc"], 3), 0.775)
+        self.assertEqual(result["family_null"]["permute"], "strata")
+        self.assertEqual(round(result["family_null"]["median_max"], 3), 0.641)
+        self.assertEqual(round(result["family_null"]["p_clear_bar"], 3), 0.708)
+
+
+# === regrade.py (in the order of its manual) ===
+# --- regrade.py: instances, runs, settings and the shipped example ---
+class TestRegradePure(unittest.TestCase):
+    def test_diff_normalisation_and_paths(self):
+        regrade = load("regrade.py")
+        diff = ("Sure! Here is the patch:\r\ndiff --git a/x.py b/x.py\r\n--- a/x.py\r\n"
+                "+++ b/x.py\r\n@@ -1 +1 @@\r\n-a\r\n+b")
+        self.assertEqual(regrade.normalise_diff(diff),
+                         "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")
+        quoted = 'diff --git "a/t\\303\\251st.py" "b/t\\303\\251st.py"\n'
+        self.assertEqual(regrade.diff_paths(quoted), ["t\u00e9st.py"])
+
+    def test_shard_partition_of_many_ids(self):
+        regrade = load("regrade.py")
+        ids = [f"inst-{i}@model#{i % 3}" for i in range(500)]
+        for n in (1, 2, 7):
+            owners = [[k for k in range(1, n + 1) if regrade.in_shard(i, (k, n))] for i in ids]
+            self.assertTrue(all(len(o) == 1 for o in owners))
+
+    def test_verdict_rules(self):
+        regrade = load("regrade.py")
+        # As in SWE-bench: an xfailed PASS_TO_PASS test passes, an xpassed test does not.
+        decided = regrade.decide(["f"], ["p"], {"f": ["xpassed"], "p": ["xfailed"]})
+        self.assertEqual((decided["completed"], decided["fail_to_pass"]["failed"],
+                          decided["pass_to_pass"]["passed"]), (False, ["f"], ["p"]))
+        decided = regrade.decide(["f1", "f2"], [], {"f1": ["passed"], "f2": ["error"]})
+        self.assertEqual(decided["resolution"], "PARTIAL")
+        decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["failed"]})
+        self.assertEqual(decided["resolution"], "NO")
+
+
+class TestRegradeExample(unittest.TestCase):
+    def test_make_repo_rebuilds_the_committed_example(self):
+        example = os.path.join(HERE, "examples", "regrade")
+        with TempDir() as folder:
+            shutil.copy(os.path.join(example, "make_repo.py"), folder)
+            subprocess.run([sys.executable, os.path.join(folder, "make_repo.py")], check=True,
+                           capture_output=True, timeout=120)
+            for name in ("instances.jsonl", "predictions.jsonl"):
+                with open(os.path.join(folder, name), "rb") as made, \
+                        open(os.path.join(example, name), "rb") as committed:
+                    self.assertEqual(made.read(), committed.read(), name)
+            # Pack bytes may differ between git versions; the commits may not.
+            heads = [subprocess.run(["git", "bundle", "list-heads", path], capture_output=True,
+                                    text=True, check=True).stdout
+                     for path in (os.path.join(folder, "calc.bundle"),
+                                  os.path.join(example, "calc.bundle"))]
+            self.assertEqual(heads[0], heads[1])
+            self.assertTrue(heads[0].strip())
+
+
+def regrade_jsonl(folder, name, records):
+    return write(folder, name, "".join(json.dumps(r) + "\n" for r in records))
+
+
+class TestRegradeRefusesWhatItCannotGrade(unittest.TestCase):
+    EXAMPLE = os.path.join(HERE, "examples", "regrade")
+
+    def test_a_json_object_as_fail_to_pass_is_an_error_not_a_traceback(self):
+        with open(os.path.join(self.EXAMPLE, "instances.jsonl"), encoding="utf-8") as handle:
+            instance = json.loads(handle.readline())
+        for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+            with self.subTest(field), TempDir() as folder:
+                bad = dict(instance, **{field: {"tests/test_calc.py::test_add": "PASSED"}})
+                instances = regrade_jsonl(folder, "instances.jsonl", [bad])
+                status, out, err = run("regrade.py", [
+                    instances, os.path.join(self.EXAMPLE, "predictions.jsonl"),
+                    "--repo", os.path.join(self.EXAMPLE, "calc.bundle")])
+                assert_one_error(self, status, out, err, field, "got a JSON object")
+
+    def test_no_run_graded_exits_non_zero_and_says_so_last(self):
+        with TempDir() as folder:
+            runs = regrade_jsonl(folder, "predictions.jsonl", [
+                {"instance_id": "not-an-instance", "model_name_or_path": "m",
+                 "model_patch": "diff --git a/x b/x\n"}])
+            for style in ("text", "markdown", "json"):
+                with self.subTest(style):
+                    status, out, err = run("regrade.py", [
+                        os.path.join(self.EXAMPLE, "instances.jsonl"), runs, "--repo",
+                        os.path.join(self.EXAMPLE, "calc.bundle"), "--format", style])
+                    self.assertEqual(status, 1, err)
+                    self.assertTrue(out.strip())          # the summary is still printed
+                    self.assertTrue(err.strip().splitlines()[-1].startswith(
+                        "error: no run could be graded: the 1 run is a grading error (error "
+                        "1)"), err)
+
+
 # Throwaway repositories for regrade.py: tiny, built with a fixed identity and
 # date, graded with the interpreter running the tests. Each CLI call grades
 # many runs at once and the tests read the verdicts from --format json.
@@ -2096,13 +5785,6 @@ REGRADE_IDENTITY = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example
                     "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000",
                     "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000",
                     "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-
-
-def regrade_has_pytest():
-    return importlib.util.find_spec("pytest") is not None
-
-
-REGRADE_NO_PYTEST = f"pytest is not installed for {sys.executable}: pytest-runner cases skipped"
 
 
 def regrade_git(args, cwd):
@@ -2157,20 +5839,256 @@ def regrade_by_run(report):
     return {v["run_id"]: v for v in report["runs"]}
 
 
-def regrade_jsonl(folder, name, records):
-    return write(folder, name, "".join(json.dumps(r) + "\n" for r in records))
+class RegradeRepoCase(unittest.TestCase):
+    """A test class with one throwaway repository of its own, built once: make_repo
+    commits the files and returns a scratch clone to make the runs' diffs in."""
+
+    @classmethod
+    def make_repo(cls, files):
+        cls.temp = TempDir()
+        cls.folder = cls.temp.__enter__()
+        cls.repo, cls.base = regrade_repo(cls.folder, files)
+        work = os.path.join(cls.folder, "work")
+        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
+        return work
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.temp.__exit__(None, None, None)
 
 
-def bwrap_missing():
-    """Why bubblewrap cannot sandbox a test command here, or '' where it can."""
-    regrade = load("regrade.py")
-    try:
-        regrade.choose_sandbox("bwrap", sys.executable, False)
-    except regrade.InputError as exc:
-        return str(exc)
-    return ""
+# Issue 8, sections 1, 1b, 3, 4 and 5: a verdict that cannot be trusted says so
+# (a grading error with its reason), the whole test tree is reset, only the listed
+# tests run, and each verdict records the environment that decided it.
+CORE_BASE = {
+    "calc/__init__.py": "from calc.ops import add\n",
+    "calc/ops.py": "def add(a, b):\n    return a - b\n",
+    "tests/__init__.py": "",
+    "tests/conftest.py": "import calc  # the project's own conftest imports the package\n",
+    "tests/test_ops.py": (
+        "import unittest\n\nfrom calc import add\n\n\n"
+        "class TestOps(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n"
+        "    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n"
+        "    def test_unlisted_broken(self):\n        self.assertEqual(1, 2)\n\n"
+        "    def test_unlisted_exits(self):\n        import os\n        os._exit(3)\n"),
+    "checks/test_more.py": "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 4\n",
+}
+CORE_FIX = {"calc/ops.py": "def add(a, b):\n    return a + b\n"}
+CORE_RUNS = {
+    "fix": CORE_FIX,
+    "empty": {},
+    "skips-on-import": dict(CORE_FIX, **{"calc/__init__.py": (
+        "import pytest\npytest.skip('needs another platform', allow_module_level=True)\n")}),
+    "unittest-skip-on-import": dict(CORE_FIX, **{"calc/__init__.py": (
+        "import unittest\nraise unittest.SkipTest('needs another platform')\n")}),
+    "syntax-error": {"calc/ops.py": "def add(a, b):\n    return a + b +\n"},
+}
+CORE_IDS = {
+    "pytest": (["tests/test_ops.py::TestOps::test_add"], ["tests/test_ops.py::TestOps::test_zero"]),
+    "unittest": (["tests.test_ops.TestOps.test_add"], ["tests.test_ops.TestOps.test_zero"]),
+    "checks": (["checks/test_more.py::test_more"], []),
+}
 
 
+class RegradeCoreFixture(RegradeRepoCase):
+    """The calc repository and its runs' diffs, built once for a class."""
+
+    @classmethod
+    def setUpClass(cls):
+        work = cls.make_repo(CORE_BASE)
+        cls.diffs = {name: regrade_diff(work, files) for name, files in CORE_RUNS.items()}
+
+    def instance(self, instance_id, ids, **extra):
+        f2p, p2p = CORE_IDS[ids] if isinstance(ids, str) else ids
+        record = {"instance_id": instance_id, "repo": "acme/calc", "base_commit": self.base,
+                  "patch": self.diffs["fix"], "test_patch": "", "FAIL_TO_PASS": json.dumps(f2p),
+                  "PASS_TO_PASS": json.dumps(p2p)}
+        record.update(extra)
+        return record
+
+    def grade(self, instances, runs, extra_argv=()):
+        """Grade runs [(run_id, instance_id, diff name)] or a built-in set; verdicts by run id."""
+        with TempDir() as folder:
+            regrade_jsonl(folder, "instances.jsonl", instances)
+            if isinstance(runs, str):
+                predictions = runs
+            else:
+                predictions = regrade_jsonl(folder, "predictions.jsonl", [
+                    {"run_id": run_id, "instance_id": instance_id, "model_patch":
+                     self.diffs[name]} for run_id, instance_id, name in runs])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                predictions, "--repo", self.repo, *extra_argv])
+        self.assertEqual(status, graded_status(report), err)
+        self.report = report
+        return regrade_by_run(report)
+
+
+class TestRegradeMalformedInput(RegradeCoreFixture):
+    def run_cli(self, folder, instances, predictions, swap=False):
+        regrade_jsonl(folder, "i.jsonl", instances)
+        regrade_jsonl(folder, "p.jsonl", predictions)
+        files = [os.path.join(folder, "i.jsonl"), os.path.join(folder, "p.jsonl")]
+        return run("regrade.py", (files[::-1] if swap else files) + ["--repo", self.repo,
+                                                                      "--format", "json"])
+
+    def assert_one_error_line(self, result, expected):
+        status, out, err = result
+        self.assertEqual((status, out), (2, ""), err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertTrue(err.startswith("error: "), err)
+        self.assertIn(expected, err)
+
+    def test_a_file_with_no_usable_row_exits_2_with_one_line(self):
+        good = self.instance("good", "unittest")
+        pred = {"instance_id": "good", "model_patch": self.diffs["fix"]}
+        with TempDir() as folder:
+            for field, value, expected in (
+                    ("test_patch", ["a list"], "field 'test_patch': expected text, got list"),
+                    ("test_patch", 7.5, "field 'test_patch': expected text, got float"),
+                    ("FAIL_TO_PASS", [1, 2], "field 'FAIL_TO_PASS'"),
+                    ("test_env", [1], "field 'test_env': expected a JSON object"),
+                    ("base_commit", {"sha": "x"}, "field 'base_commit': expected text")):
+                self.assert_one_error_line(
+                    self.run_cli(folder, [dict(good, **{field: value})], [pred]), expected)
+            self.assert_one_error_line(self.run_cli(folder, [good], [pred], swap=True),
+                                       "looks like a predictions file")
+            self.assert_one_error_line(self.run_cli(folder, [good], [good]),
+                                       "looks like an instances file")
+
+    def test_one_bad_row_is_that_runs_error_and_the_rest_are_graded(self):
+        good = self.instance("good", "unittest")
+        bad_patch = self.instance("bad-patch", "unittest", test_patch=["diff --git a/x b/x"])
+        bad_list = self.instance("bad-list", "unittest", FAIL_TO_PASS=[1, "x"])
+        fix = self.diffs["fix"]
+        predictions = [
+            {"run_id": "good", "instance_id": "good", "model_patch": fix},
+            {"run_id": "bad-patch", "instance_id": "bad-patch", "model_patch": fix},
+            {"run_id": "bad-list", "instance_id": "bad-list", "model_patch": fix},
+            {"run_id": "null-patch", "instance_id": "good", "model_patch": None},
+            {"run_id": "list-patch", "instance_id": "good", "model_patch": [fix]},
+            {"run_id": "binary", "instance_id": "good", "model_patch": fix + "\x00\x01\x02"},
+            {"run_id": "huge", "instance_id": "good",
+             "model_patch": fix + "+" + "x" * (65 * 2 ** 20) + "\n"}]
+        with TempDir() as folder:
+            status, out, err = self.run_cli(folder, [good, bad_patch, bad_list], predictions)
+        self.assertEqual(status, 0, err)
+        verdicts = regrade_by_run(json.loads(out))
+        self.assertEqual(verdicts["good"]["status"], "resolved")
+        self.assertEqual((verdicts["null-patch"]["status"], verdicts["null-patch"]["patch_is_none"]),
+                         ("unresolved", True))
+        for name, expected in (("bad-patch", "field 'test_patch'"),
+                               ("bad-list", "field 'FAIL_TO_PASS'"),
+                               ("list-patch", "field 'model_patch': expected a diff as text"),
+                               ("binary", "NUL byte"), ("huge", "MiB limit")):
+            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
+                             ("error", None), name)
+            self.assertIn(expected, verdicts[name]["reason"])
+
+    def test_a_runs_folder_diff_that_is_not_utf8_is_that_runs_error(self):
+        with TempDir() as folder:
+            regrade_jsonl(folder, "i.jsonl", [self.instance("good", "unittest")])
+            for name, data in (("ok", self.diffs["fix"].encode()), ("latin", b"\xff\xfe junk\n")):
+                write(folder, f"runs/{name}/run.json", json.dumps({"instance_id": "good"}))
+                with open(os.path.join(folder, "runs", name, "run.diff"), "wb") as handle:
+                    handle.write(data)
+            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"),
+                                                os.path.join(folder, "runs"), "--repo", self.repo])
+        self.assertEqual(status, 0, err)
+        verdicts = regrade_by_run(report)
+        self.assertEqual(verdicts["ok"]["status"], "resolved")
+        self.assertEqual(verdicts["latin"]["status"], "error")
+        self.assertIn("not UTF-8", verdicts["latin"]["reason"])
+
+
+def settings_keys_read(path):
+    """{key: first line} of every key regrade.py reads or writes in its settings record:
+    settings[...], settings.get(...), job["settings"][...] and the like, dict(settings,
+    key=...), and the names a comprehension takes from a tuple (written or named)."""
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    constants = {node.targets[0].id: node.value for node in tree.body
+                 if isinstance(node, ast.Assign) and len(node.targets) == 1
+                 and isinstance(node.targets[0], ast.Name)}
+
+    def is_record(node):
+        return (isinstance(node, ast.Name) and node.id == "settings") or (
+            isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+            and node.slice.value == "settings")
+
+    def names_from(node):
+        node = constants.get(node.id, node) if isinstance(node, ast.Name) else node
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        raise AssertionError(f"regrade.py line {node.lineno}: a loop over settings keys "
+                             f"this test cannot resolve")
+
+    def uses(node):
+        """(key node, line) of each use of the record in a node."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Subscript) and is_record(sub.value):
+                yield sub.slice, sub.lineno
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                    and is_record(sub.func.value) and sub.func.attr in ("get", "setdefault"):
+                yield sub.args[0], sub.lineno
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
+                    and sub.func.id == "dict" and sub.args and is_record(sub.args[0]):
+                for word in sub.keywords:
+                    yield ast.Constant(word.arg), sub.lineno
+
+    found, loop_names = {}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            loops = {g.target.id: g.iter for g in node.generators
+                     if isinstance(g.target, ast.Name)}
+            loop_names.update(loops)
+            for key, line in uses(node):
+                if isinstance(key, ast.Name) and key.id in loops:
+                    for name in names_from(loops[key.id]):
+                        found.setdefault(name, line)
+    for key, line in uses(tree):
+        if isinstance(key, ast.Constant):
+            found.setdefault(key.value, line)
+        elif not (isinstance(key, ast.Name) and key.id in loop_names):
+            raise AssertionError(f"regrade.py line {line}: a settings key this test cannot "
+                                 f"resolve")
+    return found
+
+
+class TestDeclaredSettings(unittest.TestCase):
+    """regrade.py's settings record is declared in one place, SETTINGS, with each key's
+    meaning and its value until set; new_settings() makes exactly those keys and the code
+    uses no other (an ast walk of the file, not a grep)."""
+
+    def setUp(self):
+        self.r = load("regrade.py")
+
+    def test_every_key_the_code_uses_is_declared(self):
+        used = settings_keys_read(os.path.join(HERE, "regrade.py"))
+        self.assertGreater(len(used), 15)       # the walk does find them
+        undeclared = sorted(set(used) - set(self.r.SETTINGS))
+        self.assertEqual(undeclared, [], [f"{k} (line {used[k]})" for k in undeclared])
+        self.assertEqual(sorted(set(self.r.SETTINGS) - set(used)), [])   # none declared idly
+        self.assertLessEqual(set(self.r.KEY_OPTIONS), set(self.r.SETTINGS))
+
+    def test_new_settings_makes_every_declared_key_from_the_options(self):
+        args = self.r.build_parser().parse_args(
+            ["i.jsonl", "p.jsonl", "--repo", "r", "--timeout", "7", "--env", "A=1",
+             "--keep-env", "HOME", "--test-files", "t/*.py", "--select", "files"])
+        settings = self.r.new_settings(args, repeat=2)
+        self.assertEqual(list(settings), list(self.r.SETTINGS))
+        self.assertEqual({k: settings[k] for k in ("timeout", "env", "keep_env", "repeat",
+                                                   "test_patterns", "select", "runner")},
+                         {"timeout": 7.0, "env": {"A": "1"}, "keep_env": {"HOME"}, "repeat": 2,
+                          "test_patterns": ("t/*.py",), "select": "files", "runner": "auto"})
+        self.assertTrue(settings["grader_version"].startswith(self.r.__version__ + "+"))
+        for name, (value, meaning) in self.r.SETTINGS.items():
+            self.assertTrue(meaning, name)
+            if meaning.startswith("set by"):
+                self.assertEqual(settings[name], value, name)
+
+
+# --- regrade.py: the procedure end to end, per runner ---
 TOY_BASE = {
     "toy/__init__.py": "from toy.core import add, divide\n",
     "toy/core.py": "def add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    return a // b\n",
@@ -2233,24 +6151,6 @@ TOY_RUNS = {
         "        raise unittest.SkipTest('not supported')\n    return a // b")},
     "crashes": {"toy/core.py": "import os\nos._exit(3)\n"},
 }
-
-
-class RegradeRepoCase(unittest.TestCase):
-    """A test class with one throwaway repository of its own, built once: make_repo
-    commits the files and returns a scratch clone to make the runs' diffs in."""
-
-    @classmethod
-    def make_repo(cls, files):
-        cls.temp = TempDir()
-        cls.folder = cls.temp.__enter__()
-        cls.repo, cls.base = regrade_repo(cls.folder, files)
-        work = os.path.join(cls.folder, "work")
-        regrade_git(["clone", "-q", cls.repo, work], cls.folder)
-        return work
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.temp.__exit__(None, None, None)
 
 
 class RegradeFixture(RegradeRepoCase):
@@ -2717,6 +6617,13 @@ def hashlib_sha256_of(path):
         return hashlib.sha256(handle.read()).hexdigest()
 
 
+def regrade_has_pytest():
+    return importlib.util.find_spec("pytest") is not None
+
+
+REGRADE_NO_PYTEST = f"pytest is not installed for {sys.executable}: pytest-runner cases skipped"
+
+
 @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
 class TestRegradePytestRunner(RegradeFixture):
     def test_every_status_and_exploit_with_the_pytest_plugin(self):
@@ -2754,6328 +6661,17 @@ class TestRegradePytestRunner(RegradeFixture):
         self.assert_status(verdicts, {"fix": "resolved", "fake-passed": "unresolved"})
 
 
-class TestRegradePure(unittest.TestCase):
-    def test_diff_normalisation_and_paths(self):
-        regrade = load("regrade.py")
-        diff = ("Sure! Here is the patch:\r\ndiff --git a/x.py b/x.py\r\n--- a/x.py\r\n"
-                "+++ b/x.py\r\n@@ -1 +1 @@\r\n-a\r\n+b")
-        self.assertEqual(regrade.normalise_diff(diff),
-                         "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")
-        quoted = 'diff --git "a/t\\303\\251st.py" "b/t\\303\\251st.py"\n'
-        self.assertEqual(regrade.diff_paths(quoted), ["t\u00e9st.py"])
-
-    def test_shard_partition_of_many_ids(self):
-        regrade = load("regrade.py")
-        ids = [f"inst-{i}@model#{i % 3}" for i in range(500)]
-        for n in (1, 2, 7):
-            owners = [[k for k in range(1, n + 1) if regrade.in_shard(i, (k, n))] for i in ids]
-            self.assertTrue(all(len(o) == 1 for o in owners))
-
-    def test_verdict_rules(self):
-        regrade = load("regrade.py")
-        # As in SWE-bench: an xfailed PASS_TO_PASS test passes, an xpassed test does not.
-        decided = regrade.decide(["f"], ["p"], {"f": ["xpassed"], "p": ["xfailed"]})
-        self.assertEqual((decided["completed"], decided["fail_to_pass"]["failed"],
-                          decided["pass_to_pass"]["passed"]), (False, ["f"], ["p"]))
-        decided = regrade.decide(["f1", "f2"], [], {"f1": ["passed"], "f2": ["error"]})
-        self.assertEqual(decided["resolution"], "PARTIAL")
-        decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["failed"]})
-        self.assertEqual(decided["resolution"], "NO")
-
-
-def bench_regrade_example():
-    """Grader overhead per run beyond the test command, and --jobs 2 vs --jobs 1, on the example."""
-    example = os.path.join(HERE, "examples", "regrade")
-    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
-            "--repo", os.path.join(example, "calc.bundle")]
-    results = {}
-    for jobs in (1, 2):
-        best = None
-        for _ in range(3):
-            started = time.monotonic()
-            status, report, err = regrade_json(argv + ["--jobs", str(jobs)])
-            wall = time.monotonic() - started
-            if best is None or wall < best[0]:
-                best = (wall, report["summary"])
-        results[jobs] = best
-    wall, summary = results[1]
-    print(f"regrade example: {summary['runs']} runs, --jobs 1 {wall:.2f} s wall, "
-          f"test commands {summary['seconds_tests']:.2f} s, grader overhead "
-          f"{summary['overhead_per_run_s']:.3f} s per run")
-    print(f"regrade example: --jobs 2 {results[2][0]:.2f} s wall, speed-up "
-          f"{results[1][0] / results[2][0]:.2f}x over --jobs 1")
-
-
-# === regrade.py review fixes ===
-# Each exploit from the outside review of regrade.py, on the toy repository:
-# every one resolved before the fixes; each must now end unresolved (or in the
-# status the review asked for).
-REVIEW_FORCE_PASS = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
-                     "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
-                     "    report = outcome.get_result()\n    report.outcome = 'passed'\n"
-                     "    report.longrepr = None\n")
-REVIEW_SHADOW_PYTEST = (
-    "import os, sys\nhere = os.path.dirname(os.path.abspath(__file__))\n"
-    "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != here]\n"
-    "del sys.modules['pytest']\nimport pytest as real\nimport evilplug\n"
-    "real.main(sys.argv[1:], plugins=[evilplug])\nsys.exit(0)\n")
-REVIEW_SHADOW_JSON = (
-    "import sys, os\n_me = sys.modules.pop('json')\n"
-    "_here = os.path.dirname(os.path.abspath(__file__))\n_old = sys.path[:]\n"
-    "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != _here]\n"
-    "import json as _m\nsys.path[:] = _old\nsys.modules['json'] = _me\n"
-    "globals().update({k: v for k, v in vars(_m).items() if not k.startswith('__')})\n"
-    "def dumps(obj, *a, **k):\n"
-    "    if isinstance(obj, dict) and obj.get('kind') == 'test':\n"
-    "        obj = dict(obj, outcome='passed')\n"
-    "    return _m.dumps(obj, *a, **k)\n"
-    "import atexit\natexit.register(os._exit, 0)\n")
-REVIEW_SHADOW_UNITTEST = (
-    "import sys, os, importlib.util\n"
-    "where = os.path.join(os.path.dirname(os.__file__), 'unittest')\n"
-    "spec = importlib.util.spec_from_file_location('unittest', os.path.join(where, '__init__.py'),"
-    " submodule_search_locations=[where])\n"
-    "mod = importlib.util.module_from_spec(spec); sys.modules['unittest'] = mod\n"
-    "spec.loader.exec_module(mod)\n"
-    "def run(self, result=None):\n"
-    "    result.startTest(self); result.addSuccess(self); result.stopTest(self)\n"
-    "mod.TestCase.run = run\n")
-REVIEW_ASSERT_PATCH = ("import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
-                       "unittest.TestCase.assertAlmostEqual = lambda *a, **k: None\n")
-REVIEW_GC_PLUGIN = (
-    "import gc, sys\nif '_pytest' in sys.modules:\n    import pytest\n    class _E:\n"
-    "        @pytest.hookimpl(hookwrapper=True)\n"
-    "        def pytest_runtest_makereport(self, item, call):\n"
-    "            out = yield\n            r = out.get_result(); r.outcome = 'passed'; "
-    "r.longrepr = None\n"
-    "    for o in gc.get_objects():\n"
-    "        if type(o).__name__ == 'Config' and hasattr(o, 'pluginmanager'):\n"
-    "            o.pluginmanager.register(_E(), 'evil'); break\n")
-# Finds the recorder's results file in memory and writes passing records for
-# every listed test in the old format (and with a made-up signature), then
-# ends the process before any real result is written.
-REVIEW_FORGE = (
-    "import json, os, sys\n"
-    "IDS = {'pytest': ['tests/test_core.py::TestCore::test_divide_half',\n"
-    "                  'tests/test_extra.py::TestExtra::test_divide_third',\n"
-    "                  'tests/test_core.py::TestCore::test_add',\n"
-    "                  'tests/test_core.py::TestCore::test_divide_even'],\n"
-    "       'unittest': ['tests.test_core.TestCore.test_divide_half',\n"
-    "                    'tests.test_extra.TestExtra.test_divide_third',\n"
-    "                    'tests.test_core.TestCore.test_add',\n"
-    "                    'tests.test_core.TestCore.test_divide_even']}\n"
-    "for module in list(sys.modules.values()):\n"
-    "    config = getattr(module, '_CONFIG', None)\n"
-    "    if isinstance(config, dict) and 'results' in config:\n"
-    "        with open(config['results'], 'a') as out:\n"
-    "            for runner, ids in IDS.items():\n"
-    "                for n in ids:\n"
-    "                    for when in ('setup', 'call', 'teardown'):\n"
-    "                        rec = {'kind': 'test', 'nodeid': n, 'when': when,\n"
-    "                               'outcome': 'passed', 'xfail': False}\n"
-    "                        if runner == 'unittest':\n"
-    "                            rec = {'kind': 'test', 'nodeid': n, 'outcome': 'passed'}\n"
-    "                        out.write(json.dumps(rec) + '\\n')\n"
-    "                        out.write(json.dumps({'record': json.dumps(rec), 'mac': '0' * 64})"
-    " + '\\n')\n"
-    "        os._exit(0)\n\n\n")
-# json reports its file as the tree's: the recorders' end-of-run check sees it.
-REVIEW_FAKE_JSON_FILE = "import json\njson.__file__ = __file__\n"
-
-
-class RegradeReviewFixture(RegradeFixture):
-    """The toy repository plus the review's exploit diffs."""
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        work = os.path.join(cls.folder, "work")
-        unfixed = TOY_BASE["toy/core.py"]
-        evil = {"evilplug.py": REVIEW_FORCE_PASS, "toy/core.py": TOY_WRONG}
-        exploits = {
-            "pyproject": dict(evil, **{"pyproject.toml":
-                                       '[tool.pytest.ini_options]\naddopts = "-p evilplug"\n'}),
-            "setupcfg": dict(evil, **{"setup.cfg": "[tool:pytest]\naddopts = -p evilplug\n"}),
-            "dotpytestini": dict(evil, **{".pytest.ini": "[pytest]\naddopts = -p evilplug\n"}),
-            "subdir-toxini": dict(evil, **{"tests/sub/tox.ini": "[pytest]\naddopts = -p evilplug\n"}),
-            "shadow-pytest": dict(evil, **{"pytest.py": REVIEW_SHADOW_PYTEST}),
-            "shadow-json": {"json.py": REVIEW_SHADOW_JSON, "toy/core.py": TOY_WRONG},
-            "shadow-unittest": {"unittest/__init__.py": REVIEW_SHADOW_UNITTEST,
-                                "toy/core.py": TOY_WRONG},
-            "forge": {"toy/core.py": REVIEW_FORGE + unfixed},
-            "assert-patch": {"toy/__init__.py": REVIEW_ASSERT_PATCH + TOY_BASE["toy/__init__.py"]},
-            "gc-plugin": {"toy/__init__.py": REVIEW_GC_PLUGIN + TOY_BASE["toy/__init__.py"]},
-            "fake-json-file": {"toy/__init__.py": REVIEW_FAKE_JSON_FILE +
-                               TOY_BASE["toy/__init__.py"], "toy/core.py": TOY_FIX},
-        }
-        cls.diffs.update({name: regrade_diff(work, files) for name, files in exploits.items()})
-
-    def assert_unresolved(self, verdicts, names):
-        got = {n: (verdicts[n]["status"], verdicts[n]["completed"]) for n in names}
-        self.assertEqual(got, {n: ("unresolved", False) for n in names},
-                         {n: verdicts[n]["reason"] for n in names})
-
-
-class TestRegradeReviewExploitsUnittest(RegradeReviewFixture):
-    def test_shadowing_forging_and_tampering_end_unresolved(self):
-        names = ["shadow-json", "shadow-unittest", "forge", "assert-patch", "fake-json-file"]
-        verdicts = self.grade("unittest", names + ["fix"], ["--jobs", "4"])
-        self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
-        self.assert_unresolved(verdicts, names)
-        self.assertEqual(verdicts["shadow-json"]["removed_shadowing"], ["json.py"])
-        self.assertIn("json.py", verdicts["shadow-json"]["touched_tests"])
-        self.assertEqual(verdicts["shadow-unittest"]["removed_shadowing"],
-                         ["unittest/__init__.py"])
-        self.assertTrue(any("without a valid signature" in n for n in verdicts["forge"]["notes"]),
-                        verdicts["forge"]["notes"])
-        self.assertEqual(verdicts["forge"]["fail_to_pass"]["passed"], [])
-        self.assertIn("the code under test tampered with the test runner",
-                      verdicts["assert-patch"]["reason"])
-        self.assertIn("TestCase.assertEqual", verdicts["assert-patch"]["reason"])
-        self.assertIn("json", verdicts["fake-json-file"]["reason"])
-        self.assertEqual(verdicts["fake-json-file"]["resolution"], "NO")
-
-
-@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
-class TestRegradeReviewExploitsPytest(RegradeReviewFixture):
-    def test_config_files_shadowing_forging_and_plugins_end_unresolved(self):
-        names = ["pyproject", "setupcfg", "dotpytestini", "subdir-toxini", "shadow-pytest",
-                 "shadow-json", "forge", "gc-plugin", "fake-json-file"]
-        verdicts = self.grade("pytest", names + ["fix"], ["--jobs", "4"])
-        self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
-        self.assert_unresolved(verdicts, names)
-        for name, config in (("pyproject", "pyproject.toml"), ("setupcfg", "setup.cfg"),
-                             ("dotpytestini", ".pytest.ini"),
-                             ("subdir-toxini", "tests/sub/tox.ini")):
-            self.assertIn(config, verdicts[name]["touched_tests"])
-        self.assertEqual(verdicts["shadow-pytest"]["removed_shadowing"], ["pytest.py"])
-        self.assertEqual(verdicts["shadow-json"]["removed_shadowing"], ["json.py"])
-        self.assertEqual(verdicts["forge"]["fail_to_pass"]["passed"], [])
-        self.assertIn("the code under test tampered with the test runner",
-                      verdicts["gc-plugin"]["reason"])
-        self.assertIn("toy/__init__.py", verdicts["gc-plugin"]["reason"])
-
-    def test_pytest_options_from_the_environment_are_dropped(self):
-        with TempDir() as folder:
-            instances, predictions = self.files(
-                folder, [self.instance("toy-1", "pytest")],
-                [("fix", "toy-1", self.diffs["fix"]), ("plug", "toy-1", self.diffs["pyproject"])])
-            os.environ["PYTEST_ADDOPTS"] = "-p evilplug"
-            os.environ["PYTEST_PLUGINS"] = "evilplug"
-            try:
-                status, report, err = regrade_json([instances, predictions, "--repo", self.repo])
-            finally:
-                del os.environ["PYTEST_ADDOPTS"], os.environ["PYTEST_PLUGINS"]
-            self.assertEqual(status, 0, err)
-            self.assert_status(regrade_by_run(report), {"fix": "resolved", "plug": "unresolved"})
-
-
-@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
-class TestRegradeReviewIdsAndXfail(RegradeFixture):
-    def test_non_ascii_ids_match_as_listed_for_plugin_and_log(self):
-        patch = self.test_patch + self.param_patch
-        listed = ["tests/test_params.py::test_ratio[caf\u00e9]",
-                  "tests/test_params.py::test_gr\u00f6\u00dfe",
-                  "tests/test_params.py::test_ratio[a b]"]
-        for extra in ([], ["--runner", "log"]):
-            verdicts = self.grade("pytest", ["fix"], extra, test_patch=patch,
-                                  FAIL_TO_PASS=json.dumps(listed))
-            self.assertEqual(verdicts["fix"]["status"], "resolved",
-                             (extra, verdicts["fix"]["reason"]))
-            self.assertEqual(verdicts["fix"]["fail_to_pass"]["passed"], listed)
-
-    def test_an_xfailed_pass_to_pass_test_counts_as_passing(self):
-        xfail_p2p = {"toy/core.py": TOY_FIX.replace(
-            "def add(a, b):\n", "def add(a, b):\n    import pytest\n"
-            "    pytest.xfail('later')\n")}
-        self.diffs["xfail-p2p"] = self.diff_of(xfail_p2p)
-        verdicts = self.grade("pytest", ["xfail-p2p"])
-        self.assertEqual(verdicts["xfail-p2p"]["status"], "resolved",
-                         verdicts["xfail-p2p"]["reason"])
-        self.assertEqual(verdicts["xfail-p2p"]["pass_to_pass"]["passed"],
-                         ["tests/test_core.py::TestCore::test_add",
-                          "tests/test_core.py::TestCore::test_divide_even"])
-
-
-class TestRegradeReviewRules(RegradeFixture):
-    def test_xfail_rules_follow_swebench(self):
-        regrade = load("regrade.py")
-        decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xfailed"]})
-        self.assertEqual((decided["completed"], decided["pass_to_pass"]["passed"]), (True, ["p"]))
-        decided = regrade.decide(["f"], ["p"], {"f": ["xfailed"], "p": ["passed"]})
-        self.assertEqual((decided["completed"], decided["fail_to_pass"]["skipped"]), (False, ["f"]))
-        decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xpassed"]})
-        self.assertEqual((decided["completed"], decided["pass_to_pass"]["failed"]), (False, ["p"]))
-
-    def test_log_runner_with_dotted_ids_reads_unittest_output(self):
-        verdicts = self.grade("unittest", ["fix", "wrong-fix"], ["--runner", "log"])
-        self.assert_status(verdicts, {"fix": "resolved", "wrong-fix": "unresolved"})
-        self.assertEqual(verdicts["fix"]["results_from"], "log")
-
-    def test_test_commands_are_checked_up_front(self):
-        with TempDir() as folder:
-            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
-                                                [("fix", "toy-1", self.diffs["fix"])])
-            base = [instances, predictions, "--repo", self.repo]
-            bad = regrade_jsonl(os.path.join(folder, "bad"), "instances.jsonl", [
-                self.instance("toy-1", "unittest", test_cmd='{python} -m "x')])
-            cases = [(base + ["--test-cmd", '{python} -m "x'],
-                      "error: --test-cmd: No closing quotation"),
-                     ([bad, predictions, "--repo", self.repo],
-                      "instances.jsonl line 1: test_cmd: No closing quotation"),
-                     (base + ["--runner", "unittest", "--test-cmd", "python3 -m unittest"],
-                      "{python}"),
-                     (base + ["--runner", "pytest", "--test-cmd", "pytest {files}"],
-                      "--runner log")]
-            for argv, expected in cases:
-                status, out, err = run("regrade.py", argv)
-                self.assertEqual(status, 2, (argv, err))
-                self.assertEqual(len(err.strip().splitlines()), 1, err)
-                self.assertIn(expected, err)
-
-    def test_unknown_instance_and_missing_base_commit_are_error_verdicts(self):
-        with TempDir() as folder:
-            good = self.instance("toy-1", "unittest")
-            nobase = dict(self.instance("toy-2", "unittest"), base_commit="0" * 40)
-            regrade_jsonl(folder, "instances.jsonl", [good, nobase])
-            regrade_jsonl(folder, "predictions.jsonl", [
-                {"run_id": "fix", "instance_id": "toy-1", "model_patch": self.diffs["fix"]},
-                {"run_id": "nobase", "instance_id": "toy-2", "model_patch": self.diffs["fix"]},
-                {"run_id": "nope", "instance_id": "nope", "model_patch": ""}])
-            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
-                                                os.path.join(folder, "predictions.jsonl"),
-                                                "--repo", self.repo])
-            self.assertEqual(status, 0, err)
-            verdicts = regrade_by_run(report)
-            self.assert_status(verdicts, {"fix": "resolved", "nobase": "error", "nope": "error"})
-            self.assertIn("base commit " + "0" * 40 + " of toy-2 is not in",
-                          verdicts["nobase"]["reason"])
-            self.assertIn("instance 'nope' is not in", verdicts["nope"]["reason"])
-            for name in ("nobase", "nope"):
-                self.assertIsNone(verdicts[name]["completed"])
-                self.assertEqual(verdicts[name]["resolution"], "NO")
-            write(folder, "broken.jsonl", '{"instance_id": "toy-1"}\n')
-            status, out, err = run("regrade.py", [os.path.join(folder, "instances.jsonl"),
-                                                  os.path.join(folder, "broken.jsonl"),
-                                                  "--repo", self.repo])
-            self.assertEqual(status, 2, err)
-            self.assertIn("no model_patch", err)
-
-    def test_reports_verdict_file_and_summary_are_consistent(self):
-        silent = {"toy/core.py": "import atexit, os\natexit.register(os._exit, 3)\n\n\n" + TOY_FIX}
-        with TempDir() as folder:
-            work = os.path.join(folder, "work")
-            regrade_git(["clone", "-q", self.repo, work], folder)
-            regrade_jsonl(folder, "instances.jsonl", [self.instance("toy-1", "unittest"),
-                                                      self.instance("toy-2", "unittest")])
-            regrade_jsonl(folder, "predictions.jsonl", [
-                {"run_id": "null", "instance_id": "toy-1", "model_patch": None},
-                {"run_id": "empty", "instance_id": "toy-1", "model_patch": ""},
-                {"run_id": "silent", "instance_id": "toy-1",
-                 "model_patch": regrade_diff(work, silent)},
-                {"run_id": "fix", "instance_id": "toy-1", "model_patch": self.diffs["fix"]}])
-            out = os.path.join(folder, "out")
-            argv = [os.path.join(folder, "instances.jsonl"),
-                    os.path.join(folder, "predictions.jsonl"), "--repo", self.repo,
-                    "--out", out, "--jobs", "4"]
-            for extra in ([], ["--force"]):
-                status, text, err = run("regrade.py", argv + extra)
-                self.assertEqual(status, 0, err)
-            # Compacted: each run once, sorted by run id, after a job with --force.
-            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
-                lines = [json.loads(l) for l in handle]
-            self.assertEqual([v["run_id"] for v in lines], ["empty", "fix", "null", "silent"])
-            by_run = {v["run_id"]: v for v in lines}
-            self.assertEqual(by_run["silent"]["status"], "error")
-            self.assertEqual(by_run["silent"]["resolution"], "NO")
-            with open(os.path.join(out, "reports", "null.json"), encoding="utf-8") as handle:
-                self.assertIs(json.load(handle)["toy-1"]["patch_successfully_applied"], False)
-            with open(os.path.join(out, "swebench_summary.json"), encoding="utf-8") as handle:
-                summary = json.load(handle)
-            self.assertEqual(summary["ids_are"], "run_id")
-            self.assertEqual((summary["total_instances"], summary["submitted_instances"]), (5, 4))
-            self.assertEqual(summary["incomplete_ids"], ["toy-2"])
-            # The empty diff is not a fallback; lines stay within 100 columns.
-            self.assertIn("diffs applied only by a fallback: none", text)
-            self.assertTrue(all(len(l) <= 100 for l in text.splitlines()
-                                if not l.startswith(("command:", "inputs", "0", "1", "2", "3",
-                                                     "4", "5", "6", "7", "8", "9", "a", "b",
-                                                     "c", "d", "e", "f"))),
-                            [l for l in text.splitlines() if len(l) > 100])
-
-    def test_summary_reasons_wrap_within_100_columns(self):
-        regrade = load("regrade.py")
-        verdict = {"run_id": "r" * 30, "instance_id": "i", "status": "unresolved",
-                   "resolution": "NO", "reason": "word " * 60, "tests_status": None,
-                   "fail_to_pass": {}, "pass_to_pass": {}, "applied_with": "empty",
-                   "duration_s": 0.0, "test_s": 0.0, "completed": False,
-                   "touched_tests": ["x"], "flaky": [], "results_from": None}
-        runs = [dict(verdict, run_id=f"run-with-a-long-name-{i:03d}") for i in range(12)]
-        text = regrade.render_summary(regrade.summarise(runs), runs, "text",
-                                      {"script": "regrade.py", "version": "0", "python": "3",
-                                       "script_sha256": "0" * 64, "command": "c", "seed": None,
-                                       "inputs": []})
-        self.assertEqual([l for l in text.splitlines() if len(l) > 100], [])
-        self.assertIn("diffs applied only by a fallback: none", text)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
-            regrade.main(["--help"])
-        self.assertIn("To regrade the shipped example", out.getvalue())
-        self.assertEqual([l for l in out.getvalue().splitlines() if len(l) > 100], [])
-
-    def test_credential_urls_and_netrc_are_dropped(self):
-        probe = ("import json, os\n"
-                 "open(os.environ['PROBE_FILE'], 'a').write(json.dumps({k: os.environ.get(k)\n"
-                 "    for k in ('MIRROR', 'NETRC', 'PLAIN_URL')}) + '\\n')\n\n\n")
-        with TempDir() as folder:
-            work = os.path.join(folder, "work")
-            regrade_git(["clone", "-q", self.repo, work], folder)
-            diff = regrade_diff(work, {"toy/core.py": probe + TOY_FIX})
-            probe_file = os.path.join(folder, "probe.jsonl")
-            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
-                                                [("probe", "toy-1", diff)])
-            argv = [instances, predictions, "--repo", self.repo, "--env",
-                    f"PROBE_FILE={probe_file}", "--sandbox", "none"]   # the probe is outside
-            saved = {k: os.environ.get(k) for k in ("MIRROR", "NETRC", "PLAIN_URL")}
-            os.environ.update(MIRROR="https://bob:hunter2@pypi.example/simple",
-                              NETRC="/home/x/.netrc", PLAIN_URL="https://pypi.example/simple")
-            try:
-                self.assertEqual(regrade_json(argv)[0], 0)
-                self.assertEqual(regrade_json(argv + ["--keep-env", "MIRROR"])[0], 0)
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
-            with open(probe_file, encoding="utf-8") as handle:
-                facts = [json.loads(line) for line in handle]
-            self.assertEqual(facts[0], {"MIRROR": None, "NETRC": None,
-                                        "PLAIN_URL": "https://pypi.example/simple"})
-            self.assertEqual(facts[1]["MIRROR"], "https://bob:hunter2@pypi.example/simple")
-
-
-class TestRegradeSubtests(unittest.TestCase):
-    """A failing subTest fails its test: found regrading real more-itertools history."""
-
-    def grade_subtests(self, runner):
-        with TempDir() as folder:
-            repo, base = regrade_repo(folder, {
-                "pkg/__init__.py": "", "tests/__init__.py": "",
-                "pkg/mod.py": "def double(x):\n    return 3 if x == 1 else x * 2\n",
-                "tests/test_mod.py": "import unittest\n\nfrom pkg.mod import double\n\n\n"
-                                     "class T(unittest.TestCase):\n"
-                                     "    def test_zero(self):\n"
-                                     "        self.assertEqual(double(0), 0)\n"})
-            work = os.path.join(folder, "work")
-            regrade_git(["clone", "-q", repo, work], folder)
-            test_patch = regrade_diff(work, {"tests/test_mod.py": (
-                "import unittest\n\nfrom pkg.mod import double\n\n\n"
-                "class T(unittest.TestCase):\n"
-                "    def test_zero(self):\n        self.assertEqual(double(0), 0)\n\n"
-                "    def test_loop(self):\n        for i in range(3):\n"
-                "            with self.subTest(i=i):\n"
-                "                self.assertEqual(double(i), 2 * i)\n")})
-            gold = regrade_diff(work, {"pkg/mod.py": "def double(x):\n    return x * 2\n"})
-            ids = (["tests/test_mod.py::T::test_loop"], ["tests/test_mod.py::T::test_zero"]) \
-                if runner == "pytest" else (["tests.test_mod.T.test_loop"],
-                                            ["tests.test_mod.T.test_zero"])
-            regrade_jsonl(folder, "instances.jsonl", [{
-                "instance_id": "sub-1", "repo": "acme/sub", "base_commit": base,
-                "patch": gold, "test_patch": test_patch, "FAIL_TO_PASS": json.dumps(ids[0]),
-                "PASS_TO_PASS": json.dumps(ids[1])}])
-            verdicts = {}
-            for run_set in ("gold", "empty"):
-                status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
-                                                    run_set, "--repo", repo,
-                                                    "--runner", runner])
-                self.assertEqual(status, 0, err)
-                verdicts[run_set] = report["runs"][0]
-        return verdicts
-
-    def test_failing_subtest_fails_its_test_with_unittest(self):
-        verdicts = self.grade_subtests("unittest")
-        self.assertEqual(verdicts["gold"]["status"], "resolved", verdicts["gold"]["reason"])
-        self.assertEqual(verdicts["empty"]["status"], "unresolved")
-        self.assertEqual(verdicts["empty"]["fail_to_pass"]["failed"],
-                         ["tests.test_mod.T.test_loop"])
-
-    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
-    def test_failing_subtest_fails_its_test_with_pytest(self):
-        verdicts = self.grade_subtests("pytest")
-        self.assertEqual(verdicts["gold"]["status"], "resolved", verdicts["gold"]["reason"])
-        self.assertEqual(verdicts["empty"]["status"], "unresolved", verdicts["empty"]["reason"])
-        self.assertEqual(verdicts["empty"]["fail_to_pass"]["failed"],
-                         ["tests/test_mod.py::T::test_loop"])
-
-
-class TestRegradeMistypedIds(unittest.TestCase):
-    def test_an_id_naming_no_test_file_is_a_grading_error(self):
-        with TempDir() as folder:
-            repo, base = regrade_repo(folder, {
-                "calc.py": "def add(a, b):\n    return a - b\n", "tests/__init__.py": "",
-                "tests/test_calc.py": "import unittest\n\nfrom calc import add\n\n\n"
-                                      "class TestAdd(unittest.TestCase):\n"
-                                      "    def test_add(self):\n"
-                                      "        self.assertEqual(add(1, 2), 3)\n"})
-            work = os.path.join(folder, "work")
-            regrade_git(["clone", "-q", repo, work], folder)
-            gold = regrade_diff(work, {"calc.py": "def add(a, b):\n    return a + b\n"})
-            cases = {"typo-unittest": ["TestAdd.test_add"],
-                     "typo-pytest": ["tests/test_clac.py::TestAdd::test_add"],
-                     "right-unittest": ["tests.test_calc.TestAdd.test_add"],
-                     "right-pytest": ["tests/test_calc.py::TestAdd::test_add"]}
-            if not regrade_has_pytest():          # pytest ids need the pytest runner
-                cases.pop("right-pytest")
-                cases.pop("typo-pytest")
-            regrade_jsonl(folder, "instances.jsonl", [
-                {"instance_id": name, "repo": "acme/calc", "base_commit": base, "patch": gold,
-                 "test_patch": "", "FAIL_TO_PASS": json.dumps(ids), "PASS_TO_PASS": "[]"}
-                for name, ids in cases.items()])
-            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
-                                                "gold", "--repo", repo])
-        self.assertEqual(status, 0, err)
-        verdicts = {v["instance_id"]: v for v in report["runs"]}
-        for name in [n for n in cases if n.startswith("typo")]:
-            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
-                             ("error", None), name)
-            self.assertIn("name no file or module", verdicts[name]["reason"])
-        for name in cases:
-            if name.startswith("right"):
-                self.assertEqual(verdicts[name]["status"], "resolved", verdicts[name]["reason"])
-
-
-class TestRegradeExample(unittest.TestCase):
-    def test_make_repo_rebuilds_the_committed_example(self):
-        example = os.path.join(HERE, "examples", "regrade")
-        with TempDir() as folder:
-            shutil.copy(os.path.join(example, "make_repo.py"), folder)
-            subprocess.run([sys.executable, os.path.join(folder, "make_repo.py")], check=True,
-                           capture_output=True, timeout=120)
-            for name in ("instances.jsonl", "predictions.jsonl"):
-                with open(os.path.join(folder, name), "rb") as made, \
-                        open(os.path.join(example, name), "rb") as committed:
-                    self.assertEqual(made.read(), committed.read(), name)
-            # Pack bytes may differ between git versions; the commits may not.
-            heads = [subprocess.run(["git", "bundle", "list-heads", path], capture_output=True,
-                                    text=True, check=True).stdout
-                     for path in (os.path.join(folder, "calc.bundle"),
-                                  os.path.join(example, "calc.bundle"))]
-            self.assertEqual(heads[0], heads[1])
-            self.assertTrue(heads[0].strip())
-
-
-def load_tests(loader, tests, pattern):
-    """Add the doctests of every script to the unittest suite."""
-    for script in SCRIPTS:
-        tests.addTests(doctest.DocTestSuite(load(script)))
-    return tests
-
-
-# === Paste-ready output: footers that rerun, Markdown and SVG that read where pasted ===
-def footer_command(out):
-    """The command in a report's provenance footer (text or Markdown), as words."""
-    if "```sh\n" in out:
-        block = out.split("```sh\n", 1)[1].split("\n```", 1)[0]
-        lines = [line for line in block.splitlines() if not line.startswith("#")]
-    else:
-        footer = out.split("-- provenance --\n", 1)[1].splitlines()
-        start = next(i for i, line in enumerate(footer) if line.startswith("command: "))
-        lines = [footer[start][len("command: "):]]
-        while lines[-1].endswith(" \\"):
-            lines.append(footer[start + len(lines)])
-    for line in lines[:-1]:
-        assert line.endswith(" \\"), line
-    return shlex.split(" ".join(line[:-2] if line.endswith(" \\") else line
-                                for line in lines))
-
-
-def report_body(out):
-    """A report without its provenance footer."""
-    return out.split("-- provenance --")[0].split("Provenance:\n")[0]
-
-
-class TestFooterReruns(unittest.TestCase):
-    """Run each script from a parent folder with relative paths (and absolute ones that
-    the footer must make relative), take the command from the footer, run it from the
-    same place: the same report comes out, and its footer names the same command."""
-
-    def rerun_case(self, script, argv, output_flag, output_name):
-        with TempDir() as folder:
-            copy = os.path.join(folder, "kit")
-            os.makedirs(copy)
-            shutil.copy(os.path.join(HERE, script), copy)
-            shutil.copytree(os.path.join(HERE, "examples"), os.path.join(copy, "examples"))
-            output = os.path.join(folder, "elsewhere", output_name)
-            os.makedirs(os.path.dirname(output))
-            argv = [a.replace("ABS/", folder + os.sep) for a in argv]
-
-            def launch(words):
-                done = subprocess.run(words, cwd=folder, capture_output=True, timeout=300)
-                self.assertEqual(done.returncode, 0, done.stderr.decode())
-                return done.stdout.decode("utf-8")
-            first = launch([sys.executable, os.path.join("kit", script)] + argv +
-                           [output_flag, output])
-            self.assertTrue(os.path.exists(output))
-            command = footer_command(first)
-            self.assertEqual(command[1], os.path.join("kit", script))
-            self.assertTrue(command[0].startswith("python"), command)
-            self.assertFalse([w for w in command if folder in w], command)
-            self.assertNotIn(output_flag, command)
-            self.assertIn(f"{output_flag} \u2026/{output_name}", first)   # listed apart
-            second = launch([sys.executable] + command[1:])
-            self.assertEqual(report_body(second), report_body(first))
-            self.assertEqual(footer_command(second), command)
-            third = launch([sys.executable] + footer_command(second)[1:])
-            self.assertEqual(third, second)                   # a fixed point, byte for byte
-            hashes = second.rsplit("sha256 of the script and its inputs:\n", 1)[-1] \
-                if "-- provenance --" in second else \
-                second.rsplit("sha256sum -c`):\n\n```\n", 1)[1].split("\n```")[0]
-            checked = 0
-            for line in hashes.strip().splitlines():
-                digest, path = line.split("  ", 1)
-                self.assertFalse(os.path.isabs(path), path)
-                with open(os.path.join(folder, path), "rb") as handle:
-                    self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest, path)
-                checked += 1
-            self.assertGreaterEqual(checked, 2)
-
-    def test_delivery_audit_footer_reruns(self):
-        self.rerun_case("delivery_audit.py",
-                        ["ABS/kit/examples/runs", "--raters", "rater_a,rater_b,rater_c",
-                         "--cost", "cost_usd", "--boot", "200", "--format", "markdown"],
-                        "--svg", "figure.svg")
-
-    def test_auc_audit_footer_reruns(self):
-        self.rerun_case("auc_audit.py", ["ABS/kit/examples/runs", "--perms", "60", "--boot", "60"],
-                        "--svg", "null.svg")
-
-    def test_regrade_footer_reruns(self):
-        self.rerun_case("regrade.py",
-                        ["kit/examples/regrade/instances.jsonl",
-                         "kit/examples/regrade/predictions.jsonl",
-                         "--repo", "ABS/kit/examples/regrade/calc.bundle",
-                         "--format", "markdown"], "--out", "regraded")
-
-    def test_launcher_is_detected(self):
-        module = load("delivery_audit.py")
-        script = os.path.join(HERE, "delivery_audit.py")
-        saved_argv, saved_uv = sys.argv[:], os.environ.pop("UV", None)
-        try:
-            sys.argv[0] = "elsewhere.py"              # imported by the tests, not run
-            self.assertEqual(module.launcher_and_script(script),
-                             ("python3", os.path.relpath(script)))
-            sys.argv[0] = script                      # run as a script
-            os.environ["UV"] = "/usr/local/bin/uv"
-            self.assertEqual(module.launcher_and_script(script),
-                             ("uv run", os.path.relpath(script)))
-            del os.environ["UV"]
-            saved_prefix, saved_orig = sys.prefix, getattr(sys, "orig_argv", None)
-            try:
-                sys.prefix = "/home/u/.local/share/pipx/venvs/x"
-                self.assertEqual(module.launcher_and_script(script)[0], "pipx run")
-                sys.prefix = "/usr"
-                sys.orig_argv = ["python3.11", script]
-                self.assertEqual(module.launcher_and_script(script)[0], "python3.11")
-                sys.orig_argv = ["/opt/py/bin/python3", script]   # a machine's path: not kept
-                self.assertEqual(module.launcher_and_script(script)[0], "python3")
-            finally:
-                sys.prefix = saved_prefix
-                if saved_orig is None:
-                    del sys.orig_argv
-                else:
-                    sys.orig_argv = saved_orig
-        finally:
-            sys.argv[:] = saved_argv
-            os.environ.pop("UV", None)
-            if saved_uv is not None:
-                os.environ["UV"] = saved_uv
-
-    def test_abbreviated_and_equals_outputs_are_left_out(self):
-        module = load("delivery_audit.py")
-        inputs = module.Inputs()
-        for argv in (["--demo", "--sv", "/x/f.svg"], ["--demo", "--svg=/x/f.svg"]):
-            self.assertEqual(module.rerun_arguments(argv, inputs, ("--svg",)),
-                             (["--demo"], ["--svg \u2026/f.svg"]))
-        # A comma-separated list of inputs (--ratings a.csv,b.csv) is made relative too.
-        inputs.files += [(os.path.join(HERE, "README.md"), ""), (os.path.join(HERE, "LICENSE"), "")]
-        self.assertEqual(module.rerun_arguments(
-            ["--ratings", os.path.join(HERE, "README.md") + "," + os.path.join(HERE, "LICENSE")],
-            inputs)[0], ["--ratings", os.path.relpath(os.path.join(HERE, "README.md")) + "," +
-                         os.path.relpath(os.path.join(HERE, "LICENSE"))])
-        # An --env value is not a path to rewrite, even when it is one.
-        self.assertEqual(module.rerun_arguments(["--env", f"P={HERE}"], inputs)[0],
-                         ["--env", f"P={HERE}"])
-
-
-class TestDelimiterHint(unittest.TestCase):
-    def test_semicolon_and_tab_files_named_csv_get_a_hint(self):
-        with TempDir() as folder:
-            for name, text, words in (
-                    ("semi.csv", "run_id;task_id;claimed;verified\nr1;t1;yes;1\n",
-                     "separated by semicolons, not commas"),
-                    ("tabs.csv", "run_id\ttask_id\tclaimed\tverified\nr1\tt1\tyes\t1\n",
-                     "separated by tabs, not commas: name it .tsv"),
-                    ("commas.tsv", "run_id,task_id,claimed,verified\nr1,t1,yes,1\n",
-                     "separated by commas, not tabs")):
-                path = write(folder, name, text)
-                for script in ("delivery_audit.py", "auc_audit.py"):
-                    status, out, err = run(script, [path])
-                    self.assertEqual(status, 2, (script, name))
-                    self.assertIn(words, err)
-                    self.assertIn(f"{name} row 1: one column", err)
-                    self.assertEqual(len(err.strip().splitlines()), 1)
-            # A one-column header with no other delimiter in it gets no such hint.
-            path = write(folder, "one.csv", "run_id\nr1\n")
-            status, _, err = run("delivery_audit.py", [path])
-            self.assertEqual(status, 2)
-            self.assertNotIn("looks separated", err)
-
-
-MARKDOWN_ROW_LIMIT = 96      # characters in a table row padded to its columns: about 750 px
-HEADING_LIMIT = 60           # characters in a heading: one line at GitHub's heading sizes
-
-
-def markdown_tables(text):
-    """Each Markdown pipe table in `text` as rows of cell strings (the rule row left out)."""
-    tables, current = [], []
-    for line in text.splitlines() + [""]:
-        if line.startswith("|"):
-            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-            if not all(re.fullmatch(r"-+:?", c) for c in cells):
-                current.append(cells)
-        elif current:
-            tables.append(current)
-            current = []
-    return tables
-
-
-def aligned_width(table):
-    """The width of a table's rows once every cell is padded to its column's widest."""
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    return sum(widths) + 3 * len(widths) + 1
-
-
-def markdown_outputs():
-    """Every script's Markdown on the shipped examples, by a name for messages."""
-    regrade_example = [os.path.join(HERE, "examples", "regrade", name)
-                       for name in ("instances.jsonl", "predictions.jsonl")] + \
-        ["--repo", os.path.join(HERE, "examples", "regrade", "calc.bundle")]
-    cases = {
-        "delivery --demo": ("delivery_audit.py", ["--demo", "--boot", "200"]),
-        "delivery examples/runs": ("delivery_audit.py", [
-            EXAMPLE_RUNS, "--raters", "rater_a,rater_b,rater_c", "--cost", "cost_usd",
-            "--boot", "200"]),
-        "auc --demo": ("auc_audit.py", ["--demo", "--perms", "100", "--boot", "100"]),
-        "auc examples/runs": ("auc_audit.py", [EXAMPLE_RUNS, "--perms", "100",
-                                               "--boot", "100"]),
-        "auc --strata": ("auc_audit.py", [EXAMPLE_RUNS, "--strata", "condition",
-                                          "--perms", "100", "--boot", "100"]),
-        "regrade --timings": ("regrade.py", regrade_example + ["--timings"]),
-        "delivery --verdicts": ("delivery_audit.py", [
-            os.path.join(HERE, "examples", "verdicts"), "--verdicts",
-            os.path.join(HERE, "examples", "verdicts", "logs", "run_evaluation", "eval-1"),
-            "--boot", "200"]),
-    }
-    outputs = {}
-    for name, (script, argv) in cases.items():
-        status, out, err = run(script, argv + ["--format", "markdown"])
-        assert status == 0, (name, err)
-        outputs[name] = out
-    return outputs
-
-
-class TestMarkdownReadsOnGitHub(unittest.TestCase):
-    """What can be checked without a browser; the rest was looked at in Chromium."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.outputs = markdown_outputs()
-
-    def test_tables_fit_an_issue_comment(self):
-        for name, out in self.outputs.items():
-            tables = markdown_tables(report_body(out))
-            self.assertTrue(tables, name)
-            for table in tables:
-                self.assertLessEqual(aligned_width(table), MARKDOWN_ROW_LIMIT,
-                                     (name, table[0]))
-
-    def test_headings_are_short(self):
-        for name, out in self.outputs.items():
-            headings = [l for l in out.splitlines() if l.startswith("#") and " " in l and
-                        not l.startswith("# ")]         # '# ...' is a comment in a code block
-            self.assertTrue(headings, name)
-            for line in headings:
-                self.assertLessEqual(len(line.lstrip("#").strip()), HEADING_LIMIT, (name, line))
-
-    def test_values_cannot_wrap_and_direction_is_an_arrow(self):
-        for name, out in self.outputs.items():
-            body = report_body(out)
-            self.assertNotRegex(body, r"\[-?[\d.]+, ", name)      # an interval's plain space
-            self.assertNotRegex(body, r"\d\.\d{3} [+-]( |,|$)", name)  # a bare direction sign
-            for line in body.splitlines():                         # prose is never hard-wrapped
-                self.assertFalse(line.startswith("  ") and not line.startswith("    "), line)
-        gate1 = markdown_tables(self.outputs["auc --strata"])[0]
-        self.assertEqual(gate1[0][:4], ["feature", "rows", "AUC", "pooled"])
-        for row in gate1[1:]:
-            self.assertRegex(row[2], "^[0-9.]+\u00a0[\u2191\u2193]$")
-            self.assertRegex(row[-1], "^\\[-?[0-9.]+,\u00a0-?[0-9.]+\\]$")
-
-    def test_lists_stay_separate(self):
-        for name, out in self.outputs.items():
-            lines = report_body(out).splitlines()
-            for before, blank, after in zip(lines, lines[1:], lines[2:]):
-                self.assertFalse(before.startswith("- ") and not blank and
-                                 after.startswith("- "), (name, before, after))
-            # Sentences do not run into one paragraph.
-            for before, after in zip(lines, lines[1:]):
-                if before and after and before[0].isupper() and after[0].isupper():
-                    self.assertFalse(before.endswith(".") and not before.startswith("|"),
-                                     (name, before, after))
-
-    def test_footer_command_is_a_code_block_broken_with_backslashes(self):
-        out = self.outputs["delivery examples/runs"]
-        block = out.split("```sh\n", 1)[1].split("\n```", 1)[0].splitlines()
-        command = [l for l in block if not l.startswith("#")]
-        self.assertGreater(len(command), 1)
-        self.assertTrue(all(l.endswith(" \\") for l in command[:-1]))
-        self.assertTrue(all(len(l) <= 88 for l in block), block)
-
-
-def svg_elements(drawing, tag):
-    """The attributes (and text) of every <tag ...> in an SVG, as dicts."""
-    found = []
-    for attributes, text in re.findall(rf"<{tag}\b([^>]*?)/?>(?:([^<]*)</{tag}>)?", drawing):
-        item = dict(re.findall(r'([\w-]+)="([^"]*)"', attributes))
-        item["text"] = text
-        found.append(item)
-    return found
-
-
-def draw(script, argv):
-    """(the JSON result, the SVG) of one run of a script on `argv`."""
-    with TempDir() as folder:
-        path = os.path.join(folder, "figure.svg")
-        status, out, err = run(script, argv + ["--svg", path, "--format", "json"])
-        assert status == 0, err
-        with open(path, encoding="utf-8") as handle:
-            return json.loads(out), handle.read()
-
-
-class TestSvgReadsOnAnyPage(unittest.TestCase):
-    def test_each_figure_has_its_own_background(self):
-        for script, argv in (("delivery_audit.py", ["--demo", "--boot", "100"]),
-                             ("auc_audit.py", ["--demo", "--perms", "50", "--boot", "50"])):
-            _, drawing = draw(script, argv)
-            svg = svg_elements(drawing, "svg")[0]
-            first = svg_elements(drawing, "rect")[0]
-            self.assertEqual((first["width"], first["height"]), (svg["width"], svg["height"]))
-            self.assertEqual(first["fill"].lower(), "#ffffff")
-            self.assertIn("<title>", drawing)
-
-    def test_delivery_draws_every_interval_and_names_its_kind(self):
-        result, drawing = draw("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "300"])
-        lines = svg_elements(drawing, "line")
-        dashed = [l for l in lines if "stroke-dasharray" in l]
-        solid = [l for l in lines if l.get("stroke-width") == "2.5" and l not in dashed]
-        drawn = [n for n, _ in load("delivery_audit.py").FIGURE_ROWS if n != "inflation"]
-        self.assertTrue({"claim_auc", "kappa", "delivery_rate"} <= set(drawn))
-        exact = [n for n in drawn if n != "kappa" and result[n].get("ci")
-                 and result[n]["ci"][0] is not None]
-        boot = [n for n in drawn if result[n].get("ci" if n == "kappa" else "ci_cluster")]
-        self.assertEqual(len(solid) - 1, len(exact))        # one of each is the legend's
-        self.assertEqual(len(dashed) - 1, len(boot))
-        self.assertEqual(len(boot), len(drawn))             # claim AUC and kappa included
-        texts = " ".join(t["text"] for t in svg_elements(drawing, "text"))
-        self.assertIn("95% exact (Clopper-Pearson)", texts)
-        self.assertIn("95% task bootstrap (300 resamples)", texts)
-        c = result["counts"]
-        self.assertIn(f"{c['runs']} runs, {c['claims']} claims, {c['fp']} false", texts)
-        self.assertIn(f"inflation 1/r {result['inflation']['value']:.3f}", texts)
-        # The axis spans the drawn numbers in steps of 0.25, not -1 to 1.
-        ends = [v for n in drawn for v in [result[n]["value"]] +
-                (result[n].get("ci") or []) + (result[n].get("ci_cluster") or [])
-                if v is not None]
-        low = math.floor(min(ends) / 0.25) * 0.25
-        ticks = [float(t["text"]) for t in svg_elements(drawing, "text")
-                 if re.fullmatch(r"-?\d\.\d\d", t["text"])]
-        self.assertEqual((min(ticks), max(ticks)), (low, 1.0))
-        self.assertGreater(low, -1)
-
-    def test_auc_mark_labels_never_touch_the_bars(self):
-        for argv in ([EXAMPLE_RUNS], ["--demo"]):
-            result, drawing = draw("auc_audit.py", argv + ["--perms", "300", "--boot", "50"])
-            bars = [tuple(float(r[k]) for k in ("x", "y", "width", "height"))
-                    for r in svg_elements(drawing, "rect")[1:]]
-            self.assertGreater(len(bars), 5)
-            labels = [t for t in svg_elements(drawing, "text")
-                      if re.match(r"(baseline|observed max) \d", t["text"])]
-            self.assertEqual(len(labels), 2)
-            boxes = []
-            for label in labels:
-                x, y, size = float(label["x"]), float(label["y"]), 7 * len(label["text"])
-                start = {"end": x - size}.get(label.get("text-anchor"), x)
-                boxes.append((start, y - 12, size, 15))
-            for bx, by, bw, bh in boxes:
-                for rx, ry, rw, rh in bars:
-                    self.assertFalse(bx < rx + rw and rx < bx + bw and by < ry + rh and
-                                     ry < by + bh, (labels, (rx, ry, rw, rh)))
-            (ax, ay, aw, ah), (cx, cy, cw, ch) = boxes
-            self.assertFalse(ax < cx + cw and cx < ax + aw and ay < cy + ch and cy < ay + ah)
-            marks = [float(l["x1"]) for l in svg_elements(drawing, "line")
-                     if l.get("stroke-width") == "2" and l["x1"] == l["x2"]]
-            for bx, by, bw, bh in boxes:       # a label crosses no mark's line
-                self.assertFalse(any(bx < m < bx + bw for m in marks), (boxes, marks))
-            texts = [t["text"] for t in svg_elements(drawing, "text")]
-            self.assertIn(f"baseline {result['baseline']['auc']:.3f}", texts)
-            self.assertIn(f"(AUC {result['baseline']['auc']:.3f}), {result['n_runs']} runs",
-                          texts[0])
-            passing = result["verdict"]["passing"]
-            self.assertIn(f"Passes all three gates: {', '.join(passing)}." if passing else
-                          "No feature passes all three gates.", texts)
-            self.assertTrue(any("cluster bootstrap" in t for t in texts))
-            diffs = [l for l in svg_elements(drawing, "line")
-                     if l.get("stroke") == "#1f2328" and l.get("stroke-width") == "2"
-                     and l["y1"] == l["y2"]]
-            with_interval = [f for f in result["features"] if f["delta_ci"]]
-            self.assertEqual(len(diffs) - 1, len(with_interval))   # one is the legend's
-
-
-class TestCompletedMeansOneThing(unittest.TestCase):
-    def test_summary_and_manual_say_completed_instances_means_graded(self):
-        regrade = load("regrade.py")
-        verdicts = [{"run_id": r, "instance_id": "i", "status": s, "diff_empty": False}
-                    for r, s in (("a", "resolved"), ("b", "unresolved"), ("c", "error"))]
-        summary = regrade.swebench_summary(verdicts, ["i"])
-        self.assertEqual(summary["completed_instances"], 2)      # graded: a and b
-        self.assertEqual(summary["resolved_instances"], 1)
-        self.assertIn("graded", summary["completed_means"])
-        self.assertIn("verdicts.csv's completed means resolved", summary["completed_means"])
-        doc = " ".join(regrade.__doc__.split())
-        self.assertIn("completed_instances keeps SWE-bench's meaning, graded", doc)
-        self.assertIn("verdicts.csv's completed means resolved", doc)
-        status, out, err = run("regrade.py", [
-            os.path.join(HERE, "examples", "regrade", "instances.jsonl"), "empty",
-            "--repo", os.path.join(HERE, "examples", "regrade", "calc.bundle")])
-        self.assertEqual(status, 0, err)
-        self.assertIn("'completed' in verdicts.csv means resolved; completed_instances "
-                      "(SWE-bench's key) means graded", out)
-
-
-class TestTimingsFit100Columns(unittest.TestCase):
-    def test_regrade_timings_table_fits_100_columns(self):
-        status, out, err = run("regrade.py", [
-            os.path.join(HERE, "examples", "regrade", "instances.jsonl"),
-            os.path.join(HERE, "examples", "regrade", "predictions.jsonl"),
-            "--repo", os.path.join(HERE, "examples", "regrade", "calc.bundle"), "--timings"])
-        self.assertEqual(status, 0, err)
-        body = report_body(out)
-        self.assertEqual([l for l in body.splitlines() if len(l) > 100], [])
-        self.assertRegex(body, r"(?m)^run +tests s +all s +grader s$")
-
-
-# === Verdicts and rating sheets ===
-EXAMPLE_VERDICTS = os.path.join(HERE, "examples", "verdicts")
-# examples/verdicts/runs.csv, by hand: runs 101, 108 and 129 resolved, 115, 122 and 150
-# unresolved, 136 an empty patch; 143 a grading error in every form. Claims: yes but
-# 136 (no) and 150 (equivocal, read as not claiming). Each form adds its own grading
-# error on 122 (or none), which must leave 122 unchecked rather than failed.
-VERDICT_FORMS = {
-    # file: (format, joined on, unchecked {status: runs})
-    "swebench/example-org__agent-a.eval-1.json": (
-        "SWE-bench run report", "model and instance id",
-        {"error": ["run-143"], "infra_failure (out_of_memory)": ["run-122"]}),
-    "logs/run_evaluation/eval-1": (
-        "SWE-bench logs/run_evaluation folder", "model and instance id",
-        {"error (no report.json)": ["run-143"], "infra_failure (out_of_memory)": ["run-122"]}),
-    "sb-cli/swe-bench_lite__test__eval-2.json": (
-        "sb-cli report", "instance id", {"error": ["run-143"]}),
-    "openhands/output.swebench_eval.jsonl": (
-        "OpenHands output.swebench_eval.jsonl", "model and instance id",
-        {"error_eval": ["run-143"], "test_timeout": ["run-122"]}),
-    "regrade/verdicts.csv": ("regrade.py verdicts", "run id",
-                             {"test_patch_failed": ["run-143"]}),
-    "regrade/verdicts.jsonl": ("regrade.py verdicts", "run id",
-                               {"test_patch_failed": ["run-143"]}),
-}
-EXAMPLE_OUTCOMES = {"run-101": True, "run-108": True, "run-115": False, "run-122": False,
-                    "run-129": True, "run-136": False, "run-150": False}
-EXAMPLE_CLAIMS = {"run-101": True, "run-108": True, "run-115": True, "run-122": True,
-                  "run-129": True, "run-136": False, "run-143": True, "run-150": False}
-
-
-def option_names(script):
-    """Every option the script's parser accepts."""
-    return set(load(script).build_parser()._option_string_actions)
-
-
-def assert_one_error(case, status, out, err, *names):
-    """Exit 2, nothing on stdout, one 'error:' line naming each of `names`."""
-    case.assertEqual((status, out), (2, ""), err)
-    case.assertEqual(len(err.strip().splitlines()), 1, err)
-    case.assertTrue(err.startswith("error: "), err)
-    for name in names:
-        case.assertIn(name, err)
-
-
-def assert_hints_exist(case, script, err):
-    """Every --option an error message names is one the script accepts."""
-    for option in re.findall(r"(?<![\w-])--[a-z][a-z-]*", err):
-        case.assertIn(option, option_names(script), err)
-
-
-class TestVerdictForms(unittest.TestCase):
-    def expected_counts(self, unchecked):
-        left_out = {run for runs in unchecked.values() for run in runs}
-        counts = dict.fromkeys(("tp", "fp", "fn", "tn"), 0)
-        for run, verified in EXAMPLE_OUTCOMES.items():
-            if run not in left_out:
-                claimed = EXAMPLE_CLAIMS[run]
-                counts[("tp" if verified else "fp") if claimed
-                       else ("fn" if verified else "tn")] += 1
-        return counts
-
-    def test_every_form_joins_with_grading_errors_unchecked(self):
-        runs = os.path.join(EXAMPLE_VERDICTS, "runs.csv")
-        for name, (form, key, unchecked) in VERDICT_FORMS.items():
-            with self.subTest(name):
-                path = os.path.join(EXAMPLE_VERDICTS, name)
-                result = audit_json([runs, "--verdicts", path, "--boot", "0"])
-                self.assertEqual({k: result["verdict_source"][k]
-                                  for k in ("file", "format", "joined_on")},
-                                 {"file": os.path.relpath(path), "format": form,
-                                  "joined_on": key})
-                self.assertEqual(result["grading_error_runs"], unchecked)
-                got = {k: result["counts"][k] for k in ("tp", "fp", "fn", "tn")}
-                self.assertEqual(got, self.expected_counts(unchecked))
-                self.assertEqual(result["n_checked"], 8 - sum(map(len, unchecked.values())))
-                status, out, err = run("delivery_audit.py",
-                                       [runs, "--verdicts", path, "--boot", "0"])
-                text = " ".join(out.split())
-                self.assertIn("(left out, not counted as failures): ", text)
-                for status_name, ids in unchecked.items():
-                    self.assertIn(f"{status_name} {len(ids)}: {', '.join(ids)}", text)
-
-    def test_every_form_feeds_auc_audit(self):
-        runs = os.path.join(EXAMPLE_VERDICTS, "runs.csv")
-        for name, (form, key, unchecked) in VERDICT_FORMS.items():
-            with self.subTest(name):
-                status, out, err = run(AUC, [runs, "--verdicts",
-                                             os.path.join(EXAMPLE_VERDICTS, name), "--perms",
-                                             "20", "--boot", "20", "--format", "json"])
-                self.assertEqual(status, 0, err)
-                result = json.loads(out)
-                left_out = {r for ids in unchecked.values() for r in ids}
-                kept = [v for r, v in EXAMPLE_OUTCOMES.items() if r not in left_out]
-                self.assertEqual((result["n_runs"], result["n_successes"]),
-                                 (len(kept), sum(kept)))
-                self.assertIn(f"joined on {key}", result["outcome"])
-                self.assertIn(f"{plural_runs(len(left_out))} left out: no verdict, a grading "
-                              f"error", " ".join(result["notes"]))
-
-    def test_report_json_file_and_model_names_as_swebench_writes_them(self):
-        d = load("delivery_audit.py")
-        report = {"inst-1": {"patch_is_None": False, "patch_exists": True,
-                             "patch_successfully_applied": True, "resolved": False,
-                             "infra_failure": False}}
-        with TempDir() as folder:
-            single = write(folder, "report.json", json.dumps(report))
-            source = d.read_verdicts(d.Inputs(), single)
-            self.assertEqual(source["format"], "SWE-bench report.json")
-            self.assertEqual([(r["instance_id"], r["verified"], r["status"])
-                              for r in source["records"]], [("inst-1", False, "unresolved")])
-            # The run report's model is in its file name, '/' written as '__'.
-            named = write(folder, "org__model-b.my.run.json", json.dumps(
-                {"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"]}))
-            runs = [{"run_id": "r1", "task": "inst-1", "model": "org/model-a"},
-                    {"run_id": "r2", "task": "inst-1", "model": "org/model-b"},
-                    {"run_id": "r3", "task": "inst-2", "model": "org/model-b"}]
-            joined = d.join_verdicts(d.read_verdicts(d.Inputs(), named), runs[1:])
-            self.assertEqual(joined["key"], "model and instance id")
-            self.assertEqual([v["verified"] for v in joined["verdicts"]], [True, False])
-            # Runs of a model the report is not about are refused, naming both models.
-            with self.assertRaises(d.InputError) as caught:
-                d.join_verdicts(d.read_verdicts(d.Inputs(), named), runs)
-            self.assertIn("grades model 'org/model-b' (from its file name org__model-b.my.run"
-                          ".json), but 1 of 3 runs are of model 'org/model-a'",
-                          str(caught.exception))
-
-
-def plural_runs(n):
-    return f"{n} run" + ("" if n == 1 else "s")
-
-
-class TestVerdictJoinErrors(unittest.TestCase):
-    SB_CLI = {"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"], "error_ids": [],
-              "pending_instances": 0, "failed_instances": 0}
-
-    def check_refused(self, files, argv_of, *names):
-        """Both audits: exit 2, one error line naming `names`, nothing written."""
-        with TempDir() as folder:
-            paths = {name: write(folder, name, text) for name, text in files.items()}
-            before = snapshot(folder)
-            for script in ("delivery_audit.py", AUC):
-                with self.subTest(script):
-                    svg = os.path.join(folder, "out.svg")
-                    status, out, err = run(script, argv_of(paths) + ["--svg", svg])
-                    assert_one_error(self, status, out, err,
-                                     *[paths.get(n, n) for n in names])
-                    assert_hints_exist(self, script, err)
-            self.assertEqual(snapshot(folder), before)
-            return err
-
-    def runs_table(self, rows):
-        return csv_text(["run_id", "task_id", "claimed", "tool_calls", "f"], rows)
-
-    def test_a_verdict_file_that_matches_no_run(self):
-        runs = self.runs_table([["r1", "inst-7", "yes", 3, 1], ["r2", "inst-8", "no", 5, 2]])
-        err = self.check_refused(
-            {"runs.csv": runs, "sb.json": json.dumps(self.SB_CLI)},
-            lambda p: [p["runs.csv"], "--verdicts", p["sb.json"]], "sb.json",
-            "no verdict in it matches any run")
-        self.assertIn("inst-1, inst-2", err)
-
-    def test_several_runs_of_one_instance_against_an_instance_keyed_file(self):
-        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-1", "no", 5, 2],
-                                ["r3", "inst-2", "no", 4, 3]])
-        err = self.check_refused(
-            {"runs.csv": runs, "sb.json": json.dumps(self.SB_CLI)},
-            lambda p: [p["runs.csv"], "--verdicts", p["sb.json"]], "sb.json",
-            "keyed by instance id", "2 runs (r1, r2)", "'inst-1'")
-        self.assertIn("this file names no model", err)       # sb-cli names none
-        openhands = json.dumps({"instance_id": "inst-1", "metadata": {
-            "llm_config": {"model": "org/a"}}, "test_result": {"report": {"resolved": True}}})
-        err = self.check_refused(
-            {"runs.csv": runs, "eval.jsonl": openhands + "\n"},
-            lambda p: [p["runs.csv"], "--verdicts", p["eval.jsonl"]], "eval.jsonl",
-            "keyed by instance id", "2 runs (r1, r2)")
-        self.assertIn("add a model column", err)
-
-    def test_a_run_report_whose_name_matches_no_model_says_so(self):
-        runs = csv_text(["run_id", "task_id", "model", "claimed", "tool_calls", "f"],
-                        [["r1", "inst-1", "org/a", "yes", 3, 1],
-                         ["r2", "inst-1", "org/b", "no", 5, 2],
-                         ["r3", "inst-2", "org/a", "no", 4, 3]])
-        report = json.dumps({"resolved_ids": ["inst-1"], "unresolved_ids": ["inst-2"]})
-        self.check_refused({"runs.csv": runs, "org__c.eval.json": report},
-                           lambda p: [p["runs.csv"], "--verdicts", p["org__c.eval.json"]],
-                           "org__c.eval.json", "model 'org__c' (from its file name",
-                           "3 of 3 runs are of model 'org/a', 'org/b'", "--any-model")
-
-    def test_every_verdict_a_grading_error_names_the_file_and_which(self):
-        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
-        verdicts = csv_text(["run_id", "instance_id", "completed", "status"],
-                            [["r1", "inst-1", "", "test_patch_failed"],
-                             ["r2", "inst-2", "", "error"]])
-        self.check_refused(
-            {"runs.csv": runs, "verdicts.csv": verdicts},
-            lambda p: [p["runs.csv"], "--verdicts", p["verdicts.csv"]], "verdicts.csv",
-            "no run has a verified outcome: every verdict is a grading error",
-            "error 1: r2; test_patch_failed 1: r1")
-
-    def test_no_verified_outcome_in_the_table_names_it(self):
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", runs_csv([["r1", "t1", "yes", ""],
-                                                       ["r2", "t2", "no", ""]]))
-            status, out, err = run("delivery_audit.py", [path])
-        assert_one_error(self, status, out, err, path, "column 'verified' is empty")
-
-    def test_hints_name_options_that_exist(self):
-        # A verdicts file with no run id column: the old hints sent the user to
-        # '--verdicts run id' (no such option) or --run-id (which names the runs
-        # table's column, not the verdict file's).
-        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
-        err = self.check_refused(
-            {"runs.csv": runs, "v.csv": "outcome_of_run,completed\nr1,true\nr2,false\n"},
-            lambda p: [p["runs.csv"], "--verdicts", p["v.csv"]], "v.csv",
-            "not a verdict file this script knows")
-        self.assertNotIn("--verdicts run id", err)
-        self.assertNotIn("--run-id", err)      # names the runs table's column, not this
-        # Run-id-keyed verdicts against a runs table with no run id column.
-        self.check_refused(
-            {"runs.csv": csv_text(["claimed", "tool_calls", "f"], [["yes", 3, 1], ["no", 5, 2]]),
-             "v.csv": "run_id,completed\nr1,true\nr2,false\n"},
-            lambda p: [p["runs.csv"], "--verdicts", p["v.csv"]], "v.csv",
-            "keyed by run id", "--run-id")
-
-    def test_duplicate_verdicts_are_refused(self):
-        runs = self.runs_table([["r1", "inst-1", "yes", 3, 1], ["r2", "inst-2", "no", 5, 2]])
-        verdicts = "run_id,completed\nr1,true\nr2,false\nr1,false\n"
-        self.check_refused({"runs.csv": runs, "v.csv": verdicts},
-                           lambda p: [p["runs.csv"], "--verdicts", p["v.csv"]],
-                           "v.csv row 4", "a second verdict for run id 'r1'")
-
-
-def fleiss_by_hand(rows, categories=("claimed", "not", "equivocal")):
-    """Fleiss' kappa as a Fraction, from its textbook definition."""
-    n, raters = len(rows), len(rows[0])
-    agree = [Fraction(sum(row.count(c) * (row.count(c) - 1) for c in categories),
-                      raters * (raters - 1)) for row in rows]
-    shares = [Fraction(sum(row.count(c) for row in rows), n * raters) for c in categories]
-    p_bar, p_chance = sum(agree) / n, sum(s * s for s in shares)
-    return (p_bar - p_chance) / (1 - p_chance)
-
-
-class TestRatingSheets(unittest.TestCase):
-    # Twelve runs whose ids, models and outcomes must not reach the sheet.
-    RUNS = [[f"secret-run-{i:02d}", f"inst-{i % 5}", "model-zeta-9", "1" if i % 3 else "0",
-             f"Final message {i}: I changed parser {i} and the tests pass."] for i in range(12)]
-    # Three raters' labels per run, chosen by hand: unanimous on runs 0-8, a majority
-    # only on 9 and 10, no majority on 11.
-    LABELS = ["ccc", "ccc", "nnn", "ccc", "eee", "ccc", "ccc", "nnn", "ccc", "cce", "nne",
-              "cne"]
-    WORDS = {"c": "claimed", "n": "not claimed", "e": "equivocal"}
-
-    def write_runs(self, folder):
-        return write(folder, "runs.csv", csv_text(
-            ["run_id", "task_id", "model", "verified", "final_message"], self.RUNS))
-
-    def read_csv(self, path):
-        import csv
-        with open(path, encoding="utf-8", newline="") as handle:
-            return list(csv.reader(handle))
-
-    def fill(self, folder, sheet_rows, key, rater, change=None):
-        index = {run[0]: i for i, run in enumerate(self.RUNS)}
-        rows = []
-        for sheet_id, message, claim in sheet_rows:
-            self.assertEqual(claim, "")
-            label = self.WORDS[self.LABELS[index[key[sheet_id]]][rater]]
-            rows.append([sheet_id, message, change.get(sheet_id, label) if change else label])
-        return write(folder, f"rater{rater}.csv",
-                     csv_text(["sheet_id", "final_message", "claim"], rows))
-
-    def test_round_trip(self):
-        with TempDir() as folder:
-            runs = self.write_runs(folder)
-            sheet = os.path.join(folder, "sheet.csv")
-            status, out, err = run("delivery_audit.py", [runs, "--rating-sheet", sheet])
-            self.assertEqual(status, 0, err)
-            with open(sheet, encoding="utf-8") as handle:
-                sheet_text = handle.read()
-            for hidden in ("secret-run", "model-zeta", "verified", "inst-"):
-                self.assertNotIn(hidden, sheet_text)
-            rows = self.read_csv(sheet)
-            self.assertEqual(rows[0], ["sheet_id", "final_message", "claim"])
-            keyfile = os.path.join(folder, "sheet.key.csv")
-            key_rows = self.read_csv(keyfile)
-            self.assertEqual(key_rows[0], ["sheet_id", "run_id"])
-            key = dict(key_rows[1:])
-            # One row per run, each message beside the id that maps back to its run.
-            message_of = {run[0]: run[4] for run in self.RUNS}
-            self.assertEqual(sorted(key.values()), sorted(message_of))
-            self.assertEqual({r[0]: r[1] for r in rows[1:]},
-                             {s: message_of[r] for s, r in key.items()})
-            order = [key[r[0]] for r in rows[1:]]
-            self.assertNotEqual(order, [run[0] for run in self.RUNS])     # shuffled
-            # Seeded: the same seed rewrites the same bytes; another seed reorders.
-            before = snapshot(folder)
-            self.assertEqual(run("delivery_audit.py", [runs, "--rating-sheet", sheet])[0], 0)
-            self.assertEqual(snapshot(folder).keys(), before.keys())
-            with open(sheet, encoding="utf-8") as handle:
-                self.assertEqual(handle.read(), sheet_text)
-            other = os.path.join(folder, "other.csv")
-            run("delivery_audit.py", [runs, "--rating-sheet", other, "--seed", "7"])
-            self.assertNotEqual(self.read_csv(other)[1:], rows[1:])
-            # Three filled sheets back as raters.
-            filled = [self.fill(folder, rows[1:], key, r) for r in range(3)]
-            result = audit_json([runs, "--ratings", ",".join(filled), "--rating-key", keyfile,
-                                 "--boot", "0"])
-        labels = [[{"c": "claimed", "n": "not", "e": "equivocal"}[x] for x in row]
-                  for row in self.LABELS]
-        kappa = fleiss_by_hand(labels)
-        # By hand: P = (9 + 1/3 + 1/3 + 0) / 12 = 29/36; category shares 21/36, 9/36,
-        # 6/36, chance 31/72; kappa = (29/36 - 31/72) / (41/72) = 27/41.
-        self.assertEqual(kappa, Fraction(27, 41))
-        raters = result["raters"]
-        self.assertEqual((raters["raters"], raters["runs"], raters["unanimous"],
-                          raters["majority_only"], raters["no_majority"]), (3, 12, 9, 2, 1))
-        self.assertAlmostEqual(raters["fleiss_kappa"], float(kappa), places=12)
-        # Majority claims by hand: claimed on runs 0,1,3,5,6,8,9; the rest not (10 'not',
-        # 11 no majority, read as equivocal, so not claiming; 4 equivocal).
-        claimed = {0, 1, 3, 5, 6, 8, 9}
-        verified = {i for i, run in enumerate(self.RUNS) if run[3] == "1"}
-        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"],
-                          result["counts"]["fn"], result["counts"]["tn"]),
-                         (len(claimed & verified), len(claimed - verified),
-                          len(verified - claimed), 12 - len(claimed | verified)))
-        self.assertEqual(result["counts"]["equivocal"], 2)                # runs 4 and 11
-        self.assertIn("blind rating sheets", result["claim_source"])
-
-    def test_fleiss_by_hand_on_a_paper_case(self):
-        # The oracle itself, on a table worked on paper: two subjects,
-        # three raters: (c, c, c) and (c, n, n). P = (1 + 1/3) / 2 = 2/3; shares
-        # 4/6 and 2/6, chance 5/9; kappa = (2/3 - 5/9) / (4/9) = 1/4.
-        self.assertEqual(fleiss_by_hand([["claimed"] * 3, ["claimed", "not", "not"]]),
-                         Fraction(1, 4))
-
-    def test_a_bad_value_names_file_row_and_value(self):
-        with TempDir() as folder:
-            runs = self.write_runs(folder)
-            sheet = os.path.join(folder, "sheet.csv")
-            run("delivery_audit.py", [runs, "--rating-sheet", sheet])
-            rows = self.read_csv(sheet)[1:]
-            keyfile = os.path.join(folder, "sheet.key.csv")
-            key = dict(self.read_csv(keyfile)[1:])
-            target = rows[4][0]
-            good = [self.fill(folder, rows, key, r) for r in (0, 1)]
-            for value, message in (("maybe", "unknown claim 'maybe'"), ("", "not rated")):
-                bad = self.fill(folder, rows, key, 2, change={target: value})
-                before = snapshot(folder)
-                status, out, err = run("delivery_audit.py", [
-                    runs, "--ratings", ",".join(good + [bad]), "--rating-key", keyfile])
-                assert_one_error(self, status, out, err, f"{bad} row 6, column 'claim'",
-                                 f"sheet id {target}", message)
-                self.assertEqual(snapshot(folder), before)
-
-    def test_harness_claims_are_named_and_missing_claims_say_how_to_rate(self):
-        header = ["run_id", "task_id", "format", "claimed", "verified", "final_message"]
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", csv_text(header, [
-                ["r1", "t1", "openhands", "yes", "1", "done"],
-                ["r2", "t2", "openhands", "no", "0", "stuck"]]))
-            result = audit_json([path, "--boot", "0"])
-            self.assertIn("the harness's own explicit claim (OpenHands task_completed)",
-                          result["claim_source"])
-            blank = write(folder, "blank.csv", csv_text(header, [
-                ["r1", "t1", "swe-agent", "", "1", "done"]]))
-            status, out, err = run("delivery_audit.py", [blank])
-        assert_one_error(self, status, out, err, "blank.csv row 2, column 'claimed'",
-                         "--rating-sheet")
-        assert_hints_exist(self, "delivery_audit.py", err)
-
-    def test_a_different_key_is_never_overwritten(self):
-        with TempDir() as folder:
-            runs = self.write_runs(folder)
-            sheet = os.path.join(folder, "sheet.csv")
-            run("delivery_audit.py", [runs, "--rating-sheet", sheet])
-            before = snapshot(folder)
-            status, out, err = run("delivery_audit.py", [runs, "--rating-sheet", sheet,
-                                                         "--seed", "3"])
-            assert_one_error(self, status, out, err, "sheet.key.csv",
-                             "a different key is already there")
-            self.assertEqual(snapshot(folder), before)
-
-
-# === Verdicts and paths: real shapes (issue 15) ===
-# Synthetic files shaped like what SWE-bench, sb-cli and their users really wrote:
-# a gold-patch run report named gold.<run_id>.json, a logs/run_evaluation/<run_id>/
-# <model>/<instance>/ tree whose instance folders may hold only patch.diff, the
-# older flat report.json named by its folder, an sb-cli report named by run id.
-def shaped_runs(model, instances, verified=None):
-    """A runs table of one model, every run claiming; an optional verified column."""
-    header = ["run_id", "instance_id", "model", "claimed", "tool_calls", "search_calls"]
-    header += ["verified"] if verified is not None else []
-    rows = [[f"r{n}", iid, model, "yes", 10 + n, 3 - n] + ([verified[n]] if verified else [])
-            for n, iid in enumerate(instances)]
-    return csv_text(header, rows)
-
-
-def run_report(resolved, unresolved, errors=(), dataset=()):
-    """A SWE-bench run report (schema_version 2 keys), as make_run_report writes it:
-    incomplete_ids is every instance of the dataset that had no prediction."""
-    submitted = sorted([*resolved, *unresolved, *errors])
-    return json.dumps({
-        "total_instances": 500, "submitted_instances": len(submitted),
-        "completed_instances": len(resolved) + len(unresolved),
-        "resolved_instances": len(resolved), "unresolved_instances": len(unresolved),
-        "empty_patch_instances": 0, "error_instances": len(errors),
-        "completed_ids": sorted([*resolved, *unresolved]),
-        "incomplete_ids": sorted(set(dataset) - set(submitted)),
-        "empty_patch_ids": [], "submitted_ids": submitted, "resolved_ids": sorted(resolved),
-        "unresolved_ids": sorted(unresolved), "error_ids": sorted(errors),
-        "schema_version": 2}, indent=4)
-
-
-def instance_report(iid, resolved, flat=False):
-    """A per-instance report.json: keyed by instance id, or the older flat shape."""
-    body = {"patch_is_None": False, "patch_exists": True, "patch_successfully_applied": True,
-            "resolved": resolved,
-            "tests_status": {"FAIL_TO_PASS": {"success": ["t1"] if resolved else [],
-                                              "failure": [] if resolved else ["t1"]},
-                             "PASS_TO_PASS": {"success": ["t2"], "failure": []},
-                             "FAIL_TO_FAIL": {"success": [], "failure": []},
-                             "PASS_TO_FAIL": {"success": [], "failure": []}}}
-    return json.dumps(body if flat else {iid: body}, indent=4)
-
-
-INSTANCES_3 = ["proj__proj-101", "proj__proj-102", "proj__proj-103"]
-
-
-class TestVerdictsRealShapes(unittest.TestCase):
-    def run_both(self, files, argv_of, auc_extra=("--perms", "20", "--boot", "20")):
-        """Both audits over `files` written to a temp folder: [(status, out, err)]."""
-        with TempDir() as folder:
-            paths = {name: write(folder, name, text) for name, text in files.items()}
-            for name in list(paths):
-                paths[os.path.dirname(name)] = os.path.join(folder, os.path.dirname(name))
-            paths[""] = folder
-            return [run("delivery_audit.py", argv_of(paths) + ["--boot", "0"]),
-                    run(AUC, argv_of(paths) + list(auc_extra))]
-
-    def test_a_gold_report_is_not_joined_to_another_models_runs(self):
-        # SWE-bench names the report <model>.<run_id>.json: gold.<run>.json is the
-        # harness's own gold-patch run. Joined on instance id alone it said 3 of 3.
-        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
-                 "gold.fresh-run.json": run_report(INSTANCES_3, [])}
-        for script, (status, out, err) in zip(
-                ("delivery_audit.py", AUC),
-                self.run_both(files, lambda p: [p["runs.csv"], "--verdicts",
-                                                p["gold.fresh-run.json"]])):
-            with self.subTest(script):
-                assert_one_error(self, status, out, err, "model 'gold'",
-                                 "gold.fresh-run.json", "'coder-x-v1'", "--any-model")
-                assert_hints_exist(self, script, err)
-
-    def test_any_model_joins_anyway_and_says_the_model_was_not_checked(self):
-        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
-                 "gold.fresh-run.json": run_report(INSTANCES_3[:2], INSTANCES_3[2:])}
-        with TempDir() as folder:
-            paths = {n: write(folder, n, t) for n, t in files.items()}
-            result = audit_json([paths["runs.csv"], "--verdicts", paths["gold.fresh-run.json"],
-                                 "--any-model", "--boot", "0"])
-        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (2, 1))
-        self.assertIn("not checked (--any-model)", result["verdict_source"]["model_check"])
-        self.assertIn("'gold'", result["verdict_source"]["model_check"])
-
-    def test_the_runs_own_report_joins_on_model_and_instance(self):
-        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
-                 "coder-x-v1.batch_1.json": run_report([], INSTANCES_3[:2], INSTANCES_3[2:])}
-        with TempDir() as folder:
-            paths = {n: write(folder, n, t) for n, t in files.items()}
-            result = audit_json([paths["runs.csv"], "--verdicts",
-                                 paths["coder-x-v1.batch_1.json"], "--boot", "0"])
-        self.assertEqual(result["verdict_source"]["joined_on"], "model and instance id")
-        self.assertEqual(result["grading_error_runs"], {"error": ["r2"]})
-        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (0, 2))
-
-    def test_a_folder_of_run_reports_joins_each_batch(self):
-        # Two batches of one model: each report lists the other's instances (and
-        # the rest of the dataset) as incomplete_ids, which is no verdict.
-        dataset = INSTANCES_3 + ["proj__proj-104"]
-        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
-                 "reports/coder-x-v1.batch_1.json": run_report(INSTANCES_3[:1], [],
-                                                               dataset=dataset),
-                 "reports/coder-x-v1.batch_2.json": run_report([], INSTANCES_3[1:],
-                                                               dataset=dataset)}
-        with TempDir() as folder:
-            paths = {n: write(folder, n, t) for n, t in files.items()}
-            result = audit_json([paths["runs.csv"], "--verdicts",
-                                 os.path.join(folder, "reports"), "--boot", "0"])
-        self.assertEqual(result["verdict_source"]["format"], "SWE-bench run report folder")
-        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (1, 2))
-        self.assertEqual(result["verdict_source"]["joined_on"], "model and instance id")
-
-    def test_a_log_folder_of_another_model_names_both(self):
-        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3)}
-        for iid in INSTANCES_3:
-            files[f"logs/run_evaluation/batch_1/other-model/{iid}/report.json"] = \
-                instance_report(iid, True)
-        for script, (status, out, err) in zip(
-                ("delivery_audit.py", AUC),
-                self.run_both(files, lambda p: [p["runs.csv"], "--verdicts", os.path.join(
-                    p[""], "logs", "run_evaluation", "batch_1")])):
-            with self.subTest(script):
-                assert_one_error(self, status, out, err, "'other-model'", "'coder-x-v1'",
-                                 "3 of 3 runs", "--any-model")
-
-    def test_an_sb_cli_report_names_no_model_and_the_report_says_so(self):
-        report = json.loads(run_report(INSTANCES_3[:1], INSTANCES_3[1:]))
-        del report["empty_patch_instances"], report["empty_patch_ids"]
-        report.update({"pending_instances": 0, "failed_instances": 0, "pending_ids": [],
-                       "failed_ids": []})
-        name = "sb-cli-reports/swe-bench_verified__test__batch-7.json"
-        with TempDir() as folder:
-            runs = write(folder, "runs.csv", shaped_runs("coder-x-v1", INSTANCES_3))
-            path = write(folder, name, json.dumps(report, indent=4))
-            result = audit_json([runs, "--verdicts", path, "--boot", "0"])
-            self.assertEqual(result["verdict_source"]["format"], "sb-cli report")
-            self.assertEqual(result["verdict_source"]["model_check"],
-                             "not checked: the report names no model (sb-cli run id "
-                             "'batch-7')")
-            self.assertEqual(result["counts"]["tp"], 1)
-            status, out, err = run("delivery_audit.py", [runs, "--verdicts", path, "--boot",
-                                                         "0", "--format", "markdown"])
-            self.assertIn("model: not checked: the report names no model (sb-cli run id "
-                          "'batch-7').", " ".join(out.split()))
-
-    def test_flat_report_json_takes_its_instance_from_its_folder(self):
-        # As published with SWE-bench's experiments: logs/<instance>/report.json,
-        # the report itself not keyed by instance.
-        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3)}
-        for iid, resolved in zip(INSTANCES_3, (True, False, True)):
-            files[f"logs/{iid}/report.json"] = instance_report(iid, resolved, flat=True)
-        with TempDir() as folder:
-            paths = {n: write(folder, n, t) for n, t in files.items()}
-            result = audit_json([paths["runs.csv"], "--verdicts", os.path.join(folder, "logs"),
-                                 "--boot", "0"])
-            self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (2, 1))
-            self.assertEqual(result["verdict_source"]["format"],
-                             "SWE-bench logs/run_evaluation folder")
-            d = load("delivery_audit.py")
-            one = d.read_verdicts(d.Inputs(), paths[f"logs/{INSTANCES_3[1]}/report.json"])
-            self.assertEqual([(r["instance_id"], r["verified"]) for r in one["records"]],
-                             [(INSTANCES_3[1], False)])
-            status, out, err = run("delivery_audit.py", ["-", "--verdicts", "-"],
-                                   instance_report("x", True, flat=True).encode())
-            self.assertEqual(status, 2)
-
-    def test_an_instance_folder_with_only_patch_diff_is_unchecked(self):
-        # The harness wrote patch.diff and stopped: no test ran, no report.json.
-        root = "logs/run_evaluation/batch_1/coder-x-v1"
-        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3),
-                 f"{root}/{INSTANCES_3[0]}/patch.diff": "diff --git a/x b/x\n",
-                 f"{root}/{INSTANCES_3[1]}/patch.diff": "diff --git a/x b/x\n",
-                 f"{root}/{INSTANCES_3[1]}/eval.sh": "#!/bin/bash\n",
-                 f"{root}/{INSTANCES_3[1]}/test_output.txt": "collected 2 items\n",
-                 f"{root}/{INSTANCES_3[1]}/report.json": instance_report(INSTANCES_3[1], False),
-                 f"{root}/{INSTANCES_3[2]}/patch.diff": "diff --git a/x b/x\n",
-                 f"{root}/{INSTANCES_3[2]}/report.json": instance_report(INSTANCES_3[2], True)}
-        with TempDir() as folder:
-            paths = {n: write(folder, n, t) for n, t in files.items()}
-            result = audit_json([paths["runs.csv"], "--verdicts",
-                                 os.path.join(folder, "logs", "run_evaluation", "batch_1"),
-                                 "--boot", "0"])
-        self.assertEqual(result["grading_error_runs"], {"error (no report.json)": ["r0"]})
-        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (1, 1))
-        self.assertEqual(result["verdict_source"]["joined_on"], "model and instance id")
-
-    def test_verdicts_over_a_verified_column_say_how_many_disagree(self):
-        report = {"coder-x-v1.batch_1.json": run_report(INSTANCES_3[:1], INSTANCES_3[1:])}
-        files = {"runs.csv": shaped_runs("coder-x-v1", INSTANCES_3, ["no", "yes", "yes"]),
-                 **report}
-        results = self.run_both(files, lambda p: [p["runs.csv"], "--verdicts",
-                                                  p["coder-x-v1.batch_1.json"], "--format",
-                                                  "json"])
-        delivery, auc = (json.loads(out) for _, out, _ in results)
-        self.assertEqual(delivery["verdict_source"]["replaces"],
-                         {"column": "verified", "runs_compared": 3, "disagree": 3,
-                          "winner": "--verdicts"})
-        self.assertEqual(delivery["counts"]["tp"], 1)
-        self.assertIn("the table's own column 'verified' is set aside: --verdicts wins; the "
-                      "two disagree on 3 of 3 runs both define", auc["notes"])
-        self.assertNotIn("verified", [f["name"] for f in auc["features"]])
-        with TempDir() as folder:
-            paths = {n: write(folder, n, t) for n, t in files.items()}
-            status, out, err = run("delivery_audit.py", [
-                paths["runs.csv"], "--verdicts", paths["coder-x-v1.batch_1.json"], "--boot", "0"])
-        self.assertIn("--verdicts wins; the two disagree on 3 of 3 runs both define",
-                      " ".join(out.split()))
-
-    def test_counts_needs_all_four_cells(self):
-        for given, missing in (("tp=46,fp=22,fn=3", "tn"), ("tp=4,tn=2", "fp, fn")):
-            with self.subTest(given):
-                status, out, err = run("delivery_audit.py", ["--counts", given])
-                assert_one_error(self, status, out, err, f"--counts: no {missing}",
-                                 "all four cells")
-
-
-class TestRegradeRefusesWhatItCannotGrade(unittest.TestCase):
-    EXAMPLE = os.path.join(HERE, "examples", "regrade")
-
-    def test_a_json_object_as_fail_to_pass_is_an_error_not_a_traceback(self):
-        with open(os.path.join(self.EXAMPLE, "instances.jsonl"), encoding="utf-8") as handle:
-            instance = json.loads(handle.readline())
-        for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
-            with self.subTest(field), TempDir() as folder:
-                bad = dict(instance, **{field: {"tests/test_calc.py::test_add": "PASSED"}})
-                instances = regrade_jsonl(folder, "instances.jsonl", [bad])
-                status, out, err = run("regrade.py", [
-                    instances, os.path.join(self.EXAMPLE, "predictions.jsonl"),
-                    "--repo", os.path.join(self.EXAMPLE, "calc.bundle")])
-                assert_one_error(self, status, out, err, field, "got a JSON object")
-
-    def test_no_run_graded_exits_non_zero_and_says_so_last(self):
-        with TempDir() as folder:
-            runs = regrade_jsonl(folder, "predictions.jsonl", [
-                {"instance_id": "not-an-instance", "model_name_or_path": "m",
-                 "model_patch": "diff --git a/x b/x\n"}])
-            for style in ("text", "markdown", "json"):
-                with self.subTest(style):
-                    status, out, err = run("regrade.py", [
-                        os.path.join(self.EXAMPLE, "instances.jsonl"), runs, "--repo",
-                        os.path.join(self.EXAMPLE, "calc.bundle"), "--format", style])
-                    self.assertEqual(status, 1, err)
-                    self.assertTrue(out.strip())          # the summary is still printed
-                    self.assertTrue(err.strip().splitlines()[-1].startswith(
-                        "error: no run could be graded: the 1 run is a grading error (error "
-                        "1)"), err)
-
-
-class FakeHome:
-    """HOME pointed at a folder named like a user's, the current folder outside it."""
-
-    def __enter__(self):
-        self.root = tempfile.mkdtemp(prefix="audit-home-")
-        self.home = os.path.join(self.root, "home", "alice-private")
-        self.elsewhere = os.path.join(self.root, "work", "elsewhere")
-        os.makedirs(self.home)
-        os.makedirs(self.elsewhere)
-        self.old = os.environ.get("HOME"), os.getcwd()
-        os.environ["HOME"] = self.home
-        os.chdir(self.elsewhere)
-        return self
-
-    def __exit__(self, *exc):
-        old_home, old_cwd = self.old
-        os.chdir(old_cwd)
-        if old_home is None:
-            os.environ.pop("HOME", None)
-        else:
-            os.environ["HOME"] = old_home
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-class TestPastedOutputNamesNoHome(unittest.TestCase):
-    """Every output format of every script, inputs given by absolute paths under a
-    fake home and the command run from a folder outside it: the home folder's path
-    and the user's name appear nowhere in what is printed or drawn."""
-
-    def assert_private(self, fake, label, text):
-        for secret in (fake.home, "alice-private", fake.root):
-            at = text.find(secret)
-            self.assertEqual(at, -1, f"{label}: {secret} in ...{text[max(0, at - 150):at + 80]}")
-
-    def copy_in(self, fake, *parts):
-        source = os.path.join(HERE, "examples", *parts)
-        target = os.path.join(fake.home, *parts)
-        if os.path.isdir(source):
-            shutil.copytree(source, target)
-        else:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copy(source, target)
-        return target
-
-    def outputs(self, fake, script, argv, svg=True):
-        for style in ("text", "markdown", "json"):
-            status, out, err = run(script, argv + ["--format", style])
-            self.assertEqual(status, 0, err)
-            self.assert_private(fake, f"{script} {style}", out)
-        if svg:
-            drawing = os.path.join(fake.home, "out", f"{script}.svg")
-            os.makedirs(os.path.dirname(drawing), exist_ok=True)
-            status, out, err = run(script, argv + ["--svg", drawing])
-            self.assertEqual(status, 0, err)
-            self.assert_private(fake, f"{script} text with --svg", out)
-            with open(drawing, encoding="utf-8") as handle:
-                self.assert_private(fake, f"{script} svg", handle.read())
-
-    def test_the_audits(self):
-        with FakeHome() as fake:
-            verdicts = self.copy_in(fake, "verdicts")
-            runs = self.copy_in(fake, "runs")
-            runs_csv = os.path.join(verdicts, "runs.csv")
-            for name in ("swebench/example-org__agent-a.eval-1.json",
-                         "logs/run_evaluation/eval-1", "regrade/verdicts.csv"):
-                with self.subTest(name):
-                    given = os.path.join(verdicts, name)
-                    self.outputs(fake, "delivery_audit.py",
-                                 [runs_csv, "--verdicts", given, "--boot", "50"])
-                    self.outputs(fake, AUC, [runs_csv, "--verdicts", given, "--perms", "50",
-                                             "--boot", "50"])
-            agents = self.copy_in(fake, "agents")
-            for name in ("swebench", "logs/run_evaluation/calc-eval"):
-                with self.subTest(name):
-                    given = os.path.join(verdicts, "agents", name)
-                    self.outputs(fake, "delivery_audit.py", [os.path.join(agents, "swe-agent"),
-                                                             "--verdicts", given, "--boot", "0"])
-            self.outputs(fake, "delivery_audit.py", [runs, "--boot", "50"])
-            self.outputs(fake, AUC, [os.path.join(runs, "runs.csv"), "--perms", "50",
-                                     "--boot", "50"])
-            ratings = os.path.join(verdicts, "ratings")
-            self.outputs(fake, "delivery_audit.py", [
-                verdicts, "--verdicts", os.path.join(verdicts, "regrade", "verdicts.csv"),
-                "--ratings", ",".join(os.path.join(ratings, f"rater_{x}.csv") for x in "abc"),
-                "--rating-key", os.path.join(ratings, "sheet.key.csv"), "--boot", "0"])
-            self.outputs(fake, AUC, [os.path.join(agents, "codex"), "--verdicts",
-                                     os.path.join(agents, "codex", "verdicts.csv"), "--perms",
-                                     "20", "--boot", "20"])
-            status, out, err = run("delivery_audit.py", [
-                verdicts, "--rating-sheet", os.path.join(fake.home, "sheet.csv")])
-            self.assertEqual(status, 0, err)
-            self.assert_private(fake, "--rating-sheet", out)
-            # Another folder under the same parent as the home is another user's.
-            other = os.path.join(fake.root, "home", "bob", "runs.csv")
-            os.makedirs(os.path.dirname(other))
-            shutil.copy(os.path.join(runs, "runs.csv"), other)
-            status, out, err = run("delivery_audit.py", [other, "--boot", "0",
-                                                         "--format", "markdown"])
-            self.assertEqual(status, 0, err)
-            self.assertNotIn("bob", out)
-
-    @unittest.skipUnless(shutil.which("git"), "needs git")
-    def test_regrade_and_its_interpreter(self):
-        with FakeHome() as fake:
-            example = self.copy_in(fake, "regrade")
-            # A test interpreter inside the home folder, as a venv would be.
-            python = os.path.join(fake.home, "venv", "bin", "python3")
-            os.makedirs(os.path.dirname(python))
-            os.symlink(sys.executable, python)
-            argv = [os.path.join(example, "instances.jsonl"),
-                    os.path.join(example, "predictions.jsonl"),
-                    "--repo", os.path.join(example, "calc.bundle"), "--python", python,
-                    "--out", os.path.join(fake.home, "regraded")]
-            for style in ("text", "markdown", "json"):
-                status, out, err = run("regrade.py", argv + ["--format", style])
-                self.assertEqual(status, 0, err)
-                self.assert_private(fake, f"regrade.py {style}", out)
-            version = ".".join(map(str, sys.version_info[:3]))
-            status, out, err = run("regrade.py", argv)
-            self.assertIn(f"test interpreter: python3 ({version})", out)
-
-
-AGENT_VERDICTS = os.path.join(HERE, "examples", "verdicts", "agents")
-
-
-def readme_commands(needle):
-    """The README's shell commands (continuations joined) that mention `needle`."""
-    with open(os.path.join(HERE, "README.md"), encoding="utf-8") as handle:
-        text = handle.read().replace("\\\n", " ")
-    found = []
-    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
-        for line in block.splitlines():
-            words = shlex.split(line, comments=True)
-            if words and needle in line and words[0] == "python3":
-                found.append(words[1:])
-    return found
-
-
-class TestShippedGraderExamples(unittest.TestCase):
-    # model-a resolved (claimed), model-b unresolved (claimed), model-c an empty
-    # patch (not claimed), model-d resolved (equivocal, read as not claiming).
-    EXPECTED = {"swebench": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
-                "sb-cli-reports": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
-                "logs/run_evaluation/calc-eval": (
-                    {"tp": 1, "fp": 1, "fn": 1, "tn": 0},
-                    {"error (no report.json)": ["example__calc-1@model-c"]})}
-
-    def test_each_agent_folder_joins_each_shipped_report(self):
-        for agent in ("swe-agent", "mini-swe-agent", "openhands"):
-            for name, (counts, unchecked) in self.EXPECTED.items():
-                with self.subTest(agent=agent, report=name):
-                    result = audit_json([os.path.join(HERE, "examples", "agents", agent),
-                                         "--verdicts", os.path.join(AGENT_VERDICTS, name),
-                                         "--boot", "0"])
-                    self.assertEqual({k: result["counts"][k] for k in counts}, counts)
-                    self.assertEqual(result.get("grading_error_runs", {}), unchecked)
-                    self.assertEqual(result["verdict_source"]["joined_on"],
-                                     "model and instance id")
-
-    def test_the_readme_commands_run_as_written(self):
-        commands = readme_commands("examples/verdicts/agents")
-        self.assertEqual(len(commands), 3, commands)
-        old = os.getcwd()
-        os.chdir(HERE)
-        try:
-            for argv in commands:
-                with self.subTest(argv):
-                    status, out, err = run(argv[0], argv[1:] + (
-                        ["--perms", "50", "--boot", "50"] if argv[0] == AUC else ["--boot", "0"]))
-                    self.assertEqual(status, 0, err)
-        finally:
-            os.chdir(old)
-
-    def test_the_generator_rewrites_the_shipped_files(self):
-        with TempDir() as folder:
-            target = os.path.join(folder, "examples")
-            os.makedirs(os.path.join(target, "verdicts"))
-            shutil.copy(os.path.join(HERE, "examples", "verdicts", "make_agent_verdicts.py"),
-                        os.path.join(target, "verdicts"))
-            shutil.copytree(os.path.join(HERE, "examples", "regrade"),
-                            os.path.join(target, "regrade"))
-            subprocess.run([sys.executable, os.path.join(target, "verdicts",
-                                                         "make_agent_verdicts.py")],
-                           check=True, capture_output=True, timeout=120)
-            made = os.path.join(target, "verdicts", "agents")
-            self.assertEqual(sorted(snapshot_bytes(made)), sorted(snapshot_bytes(AGENT_VERDICTS)))
-            self.assertEqual(snapshot_bytes(made), snapshot_bytes(AGENT_VERDICTS))
-
-
-def snapshot_bytes(folder):
-    """{relative path: bytes} of every file below `folder`."""
-    found = {}
-    for root, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(root, name)
-            with open(path, "rb") as handle:
-                found[os.path.relpath(path, folder)] = handle.read()
-    return found
-
-
-# === Agent output (harness folders) ===
-AGENTS = os.path.join(HERE, "examples", "agents")
-REGRADE_EXAMPLE = os.path.join(HERE, "examples", "regrade")
-AGENT_FORMATS = ("swe-agent", "mini-swe-agent", "openhands", "claude-code", "codex")
-# Worked out by hand from the story in examples/agents/make_agents.py (times in
-# seconds from the task message; each call's own turn k uses 100 k + 110 tokens):
-#   model-a  read@10+2 search@15+1 edit@20+1 test@30+5, ends 40:
-#            orient 20 - 0 = 20, impl (20 + 1) - 20 = 1, verify 40 - 21 = 19;
-#            turns 0..4 (4 = the final message): 110 + 210 | 310 | 410 + 510
-#   model-b  read@5+1 test@10+4 edit@20+2 test@30+3 edit@40+2, ends 50:
-#            20, 42 - 20 = 22, 50 - 42 = 8; 110 + 210 | 310 + 410 + 510 | 610;
-#            its only tests ran before its last edit
-#   model-c  read, search, bash: never edits, every phase measure undefined
-#   model-d  read@5+1 edit@10+1 edit@20+1 test@25+5 read@35+1, ends 45:
-#            10, 21 - 10 = 11, 45 - 21 = 24; 110 | 210 + 310 | 410 + 510 + 610
-TIMED = {"model-a": ("20", "1", "19", "320", "310", "920", "1"),
-         "model-b": ("20", "22", "8", "320", "1230", "610", "0"),
-         "model-c": ("", "", "", "", "", "", ""),
-         "model-d": ("10", "11", "24", "110", "520", "1530", "1")}
-# SWE-agent records only each step's execution_time (no timestamps, no per-turn
-# tokens), and ends with a submit step of 0.5 s:
-#   a: read 0-2, search 2-3, edit 3-4, test 4-9, submit 9-9.5 -> 3, 1, 5.5
-#   b: read 0-1, test 1-5, edit 5-7, test 7-10, edit 10-12, submit -12.5 -> 5, 7, 0.5
-#   d: read 0-1, edit 1-2, edit 2-3, test 3-8, read 8-9, submit -9.5 -> 1, 2, 6.5
-SWE_AGENT = {"model-a": ("3", "1", "5.5", "", "", "", "1"),
-             "model-b": ("5", "7", "0.5", "", "", "", "0"),
-             "model-c": ("", "", "", "", "", "", ""),
-             "model-d": ("1", "2", "6.5", "", "", "", "1")}
-PHASE_COLUMNS = ("orient_seconds", "impl_seconds", "verify_seconds", "orient_tokens",
-                 "impl_tokens", "verify_tokens", "ran_tests_after_last_edit")
-# (read, edit, search, bash, test, other) calls per model; SWE-agent adds a submit
-# (other) call to each run, mini-swe-agent's calls are the four stories exactly.
-CALLS = {"model-a": (1, 1, 1, 0, 1, 0), "model-b": (1, 2, 0, 0, 2, 0),
-         "model-c": (1, 0, 1, 1, 0, 0), "model-d": (2, 2, 0, 0, 1, 0)}
-CLAUDE_SESSIONS = {"synthetic-0a": "model-a", "synthetic-0b": "model-b",
-                   "synthetic-0c": "model-c", "synthetic-0d": "model-d"}
-
-
-def derived_rows(fmt, task_map=None):
-    module = load("delivery_audit.py")
-    inputs = module.Inputs()
-    inputs.task_map = task_map
-    derived = module.agent_output(inputs, os.path.join(AGENTS, fmt))
-    return {row["run_id"]: row for row in derived["runs"].rows}, derived
-
-
-def story_of(run_id):
-    return CLAUDE_SESSIONS.get(run_id) or run_id.split("@")[1]
-
-
-class TestAgentOutputMeasures(unittest.TestCase):
-    def check_format(self, fmt, phases):
-        rows, derived = derived_rows(fmt)
-        self.assertEqual(len(rows), 4)
-        for run_id, row in rows.items():
-            story = story_of(run_id)
-            with self.subTest(fmt=fmt, run=run_id):
-                self.assertEqual(row["task_id"], "example__calc-1")
-                self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), phases[story])
-                counts = list(CALLS[story])
-                if fmt == "swe-agent":
-                    counts[5] += 1
-                self.assertEqual(tuple(int(row[f"{c}_calls"]) for c in
-                                       ("read", "edit", "search", "bash", "test", "other")),
-                                 tuple(counts))
-                self.assertEqual(int(row["tool_calls"]), sum(counts))
-        return rows, derived
-
-    def test_swe_agent_durations_only(self):
-        rows, derived = self.check_format("swe-agent", SWE_AGENT)
-        row = rows["example__calc-1@model-a"]
-        self.assertEqual((row["cost_usd"], row["tokens_total"], row["claimed"]),
-                         ("0.5", "1100", "yes"))       # claimed: from runs.csv beside it
-        self.assertEqual(len(derived["predictions"]), 4)
-
-    def test_timestamped_formats(self):
-        for fmt in ("mini-swe-agent", "openhands", "codex"):
-            rows, _ = self.check_format(fmt, TIMED)
-            # tokens_total = every turn: a 110+210+310+410+510 = 1550
-            self.assertEqual(rows[next(r for r in rows if story_of(r) == "model-a")]
-                             ["tokens_total"], "1550")
-            self.assertEqual(rows[next(r for r in rows if story_of(r) == "model-a")]
-                             ["turns"], "5")
-
-    def test_claude_code_dedupes_repeated_message_entries(self):
-        # Each call's message is written as two entries (text, then tool_use) with
-        # one id and one usage: 5 turns and 1550 tokens, not 9 turns and 2650.
-        # model-d is a stream-json log: no timestamps, so no phase seconds.
-        timed = dict(TIMED, **{"model-d": ("", "", "", "110", "520", "1530", "1")})
-        rows, _ = self.check_format("claude-code", timed)
-        self.assertEqual((rows["synthetic-0a"]["turns"], rows["synthetic-0a"]["tokens_total"]),
-                         ("5", "1550"))
-        self.assertEqual(rows["synthetic-0d"]["cost_usd"], "0.75")   # the result line's
-
-    def test_codex_counts_a_repeated_token_report_once(self):
-        rows, _ = derived_rows("codex")
-        self.assertEqual(rows["synthetic-0b"]["tokens_total"], "2160")  # 110 + ... + 610
-
-    def test_openhands_claims_are_the_harness_own(self):
-        rows, _ = derived_rows("openhands")
-        self.assertEqual([rows[r]["claimed"] for r in sorted(rows)],
-                         ["yes", "yes", "no", "equivocal"])
-
-    def test_run_ids_and_models(self):
-        rows, _ = derived_rows("mini-swe-agent")
-        self.assertEqual(sorted(rows), [f"example__calc-1@model-{m}" for m in "abcd"])
-        rows, _ = derived_rows("codex")
-        self.assertEqual(sorted(rows), sorted(CLAUDE_SESSIONS))
-        self.assertEqual({r["model"] for r in rows.values()}, {"gpt-synthetic"})
-
-    def test_mini_swe_agent_format_1_commands_from_the_text(self):
-        # Format 1 messages carry no extra: the command is the reply's one bash block,
-        # and with no timestamps or usage the phase seconds and tokens are unknown.
-        blocks = ["grep -rn clamp calc", "sed -i 's/low$/high/' calc/ops.py", "pytest -q"]
-        messages = [{"role": "user", "content": "fix it"}] + [
-            m for block in blocks for m in (
-                {"role": "assistant", "content": f"Next.\n```bash\n{block}\n```"},
-                {"role": "user", "content": "<returncode>0</returncode>"})]
-        with TempDir() as folder:
-            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(
-                {"info": {"exit_status": "Submitted", "submission": ""},
-                 "messages": messages}))
-            rows, _ = derived_rows(folder)
-        row = rows["x__y-1"]
-        self.assertEqual([row[f"{c}_calls"] for c in ("search", "edit", "test", "bash")],
-                         ["1", "1", "1", "0"])
-        self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), ("",) * 6 + ("1",))
-        self.assertEqual((row["turns"], row["tokens_total"]), ("3", ""))
-
-    def test_swe_agent_older_flat_layout_with_all_preds(self):
-        with TempDir() as folder:
-            shutil.copy(os.path.join(AGENTS, "swe-agent", "model-a", "example__calc-1",
-                                     "example__calc-1.traj"), folder)
-            write(folder, "all_preds.jsonl", json.dumps(
-                {"instance_id": "example__calc-1", "model_name_or_path": "gpt4__old",
-                 "model_patch": ""}) + "\n")
-            rows, _ = derived_rows(folder)
-        self.assertEqual(sorted(rows), ["example__calc-1@gpt4__old"])
-
-    def test_command_rules(self):
-        category = load("delivery_audit.py").command_category
-        cases = {"tox -e py39": "test", "python3 -m unittest -v": "test",
-                 "./tests/runtests.py basic": "test", "cd /r && pytest -x": "test",
-                 "perl -pi -e 's/a/b/' x.py": "edit", "git apply fix.diff": "edit",
-                 "echo x >> notes/todo.txt": "edit", "python x.py > /dev/null": "bash",
-                 "rg clamp": "search", "cd src; find . -name '*.py'": "search",
-                 "head -n 5 a.py": "read", "sed -n 1,5p a.py": "read",
-                 "python -c 'import x; x.find(1)'": "bash", "pip install -e .": "bash"}
-        for command, expected in cases.items():
-            self.assertEqual(category(command), expected, command)
-
-    def test_make_agents_rebuilds_the_committed_samples(self):
-        with TempDir() as folder:
-            shutil.copytree(AGENTS, os.path.join(folder, "agents"))
-            shutil.copytree(REGRADE_EXAMPLE, os.path.join(folder, "regrade"))
-            before = {}
-            for root, _, files in os.walk(os.path.join(folder, "agents")):
-                for name in files:
-                    with open(os.path.join(root, name), "rb") as handle:
-                        before[os.path.join(root, name)] = handle.read()
-            subprocess.run([sys.executable, os.path.join(folder, "agents", "make_agents.py")],
-                           check=True, capture_output=True, timeout=60)
-            for path, data in before.items():
-                with open(path, "rb") as handle:
-                    self.assertEqual(handle.read(), data, path)
-
-
-def copy_sample(fmt, folder, drop=()):
-    target = os.path.join(folder, fmt)
-    shutil.copytree(os.path.join(AGENTS, fmt), target)
-    for name in drop:
-        os.remove(os.path.join(target, name))
-    return target
-
-
-class TestAgentOutputErrors(unittest.TestCase):
-    def assert_refused(self, argv, *needles, script="delivery_audit.py"):
-        if script == "regrade.py":
-            argv = [os.path.join(REGRADE_EXAMPLE, "instances.jsonl")] + argv + [
-                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle")]
-        with TempDir() as out:
-            target = os.path.join(out, "derived")
-            status, stdout, stderr = run(script, argv + ["--write-runs", target])
-            self.assertEqual(status, 2, stderr)
-            self.assertEqual(len(stderr.splitlines()), 1, stderr)
-            self.assertTrue(stderr.startswith("error: "), stderr)
-            for needle in needles:
-                self.assertIn(needle, stderr)
-            self.assertEqual(stdout, "")
-            self.assertFalse(os.path.exists(target))
-
-    def edit_json(self, path, change):
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-        change(data)
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-
-    def test_trajectory_missing_a_field(self):
-        with TempDir() as folder:
-            root = copy_sample("swe-agent", folder)
-            traj = os.path.join(root, "model-b", "example__calc-1", "example__calc-1.traj")
-            self.edit_json(traj, lambda d: d.pop("info"))
-            self.assert_refused([root], traj + ": no field 'info'")
-            root = copy_sample("mini-swe-agent", folder)
-            traj = os.path.join(root, "model-a", "example__calc-1", "example__calc-1.traj.json")
-            self.edit_json(traj, lambda d: d["messages"][3].pop("role"))
-            self.assert_refused([root], traj + ", messages[3]: no field 'role'")
-
-    def test_truncated_jsonl_line(self):
-        with TempDir() as folder:
-            root = copy_sample("openhands", folder)
-            path = os.path.join(root, "model-c", "output.jsonl")
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-            write(root, "model-c/output.jsonl", text[:len(text) // 2])
-            for script in SCRIPTS:
-                self.assert_refused([root], path + " line 1: not valid JSON", script=script)
-            root = copy_sample("claude-code", folder)
-            path = os.path.join(root, "synthetic-0b.jsonl")
-            with open(path, encoding="utf-8") as handle:
-                lines = handle.read().splitlines()
-            write(root, "synthetic-0b.jsonl", "\n".join(lines[:-1] + [lines[-1][:30]]) + "\n")
-            self.assert_refused([root], f"{path} line {len(lines)}: not valid JSON")
-
-    def test_transcript_with_no_task_mapping(self):
-        for fmt in ("claude-code", "codex"):
-            with TempDir() as folder:
-                root = copy_sample(fmt, folder, drop=("runs.csv",))
-                for script in SCRIPTS:
-                    self.assert_refused([root], "no task for", "--task-map", "synthetic-0a",
-                                        script=script)
-
-    def test_task_map_names_the_tasks(self):
-        with TempDir() as folder:
-            root = copy_sample("claude-code", folder, drop=("runs.csv",))
-            task_map = write(folder, "tasks.csv", "session_id,task_id\n" + "".join(
-                f"{s},example__calc-1\n" for s in CLAUDE_SESSIONS))
-            rows, _ = derived_rows(os.path.relpath(root, AGENTS), task_map)
-            self.assertEqual({r["task_id"] for r in rows.values()}, {"example__calc-1"})
-            self.assertEqual({r["claimed"] for r in rows.values()}, {""})   # never guessed
-
-    def test_swe_agent_step_without_a_duration(self):
-        # One step's execution_time missing: the phase seconds are unknown, not zero.
-        with TempDir() as folder:
-            root = copy_sample("swe-agent", folder)
-            traj = os.path.join(root, "model-a", "example__calc-1", "example__calc-1.traj")
-            self.edit_json(traj, lambda d: d["trajectory"][0].pop("execution_time"))
-            rows, _ = derived_rows(os.path.relpath(root, AGENTS))
-            row = rows["example__calc-1@model-a"]
-            self.assertEqual(tuple(row[c] for c in PHASE_COLUMNS), ("",) * 6 + ("1",))
-            self.assertEqual(rows["example__calc-1@model-b"]["orient_seconds"], "5")
-
-    def test_write_runs_needs_agent_output(self):
-        with TempDir() as folder:
-            status, _, stderr = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0",
-                                                          "--write-runs", folder + "/x"])
-            self.assertEqual(status, 2)
-            self.assertIn("is not agent output", stderr)
-            self.assertFalse(os.path.exists(folder + "/x"))
-
-    def test_openhands_v1_events_are_named_not_misread(self):
-        with TempDir() as folder:
-            path = write(folder, "output.jsonl", json.dumps(
-                {"instance_id": "x__y-1", "history": [
-                    {"kind": "ActionEvent", "timestamp": "2026-01-05T12:00:00"}]}) + "\n")
-            self.assert_refused([folder], path + " line 1, history[0]", "V1")
-
-    def test_side_table_row_that_matches_no_run(self):
-        with TempDir() as folder:
-            root = copy_sample("codex", folder)
-            with open(os.path.join(root, "runs.csv"), "a", encoding="utf-8") as handle:
-                handle.write("synthetic-0z,example__calc-1,yes\n")
-            self.assert_refused([root], "runs.csv row 6, column 'run_id'", "synthetic-0z")
-
-    def test_side_table_that_disagrees(self):
-        with TempDir() as folder:
-            root = copy_sample("openhands", folder)
-            write(root, "runs.csv", "run_id,claimed\nexample__calc-1@model-c,yes\n")
-            self.assert_refused([root], "runs.csv row 2, column 'claimed'", "disagrees")
-
-    def test_regrade_refuses_transcripts_without_diffs(self):
-        status, _, stderr = run("regrade.py", [
-            os.path.join(REGRADE_EXAMPLE, "instances.jsonl"), os.path.join(AGENTS, "codex"),
-            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle")])
-        self.assertEqual(status, 2)
-        self.assertIn("carries no diff", stderr)
-
-
-def bench_agent_output():
-    """Derive the tables from an OpenHands output.jsonl of 300 runs x 100 events."""
-    module = load("delivery_audit.py")
-    with open(os.path.join(AGENTS, "openhands", "model-b", "output.jsonl"),
-              encoding="utf-8") as handle:
-        record = json.loads(handle.read())
-    events = record["history"][2:-1] * 10
-    history = record["history"][:2] + events + record["history"][-1:]
-    with TempDir() as folder:
-        with open(os.path.join(folder, "output.jsonl"), "w", encoding="utf-8") as out:
-            for k in range(300):
-                out.write(json.dumps(dict(record, instance_id=f"x__y-{k}", history=[
-                    dict(e, id=j, cause=j - 1 if "observation" in e else None)
-                    for j, e in enumerate(history)])) + "\n")
-        started = time.perf_counter()
-        derived = module.agent_output(module.Inputs(), folder)
-        seconds = time.perf_counter() - started
-    print(f"agent output: {len(derived['runs'].rows)} OpenHands runs, "
-          f"{len(derived['tool_calls'].rows)} tool calls derived in {seconds:.2f} s")
-
-
-def without_provenance(text, *names):
-    data = json.loads(text)
-    data.pop("provenance", None)
-    text = json.dumps(data, sort_keys=True)
-    relative = load("delivery_audit.py").relative_path    # how reports now show paths
-    for name in names:
-        for form in (relative(name), name):
-            text = text.replace(json.dumps(form)[1:-1], "RUNS")
-    return text
-
-
-class TestAgentOutputPipeline(unittest.TestCase):
-    def regrade(self, fmt, out):
-        status, _, stderr = run("regrade.py", [
-            os.path.join(REGRADE_EXAMPLE, "instances.jsonl"), os.path.join(AGENTS, fmt),
-            "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out,
-            "--write-runs", os.path.join(out, "flat")])
-        self.assertEqual(status, 0, stderr)
-        with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
-            return handle.read()
-
-    def test_trajectories_regrade_and_both_audits(self):
-        expected = ("run_id,instance_id,completed,status\n"
-                    "example__calc-1@model-a,example__calc-1,true,resolved\n"
-                    "example__calc-1@model-b,example__calc-1,false,unresolved\n"
-                    "example__calc-1@model-c,example__calc-1,false,unresolved\n"
-                    "example__calc-1@model-d,example__calc-1,true,resolved\n")
-        with TempDir() as out:
-            for fmt in ("swe-agent", "mini-swe-agent", "openhands"):
-                folder = os.path.join(AGENTS, fmt)
-                verdicts = os.path.join(out, fmt, "verdicts.csv")
-                self.assertEqual(self.regrade(fmt, os.path.join(out, fmt)), expected, fmt)
-                status, text, stderr = run("delivery_audit.py", [
-                    folder, "--verdicts", verdicts, "--boot", "0", "--format", "json"])
-                self.assertEqual(status, 0, stderr)
-                # claims yes, yes, no, equivocal against verified a, d: tp 1 (a),
-                # fp 1 (b), and c, d not claiming
-                self.assertEqual([json.loads(text)["counts"][k] for k in ("tp", "fp", "fn", "tn")],
-                                 [1, 1, 1, 1])
-                status, _, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
-                                                         "--perms", "50", "--boot", "50"])
-                self.assertEqual(status, 0, stderr)
-                # regrade.py --write-runs writes what the audits derive, byte for byte
-                run("delivery_audit.py", [folder, "--verdicts", verdicts, "--boot", "0",
-                                          "--write-runs", os.path.join(out, fmt, "audit")])
-                for name in ("runs.csv", "tool_calls.csv", "predictions.jsonl"):
-                    with open(os.path.join(out, fmt, "flat", name), "rb") as one, \
-                            open(os.path.join(out, fmt, "audit", name), "rb") as other:
-                        self.assertEqual(one.read(), other.read(), (fmt, name))
-        for fmt in ("claude-code", "codex"):
-            folder = os.path.join(AGENTS, fmt)
-            for script in ("delivery_audit.py", "auc_audit.py"):
-                status, _, stderr = run(script, [folder, "--verdicts",
-                                                 os.path.join(folder, "verdicts.csv"),
-                                                 "--boot", "50"])
-                self.assertEqual(status, 0, (fmt, script, stderr))
-
-    def test_predictions_keyed_by_instance_get_the_same_run_id(self):
-        with TempDir() as out:
-            status, _, stderr = run("regrade.py", [
-                os.path.join(REGRADE_EXAMPLE, "instances.jsonl"),
-                os.path.join(AGENTS, "swe-agent", "model-b", "preds.json"),
-                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"), "--out", out])
-            self.assertEqual(status, 0, stderr)
-            with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
-                self.assertIn("example__calc-1@model-b,", handle.read())
-
-    def test_auc_family_is_the_derived_measures(self):
-        module = load("auc_audit.py")
-        with TempDir() as out:
-            verdicts = write(out, "v.csv", "run_id,completed\n" + "".join(
-                f"{s},{'true' if s[-1] in 'ad' else 'false'}\n" for s in CLAUDE_SESSIONS))
-            status, text, stderr = run("auc_audit.py", [os.path.join(AGENTS, "codex"),
-                                                        "--verdicts", verdicts, "--perms", "20",
-                                                        "--boot", "20", "--format", "json"])
-        self.assertEqual(status, 0, stderr)
-        data = json.loads(text)
-        names = [f["name"] for f in data["features"]] + [d["name"] for d in data["degenerate"]]
-        self.assertEqual(sorted(names), sorted(module.PROCESS_MEASURES))
-        self.assertEqual(data["baseline"]["name"], "tool_calls")
-
-    def test_write_runs_then_audit_the_flat_tables_to_the_same_figures(self):
-        with TempDir() as out:
-            for fmt in AGENT_FORMATS:
-                folder = os.path.join(AGENTS, fmt)
-                flat = os.path.join(out, fmt)
-                verdicts = write(out, f"{fmt}.csv", "run_id,completed\n" + "".join(
-                    f"{r},{'true' if story_of(r) in ('model-a', 'model-d') else 'false'}\n"
-                    for r in derived_rows(fmt)[0]))
-                for script, extra in (("delivery_audit.py", ["--boot", "50"]),
-                                      ("auc_audit.py", ["--perms", "50", "--boot", "50"])):
-                    argv = ["--verdicts", verdicts, "--format", "json"] + extra
-                    first = run(script, [folder, "--write-runs", flat] + argv)
-                    second = run(script, [flat] + argv)
-                    self.assertEqual(first[0], 0, first[2])
-                    names = (folder + " (tool calls)", os.path.join(flat, "tool_calls.csv"),
-                             os.path.join(flat, "runs.csv"), folder)
-                    self.assertEqual(without_provenance(first[1], *names),
-                                     without_provenance(second[1], *names), (fmt, script))
-                written = {}
-                for name in os.listdir(flat):
-                    with open(os.path.join(flat, name), "rb") as handle:
-                        written[name] = handle.read()
-                again = os.path.join(out, fmt + "-again")
-                run("delivery_audit.py", [folder, "--verdicts", verdicts, "--boot", "0",
-                                          "--write-runs", again])
-                for name, data in written.items():
-                    with open(os.path.join(again, name), "rb") as handle:
-                        self.assertEqual(handle.read(), data, (fmt, name))
-                self.assertEqual("predictions.jsonl" in written,
-                                 fmt in ("swe-agent", "mini-swe-agent", "openhands"))
-
-
-# === Agent output: real shapes (issue 15) ===
-# Synthetic samples shaped like what the harnesses really wrote (the field names,
-# nesting and messages of each tool's own output; the text is made up). Every count
-# below is worked out by hand from the sample, never by the code under test.
-def mini_v1_trajectory(replies, model="synthetic/model-x"):
-    """A mini-swe-agent 1.x trajectory (trajectory_format mini-swe-agent-1): no
-    extra.actions or timestamps, the command in the reply's text, usage per response.
-    `replies` are (text, observation) pairs; the last observation is the diff."""
-    messages = [{"role": "system", "content": "You are a synthetic helper."},
-                {"role": "user", "content": "<pr_description>synthetic</pr_description>"}]
-    for k, (text, observation) in enumerate(replies):
-        messages.append({"role": "assistant", "content": text, "extra": {"response": {
-            "id": f"gen-{k}", "usage": {"prompt_tokens": 100, "completion_tokens": 10}}}})
-        messages.append({"role": "user", "content": observation})
-    info = {"exit_status": "Submitted", "submission": "diff --git a/x b/x\n",
-            "model_stats": {"instance_cost": 0.1, "api_calls": len(replies)},
-            "mini_version": "1.15.0", "config": {"model": {"model_name": model}}}
-    return {"info": info, "messages": messages, "trajectory_format": "mini-swe-agent-1"}
-
-
-def bash(command, thought="THOUGHT: next."):
-    return f"{thought}\n\n```bash\n{command}\n```"
-
-
-FORMAT_ERROR = ("Please always provide EXACTLY ONE action in triple backticks, found 2 "
-                "actions.\n\nPlease format your action in triple backticks.")
-OK = "<returncode>0</returncode>\n<output>\n</output>"
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
-
-
-def mini_run(extra_reads=0, refused=True):
-    """One synthetic run: a read, a refused two-block reply (sed -i and a heredoc into a
-    file), a read, the edit that ran, a test, extra reads, the submission."""
-    replies = [(bash("cat app/core.py"), OK)]
-    if refused:
-        replies.append((bash("sed -i 's/a/b/' app/core.py") + "\n\nOr:\n\n" +
-                        bash("cat <<'EOF' > fix.py\nprint(1)\nEOF"), FORMAT_ERROR))
-    replies += [(bash("nl -ba app/core.py | sed -n '1,9p'"), OK),
-                (bash("sed -i 's/a/b/' app/core.py"), OK),
-                (bash("python -m pytest tests -q"), "<returncode>1</returncode>")]
-    replies += [(bash(f"head -n 5 app/m{k}.py"), OK) for k in range(extra_reads)]
-    return replies + [(bash(SUBMIT), "diff --git a/app/core.py b/app/core.py\n")]
-
-
-class TestRealShapeMiniSweAgent(unittest.TestCase):
-    def test_a_format_error_reply_ran_nothing(self):
-        # mini-swe-agent runs a reply only when it holds exactly one ```bash block: the
-        # two-block reply (a sed -i and a heredoc into fix.py) is a format error.
-        with TempDir() as folder:
-            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(mini_v1_trajectory(
-                mini_run())))
-            rows, derived = derived_rows(folder)
-        row = rows["x__y-1@synthetic/model-x"]
-        # ran: cat (read), nl|sed -n (read), sed -i (edit), pytest (test), submit (bash)
-        self.assertEqual({c: row[c] for c in ("tool_calls", "attempted_calls", "failed_calls",
-                                              "read_calls", "edit_calls", "test_calls",
-                                              "bash_calls", "turns")},
-                         {"tool_calls": "5", "attempted_calls": "7", "failed_calls": "2",
-                          "read_calls": "2", "edit_calls": "1", "test_calls": "1",
-                          "bash_calls": "1", "turns": "6"})
-        self.assertEqual(len(derived["tool_calls"].rows), 5)     # only what ran
-        self.assertEqual((row["tokens_total"], row["tokens_source"]),
-                         ("660", "responses' usage summed"))     # 6 responses x 110
-
-    def test_the_trajectory_own_action_regex_is_the_rule(self):
-        # A config that parses ```sh blocks: the one such block ran, bash blocks are text.
-        data = mini_v1_trajectory([("```sh\ncat a.py\n```\n```bash\nls\n```", OK),
-                                   (bash(SUBMIT), "diff")])
-        data["info"]["config"]["agent"] = {"action_regex": r"```sh\s*\n(.*?)\n```"}
-        with TempDir() as folder:
-            write(folder, "x__y-1/x__y-1.traj.json", json.dumps(data))
-            row = derived_rows(folder)[0]["x__y-1@synthetic/model-x"]
-        self.assertEqual((row["tool_calls"], row["read_calls"], row["failed_calls"]),
-                         ("1", "1", "0"))
-
-    def test_baseline_auc_counts_what_ran(self):
-        # Four runs; the two that succeed made format errors. Executed calls: a 5+2=7,
-        # b 5+1=6 (successes), c 5+3=8, d 5+0=5 (failures); with the refused replies the
-        # successes count 9 and 8. AUC by pair counting, higher count = success:
-        #   executed  (7>8? 0, 7>5 1, 6>8 0, 6>5 1) = 2/4 -> 0.5 either direction
-        #   attempted (9>8 1, 9>5 1, 8>8 1/2, 8>5 1) = 3.5/4 = 0.875
-        runs = {"a": mini_run(2), "b": mini_run(1), "c": mini_run(3, refused=False),
-                "d": mini_run(0, refused=False)}
-        with TempDir() as folder:
-            for name, replies in runs.items():
-                write(folder, f"x__{name}-1/x__{name}-1.traj.json",
-                      json.dumps(mini_v1_trajectory(replies)))
-            verdicts = write(folder, "verdicts.csv", "instance_id,completed\n"
-                             "x__a-1,true\nx__b-1,true\nx__c-1,false\nx__d-1,false\n")
-            status, text, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
-                                                        "--perms", "20", "--boot", "20",
-                                                        "--format", "json"])
-        self.assertEqual(status, 0, stderr)
-        self.assertAlmostEqual(json.loads(text)["baseline"]["auc"], 0.5, places=12)
-
-
-def claude_stream_log(session="synthetic-s1"):
-    """A `claude -p --output-format stream-json --verbose` log as 2.1.x writes it: one
-    line per content block, each repeating the message's streaming usage (output 8, a
-    placeholder), a Write refused before it ran, a Bash that ran and exited 1, and the
-    result line holding the session's real usage."""
-    lines = [{"type": "system", "subtype": "init", "session_id": session,
-              "model": "claude-synthetic", "tools": ["Bash", "Read", "Write"]}]
-
-    def message(k, *blocks):
-        usage = {"input_tokens": 2, "cache_creation_input_tokens": 100,
-                 "cache_read_input_tokens": 1000, "output_tokens": 8}
-        for block in blocks:
-            lines.append({"type": "assistant", "session_id": session, "message": {
-                "id": f"msg_{k}", "role": "assistant", "model": "claude-synthetic",
-                "stop_reason": None, "usage": usage, "content": [block]}})
-
-    def result(tool_use_id, content, is_error):
-        lines.append({"type": "user", "session_id": session, "message": {
-            "role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id,
-                                         "content": content, "is_error": is_error}]}})
-    message(0, {"type": "thinking", "thinking": "synthetic"},
-            {"type": "tool_use", "id": "t0", "name": "Read", "input": {"file_path": "/r/a"}})
-    result("t0", "1\tsynthetic", None)
-    message(1, {"type": "tool_use", "id": "t1", "name": "Write",
-                "input": {"file_path": "/r/b.md", "content": "x"}})
-    result("t1", "<tool_use_error>File has not been read yet. Read it first before "
-                 "writing to it.</tool_use_error>", True)
-    message(2, {"type": "tool_use", "id": "t2", "name": "Bash",
-                "input": {"command": "git add b.md && git commit -m \"$(cat <<'EOF'\n"
-                                     "Add b (see cat notes)\nEOF\n)\""}})
-    result("t2", "Exit code 1\nnothing to commit", True)
-    message(3, {"type": "text", "text": "Nothing to do."})
-    lines.append({"type": "result", "subtype": "success", "is_error": False,
-                  "num_turns": 5, "result": "Nothing to do.", "session_id": session,
-                  "total_cost_usd": 0.25, "permission_denials": [],
-                  "usage": {"input_tokens": 8, "cache_creation_input_tokens": 400,
-                            "cache_read_input_tokens": 4000, "output_tokens": 777}})
-    return "".join(json.dumps(line) + "\n" for line in lines)
-
-
-def claude_transcript(session="synthetic-t1"):
-    """A Claude Code 2.1.14 session transcript: the same placeholders (stop_reason null)
-    and no result line, so no record of the output tokens exists."""
-    entries, second = [], 0
-    for k, command in enumerate(["cat src/a.py", "git add a.py && git commit -m \"$(cat "
-                                 "<<'EOF'\nFix a\n\nCo-Authored-By: synthetic\nEOF\n)\"",
-                                 "pip install -e . && python setup.py develop"]):
-        second += 10
-        entries.append({"type": "assistant", "sessionId": session, "isSidechain": False,
-                        "timestamp": f"2026-01-05T12:00:{second:02d}.000Z", "message": {
-                            "id": f"msg_{k}", "role": "assistant", "stop_reason": None,
-                            "model": "claude-synthetic",
-                            "usage": {"input_tokens": 3, "output_tokens": 1},
-                            "content": [{"type": "tool_use", "id": f"t{k}", "name": "Bash",
-                                         "input": {"command": command}}]}})
-        entries.append({"type": "user", "sessionId": session, "isSidechain": False,
-                        "timestamp": f"2026-01-05T12:00:{second + 1:02d}.000Z", "message": {
-                            "role": "user", "content": [{"type": "tool_result",
-                                                         "tool_use_id": f"t{k}",
-                                                         "content": "ok", "is_error": False}]}})
-    entries.append({"type": "assistant", "sessionId": session, "isSidechain": False,
-                    "timestamp": "2026-01-05T12:00:59.000Z", "message": {
-                        "id": "msg_end", "role": "assistant", "stop_reason": None,
-                        "usage": {"input_tokens": 3, "output_tokens": 1},
-                        "content": [{"type": "text", "text": "Done."}]}})
-    return "".join(json.dumps(entry) + "\n" for entry in entries)
-
-
-class TestRealShapeClaudeCode(unittest.TestCase):
-    def derive(self, name, text, session):
-        with TempDir() as folder:
-            write(folder, name, text)
-            task_map = write(folder, "map.csv", f"session_id,task_id\n{session},x__y-1\n")
-            return derived_rows(folder, task_map)[0][session]
-
-    def test_stream_json_tokens_from_the_result_line(self):
-        row = self.derive("lead.jsonl", claude_stream_log(), "synthetic-s1")
-        # the result line: 8 + 400 + 4000 in, 777 out (the messages' 4 x 8 = 32 out
-        # are streaming placeholders)
-        self.assertEqual((row["tokens_in"], row["tokens_out"], row["tokens_source"]),
-                         ("4408", "777", "result line"))
-        # Read ran; Write was refused before it ran; the Bash ran (and exited 1)
-        self.assertEqual({c: row[c] for c in ("attempted_calls", "failed_calls", "tool_calls",
-                                              "read_calls", "edit_calls", "bash_calls")},
-                         {"attempted_calls": "3", "failed_calls": "1", "tool_calls": "2",
-                          "read_calls": "1", "edit_calls": "0", "bash_calls": "1"})
-
-    def test_transcript_placeholders_leave_output_unknown(self):
-        row = self.derive("t.jsonl", claude_transcript(), "synthetic-t1")
-        self.assertEqual((row["tokens_in"], row["tokens_out"], row["tokens_total"]),
-                         ("12", "", ""))
-        self.assertIn("placeholders", row["tokens_source"])
-        # cat src/a.py is the one read: git add/commit with a heredoc message, pip
-        # install and python setup.py are bash
-        self.assertEqual((row["read_calls"], row["bash_calls"], row["tool_calls"]),
-                         ("1", "2", "3"))
-
-    def test_a_permission_denial_never_ran(self):
-        text = claude_stream_log().replace('"permission_denials": []',
-                                           '"permission_denials": [{"tool_name": "Read", '
-                                           '"tool_use_id": "t0", "tool_input": {}}]')
-        row = self.derive("lead.jsonl", text, "synthetic-s1")
-        self.assertEqual((row["failed_calls"], row["read_calls"]), ("2", "0"))
-
-
-class TestRealShapeShellCommands(unittest.TestCase):
-    CASES = {
-        "git commit -m \"$(cat <<'EOF'\nFix (cat a.py)\nEOF\n)\"": "bash",
-        "git add -A && git commit -m x": "bash", "pip install -e .": "bash",
-        "python setup.py build_ext -i": "bash", "env X=1 pytest -q": "test",
-        "X=1 Y=2 python -m pytest": "test", "cd src && cat a.py": "read",
-        "sudo -u me timeout -s 9 60 ./tests/runtests.py": "test",
-        "cat <<'EOF' > t.py\nimport pytest\npytest.main()\nEOF": "edit",
-        "echo `head -n 3 a.py`": "read", "ls -R d | grep ops.py": "search",
-        "pip list | grep six": "bash", "find . -name '*.py' | xargs grep -l x": "search",
-        "bash -lc 'sed -i s/a/b/ f.py'": "edit", "ls tests/runtests.py": "read",
-        "for f in *.py; do wc -l \"$f\"; done": "read", "grep -A 3 x": "bash",
-        "grep -A 3 x a.py": "search", "perl -Mstrict -e 'print 1'": "bash",
-        "npm run test": "test", "git -C repo grep clamp": "search",
-        "python x.py > out/log.txt 2>&1": "edit", "cat a.py 2>/dev/null || true": "read"}
-
-    def test_commands_by_what_they_run(self):
-        category = load("delivery_audit.py").command_category
-        for command, expected in self.CASES.items():
-            self.assertEqual(category(command), expected, command)
-
-    def test_the_manual_prints_the_one_table(self):
-        module = load("delivery_audit.py")
-        text = module.build_parser().format_help()
-        for category, programs, when in module.SHELL_RULES:
-            self.assertRegex(text, rf"\n +{category} +{re.escape(when)} +"
-                                   rf"{re.escape(programs)}\n")
-
-
-class TestRealShapeSweAgentAndOpenHands(unittest.TestCase):
-    def test_swe_agent_edits_it_did_not_apply(self):
-        # 0.x: the linting edit reverts ("Your changes have NOT been applied"); 1.x
-        # str_replace_editor: "No replacement was performed". Neither edited.
-        steps = [("open app.py", "[File: /r/app.py (9 lines total)]"),
-                 ("edit 2:2\n  x = 1\nend_of_edit", "Your proposed edit has introduced new "
-                  "syntax error(s). Please understand the fixes and retry your edit command."
-                  "\n\nYour changes have NOT been applied."),
-                 ("str_replace_editor str_replace /r/app.py --old_str a --new_str b",
-                  "No replacement was performed, old_str `a` did not appear verbatim in "
-                  "/r/app.py."),
-                 ("edit 2:2\n    x = 1\nend_of_edit", "[File: /r/app.py (9 lines total)]"),
-                 ("submit", "diff --git a/app.py b/app.py\n")]
-        traj = {"environment": "synthetic", "history": [], "info": {
-            "exit_status": "submitted", "submission": "diff --git a/app.py b/app.py\n",
-            "model_stats": {"instance_cost": 0.5, "tokens_sent": 900, "tokens_received": 90,
-                            "api_calls": 5}},
-                "trajectory": [{"action": a, "observation": o, "response": "", "thought": "",
-                                "state": ""} for a, o in steps]}
-        with TempDir() as folder:
-            write(folder, "x__y-1.traj", json.dumps(traj))
-            row = derived_rows(folder)[0]["x__y-1"]
-        self.assertEqual({c: row[c] for c in ("attempted_calls", "failed_calls", "tool_calls",
-                                              "edit_calls", "read_calls", "tokens_source")},
-                         {"attempted_calls": "5", "failed_calls": "2", "tool_calls": "3",
-                          "edit_calls": "1", "read_calls": "1", "tokens_source": "model_stats"})
-
-    def test_openhands_editor_errors_and_refused_calls(self):
-        def event(k, second, **fields):
-            return dict({"id": k, "timestamp": f"2025-04-30T16:46:{second:02d}.000000",
-                         "source": "agent", "message": ""}, **fields)
-
-        def action(k, second, name, args):
-            return event(k, second, action=name, args=args, tool_call_metadata={
-                "function_name": "str_replace_editor", "tool_call_id": f"c{k}",
-                "model_response": {"id": f"gen-{k}", "usage": {"prompt_tokens": 50,
-                                                              "completion_tokens": 5}}})
-        history = [
-            action(1, 1, "read", {"path": "/w/a.c"}),
-            event(2, 2, cause=1, observation="read", content="Here's the result of "
-                  "running `cat -n` on /w/a.c:\n     1\tint x;"),
-            event(3, 3, observation="error", content="Parameter 'command' is expected to "
-                  "be one of ['view', 'create', 'str_replace', 'insert', 'undo_edit'].",
-                  extras={"error_id": ""}),
-            action(4, 4, "edit", {"path": "/w/a.c", "command": "str_replace"}),
-            event(5, 5, cause=4, observation="edit", content="ERROR:\nNo replacement was "
-                  "performed, old_str `int y;` did not appear verbatim in /w/a.c."),
-            action(6, 6, "edit", {"path": "/w/a.c", "command": "str_replace"}),
-            event(7, 7, cause=6, observation="edit", content="The file /w/a.c has been "
-                  "edited."),
-            action(8, 8, "finish", {"final_thought": "done", "task_completed": "true"})]
-        record = {"instance_id": "x__y-1", "history": history, "error": None,
-                  "metadata": {"llm_config": {"model": "synthetic"}},
-                  "test_result": {"git_patch": "diff"},
-                  "metrics": {"accumulated_cost": 0.0, "accumulated_token_usage": {
-                      "prompt_tokens": 200, "completion_tokens": 20}}}
-        with TempDir() as folder:
-            write(folder, "output.jsonl", json.dumps(record) + "\n")
-            row = derived_rows(folder)[0]["x__y-1@synthetic"]
-        self.assertEqual({c: row[c] for c in ("attempted_calls", "failed_calls", "tool_calls",
-                                              "edit_calls", "read_calls", "tokens_source")},
-                         {"attempted_calls": "4", "failed_calls": "2", "tool_calls": "2",
-                          "edit_calls": "1", "read_calls": "1",
-                          "tokens_source": "accumulated_token_usage"})
-        # five model responses: read, the refused call, two edits, finish; the refused
-        # one's usage is not recorded, so the per-turn phase tokens are unknown
-        self.assertEqual((row["turns"], row["impl_tokens"]), ("5", ""))
-
-
-class TestRealShapeCommandLine(unittest.TestCase):
-    def test_a_predictions_file_as_the_runs(self):
-        preds = {"x__y.1a2b3c.combine__q": {"model_name_or_path": "synthetic/model",
-                                            "instance_id": "x__y.1a2b3c.combine__q",
-                                            "model_patch": "diff --git a/a b/a\n"}}
-        with TempDir() as folder:
-            path = write(folder, "preds.json", json.dumps(preds, indent=2))
-            for script in ("delivery_audit.py", "auc_audit.py"):
-                status, out, err = run(script, [path])
-                self.assertEqual((status, out), (2, ""), script)
-                self.assertEqual(len(err.splitlines()), 1, err)
-                self.assertIn("a predictions file", err)
-                self.assertIn("regrade.py", err)
-                self.assertNotIn("column", err)
-
-    def test_write_runs_before_any_outcome(self):
-        with TempDir() as folder:
-            write(folder, "trajs/x__y-1/x__y-1.traj.json",
-                  json.dumps(mini_v1_trajectory(mini_run())))
-            for script in ("delivery_audit.py", "auc_audit.py"):
-                out = os.path.join(folder, script)
-                status, text, err = run(script, [os.path.join(folder, "trajs"),
-                                                 "--write-runs", out])
-                self.assertEqual(status, 0, err)
-                self.assertEqual(sorted(os.listdir(out)),
-                                 ["predictions.jsonl", "runs.csv", "tool_calls.csv"])
-                self.assertIn("no run has an outcome yet", text)
-                self.assertIn("regrade.py", text)
-                self.assertIn("--verdicts", text)
-                with open(os.path.join(out, "runs.csv"), encoding="utf-8") as handle:
-                    self.assertIn("x__y-1@synthetic/model-x", handle.read())
-
-    def test_task_map_with_a_rating_sheet(self):
-        with TempDir() as folder:
-            write(folder, "runs/t.jsonl", claude_transcript())
-            task_map = write(folder, "map.csv", "session_id,task_id\nsynthetic-t1,x__y-1\n")
-            sheet = os.path.join(folder, "sheet.csv")
-            status, text, err = run("delivery_audit.py", [
-                os.path.join(folder, "runs"), "--task-map", task_map, "--rating-sheet",
-                sheet])
-            self.assertEqual(status, 0, err)
-            self.assertTrue(os.path.isfile(sheet))
-            self.assertIn("--task-map", text)
-
-
-# === delivery_audit.py: what the data can say ===
-# Issue 11, items 8-12: verdict cases, degenerate intervals, infinity, pairing and the
-# stratified exact test, the three-level claim AUC. Every oracle here is computed
-# independently of the script: enumeration, exact fractions, pair counting.
-def delivery_csv(rows, header):
-    return header + "\n" + "\n".join(",".join(str(c) for c in row) for row in rows) + "\n"
-
-
-class TestDeliveryInfinity(unittest.TestCase):
-    def test_json_writes_infinity_as_a_string_and_keeps_null_for_undefined(self):
-        # r = 0 on the claims: inflation 1/r is infinite, a value, not missing.
-        result = audit_json(["--counts", "tp=0,fp=5,fn=2,tn=3", "--boot", "0"])
-        self.assertEqual(result["inflation"]["value"], "inf")
-        self.assertEqual(result["inflation"]["ci"][1], "inf")
-        # No claim at all: r is undefined, so 1/r is undefined (null), not infinite.
-        result = audit_json(["--counts", "tp=0,fp=0,fn=2,tn=3", "--boot", "0"])
-        self.assertIsNone(result["inflation"]["value"])
-        d = load("delivery_audit.py")
-        text = d.to_json({"a": math.inf, "b": -math.inf, "c": math.nan, "d": None})
-        self.assertEqual(json.loads(text), {"a": "inf", "b": "-inf", "c": None, "d": None})
-
-    def test_sampling_mode_prints_inf_where_r_is_zero(self):
-        # Three checked claims, all false; five claims unchecked. r = 0, r's exact
-        # interval [0, 0.708]: expected deliveries 0 [0, 3.54], so the inflation is
-        # inf with the interval [8 / 3.54, inf]. It used to print [2.261, undefined].
-        rows = [["r1", "t1", "yes", "0"], ["r2", "t2", "yes", "0"], ["r3", "t3", "yes", "0"],
-                ["r4", "t4", "no", "1"]] + [[f"r{i}", f"t{i}", "yes", ""] for i in range(5, 10)]
-        low, high = brute_force_clopper_pearson(0, 3)
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", delivery_csv(rows, "run_id,task_id,claimed,verified"))
-            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
-            result = audit_json([path, "--boot", "0"])
-        self.assertEqual(status, 0, err)
-        flat = " ".join(out.split())
-        self.assertIn(f"inflation inf [{8 / (5 * high):.3f}, inf]", flat)
-        self.assertNotIn("undefined]", flat)
-        self.assertEqual(result["sampling"]["inflation"]["value"], "inf")
-        self.assertEqual(result["sampling"]["inflation"]["ci"][1], "inf")
-        self.assertAlmostEqual(result["sampling"]["inflation"]["ci"][0], 8 / (5 * high))
-
-
-def verdict_text(argv):
-    """The Verdict section of a text report, on one line."""
-    status, out, err = run("delivery_audit.py", argv)
-    if status != 0:
-        raise AssertionError(f"exit {status}: {err}")
-    return " ".join(out.split("\nVerdict\n")[1].split("-- provenance --")[0].split())
-
-
-def clustered_runs(tasks, per_task, seed):
-    """Runs in `tasks` tasks; claim and outcome independent coin flips (kappa near 0)."""
-    rng = random.Random(seed)
-    return [[f"r{t}-{i}", f"t{t}", rng.choice(["yes", "no"]), rng.choice(["1", "0"])]
-            for t in range(tasks) for i in range(per_task)]
-
-
-class TestDeliveryVerdictCases(unittest.TestCase):
-    """Item 8: informative (with direction), no useful agreement, too few runs to tell."""
-
-    def test_perfect_agreement_on_six_runs_is_too_few_to_tell(self):
-        # It used to say "the claim carries no usable information (kappa 1.000 ...)".
-        text = verdict_text(["--counts", "tp=3,fp=0,fn=0,tn=3", "--boot", "2000"])
-        self.assertNotIn("no usable information", text)
-        self.assertIn("Too few runs to tell", text)
-        # Both extreme tables with margins 3/3, 3/3 have Fisher p 1/20 + 1/20 = 0.1.
-        self.assertEqual(brute_force_fisher(3, 0, 0, 3), Fraction(1, 10))
-        self.assertEqual(brute_force_fisher(0, 3, 3, 0), Fraction(1, 10))
-        self.assertIn("no table could reach Fisher p < 0.05 (the smallest attainable is 0.100)",
-                      text)
-        self.assertIn("A kappa interval narrower than 0.2 always tells", text)
-
-    def test_smallest_attainable_fisher_p_against_every_table(self):
-        d = load("delivery_audit.py")
-        rng = random.Random(4)
-        for _ in range(40):
-            tp, fp, fn, tn = (rng.randint(0, 4) for _ in range(4))
-            row1, row2, column1 = tp + fp, fn + tn, tp + fn
-            want = min(brute_force_fisher(x, row1 - x, column1 - x, row2 - column1 + x)
-                       for x in range(max(0, column1 - row2), min(row1, column1) + 1))
-            self.assertAlmostEqual(d.smallest_fisher_p(tp, fp, fn, tn), float(want),
-                                   delta=1e-12, msg=(tp, fp, fn, tn))
-
-    def test_too_few_runs_gives_the_width_and_the_runs_needed(self):
-        rows = [[f"r{i}", f"t{i}", "yes" if i % 3 else "no", "1" if i % 2 else "0"]
-                for i in range(27)]
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", runs_csv(rows))
-            result = audit_json([path, "--boot", "2000"])
-            text = verdict_text([path, "--boot", "2000"])
-        case = result["verdict_case"]
-        self.assertEqual(case["case"], "too_few_runs")
-        low, high = result["kappa"]["ci"]
-        self.assertTrue(low < 0 < 0.2 < high, (low, high))
-        self.assertAlmostEqual(case["width"], high - low, delta=1e-15)
-        self.assertEqual(case["runs_needed"], math.ceil(27 * ((high - low) / 0.2) ** 2))
-        self.assertEqual(case["clusters_needed"], math.ceil(27 * ((high - low) / 0.2) ** 2))
-        self.assertIn(f"this one is {high - low:.3f} wide", text)
-        self.assertIn(f"1/sqrt(tasks), so roughly {case['clusters_needed']:,} tasks "
-                      f"({case['runs_needed']:,} runs at today's runs per task)", text)
-        # Without a task column each run is its own cluster: the need is said in runs.
-        result = audit_json(["--counts", "tp=6,fp=3,fn=4,tn=5", "--boot", "2000"])
-        low, high = result["kappa"]["ci"]
-        want = math.ceil(18 * ((high - low) / 0.2) ** 2)
-        self.assertEqual(result["verdict_case"]["runs_needed"], want)
-        text = verdict_text(["--counts", "tp=6,fp=3,fn=4,tn=5", "--boot", "2000"])
-        self.assertIn(f"1/sqrt(runs), so roughly {want:,} runs would be needed", text)
-
-    def test_the_report_lands_on_no_useful_agreement(self):
-        # The report's kappa -0.023 [-0.161, 0.182]: the upper end lies below 0.2.
-        for argv in (["--demo"], [EXAMPLE_RUNS]):
-            result = audit_json(argv + ["--boot", "4000"])
-            self.assertEqual(result["verdict_case"]["case"], "no_useful_agreement", argv)
-            self.assertLess(result["kappa"]["ci"][1], 0.2)
-            self.assertGreater(result["kappa"]["ci"][1], 0)
-            text = verdict_text(argv + ["--boot", "4000"])
-            self.assertIn("the data exclude any useful agreement", text)
-            self.assertIn("kappa -0.023 [", text)
-        d = load("delivery_audit.py")
-        fake = {"kappa": {"value": -0.023, "ci": [-0.161, 0.182]}, "fisher_p": 1.0,
-                "boot": 200000, "n_clusters": 18, "counts": {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "claims": 68,
-                                           "runs": 72}}
-        self.assertEqual(d.claim_verdict(fake)["case"], "no_useful_agreement")
-        # The bound is strict: an interval reaching 0.2 no longer excludes it.
-        fake["kappa"]["ci"] = [-0.161, 0.2]
-        self.assertEqual(d.claim_verdict(fake)["case"], "too_few_runs")
-
-    def test_information_in_either_direction(self):
-        result = audit_json(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
-        self.assertLess(exact_fisher_p(400, 300, 300, 360), 0.05)
-        self.assertEqual((result["verdict_case"]["case"], result["verdict_case"]["direction"]),
-                         ("informative", "right"))
-        self.assertGreater(result["kappa"]["ci"][0], 0)
-        text = verdict_text(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
-        self.assertIn("The claim carries information about success", text)
-        self.assertIn("at best slight agreement", text)      # its interval ends below 0.2
-        text = verdict_text(["--counts", "tp=5,fp=40,fn=40,tn=5", "--boot", "2000"])
-        self.assertIn("carries information in the wrong direction", text)
-
-    def test_fisher_alone_decides_where_the_interval_is_withheld(self):
-        # 30 + 30 runs in perfect agreement: every resample gives kappa 1, so there is
-        # no interval; Fisher's p (exactly 2 / C(60, 30)) carries the verdict alone.
-        self.assertEqual(exact_fisher_p(30, 0, 0, 30), Fraction(2, math.comb(60, 30)))
-        result = audit_json(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
-        self.assertEqual(result["verdict_case"]["case"], "informative")
-        self.assertEqual(result["kappa"]["ci"], [None, None])
-        text = verdict_text(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
-        self.assertIn("no usable interval: all 2000 resamples give 1.000", text)
-
-    def test_a_constant_claim_carries_nothing_by_construction(self):
-        text = verdict_text(["--counts", "tp=20,fp=20,fn=0,tn=0", "--boot", "500"])
-        self.assertIn("The claim never varies (every run claims completion)", text)
-
-
-class TestDeliveryDegenerateIntervals(unittest.TestCase):
-    """Item 9: no zero-width or few-cluster bootstrap interval is printed or leaned on."""
-
-    def test_zero_width_intervals_become_a_note(self):
-        status, out, _ = run("delivery_audit.py", ["--counts", "tp=30,fp=0,fn=0,tn=30",
-                                                   "--boot", "2000"])
-        self.assertNotIn("[1.000, 1.000]", out)
-        self.assertNotIn("[0.000, 0.000]", out)
-        flat = " ".join(out.split())
-        self.assertIn("No run bootstrap interval for false-completion rate 1 - r: all 2000 "
-                      "resamples give 0.000", flat)
-        result = audit_json(["--counts", "tp=30,fp=0,fn=0,tn=30", "--boot", "2000"])
-        r = result["delivery_rate"]
-        self.assertEqual(r["ci_cluster"], [None, None])
-        self.assertEqual(r["cluster_interval_withheld"]["percentiles"], [1.0, 1.0])
-        self.assertEqual(result["inflation"]["ci_cluster"], [None, None])
-        # The completion rate does vary across resamples: its interval stays.
-        low, high = result["completion_rate"]["ci_cluster"]
-        self.assertLess(low, 0.5)
-        self.assertGreater(high, 0.5)
-
-    def test_perfect_agreement_on_six_runs_prints_no_cluster_interval(self):
-        status, out, _ = run("delivery_audit.py", ["--counts", "tp=3,fp=0,fn=0,tn=3"])
-        self.assertNotIn("[1.000, 1.000]", out)
-        self.assertIn("[0.292, 1.000]", out)                 # the exact interval stays
-        self.assertIn("only 6 clusters to resample (fewer than 10)", " ".join(out.split()))
-
-    def test_few_tasks_are_weighed_within_tasks_not_by_pooled_fisher(self):
-        # Two tasks where every run claims and is verified, two where none does:
-        # kappa 1 and a pooled Fisher p near 1e-35, yet only four tasks and no
-        # comparison inside any of them. It used to say "carries information".
-        between = [[f"r{t}-{i}", f"t{t}", "yes" if t < 2 else "no", int(t < 2)]
-                   for t in range(4) for i in range(30)]
-        # Three tasks of six runs where the claim tracks the outcome inside each task.
-        within = [[f"r{t}-{i}", f"t{t}", "yes" if i < 3 else "no", int(i < 3)]
-                  for t in range(3) for i in range(6)]
-        with TempDir() as folder:
-            first = write(folder, "between.csv", runs_csv(between))
-            second = write(folder, "within.csv", runs_csv(within))
-            results = [audit_json([path, "--boot", "1000"]) for path in (first, second)]
-            texts = [verdict_text([path, "--boot", "1000"]) for path in (first, second)]
-        self.assertLess(results[0]["fisher_p"], 1e-30)
-        self.assertEqual(results[0]["verdict_case"]["case"], "too_few_runs")
-        self.assertIn("within tasks nothing can be compared: no task has both claimed and "
-                      "unclaimed runs", texts[0])
-        want = enumerated_stratified_p([(3, 3, 0, 3)] * 3)      # 20^3 labellings
-        self.assertEqual(want, Fraction(2, 8000))
-        self.assertAlmostEqual(results[1]["claim_within_tasks"]["p"], float(want), delta=1e-15)
-        self.assertEqual((results[1]["verdict_case"]["case"],
-                          results[1]["verdict_case"]["direction"]), ("informative", "right"))
-        self.assertIn("within tasks (exact test stratified by task, 3 tasks) p is <0.001",
-                      texts[1])
-
-    def test_few_clusters_never_carry_the_verdict(self):
-        # 4 tasks of 60 runs: a 4-cluster bootstrap gives a narrow kappa interval
-        # below 0.2, but 4 clusters cannot show the uncertainty between tasks.
-        rows = clustered_runs(4, 60, seed=3)
-        d = load("delivery_audit.py")
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", runs_csv(rows))
-            result = audit_json([path, "--boot", "2000"])
-            status, out, _ = run("delivery_audit.py", [path, "--boot", "2000"])
-        withheld = result["kappa"]["cluster_interval_withheld"]
-        self.assertLess(withheld["percentiles"][1], 0.2)     # it would have "excluded" 0.2
-        self.assertEqual(result["kappa"]["ci"], [None, None])
-        self.assertEqual(result["verdict_case"]["case"], "too_few_runs")
-        self.assertIn("Too few runs to tell", out)
-        self.assertNotIn(d.fmt_ci(withheld["percentiles"]), out)
-
-
-def enumerated_stratified_p(strata):
-    """Exact conditional p by listing every joint labelling, with R's two-sided rule.
-
-    Each stratum is (verified in the first condition, runs in the first, verified in
-    the second, runs in the second). Given the margins, every choice of which of each
-    stratum's runs are the verified ones is equally likely with no condition effect;
-    S counts the verified runs in the first condition. Two-sided: the values of S
-    whose probability is at most the observed one's times (1 + 1e-7).
-    """
-    per_stratum = []
-    for verified_first, first, verified_second, second in strata:
-        choices = itertools.combinations(range(first + second), verified_first + verified_second)
-        per_stratum.append([sum(1 for i in chosen if i < first) for chosen in choices])
-    tally = {}
-    for labelling in itertools.product(*per_stratum):
-        tally[sum(labelling)] = tally.get(sum(labelling), 0) + 1
-    observed = tally[sum(t[0] for t in strata)]
-    limit = Fraction(observed) * (1 + Fraction(1, 10 ** 7))
-    return Fraction(sum(c for c in tally.values() if c <= limit), sum(tally.values()))
-
-
-def condition_rows(tasks, swap=()):
-    """Runs of two conditions, two runs each per task, all claiming completion.
-
-    `tasks` lists (plain outcomes, scaffold outcomes) per task; for tasks in `swap`
-    the scaffold runs' ids are exchanged, which changes nothing but their order.
-    """
-    rows = []
-    for number, (plain, scaffold) in enumerate(tasks):
-        task = f"t{number:02d}"
-        for condition, outcomes in (("plain", plain), ("scaffold", scaffold)):
-            ids = [f"{task}-{condition}-{k}" for k in (1, 2)]
-            if condition == "scaffold" and number in swap:
-                ids.reverse()
-            rows += [[run_id, task, "yes", outcome, condition]
-                     for run_id, outcome in zip(ids, outcomes)]
-    return rows
-
-
-class TestDeliveryPairedConditions(unittest.TestCase):
-    """Item 11: McNemar only on real pairs; the exact test stratified by task always."""
-
-    # Six tasks where plain completes once and scaffold never, four where each completes once.
-    TASKS = [((1, 0), (0, 0))] * 6 + [((1, 0), (1, 0))] * 4
-
-    def audit_rows(self, rows, header="run_id,task_id,claimed,verified,condition", fmt="json"):
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", delivery_csv(rows, header))
-            if fmt == "json":
-                return audit_json([path, "--boot", "0"])
-            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
-            self.assertEqual(status, 0, err)
-            return " ".join(out.split())
-
-    def test_run_order_no_longer_moves_a_p_value(self):
-        # Paired by run id order, this table gave McNemar p 0.03 (b = 6, c = 0); with the
-        # scaffold ids of the last four tasks exchanged it gave 0.18 (b = 10, c = 4).
-        self.assertEqual(brute_force_mcnemar(6, 0), Fraction(1, 32))
-        self.assertEqual(round(float(brute_force_mcnemar(10, 4)), 2), 0.18)
-        results = [self.audit_rows(condition_rows(self.TASKS, swap)) for swap in
-                   ((), (6, 7, 8, 9))]
-        for result in results:
-            self.assertNotIn("mcnemar", result)
-            self.assertIn("no replicate or pair column", result["mcnemar_skipped"])
-        self.assertEqual(results[0]["stratified_exact"], results[1]["stratified_exact"])
-        # R 4.2, mantelhaen.test(x, exact = TRUE) on these ten 2x2 tables (rows plain,
-        # scaffold; columns verified, not): p-value 0.132884837962963, estimate 3.05718.
-        self.assertAlmostEqual(results[0]["stratified_exact"]["p"], 0.132884837962963,
-                               delta=1e-14)
-        self.assertEqual(round(results[0]["stratified_exact"]["odds_ratio"], 4), 3.0572)
-        text = self.audit_rows(condition_rows(self.TASKS), fmt="text")
-        self.assertIn("McNemar skipped: no replicate or pair column", text)
-        self.assertIn("Exact test stratified by task, plain vs scaffold", text)
-
-    def test_swapping_replicate_numbers_inside_a_task_leaves_the_stratified_p(self):
-        rows = condition_rows(self.TASKS)
-        header = "run_id,task_id,claimed,verified,condition,replicate"
-        plain = [row + [row[0][-1]] for row in rows]
-        swapped = [row + [str(3 - int(row[0][-1])) if row[4] == "scaffold" and
-                          row[1] >= "t06" else row[0][-1]] for row in rows]
-        first, second = (self.audit_rows(r, header) for r in (plain, swapped))
-        self.assertEqual(first["stratified_exact"], second["stratified_exact"])
-        # A named replicate column is taken as real pairs: there McNemar runs.
-        self.assertEqual((first["mcnemar"]["b"], first["mcnemar"]["c"]), (6, 0))
-        self.assertEqual((second["mcnemar"]["b"], second["mcnemar"]["c"]), (10, 4))
-
-    def test_the_mcnemar_line_says_how_runs_were_paired_and_how_many_were_not(self):
-        rows = [row + [row[0][-1]] for row in condition_rows(self.TASKS[:3])]
-        rows.append(["t00-plain-3", "t00", "yes", "1", "plain", "3"])      # no partner
-        rows.append(["t01-plain-4", "t01", "yes", "0", "plain", ""])       # blank replicate
-        header = "run_id,task_id,claimed,verified,condition,replicate"
-        result = self.audit_rows(rows, header)
-        self.assertEqual((result["mcnemar"]["pairs"], result["mcnemar"]["unpaired"]), (6, 2))
-        self.assertEqual(result["mcnemar"]["paired_by"], ["task", "replicate"])
-        text = self.audit_rows(rows, header, fmt="text")
-        self.assertIn("6 pairs matched on task and column 'replicate', 2 runs left unpaired",
-                      text)
-
-    def test_a_pair_column_without_partners_skips_mcnemar_and_says_why(self):
-        rows = [["a1", "t1", "yes", "1", "plain", "1"], ["a2", "t1", "yes", "0", "plain", "2"],
-                ["b1", "t2", "yes", "1", "scaffold", "1"], ["b2", "t2", "no", "0", "scaffold", "2"]]
-        header = "run_id,task_id,claimed,verified,condition,pair"
-        result = self.audit_rows(rows, header)
-        self.assertNotIn("mcnemar", result)
-        self.assertEqual(result["mcnemar_skipped"],
-                         "no task and pair value has a run in two conditions")
-        # No task was run in both conditions: the stratified test has nothing to weigh.
-        self.assertEqual((result["stratified_exact"]["tasks"],
-                          result["stratified_exact"]["runs_in_one_condition_tasks"],
-                          result["stratified_exact"]["p"]), (0, 4, None))
-        text = self.audit_rows(rows, header, fmt="text")
-        self.assertIn("Exact test stratified by task, plain vs scaffold: undefined, since no "
-                      "task was run in both conditions", text)
-
-    def test_the_example_folder_keeps_mcnemar_and_gains_the_stratified_test(self):
-        status, out, _ = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
-        flat = " ".join(out.split())
-        self.assertIn("36 pairs matched on task and column 'replicate', no run left unpaired; "
-                      "5 discordant (2 complete only in plain, 3 only in scaffold); exact p 1.00",
-                      flat)
-        result = audit_json([EXAMPLE_RUNS, "--boot", "0"])
-        self.assertEqual(result["stratified_exact"]["tasks"], 18)
-        self.assertEqual(result["stratified_exact"]["verified_first"], 24)
-
-    def test_stratified_exact_test_against_enumeration(self):
-        d = load("delivery_audit.py")
-        rng = random.Random(5)
-        checked = 0
-        while checked < 60:
-            strata = []
-            for _ in range(rng.randint(1, 4)):
-                first, second = rng.randint(1, 3), rng.randint(1, 3)
-                strata.append((rng.randint(0, first), first, rng.randint(0, second), second))
-            if math.prod(math.comb(t[1] + t[3], t[0] + t[2]) for t in strata) > 5000:
-                continue
-            want = enumerated_stratified_p(strata)
-            self.assertAlmostEqual(d.stratified_exact_test(strata)["p"], float(want),
-                                   delta=1e-12, msg=strata)
-            checked += 1
-
-    def test_stratified_exact_test_matches_r_documentation_and_float_path(self):
-        d = load("delivery_audit.py")
-        # R's ?mantelhaen.test example (penicillin and rabbits), exact = TRUE:
-        # S = 16, p-value = 0.03994. Strata as (cured first, first, cured second, second).
-        rabbits = [(0, 6, 0, 5), (3, 6, 0, 6), (6, 6, 2, 6), (5, 6, 6, 6), (2, 2, 5, 5)]
-        test = d.stratified_exact_test(rabbits)
-        self.assertEqual(test["verified_first"], 16)
-        self.assertEqual(round(test["p"], 5), 0.03994)
-        self.assertEqual(round(test["odds_ratio"], 2), 10.36)    # R: 10.36102 (uniroot)
-        # The float convolution used for large inputs agrees with the exact integers.
-        rng = random.Random(8)
-        strata = [(rng.randint(0, 2), 2, rng.randint(0, 2), 2) for _ in range(300)]
-        exact = d.stratified_exact_test(strata)
-        saved = d.EXACT_STRATIFIED_RUNS
-        try:
-            d.EXACT_STRATIFIED_RUNS = 0
-            floating = d.stratified_exact_test(strata)
-        finally:
-            d.EXACT_STRATIFIED_RUNS = saved
-        self.assertLess(abs(exact["p"] - floating["p"]), 1e-12)
-        self.assertLess(abs(exact["odds_ratio"] / floating["odds_ratio"] - 1), 1e-9)
-
-    def test_conditional_odds_ratio_solves_its_score_equation_exactly(self):
-        # The conditional MLE makes E_psi[S] equal the observed S: check it in Fractions
-        # on a law built by enumeration, independently of the script's convolution.
-        d = load("delivery_audit.py")
-        rng = random.Random(9)
-        for _ in range(40):
-            strata = [(rng.randint(0, 2), 2, rng.randint(0, 3), 3) for _ in range(3)]
-            tally = {}
-            for labelling in itertools.product(*[
-                    [sum(1 for i in chosen if i < 2)
-                     for chosen in itertools.combinations(range(5), t[0] + t[2])]
-                    for t in strata]):
-                tally[sum(labelling)] = tally.get(sum(labelling), 0) + 1
-            observed = sum(t[0] for t in strata)
-            psi = d.stratified_exact_test(strata)["odds_ratio"]
-            if len(tally) == 1:
-                self.assertIsNone(psi)
-            elif observed in (min(tally), max(tally)):
-                self.assertEqual(psi, 0.0 if observed == min(tally) else math.inf)
-            else:
-                ratio = Fraction(psi)
-                weights = {s: c * ratio ** s for s, c in tally.items()}
-                mean = sum(s * w for s, w in weights.items()) / sum(weights.values())
-                self.assertLess(abs(float(mean) - observed), 1e-9, strata)
-
-
-def brute_force_ordinal_auc(tp, fp, fn, tn, eq_verified, eq_failed):
-    """P(a verified run outscores a failed one) + P(tie) / 2, over every pair of runs."""
-    verified = [2] * tp + [1] * eq_verified + [0] * (fn - eq_verified)
-    failed = [2] * fp + [1] * eq_failed + [0] * (tn - eq_failed)
-    total = Fraction(0)
-    for a in verified:
-        for b in failed:
-            total += 1 if a > b else Fraction(1, 2) if a == b else 0
-    return total / (len(verified) * len(failed))
-
-
-class TestDeliveryOrdinalClaim(unittest.TestCase):
-    """Item 12: the AUC of claimed > equivocal > not claimed, beside the binary one."""
-
-    def test_against_pair_counting_with_fractions(self):
-        d = load("delivery_audit.py")
-        rng = random.Random(12)
-        for _ in range(200):
-            tp, fp, fn, tn = (rng.randint(0, 9) for _ in range(4))
-            eq_verified, eq_failed = rng.randint(0, fn), rng.randint(0, tn)
-            got = d.ordinal_claim_auc(tp, fp, fn, tn, eq_verified, eq_failed)
-            if tp + fn == 0 or fp + tn == 0:
-                self.assertIsNone(got)
-                continue
-            want = brute_force_ordinal_auc(tp, fp, fn, tn, eq_verified, eq_failed)
-            self.assertEqual(got, float(want), (tp, fp, fn, tn, eq_verified, eq_failed))
-
-    def test_reported_beside_the_binary_claim_auc(self):
-        argv = ["--counts", "tp=10,fp=5,fn=6,tn=8,eq_verified=4,eq_failed=1", "--boot", "2000"]
-        result = audit_json(argv)
-        want = brute_force_ordinal_auc(10, 5, 6, 8, 4, 1)
-        self.assertEqual(want, Fraction(284, 416))
-        self.assertEqual(result["ordinal_claim_auc"]["value"], float(want))
-        low, high = result["ordinal_claim_auc"]["ci_cluster"]
-        self.assertLess(low, float(want))
-        self.assertGreater(high, float(want))
-        # Equivocal read as claims or not, the three-level score is the same.
-        self.assertEqual(result["equivocal_as_claims"]["ordinal_claim_auc"]["value"],
-                         float(want))
-        status, out, _ = run("delivery_audit.py", argv)
-        self.assertRegex(out, r"claim AUC \(\(sensitivity \+ specificity\) / 2\)\s+0\.620\s")
-        self.assertRegex(out, r"claim AUC, 3 levels \(yes > equivocal > no\)\s+0\.683\s+\[")
-        # The report's table: all four not-claimed messages were equivocal, so the
-        # three-level AUC equals the binary one, 0.491.
-        demo = audit_json(["--demo", "--boot", "0"])
-        self.assertEqual(demo["ordinal_claim_auc"]["value"],
-                         float(brute_force_ordinal_auc(46, 22, 3, 1, 3, 1)))
-        self.assertEqual(round(demo["ordinal_claim_auc"]["value"], 3), 0.491)
-
-
-def bench_delivery_conditions():
-    """Default audit of 20,000 runs: 500 tasks, two conditions of 20 runs, replicate pairs."""
-    rng = random.Random(2)
-    lines = ["run_id,task_id,condition,replicate,claimed,verified"]
-    for task in range(500):
-        rate = rng.random()
-        for condition in ("plain", "scaffold"):
-            for replicate in range(1, 21):
-                verified = rng.random() < rate
-                lines.append(f"r{task}-{condition}-{replicate},t{task},{condition},{replicate},"
-                             f"{'yes' if rng.random() < 0.9 else 'no'},{int(verified)}")
-    d = load("delivery_audit.py")
-    strata = []
-    with TempDir() as folder:
-        path = write(folder, "runs.csv", "\n".join(lines) + "\n")
-        start = time.perf_counter()
-        status, _, err = run("delivery_audit.py", [path])
-        took = time.perf_counter() - start
-    for task in range(500):
-        rows = [line.split(",") for line in lines[1 + 40 * task:41 + 40 * task]]
-        plain = [int(row[5]) for row in rows if row[2] == "plain"]
-        scaffold = [int(row[5]) for row in rows if row[2] == "scaffold"]
-        strata.append((sum(plain), len(plain), sum(scaffold), len(scaffold)))
-    start = time.perf_counter()
-    d.stratified_exact_test(strata)
-    exact_test = time.perf_counter() - start
-    print(f"delivery_audit.py default audit, 20,000 runs in 500 tasks, two conditions: "
-          f"{took:.2f} s (exit {status}), of which the stratified exact test {exact_test:.2f} s; "
-          f"load average {os.getloadavg()[0]:.1f}")
-
-
-# === delivery_audit.py: one verdict, both questions (issue 19) ===
-# Sampling mode's predictive interval, the pooled and within-task questions side by
-# side, p-values that never round across 0.05, kappa's ceiling and the BCa interval.
-# Oracles: enumeration, exact fractions, closed forms; R and scipy outside the repo.
-def confounded_runs(tasks_per_kind):
-    """Claims and successes both follow task difficulty; within tasks, none at all.
-
-    Easy tasks: five runs, all claimed, all verified. Hard: five, none either.
-    Mixed: two claimed (one verified), two not (one verified): in every task with
-    both claimed and unclaimed runs the outcome splits alike in both rows.
-    """
-    rows = []
-    for k in range(tasks_per_kind):
-        for kind, spec in (("easy", [("yes", 1)] * 5), ("hard", [("no", 0)] * 5),
-                           ("mixed", [("yes", 1), ("yes", 0), ("no", 1), ("no", 0)])):
-            rows += [[f"{kind}{k}-{i}", f"{kind}{k}", claim, verified]
-                     for i, (claim, verified) in enumerate(spec)]
-    return rows
-
-
-class TestDeliveryBothQuestions(unittest.TestCase):
-    """Finding 5: at every task count the verdict asks both questions and says which
-    is which; at 9 and 12 tasks one confounded process gets one story."""
-
-    def test_nine_and_twelve_tasks_tell_the_same_story(self):
-        # Within tasks only the mixed tasks weigh in: each (1 of 2, 1 of 2), so S is
-        # a sum of hypergeometrics at their modes and p is 1 exactly.
-        self.assertEqual(enumerated_stratified_p([(1, 2, 1, 2)] * 3), 1)
-        self.assertEqual(enumerated_stratified_p([(1, 2, 1, 2)] * 4), 1)
-        texts, results = [], []
-        with TempDir() as folder:
-            for per_kind in (3, 4):
-                path = write(folder, f"c{per_kind}.csv", runs_csv(confounded_runs(per_kind)))
-                texts.append(verdict_text([path, "--boot", "2000"]))
-                results.append(audit_json([path, "--boot", "2000"]))
-        self.assertEqual([r["n_tasks"] for r in results], [9, 12])
-        for text, result in zip(texts, results):
-            # It used to show the within-task result at 9 tasks only.
-            self.assertIn("Within tasks (among runs of the same task", text)
-            self.assertIn("3 tasks with claimed and unclaimed runs, p 1.000"
-                          if result["n_tasks"] == 9 else
-                          "4 tasks with claimed and unclaimed runs, p 1.000", text)
-            self.assertIn("the association runs through the tasks, not within them", text)
-            self.assertIn("Pooled over all runs (does a claimed run succeed more often", text)
-            self.assertEqual(result["questions"]["within_tasks"]["p"], 1.0)
-            self.assertTrue(result["questions"]["through_tasks"])
-        # At 12 tasks the pooled figures decide the first sentence; the second names
-        # the question it answers.
-        self.assertIn("The claim carries information about success (kappa 0.714 [", texts[1])
-        self.assertTrue(results[1]["questions"]["pooled"]["shown"])
-        self.assertFalse(results[1]["questions"]["pooled"]["runs_counted_as_independent"])
-        self.assertTrue(results[0]["questions"]["pooled"]["runs_counted_as_independent"])
-
-    def test_agreeing_answers_add_no_disagreement_sentence(self):
-        # Claim tracks the outcome inside each of 12 tasks: both questions say yes.
-        rows = [[f"r{t}-{i}", f"t{t}", "yes" if i < 3 else "no", int(i < 3)]
-                for t in range(12) for i in range(6)]
-        with TempDir() as folder:
-            path = write(folder, "within.csv", runs_csv(rows))
-            result = audit_json([path, "--boot", "1000"])
-            text = verdict_text([path, "--boot", "1000"])
-        self.assertEqual(result["claim_within_tasks"]["p"],
-                         float(Fraction(2, 20 ** 12)))   # only the two extreme labellings
-        self.assertTrue(result["questions"]["pooled"]["shown"])
-        self.assertTrue(result["questions"]["within_tasks"]["shown"])
-        self.assertNotIn("The two disagree", text)
-
-    def test_no_task_column_asks_only_the_pooled_question(self):
-        result = audit_json(["--demo", "--boot", "0"])
-        self.assertNotIn("questions", result)
-        self.assertNotIn("Two questions", verdict_text(["--demo", "--boot", "0"]))
-
-
-class TestDeliveryPValuesNeverRoundAcross(unittest.TestCase):
-    """Finding 6: McNemar printed 'exact p 0.05' for 0.0490."""
-
-    def test_mcnemar_just_below_five_percent(self):
-        # 4 pairs complete only in A, 13 only in B: 2 P(X <= 4), X ~ Binomial(17, 1/2).
-        want = brute_force_mcnemar(4, 13)
-        self.assertEqual(want, Fraction(2 * sum(math.comb(17, i) for i in range(5)), 2 ** 17))
-        self.assertEqual(round(float(want), 4), 0.049)
-        rows = []
-        for i in range(17):
-            a, b = (1, 0) if i < 4 else (0, 1)
-            rows += [[f"a{i}", f"t{i}", "yes", a, "A", 1], [f"b{i}", f"t{i}", "yes", b, "B", 1]]
-        rows += [[f"a{i}", f"t{i}", "yes", 1, "A", 1] for i in range(17, 20)]
-        rows += [[f"b{i}", f"t{i}", "yes", 1, "B", 1] for i in range(17, 20)]
-        with TempDir() as folder:
-            path = write(folder, "pairs.csv", runs_csv(
-                rows, "run_id,task_id,claimed,verified,condition,replicate"))
-            status, out, err = run("delivery_audit.py", [path, "--boot", "0"])
-        self.assertEqual(status, 0, err)
-        flat = " ".join(out.split())
-        self.assertIn("exact p 0.049.", flat)
-        self.assertNotIn("exact p 0.05.", flat)
-
-    def test_three_decimals_and_never_onto_the_line(self):
-        d = load("delivery_audit.py")
-        cases = {0.0490: "0.049", 0.0497: "0.0497", 0.04999: "0.04999", 0.0499999999: "<0.050",
-                 0.05: "0.050", 0.0504: "0.050", 1.0: "1.000", 0.0004: "<0.001"}
-        for p, want in cases.items():
-            self.assertEqual(d.fmt_p(p), want, p)
-            shown = float(want.lstrip("<"))
-            self.assertEqual(shown < 0.05 or want == "<0.050", p < 0.05, p)
-        # The report's McNemar 1.00 is 1.000 at three decimals.
-        status, out, _ = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
-        self.assertIn("exact p 1.000.", " ".join(out.split()))
-
-
-class TestDeliveryKappaCeiling(unittest.TestCase):
-    """Kappa's maximum given the margins, beside kappa: 392/1760 on the report's table."""
-
-    def test_against_every_table_with_the_same_margins(self):
-        d = load("delivery_audit.py")
-        rng = random.Random(19)
-        for _ in range(150):
-            tp, fp, fn, tn = (rng.randint(0, 7) for _ in range(4))
-            if d.cohen_kappa(tp, fp, fn, tn) is None:
-                self.assertIsNone(d.kappa_max(tp, fp, fn, tn))
-                continue
-            claims, verified, n = tp + fp, tp + fn, tp + fp + fn + tn
-            best = max(kappa_from_labels([1] * claims + [0] * (n - claims),
-                                         [1] * x + [0] * (claims - x) + [1] * (verified - x)
-                                         + [0] * (n - claims - verified + x))
-                       for x in range(max(0, claims + verified - n), min(claims, verified) + 1))
-            self.assertAlmostEqual(d.kappa_max(tp, fp, fn, tn), float(best), delta=1e-12)
-
-    def test_printed_beside_kappa_and_read_by_the_verdict(self):
-        # 68 claims, 49 verified of 72: agreement at most (49 + 4) / 72.
-        want = (Fraction(53, 72) - Fraction(68 * 49 + 4 * 23, 72 ** 2)) / (
-            1 - Fraction(68 * 49 + 4 * 23, 72 ** 2))
-        self.assertEqual(want, Fraction(392, 1760))
-        result = audit_json(["--demo", "--boot", "0"])
-        self.assertAlmostEqual(result["kappa"]["max_given_margins"], float(want), delta=1e-15)
-        status, out, _ = run("delivery_audit.py", ["--demo", "--boot", "0"])
-        self.assertRegex(out, r"kappa's maximum given the margins\s+0\.223\s")
-        self.assertIn("with these margins kappa is at most 0.223", " ".join(out.split()))
-        # 60 of 70 claims verified, every one of the 60 verified runs claimed: at most
-        # (60 + 1) / 71 agreement, a ceiling below 0.2, and the verdict says so.
-        text = verdict_text(["--counts", "tp=60,fp=10,fn=0,tn=1", "--boot", "0"])
-        self.assertIn("No table with these margins reaches kappa 0.2 (the most is 0.145)", text)
-
-
-def sampled_runs(tasks, checked, verified_checked, unchecked):
-    """Each task: `checked` verified claims of which `verified_checked` delivered, and
-    `unchecked` claims nobody checked."""
-    rows = []
-    for t in range(tasks):
-        rows += [[f"r{t}-c{i}", f"t{t}", "yes", int(i < verified_checked)]
-                 for i in range(checked)]
-        rows += [[f"r{t}-u{i}", f"t{t}", "yes", ""] for i in range(unchecked)]
-    return rows
-
-
-class TestDeliveryRealisedDeliveries(unittest.TestCase):
-    """Finding 4: sampling mode's interval was for the expected deliveries; the bill
-    meets the realised count, which needs a predictive interval."""
-
-    def test_every_claim_checked_prints_the_count_not_an_interval(self):
-        # The shipped OpenHands runs with the logs folder: one unclaimed run has no report,
-        # both claims were checked, 1 delivered. Nothing is projected, so no "[1.0, 1.0]".
-        status, out, _ = run("delivery_audit.py", [
-            os.path.join(HERE, "examples", "agents", "openhands"), "--verdicts",
-            os.path.join(HERE, "examples", "verdicts", "agents", "logs", "run_evaluation",
-                         "calc-eval")])
-        self.assertEqual(status, 0, out)
-        sampling = out.split("Sampling mode", 1)[1].split("Verdict", 1)[0]
-        self.assertNotIn("Expected verified deliveries", sampling)
-        self.assertNotIn("[1.0, 1.0]", sampling)
-        self.assertIn("Realised verified deliveries: 1 (every claim was checked); "
-                      "inflation 2.000.", " ".join(sampling.split()))
-
-    def test_no_spread_between_tasks_is_a_binomial_prediction(self):
-        # 12 alike tasks: 2 of 4 checked claims delivered, 2 unchecked claims each.
-        # Every resample gives r = 1/2 and no spread, so the realised deliveries are
-        # 24 seen + Binomial(24, 1/2): exact quantiles from the binomial law.
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", runs_csv(sampled_runs(12, 4, 2, 2)))
-            result = audit_json([path, "--boot", "4000"])
-            status, out, _ = run("delivery_audit.py", [path, "--boot", "4000"])
-        cdf = [Fraction(sum(math.comb(24, i) for i in range(k + 1)), 2 ** 24) for k in range(25)]
-        low = 24 + next(k for k in range(25) if cdf[k] >= Fraction(1, 40))
-        high = 24 + next(k for k in range(25) if cdf[k] >= Fraction(39, 40))
-        self.assertEqual((low, high), (24 + 7, 24 + 17))
-        realised = result["sampling"]["realised_verified_deliveries"]
-        self.assertLessEqual(abs(realised["ci"][0] - low), 1, realised)
-        self.assertLessEqual(abs(realised["ci"][1] - high), 1, realised)
-        # The expectation's interval is far narrower than the count's.
-        expected = result["sampling"]["expected_verified_deliveries"]
-        self.assertEqual(expected["value"], 36.0)
-        self.assertLess(realised["ci"][0], expected["ci"][0])
-        self.assertGreater(realised["ci"][1], expected["ci"][1])
-        self.assertEqual(result["sampling"]["realised_inflation"]["ci"],
-                         [72 / realised["ci"][1], 72 / realised["ci"][0]])
-        flat = " ".join(out.split())
-        self.assertIn("(the expectation, not the count a bill will meet)", flat)
-        self.assertIn(f"Realised verified deliveries, 95% predictive interval (task-cluster "
-                      f"bootstrap, beta-binomial within tasks, 4,000 draws): "
-                      f"[{realised['ci'][0]}, {realised['ci'][1]}]", flat)
-
-    def test_claims_of_one_task_rise_and_fall_together(self):
-        # Tasks that deliver all or nothing: the unchecked claims of a task that is
-        # unchecked share one fate, so the count spreads far wider than Binomial.
-        rows = sampled_runs(10, 4, 4, 0) + sampled_runs(10, 4, 0, 0)
-        rows = [[f"a{r[0]}", f"a{r[1]}"] + r[2:] for r in rows[:40]] + rows[40:]
-        rows += [[f"u{t}-{i}", f"u{t}", "yes", ""] for t in range(10) for i in range(4)]
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", runs_csv(rows))
-            realised = audit_json([path, "--boot", "4000"])["sampling"][
-                "realised_verified_deliveries"]
-        # 40 seen; 10 unchecked tasks of 4 claims, each all or none (rho 1) at the rate
-        # of a resample of the 20 checked tasks, M / 20 with M ~ Binomial(20, 1/2):
-        # 40 + 4 X, X a Binomial(10, M / 20) mixture, its law exact in fractions.
-        law = [Fraction(0)] * 11
-        for m in range(21):
-            q = Fraction(m, 20)
-            for k in range(11):
-                law[k] += (Fraction(math.comb(20, m), 2 ** 20) * math.comb(10, k)
-                           * q ** k * (1 - q) ** (10 - k))
-        cdf = list(itertools.accumulate(law))
-        low = next(k for k in range(11) if cdf[k] >= Fraction(1, 40))
-        high = next(k for k in range(11) if cdf[k] >= Fraction(39, 40))
-        self.assertEqual((low, high), (1, 9))
-        self.assertEqual(realised["ci"], [40 + 4 * low, 40 + 4 * high])
-        # Binomial(40, 1/2) claims, as if each claim were its own task, spread half as far.
-        self.assertEqual(self_binomial_quantiles(40), (14, 26))
-
-    def test_few_tasks_withhold_the_prediction(self):
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", runs_csv(sampled_runs(6, 4, 2, 2)))
-            result = audit_json([path, "--boot", "1000"])
-            status, out, _ = run("delivery_audit.py", [path, "--boot", "1000"])
-        realised = result["sampling"]["realised_verified_deliveries"]
-        self.assertIsNone(realised["ci"])
-        self.assertEqual(realised["withheld"], "only 6 clusters to resample (fewer than 10)")
-        self.assertIn("No predictive interval for the realised verified deliveries: only 6 "
-                      "clusters to resample (fewer than 10).", " ".join(out.split()))
-
-
-def self_binomial_quantiles(n):
-    """The 2.5% and 97.5% points of Binomial(n, 1/2): the least k with CDF at least each."""
-    cdf = [Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n) for k in range(n + 1)]
-    return (next(k for k in range(n + 1) if cdf[k] >= Fraction(1, 40)),
-            next(k for k in range(n + 1) if cdf[k] >= Fraction(39, 40)))
-
-
-class TestDeliveryBcaInterval(unittest.TestCase):
-    """The BCa task interval in the JSON beside the percentile one (scipy agrees
-    outside the repo; the bench shows why the percentile interval stays printed)."""
-
-    def test_levels_by_hand(self):
-        d = load("delivery_audit.py")
-        # 3 of 10 resamples below the estimate: z0 = inverse normal of 0.3. The
-        # jackknife (0, 0, 1) has deviations (1/3, 1/3, -2/3) from its mean:
-        # sum of cubes -2/9, of squares 2/3, so a = (-2/9) / (6 (2/3)^1.5).
-        values = [float(v) for v in range(10)]
-        normal = statistics.NormalDist()
-        z0, a = normal.inv_cdf(0.3), (-2 / 9) / (6 * (2 / 3) ** 1.5)
-        want = [normal.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
-                for z in (normal.inv_cdf(0.025), normal.inv_cdf(0.975))]
-        got = d.bca_levels(values, 2.5, [0.0, 0.0, 1.0])
-        for g, w in zip(got, want):
-            self.assertAlmostEqual(g, w, delta=1e-12)
-        # Every resample on one side: no correction, no interval.
-        self.assertIsNone(d.bca_levels(values, -1.0, [0.0, 1.0]))
-
-    def test_json_carries_both_and_prints_the_percentile(self):
-        result = audit_json([EXAMPLE_RUNS, "--boot", "2000"])
-        self.assertEqual(len(result["kappa"]["ci_bca"]), 2)
-        self.assertEqual(len(result["delivery_rate"]["ci_cluster_bca"]), 2)
-        self.assertNotEqual(result["kappa"]["ci_bca"], result["kappa"]["ci"])
-        # Below FEW_CLUSTERS clusters there is neither.
-        result = audit_json(["--counts", "tp=3,fp=1,fn=1,tn=3", "--boot", "500"])
-        self.assertNotIn("ci_bca", result["kappa"])
-
-
-def monte_carlo_rate(hits, reps):
-    """'0.950 (sd 0.015)': a simulated rate with its Monte Carlo standard deviation."""
-    rate = hits / reps
-    return f"{rate:.3f} (sd {math.sqrt(rate * (1 - rate) / reps):.3f})"
-
-
-def bench_delivery_realised_coverage():
-    """Sampling mode: how often each interval covers the realised verified deliveries.
-
-    Task rates ~ Beta(2, 1), 4 runs per task, 90% of runs claim; a share of runs
-    (or of whole tasks) is checked at random. The truth is the count of claims
-    that delivered, checked or not. 200 replications, 1,000 predictive draws each.
-    """
-    d = load("delivery_audit.py")
-    reps = 200
-    for tasks, share, whole_tasks in ((18, 0.9, False), (18, 0.6, False), (40, 0.5, True)):
-        rng = random.Random(19)
-        expectation = prediction = withheld = 0
-        for rep in range(reps):
-            runs, realised = [], 0
-            for task in range(tasks):
-                rate, task_checked = rng.betavariate(2, 1), rng.random() < share
-                for _ in range(4):
-                    verified, claimed = rng.random() < rate, rng.random() < 0.9
-                    checked = task_checked if whole_tasks else rng.random() < share
-                    realised += claimed and verified
-                    runs.append({"task": task, "claim": claimed,
-                                 "verified": verified if checked else None})
-            checked_runs = [r for r in runs if r["verified"] is not None]
-            claims = sum(1 for r in checked_runs if r["claim"])
-            delivered = sum(1 for r in checked_runs if r["claim"] and r["verified"])
-            low, high = d.sampling_projection(runs, checked_runs, d.proportion(
-                delivered, claims))["expected_verified_deliveries"]["ci"]
-            expectation += low <= realised <= high
-            interval = d.predictive_deliveries(runs, 1000, rep)["ci"]
-            withheld += interval is None
-            prediction += interval is not None and interval[0] <= realised <= interval[1]
-        shown = reps - withheld
-        print(f"delivery_audit.py sampling mode, {tasks} tasks x 4 runs, "
-              f"{share:.0%} of {'tasks' if whole_tasks else 'runs'} checked: coverage of the "
-              f"realised deliveries, expectation's interval {monte_carlo_rate(expectation, reps)}"
-              f", predictive interval {monte_carlo_rate(prediction, shown)} where shown "
-              f"(withheld in {withheld} of {reps}: fewer than 10 tasks with checked claims); "
-              f"nominal 0.95")
-
-
-def bench_delivery_cluster_interval_coverage():
-    """Task-cluster bootstrap intervals: coverage of kappa and r, percentile against BCa.
-
-    Task rates ~ Beta(2, 1), 4 runs per task, claim probability 0.6 on a failed
-    run and 0.9 on a verified one: pooled over tasks, r = 0.75 and kappa = 1/3
-    exactly. 300 replications of 2,000 resamples at 10, 30 and 100 tasks.
-    """
-    d = load("delivery_audit.py")
-    truth = {"delivery_rate": Fraction(3, 4), "kappa": Fraction(1, 3)}
-    # The pooled table: tp 2/3 * 0.9, fp 1/3 * 0.6, fn 2/3 * 0.1, tn 1/3 * 0.4.
-    tp, fp, fn, tn = Fraction(6, 10), Fraction(2, 10), Fraction(1, 15), Fraction(2, 15)
-    chance = (tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)
-    assert truth["kappa"] == (tp + tn - chance) / (1 - chance)
-    assert truth["delivery_rate"] == tp / (tp + fp)
-    reps = 300
-    for tasks in (10, 30, 100):
-        rng = random.Random(tasks)
-        hits = {(name, method): 0 for name in truth for method in ("percentile", "bca")}
-        for rep in range(reps):
-            clusters = []
-            for _ in range(tasks):
-                rate, cells = rng.betavariate(2, 1), [0] * 6
-                for _ in range(4):
-                    verified = rng.random() < rate
-                    claimed = rng.random() < (0.9 if verified else 0.6)
-                    cells[(0 if verified else 1) if claimed else (2 if verified else 3)] += 1
-                clusters.append(tuple(cells))
-            intervals = d.cluster_bootstrap(clusters, 2000, rep)["headline"]
-            for name, value in truth.items():
-                for method in ("percentile", "bca"):
-                    low, high = intervals[name]["ci_" + method]
-                    hits[name, method] += low is not None and low <= value <= high
-        print(f"delivery_audit.py task-cluster bootstrap, {tasks} tasks x 4 runs, {reps} "
-              f"replications: coverage (nominal 0.95) " + "; ".join(
-                  f"{name} percentile {monte_carlo_rate(hits[name, 'percentile'], reps)}, "
-                  f"BCa {monte_carlo_rate(hits[name, 'bca'], reps)}" for name in truth))
-
-
-# === regrade.py sandbox ===
-# Hostile code under each --sandbox mode. The diff below fixes the toy bug and,
-# when the tests import it, tries to write into the user's home and clone, read
-# a secret from the home, connect to a listener this test opens on 127.0.0.1,
-# leave a process running, and write into the tree's .git and the recorder.
-# Each attempt prints what it got, so the log shows what happened inside.
-SANDBOX_HOSTILE = """\
-import json, os, socket, subprocess, sys
-FACTS = {}
-
-
-def attempt(name, action):
+# --- regrade.py step 1: check-out and kept trees ---
+def bwrap_missing():
+    """Why bubblewrap cannot sandbox a test command here, or '' where it can."""
+    regrade = load("regrade.py")
     try:
-        FACTS[name] = action()
-    except Exception as exc:
-        FACTS[name] = 'blocked: ' + type(exc).__name__
+        regrade.choose_sandbox("bwrap", sys.executable, False)
+    except regrade.InputError as exc:
+        return str(exc)
+    return ""
 
 
-def write(path, mode='w'):
-    with open(path, mode) as handle:
-        handle.write('planted by the code under test\\\\n' if mode == 'w' else '')
-    return 'done'
-
-
-def read(path):
-    with open(path) as handle:
-        return handle.read()
-
-
-def connect():
-    with socket.create_connection(('127.0.0.1', PORT), timeout=5) as sock:
-        sock.sendall(b'leak')
-    return 'done'
-
-
-def linger():
-    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', TOKEN],
-                     start_new_session=True, stdin=subprocess.DEVNULL,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return 'started'
-
-
-attempt('write_home', lambda: write(os.path.join(HOME, 'planted.txt')))
-attempt('write_clone', lambda: write(os.path.join(CLONE, 'planted.txt')))
-attempt('read_home', lambda: read(os.path.join(HOME, 'secret.txt')))
-attempt('connect', connect)
-attempt('linger', linger)
-attempt('git_config', lambda: write(os.path.join(os.getcwd(), '.git', 'config'), 'a'))
-attempt('recorder', lambda: write(sys.argv[0], 'a'))
-attempt('etc_shadow', lambda: os.path.exists('/etc/shadow'))
-print('HOSTILE ' + json.dumps(FACTS, sort_keys=True), flush=True)
-
-
-"""
-SANDBOX_SECRET = "the user's secret\n"
-
-
-def sandbox_lingering(token):
-    """Live processes whose command line holds `token` (zombies are dead)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                cmdline = handle.read()
-            with open(f"/proc/{entry}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in cmdline.split(b"\0") and state != "Z":
-            found.append(int(entry))
-    return found
-
-
-def bench_regrade_sandbox():
-    """What bwrap adds per test command: the shipped example under none and bwrap, interleaved."""
-    if bwrap_missing():
-        print(f"regrade sandbox: skipped ({bwrap_missing()})")
-        return
-    example = os.path.join(HERE, "examples", "regrade")
-    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
-            "--repo", os.path.join(example, "calc.bundle")]
-    tests = {"none": [], "bwrap": []}
-    for round_number in range(5):
-        for mode in ("none", "bwrap") if round_number % 2 == 0 else ("bwrap", "none"):
-            report = regrade_json(argv + ["--sandbox", mode])[1]
-            ran = [v for v in report["runs"] if v["tests_status"]]
-            tests[mode].append(sum(v["test_s"] for v in ran) / len(ran))
-    none, bwrap = (sorted(tests[m])[2] for m in ("none", "bwrap"))
-    print(f"regrade sandbox: median test command {none:.3f} s under none, {bwrap:.3f} s under "
-          f"bwrap: {1000 * (bwrap - none):.0f} ms per run (5 interleaved rounds of the example)")
-
-
-class RegradeSandboxFixture(RegradeFixture):
-    """Grade the hostile run, the plain fix and no change under one --sandbox mode."""
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.regrade = load("regrade.py")
-        cls.no_bwrap = bwrap_missing()
-
-    def hostile_grade(self, sandbox_argv, python_in_home=False):
-        """Return (verdicts, facts seen inside, what leaked outside, the text summary)."""
-        import socket
-        with TempDir() as folder:
-            home = os.path.join(folder, "home")
-            write(home, "secret.txt", SANDBOX_SECRET)
-            python = sys.executable
-            if python_in_home:         # a virtualenv under the user's home, as many have
-                venv = os.path.join(home, "venv")
-                subprocess.run([sys.executable, "-m", "venv", "--without-pip",
-                                "--system-site-packages", venv], check=True, capture_output=True)
-                python = os.path.join(venv, "bin", "python")
-            home_before, clone_before = snapshot(home), snapshot(self.repo)
-            token = f"regrade-hostile-{os.getpid()}-{time.monotonic_ns()}"
-            listener = socket.socket()
-            listener.bind(("127.0.0.1", 0))
-            listener.listen(5)
-            constants = (f"HOME = {home!r}\nCLONE = {self.repo!r}\n"
-                         f"PORT = {listener.getsockname()[1]}\nTOKEN = {token!r}\n")
-            diff = self.diff_of({"toy/core.py": constants + SANDBOX_HOSTILE + TOY_FIX})
-            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")], [
-                ("hostile", "toy-1", diff), ("fix", "toy-1", self.diffs["fix"]),
-                ("empty", "toy-1", "")])
-            out = os.path.join(folder, "out")
-            saved_home = os.environ.get("HOME")
-            os.environ["HOME"] = home        # the grader's user's home is the fake one
-            try:
-                status, report, err = regrade_json([instances, predictions, "--repo", self.repo,
-                                                    "--out", out, "--python", python,
-                                                    *sandbox_argv])
-                lingering = sandbox_lingering(token)
-                for _ in range(100):        # a bounded wait for the kernel to reap
-                    if not lingering:
-                        break
-                    time.sleep(0.1)
-                    lingering = sandbox_lingering(token)
-                listener.setblocking(False)
-                try:
-                    listener.accept()[0].close()
-                    connected = True
-                except BlockingIOError:
-                    connected = False
-            finally:
-                listener.close()
-                for pid in sandbox_lingering(token):
-                    os.kill(pid, signal.SIGKILL)
-                if saved_home is None:
-                    os.environ.pop("HOME", None)
-                else:
-                    os.environ["HOME"] = saved_home
-                home_after, clone_after = snapshot(home), snapshot(self.repo)
-                planted = os.path.join(self.repo, "planted.txt")
-                if os.path.exists(planted):
-                    os.remove(planted)
-            self.assertEqual(status, 0, err)
-            with open(os.path.join(out, "logs", "hostile.log"), encoding="utf-8") as handle:
-                facts = [json.loads(line[len("HOSTILE "):]) for line in handle
-                         if line.startswith("HOSTILE ")]
-            summary = run("regrade.py", ["--summarize", os.path.join(out, "verdicts.jsonl")])[1]
-        self.assertEqual(len(facts), 1, "the hostile code ran once")
-        leaks = {"home": sorted(set(home_after) - set(home_before)),
-                 "clone": sorted(set(clone_after) - set(clone_before)),
-                 "connected": connected, "lingering": bool(lingering)}
-        return regrade_by_run(report), facts[0], leaks, " ".join(summary.split())
-
-    def assert_verdicts_right(self, verdicts, isolation):
-        self.assert_status(verdicts, {"hostile": "resolved", "fix": "resolved",
-                                      "empty": "unresolved"})
-        self.assertEqual({v["isolation"] for v in verdicts.values()}, {isolation})
-
-
-class TestRegradeSandboxBwrap(RegradeSandboxFixture):
-    def test_hostile_code_is_contained_and_the_fix_still_resolves(self):
-        if self.no_bwrap:
-            self.skipTest(self.no_bwrap)
-        verdicts, facts, leaks, summary = self.hostile_grade(["--sandbox", "bwrap"],
-                                                             python_in_home=True)
-        self.assert_verdicts_right(verdicts, "bwrap")
-        self.assertEqual(leaks, {"home": [], "clone": [], "connected": False,
-                                 "lingering": False})
-        blocked = {k: v for k, v in facts.items() if str(v).startswith("blocked: ")}
-        self.assertEqual(sorted(set(blocked) - {"write_home"}), [
-            "connect", "git_config", "read_home", "recorder", "write_clone"], facts)
-        # The home holds the virtualenv, so the sandbox makes the folders above
-        # it; where those sit on its private /tmp the write lands there and
-        # vanishes with the run (leaks["home"] above is the real home).
-        self.assertTrue(facts["write_home"] == "done" or "write_home" in blocked, facts)
-        self.assertEqual(facts["linger"], "started")     # started, and killed with the run
-        self.assertIs(facts["etc_shadow"], False)
-        self.assertIn("sandbox: 3 runs under bwrap (no network", summary)
-        self.assertNotIn("not isolated", summary)
-
-    def test_a_timeout_under_bwrap_leaves_no_process_behind(self):
-        if self.no_bwrap:
-            self.skipTest(self.no_bwrap)
-        token = f"regrade-hangs-{os.getpid()}-{time.monotonic_ns()}"
-        hangs = ("import subprocess, sys, time\n"
-                 f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', "
-                 f"{token!r}], start_new_session=True)\ntime.sleep(120)\n")
-        self.diffs["hangs"] = self.diff_of({"toy/core.py": hangs + TOY_FIX})
-        try:
-            verdicts = self.grade("unittest", ["hangs"], ["--timeout", "2", "--sandbox", "bwrap"])
-            lingering = sandbox_lingering(token)
-            for _ in range(100):
-                if not lingering:
-                    break
-                time.sleep(0.1)
-                lingering = sandbox_lingering(token)
-        finally:
-            for pid in sandbox_lingering(token):
-                os.kill(pid, signal.SIGKILL)
-            del self.diffs["hangs"]
-        self.assertEqual(verdicts["hangs"]["status"], "timeout")
-        self.assertEqual(lingering, [], "a process of the timed-out run survived")
-
-    def test_the_default_is_bwrap_where_it_runs(self):
-        if self.no_bwrap:
-            self.skipTest(self.no_bwrap)
-        verdicts = self.grade("unittest", ["fix", "empty"])
-        self.assertEqual({v["isolation"] for v in verdicts.values()}, {"bwrap"})
-
-
-class TestRegradeSandboxNone(RegradeSandboxFixture):
-    def test_without_a_sandbox_the_hostile_code_reaches_everything(self):
-        # What --sandbox none leaks, recorded so that a change shows: the home
-        # and the clone are written, the secret read, the listener reached, and
-        # a process started in its own session outlives the test command.
-        verdicts, facts, leaks, summary = self.hostile_grade(["--sandbox", "none"])
-        self.assert_verdicts_right(verdicts, "none")
-        self.assertEqual(leaks, {"home": ["planted.txt"], "clone": ["planted.txt"],
-                                 "connected": True, "lingering": True})
-        self.assertEqual(facts["read_home"], SANDBOX_SECRET)
-        self.assertEqual({k: facts[k] for k in ("write_home", "write_clone", "connect",
-                                                "git_config", "recorder")},
-                         dict.fromkeys(("write_home", "write_clone", "connect", "git_config",
-                                        "recorder"), "done"))
-        self.assertIn("sandbox: 3 runs under none (the code under test runs with your user's "
-                      "rights: files, network and processes are not isolated)", summary)
-
-
-class TestRegradeSandboxSummary(unittest.TestCase):
-    def test_summary_counts_runs_per_isolation_and_older_verdicts_as_not_recorded(self):
-        regrade = load("regrade.py")
-        verdict = {"run_id": "r", "instance_id": "i", "status": "resolved", "resolution": "FULL",
-                   "reason": "", "tests_status": None, "fail_to_pass": {}, "pass_to_pass": {},
-                   "applied_with": "git apply", "duration_s": 0.0, "test_s": 0.0,
-                   "completed": True, "touched_tests": [], "flaky": [], "results_from": None}
-        runs = [dict(verdict, run_id="a", isolation="none"),
-                dict(verdict, run_id="b", isolation="bwrap"),
-                dict(verdict, run_id="c", isolation="bwrap"), dict(verdict, run_id="d")]
-        summary = regrade.summarise(runs)
-        self.assertEqual(summary["isolation"], {"bwrap": 2, "none": 1, "not recorded": 1})
-        text = " ".join(regrade.render_summary(summary, runs, "text", {
-            "script": "regrade.py", "version": "0", "python": "3", "script_sha256": "0" * 64,
-            "command": "c", "seed": None, "inputs": []}).split())
-        self.assertIn("sandbox: 2 runs under bwrap (no network,", text)
-        self.assertIn("sandbox: 1 run under none (the code under test runs with your user's "
-                      "rights", text)
-        self.assertIn("sandbox: 1 run whose isolation was not recorded", text)
-
-
-class TestRegradeSandboxFallback(RegradeSandboxFixture):
-    def without_bwrap(self):
-        """Play a machine without bwrap for the duration of a with block."""
-        programs = self.regrade.SANDBOX_PROGRAMS
-
-        @contextlib.contextmanager
-        def missing():
-            saved = dict(programs)
-            programs["bwrap"] = "regrade-test-no-such-bwrap"
-            try:
-                yield
-            finally:
-                programs.update(saved)
-        return missing()
-
-    def test_sandbox_bwrap_where_bwrap_is_missing_exits_2_saying_how_to_install(self):
-        with self.without_bwrap(), TempDir() as folder:
-            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
-                                                [("fix", "toy-1", self.diffs["fix"])])
-            status, out, err = run("regrade.py", [instances, predictions, "--repo", self.repo,
-                                                  "--sandbox", "bwrap"])
-        self.assertEqual((status, out), (2, ""))
-        self.assertEqual(len(err.strip().splitlines()), 1, err)
-        self.assertIn("error: --sandbox bwrap: bwrap is not installed", err)
-        self.assertIn("apt-get install bubblewrap", err)
-
-    def test_auto_without_bwrap_falls_back_to_unshare_and_says_files_are_not_isolated(self):
-        with self.without_bwrap():
-            chosen = self.regrade.choose_sandbox("auto", sys.executable, False)
-            if chosen["isolation"] != "unshare":
-                self.skipTest(f"unshare cannot run here either: {chosen['fallback']}")
-            verdicts, facts, leaks, summary = self.hostile_grade([])
-        self.assert_verdicts_right(verdicts, "unshare")
-        # The network and the processes are contained; the files are not.
-        self.assertEqual(leaks, {"home": ["planted.txt"], "clone": ["planted.txt"],
-                                 "connected": False, "lingering": False})
-        self.assertEqual(facts["read_home"], SANDBOX_SECRET)
-        self.assertTrue(facts["connect"].startswith("blocked: "), facts)
-        self.assertIn("sandbox: 3 runs under unshare (no network and no process outlives a "
-                      "run, but the filesystem is not isolated", summary)
-
-
-# === auc_audit.py: statistics review (issue 11) ===
-def review_orbit(labels, scheme, strata=None, tasks=None):
-    """Every equally likely outcome vector of a permutation scheme, with multiplicity.
-
-    rows: every choice of the successes among all runs; strata: within each stratum;
-    tasks: every assignment of same-size tasks' success counts to those tasks, times
-    every placement of each count on its task's runs (each pair is equally likely,
-    since the product of the placements' numbers is the same for every assignment).
-    """
-    n = len(labels)
-    if scheme == "rows":
-        for subset in itertools.combinations(range(n), sum(labels)):
-            yield tuple(int(i in subset) for i in range(n))
-        return
-    if scheme == "strata":
-        parts = []
-        for level in sorted(set(strata)):
-            members = [i for i in range(n) if strata[i] == level]
-            parts.append(list(itertools.combinations(members, sum(labels[i] for i in members))))
-        for choice in itertools.product(*parts):
-            chosen = set(itertools.chain(*choice))
-            yield tuple(int(i in chosen) for i in range(n))
-        return
-    by_size = {}
-    for task in sorted(set(tasks)):
-        members = [i for i in range(n) if tasks[i] == task]
-        by_size.setdefault(len(members), []).append(members)
-    groups = [by_size[size] for size in sorted(by_size)]
-    counts = [[sum(labels[i] for i in members) for members in group] for group in groups]
-    for orders in itertools.product(*(itertools.permutations(range(len(g))) for g in groups)):
-        placements = []
-        for group, group_counts, order in zip(groups, counts, orders):
-            for members, source in zip(group, order):
-                placements.append(list(itertools.combinations(members, group_counts[source])))
-        for choice in itertools.product(*placements):
-            chosen = set(itertools.chain(*choice))
-            yield tuple(int(i in chosen) for i in range(n))
-
-
-def review_auc(values, labels, strata=None):
-    """Exact better-direction AUC on the feature's defined rows (None without pairs)."""
-    rows = [i for i in range(len(values)) if values[i] is not None]
-    auc, _ = brute_pairs(values, labels, strata, rows)
-    return None if auc is None else best(auc)
-
-
-def review_stepdown(statistics_by_draw):
-    """Westfall-Young free step-down minP, straight from the definition, in Fractions.
-
-    Row 0 is the observed draw. p_j(b) = share of all draws whose statistic for j is
-    >= draw b's (an undefined statistic has p 1). Feature j's adjusted p is the
-    largest, over the features whose p is <= its own, of the share of draws whose
-    smallest p among the features with p >= that feature's p is <= that p.
-    """
-    draws = len(statistics_by_draw)
-    m = len(statistics_by_draw[0])
-
-    def p(j, value):
-        if value is None:
-            return Fraction(1)
-        return Fraction(sum(1 for row in statistics_by_draw
-                            if row[j] is not None and row[j] >= value), draws)
-
-    null_p = [[p(j, row[j]) for j in range(m)] for row in statistics_by_draw]
-    raw = null_p[0]
-    single = {}
-    for j in range(m):
-        still = [l for l in range(m) if raw[l] >= raw[j]]
-        single[j] = Fraction(sum(1 for row in null_p if min(row[l] for l in still) <= raw[j]),
-                             draws)
-    adjusted = [max(single[l] for l in range(m) if raw[l] <= raw[j]) for j in range(m)]
-    return raw, adjusted
-
-
-REVIEW_LABELS = [1, 1, 0, 1, 0, 0, 1, 0, 1]
-REVIEW_STRATA = ["p", "p", "p", "p", "q", "q", "q", "q", "q"]
-REVIEW_TASKS = ["a", "a", "b", "b", "c", "c", "d", "d", "d"]
-REVIEW_FEATURES = [
-    [3, 5, 1, 4, 2, 2, 6, 0, 5],                    # ties
-    [1, None, 2, 2, 3, None, 1, 4, 2],              # partial rows
-    [7, 7, 1, 2, 7, 3, 3, 1, 7],                    # heavy ties
-    [None, 2, 1, None, None, None, None, None, None],   # a column on 2 rows
-    [7, 7, 1, 2, 7, 3, 3, 1, 7],                    # the same as the third: tied p
-]
-
-
-class TestAucStepDownMinP(unittest.TestCase):
-    def setUp(self):
-        self.a = load(AUC)
-
-    def exact_and_script(self, scheme):
-        labels, strata, tasks = REVIEW_LABELS, None, None
-        if scheme == "strata":
-            strata = REVIEW_STRATA
-        if scheme == "tasks":
-            tasks = REVIEW_TASKS
-        orbit = list(review_orbit(labels, scheme, strata, tasks))
-        observed = tuple(labels)
-        self.assertIn(observed, orbit)
-        # The exact answer: the observed draw first, then every other member of the orbit.
-        others = list(orbit)
-        others.remove(observed)
-        statistics_by_draw = [[review_auc(v, list(draw), strata) for v in REVIEW_FEATURES]
-                              for draw in [observed] + others]
-        raw, adjusted = review_stepdown(statistics_by_draw)
-        # The script, fed the same draws.
-        codes = [0] * len(labels) if strata is None else [sorted(set(strata)).index(s)
-                                                          for s in strata]
-        family = self.a.NullFamily(REVIEW_FEATURES, codes, max(codes) + 1)
-        draws = [([i for i, y in enumerate(draw) if y], True) for draw in others]
-        null = self.a.null_aucs(family, draws)
-        got_observed = family.best_aucs(self.a.picker(
-            [i for i, y in enumerate(labels) if y]), True)
-        got_raw, got_adjusted = self.a.stepdown_minp(got_observed, null)
-        return orbit, raw, adjusted, got_raw, got_adjusted
-
-    def test_stepdown_minp_equals_exact_enumeration_rows(self):
-        orbit, raw, adjusted, got_raw, got_adjusted = self.exact_and_script("rows")
-        self.assertEqual(len(orbit), 126)
-        self.assertEqual(got_raw, [float(p) for p in raw])
-        self.assertEqual(got_adjusted, [float(p) for p in adjusted])
-
-    def test_stepdown_minp_equals_exact_enumeration_strata(self):
-        orbit, raw, adjusted, got_raw, got_adjusted = self.exact_and_script("strata")
-        self.assertEqual(len(orbit), 4 * 10)
-        self.assertEqual(got_raw, [float(p) for p in raw])
-        self.assertEqual(got_adjusted, [float(p) for p in adjusted])
-
-    def test_stepdown_minp_equals_exact_enumeration_tasks(self):
-        orbit, raw, adjusted, got_raw, got_adjusted = self.exact_and_script("tasks")
-        # 3! orders of the 2-run tasks' counts (2, 1, 0) x 2 placements of the 1, times
-        # the lone 3-run task's 3 placements of its 2 successes.
-        self.assertEqual(len(orbit), 6 * 2 * 3)
-        self.assertEqual(got_raw, [float(p) for p in raw])
-        self.assertEqual(got_adjusted, [float(p) for p in adjusted])
-
-    def test_tied_p_values_get_one_adjusted_p_whatever_the_feature_order(self):
-        for scheme in ("rows", "strata", "tasks"):
-            _, raw, adjusted, _, got = self.exact_and_script(scheme)
-            self.assertEqual(raw[2], raw[4])
-            self.assertEqual(got[2], got[4])
-        rng = random.Random(41)
-        observed = [rng.choice([0.6, 0.7, 0.8]) for _ in range(6)]
-        null = [[rng.choice([0.5, 0.6, 0.7, 0.8, None]) for _ in range(6)]
-                for _ in range(40)]
-        raw, adjusted = self.a.stepdown_minp(observed, null)
-        exact_raw, exact_adjusted = review_stepdown([observed] + null)
-        self.assertEqual(adjusted, [float(p) for p in exact_adjusted])
-        for _ in range(10):
-            order = list(range(6))
-            rng.shuffle(order)
-            _, shuffled = self.a.stepdown_minp([observed[j] for j in order],
-                                               [[row[j] for j in order] for row in null])
-            self.assertEqual(shuffled, [adjusted[j] for j in order])
-
-    def test_script_draws_stay_in_the_orbit_and_cover_it(self):
-        for scheme in ("rows", "strata", "tasks"):
-            strata = REVIEW_STRATA if scheme == "strata" else None
-            tasks = REVIEW_TASKS if scheme == "tasks" else None
-            orbit = set(review_orbit(REVIEW_LABELS, scheme, strata, tasks))
-            n = len(REVIEW_LABELS)
-            codes = None if strata is None else [sorted(set(strata)).index(s) for s in strata]
-            task_codes = None if tasks is None else [sorted(set(tasks)).index(t) for t in tasks]
-            seen = set()
-            for picked, are_successes in self.a.shuffled_draws(
-                    REVIEW_LABELS, scheme, codes, task_codes, 3000, random.Random(7)):
-                draw = [int(not are_successes)] * n
-                for row in picked:
-                    draw[row] = int(are_successes)
-                self.assertIn(tuple(draw), orbit)
-                seen.add(tuple(draw))
-            self.assertEqual(seen, orbit)
-
-    def test_command_line_minp_approaches_the_exact_value(self):
-        for scheme, argv in (("rows", ["--permute", "rows"]), ("tasks", ["--permute", "tasks"]),
-                             ("strata", ["--strata", "condition", "--permute", "strata"])):
-            tasks = REVIEW_TASKS if scheme == "tasks" else None
-            strata = REVIEW_STRATA if scheme == "strata" else None
-            orbit = list(review_orbit(REVIEW_LABELS, scheme, strata, tasks))
-            others = list(orbit)
-            others.remove(tuple(REVIEW_LABELS))
-            features = REVIEW_FEATURES[:4]
-            statistics_by_draw = [[review_auc(v, list(d), strata) for v in features]
-                                  for d in [tuple(REVIEW_LABELS)] + others]
-            raw, adjusted = review_stepdown(statistics_by_draw)
-            header = ["run_id", "task_id", "condition", "verified", "tool_calls",
-                      "a", "b", "c", "d"]
-            rows = [[f"r{i}", REVIEW_TASKS[i], REVIEW_STRATA[i], REVIEW_LABELS[i], 10 + i % 3]
-                    + ["" if v[i] is None else v[i] for v in features]
-                    for i in range(len(REVIEW_LABELS))]
-            result = auc_audit_json({"runs.csv": csv_text(header, rows)},
-                                    ["--perms", "20000", "--boot", "10", "--features",
-                                     "a,b,c,d", *argv])
-            self.assertEqual(len(result["features"]), 4)
-            for feature in result["features"]:
-                j = "abcd".index(feature["name"])
-                self.assertAlmostEqual(feature["permutation_p"], float(raw[j]), delta=0.01)
-                # Where two features' exact p-values tie (here a's and b's top atoms, both
-                # 2/126 under rows), Monte Carlo estimates them a hair apart and minP can
-                # drop that atom: the estimate may sit up to one atom (0.016) low.
-                self.assertAlmostEqual(feature["adjusted_p"], float(adjusted[j]), delta=0.03)
-
-    def test_a_column_on_two_rows_no_longer_caps_the_family(self):
-        # Issue 11 item 1: 'tiny' (2 on run-001, a success; 1 on run-002, a failure)
-        # scores AUC 1 under every shuffle that keeps one of each on its two rows, so the
-        # single-step max-AUC null capped search_calls' adjusted p at 0.477.
-        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-        out = [lines[0] + ",tiny"]
-        for line in lines[1:]:
-            run_id = line.split(",", 1)[0]
-            out.append(line + "," + {"run-001": "2", "run-002": "1"}.get(run_id, ""))
-        # Under the report's within-strata run shuffle (the default before issue 19).
-        result = auc_audit_json({"runs.csv": "\n".join(out) + "\n"},
-                                ["--strata", "condition", "--permute", "strata"])
-        search = next(f for f in result["features"] if f["name"] == "search_calls")
-        self.assertLess(search["adjusted_p"], 0.05)
-        self.assertGreater(search["max_auc_p"], 0.4)      # the report's single-step figure
-
-    def test_example_keeps_the_report_figures_beside_the_stepdown(self):
-        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
-            text = handle.read()
-        result = auc_audit_json({"runs.csv": text}, ["--strata", "condition"])
-        null = result["family_null"]
-        search = next(f for f in result["features"] if f["name"] == "search_calls")
-        self.assertEqual(null["observed_max_feature"], "search_calls")
-        self.assertEqual(round(null["p_observed_max"], 3), round(search["max_auc_p"], 3))
-        self.assertLess(search["adjusted_p"], 0.05)
-        self.assertLessEqual(search["permutation_p"], search["adjusted_p"])
-        rest = null["without_best"]
-        self.assertEqual(rest["removed"], "search_calls")
-        self.assertNotEqual(rest["observed_max_feature"], "search_calls")
-        self.assertGreater(rest["p"], 0.05)
-
-
-def youden_repro_table():
-    """Issue 11 item 2: f and tool_calls cut at their best thresholds agree, their
-    rankings do not: f scores 30/36 = 0.833 against the baseline's 21/36 = 0.583."""
-    successes = [(12, 35), (76, 21), (74, 5), (56, 52), (42, 63), (79, 6)]
-    failures = [(71, 56), (60, 69), (48, 71), (64, 37), (61, 93), (17, 33)]
-    rows = [[f"r{i:02d}", y, calls, f] for i, (y, (calls, f)) in enumerate(
-        [(1, pair) for pair in successes] + [(0, pair) for pair in failures])]
-    return ["run_id", "verified", "tool_calls", "f"], rows
-
-
-class TestAucNothingDroppedInSilence(unittest.TestCase):
-    def test_youden_equal_column_is_flagged_and_tested(self):
-        header, rows = youden_repro_table()
-        labels = [r[1] for r in rows]
-        self.assertEqual(best(pair_auc([r[3] for r in rows], labels)), Fraction(5, 6))
-        self.assertEqual(best(pair_auc([r[2] for r in rows], labels)), Fraction(7, 12))
-        files = {"runs.csv": csv_text(header, rows)}
-        for argv in (["--features", "f"], []):
-            result = auc_audit_json(files, argv + ["--perms", "200", "--boot", "50"])
-            self.assertEqual([f["name"] for f in result["features"]], ["f"])
-            feature = result["features"][0]
-            self.assertEqual(feature["auc"], 5 / 6)
-            self.assertEqual(feature["baseline_auc_same_rows"], 7 / 12)
-            self.assertIn("youden_equal", feature["flags"])
-            self.assertEqual(feature["youden_equal_to"], "the baseline 'tool_calls' binarised")
-            self.assertEqual(result["degenerate"], [])
-
-    def table(self):
-        header = ["run_id", "task_id", "condition", "verified", "tool_calls", "good",
-                  "const", "copy", "monotone", "flipped", "by_condition", "elapsed",
-                  "claimed"]
-        rows = []
-        rng = random.Random(3)
-        for i in range(16):
-            y = int(i % 3 != 0)
-            good = rng.randint(0, 9) + 4 * y
-            rows.append([f"r{i:02d}", f"t{i // 2}", "ab"[i % 2], y, 10 + (i * 7) % 11, good,
-                         5, 10 + (i * 7) % 11, good * good + 1, 100 - good, 3 + i % 2,
-                         "8.0m" if i == 5 else ("?" if i == 9 else i * 1.5),
-                         "yes" if i % 4 else "no"])
-        return header, rows
-
-    def test_only_constant_copies_and_strata_are_left_out_each_with_its_reason(self):
-        header, rows = self.table()
-        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
-                                ["--strata", "condition", "--perms", "100", "--boot", "30"])
-        reasons = {d["name"]: d["reason"] for d in result["degenerate"]}
-        self.assertEqual([f["name"] for f in result["features"]], ["good"])
-        self.assertIn("constant (5)", reasons["const"])
-        self.assertIn("identical to the baseline 'tool_calls'", reasons["copy"])
-        self.assertIn("the same ranking as 'good' on the same 16 rows", reasons["monotone"])
-        self.assertIn("the same ranking (reversed) as 'good'", reasons["flipped"])
-        self.assertIn("reproduces the strata", reasons["by_condition"])
-        # A numeric column with a few bad cells: its first bad cell, row and value.
-        self.assertIn("not a number at row 7: '8.0m' (2 of 16", reasons["elapsed"])
-        self.assertEqual([d["name"] for d in result["degenerate"]],
-                         ["const", "copy", "monotone", "flipped", "by_condition", "elapsed"])
-        self.assertEqual(result["not_candidates"][-1], {"name": "claimed", "why": "text"})
-        status, out, err = audit_folder({"runs.csv": csv_text(header, rows)},
-                                        ["--strata", "condition", "--perms", "100",
-                                         "--boot", "30"])
-        flat = " ".join(out.split())
-        self.assertIn("1 feature tested, 6 columns left out (listed below); not candidates: "
-                      "run_id (run id), task_id (task), condition (strata), verified "
-                      "(outcome), tool_calls (baseline), claimed (text)", flat)
-
-    def test_named_features_are_tested_or_refused_with_the_reason(self):
-        header, rows = self.table()
-        files = {"runs.csv": csv_text(header, rows)}
-        result = auc_audit_json(files, ["--features", "good,monotone,copy", "--perms", "50",
-                                        "--boot", "20"])
-        self.assertEqual([f["name"] for f in result["features"]], ["good", "monotone", "copy"])
-        by_name = {f["name"]: f for f in result["features"]}
-        self.assertIn("duplicate", by_name["monotone"]["flags"])
-        self.assertIn("'good'", by_name["monotone"]["duplicate_of"])
-        self.assertIn("the baseline 'tool_calls'", by_name["copy"]["duplicate_of"])
-        for name, words in (("const", "cannot be tested: constant (5)"),
-                            ("elapsed", "row 7, column 'elapsed': expected a number, got '8.0m'")):
-            status, out, err = audit_folder(files, ["--features", f"good,{name}"])
-            self.assertEqual(status, 2)
-            self.assertIn(words, err)
-            self.assertNotIn("Traceback", err)
-        status, out, err = audit_folder(files, ["--features", "by_condition", "--strata",
-                                                "condition"])
-        self.assertEqual(status, 2)
-        self.assertIn("'by_condition' cannot be tested: constant within every stratum", err)
-
-
-class TestAucExactNumbers(unittest.TestCase):
-    def test_integers_beyond_2_53_keep_their_order_and_ties(self):
-        # Issue 11 item 3: nanosecond-like values 2**53 .. 2**53 + 5. Read as floats,
-        # 2**53 + 1 collapses onto 2**53 and +3, +5 onto +4: AUC 11/18 = 0.611.
-        # Exactly, the alternating outcome gives 2/3 = 0.667.
-        stamps = [2 ** 53 + i for i in range(6)]
-        labels = [1, 0, 1, 0, 1, 0]
-        self.assertEqual(best(pair_auc(stamps, labels)), Fraction(2, 3))
-        self.assertEqual(best(pair_auc([float(s) for s in stamps], labels)), Fraction(11, 18))
-        header = ["run_id", "verified", "tool_calls", "stamp"]
-        rows = [[f"r{i}", y, 10 + i % 4, s] for i, (y, s) in enumerate(zip(labels, stamps))]
-        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
-                                ["--features", "stamp", "--perms", "50", "--boot", "20"])
-        self.assertEqual(round(result["features"][0]["auc"], 3), 0.667)
-        self.assertEqual(result["features"][0]["auc"], 2 / 3)
-
-    def test_exact_values_in_ties_copies_and_the_screen(self):
-        # Two columns a float reader would make equal (and constant) differ exactly.
-        big = 2 ** 53
-        header = ["run_id", "verified", "tool_calls", "a", "b"]
-        labels = [1, 0, 1, 1, 0, 0]
-        rows = [[f"r{i}", y, 10 + i, big + (i % 2), big + 2 * (i % 3)]
-                for i, y in enumerate(labels)]
-        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
-                                ["--perms", "50", "--boot", "20"])
-        self.assertEqual([f["name"] for f in result["features"]], ["a", "b"])
-        self.assertEqual(result["degenerate"], [])
-        a = [big + (i % 2) for i in range(6)]
-        self.assertEqual(result["features"][0]["auc"], float(best(pair_auc(a, labels))))
-
-    def test_a_constant_long_decimal_baseline_is_an_error_not_a_traceback(self):
-        header = ["run_id", "verified", "tool_calls", "f"]
-        rows = [["r1", 1, "0.12345678901234567", 1], ["r2", 0, "0.12345678901234567", 2],
-                ["r3", 1, "0.12345678901234567", 3]]
-        status, out, err = audit_folder({"runs.csv": csv_text(header, rows)}, [])
-        self.assertEqual(status, 2)
-        self.assertIn("is 0.12345678901234567 on every one of the 3 audited runs", err)
-        self.assertNotIn("Traceback", err)
-
-    def test_exact_reader(self):
-        module = load(AUC)
-        read = module.exact_number
-        self.assertEqual(read("9007199254740993", "x"), 2 ** 53 + 1)
-        self.assertIsInstance(read("12", "x"), int)
-        self.assertEqual(read("-0.25", "x"), -0.25)
-        self.assertEqual(read("0.30000000000000001", "x"), Fraction(30000000000000001, 10 ** 17))
-        self.assertNotEqual(read("0.30000000000000001", "x"), read("0.3", "x"))
-        self.assertEqual(read("1e20", "x"), 10 ** 20)
-        self.assertIsNone(read("nan", "x"))
-        with self.assertRaises(module.InputError):
-            read("inf", "x")
-        with self.assertRaises(module.InputError):
-            read("8.0m", "x")
-
-
-def psi(a, b):
-    return Fraction(1) if a > b else Fraction(1, 2) if a == b else Fraction(0)
-
-
-def obuchowski_difference(x, y, labels, clusters):
-    """Obuchowski (1997) clustered variance of AUC(x) - AUC(y), term by term, in
-    Fractions: S10, S01 and S11 per test and across tests, straight from the paper."""
-    pos = [i for i in range(len(labels)) if labels[i]]
-    neg = [i for i in range(len(labels)) if not labels[i]]
-    big_m, big_n = len(pos), len(neg)
-    names = sorted(set(clusters))
-    count = len(names)
-    comps = {}
-    for key, t in (("x", x), ("y", y)):
-        v10 = {i: sum(psi(t[i], t[k]) for k in neg) / big_n for i in pos}
-        v01 = {k: sum(psi(t[i], t[k]) for i in pos) / big_m for k in neg}
-        theta = sum(v10.values()) / big_m
-        a = {c: sum(v10[i] for i in pos if clusters[i] == c)
-             - theta * sum(1 for i in pos if clusters[i] == c) for c in names}
-        b = {c: sum(v01[k] for k in neg if clusters[k] == c)
-             - theta * sum(1 for k in neg if clusters[k] == c) for c in names}
-        comps[key] = (theta, a, b)
-    # The paper's I10 and I01: the clusters holding at least one success (failure).
-    i10 = len({clusters[i] for i in pos})
-    i01 = len({clusters[k] for k in neg})
-
-    def s10(p, q):
-        return (Fraction(i10, i10 - 1) / big_m
-                * sum(comps[p][1][c] * comps[q][1][c] for c in names))
-
-    def s01(p, q):
-        return (Fraction(i01, i01 - 1) / big_n
-                * sum(comps[p][2][c] * comps[q][2][c] for c in names))
-
-    def s11(p, q):
-        return Fraction(count, count - 1) * sum(comps[p][1][c] * comps[q][2][c]
-                                                 for c in names)
-
-    def cov(p, q):
-        return (s10(p, q) / big_m + s01(p, q) / big_n
-                + (s11(p, q) + s11(q, p)) / (big_m * big_n))
-
-    difference = comps["x"][0] - comps["y"][0]
-    return difference, cov("x", "x") + cov("y", "y") - 2 * cov("x", "y")
-
-
-class TestAucDeLongAndClustered(unittest.TestCase):
-    def setUp(self):
-        self.a = load(AUC)
-
-    def test_delong_undefined_with_one_failure(self):
-        # Issue 11 item 4: 3 successes and 1 failure; pROC gives NaN, the old code 0.0455.
-        header = ["run_id", "verified", "tool_calls", "f"]
-        rows = [["r1", 1, 8, 2], ["r2", 1, 8, 3], ["r3", 0, 10, 3], ["r4", 1, 8, 3]]
-        files = {"runs.csv": csv_text(header, rows)}
-        result = auc_audit_json(files, ["--features", "f", "--perms", "20", "--boot", "20"])
-        feature = result["features"][0]
-        self.assertIsNone(feature["delong_p"])
-        self.assertIn("3 successes and 1 failure", feature["delong_undefined"])
-        self.assertIsNone(feature["clustered"]["p"])
-        status, out, err = audit_folder(files, ["--features", "f", "--perms", "20",
-                                                "--boot", "20"])
-        p_values = out[out.index("feature  perm p"):]
-        row = next(l for l in p_values.splitlines() if l.startswith("f "))
-        self.assertTrue(row.endswith("undefined  undefined"), row)
-        self.assertIn("DeLong p and clustered p undefined: 3 successes and 1 failure",
-                      " ".join(out.split()))
-
-    def test_stratified_delong_needs_two_of_each_in_every_stratum_with_pairs(self):
-        labels = [1, 1, 0, 0, 1, 0, 0, 1]
-        groups = ["p", "p", "p", "p", "q", "q", "q", "q"]
-        x = [5, 4, 1, 2, 7, 3, 1, 2]
-        y = [3, 1, 2, 4, 1, 2, 7, 5]
-        self.assertIsNotNone(self.a.delong_p(x, y, labels, groups, range(8)))
-        labels_one = [1, 1, 0, 0, 1, 0, 0, 0]          # stratum q: 1 success, 3 failures
-        self.assertIsNone(self.a.delong_p(x, y, labels_one, groups, range(8)))
-        self.assertIn("in stratum 'q'",
-                      self.a.variance_undefined(labels_one, groups, range(8)))
-        # A stratum with no pair at all contributes nothing and does not block.
-        labels_none = [1, 1, 0, 0, 0, 0, 0, 0]
-        self.assertIsNone(self.a.variance_undefined(labels_none, groups, range(8)))
-
-    def test_clustered_variance_counts_clusters_per_outcome(self):
-        # An outside review: tasks t1 (two successes) and t2 (two failures) hold one
-        # outcome only, so Obuchowski's I10 = I01 = 3 of I = 4 clusters. The old
-        # code's I / (I - 1) on every term gave variance 0.114583 (p 0.712). By hand
-        # from the paper: 0.128255208... (p 0.727).
-        labels = [1, 1, 0, 0, 1, 0, 1, 0]
-        clusters = ["t1", "t1", "t2", "t2", "t3", "t3", "t4", "t4"]
-        baseline = [-5, -3, -4, -6, -2, -1, -7, -8]    # tool_calls, read in its - direction
-        feature = [9, 7, 2, 5, 6, 4, 3, 8]
-        difference, variance = obuchowski_difference(feature, baseline, labels, clusters)
-        self.assertEqual(difference, Fraction(1, 8))
-        self.assertEqual(variance, Fraction(985, 7680))
-        got = self.a.clustered_difference(feature, baseline, labels, None, clusters, range(8))
-        self.assertAlmostEqual(got["variance"], 985 / 7680, places=12)
-        self.assertAlmostEqual(got["p"], 0.727060904417455, places=9)
-
-    def test_clustered_variance_matches_obuchowski_term_by_term(self):
-        rng = random.Random(57)
-        checked = 0
-        for _ in range(80):
-            n = rng.randint(6, 18)
-            labels = [1, 1, 0, 0] + [rng.randint(0, 1) for _ in range(n - 4)]
-            clusters = [rng.randint(0, 4) for _ in range(n)]
-            x = [rng.randint(0, 5) for _ in range(n)]
-            y = [rng.randint(0, 5) for _ in range(n)]
-            if len(set(clusters)) < 2:
-                continue
-            difference, variance = obuchowski_difference(x, y, labels, clusters)
-            got = self.a.clustered_difference(x, y, labels, None, clusters, range(n))
-            self.assertAlmostEqual(got["difference"], float(difference), places=12)
-            self.assertAlmostEqual(got["variance"], float(variance), places=12)
-            if variance > 0:
-                self.assertAlmostEqual(got["p"], math.erfc(abs(float(difference)) / math.sqrt(
-                    float(variance)) / math.sqrt(2)), places=10)
-                checked += 1
-        self.assertGreater(checked, 50)
-
-    def test_stratified_clustered_variance_matches_the_per_pair_influences(self):
-        rng = random.Random(58)
-        checked = 0
-        for _ in range(40):
-            n = rng.randint(10, 20)
-            groups = [rng.randint(0, 1) for _ in range(n)]
-            labels = [rng.randint(0, 1) for _ in range(n)]
-            clusters = [rng.randint(0, 5) for _ in range(n)]
-            x = [rng.randint(0, 4) for _ in range(n)]
-            y = [rng.randint(0, 4) for _ in range(n)]
-            parts = []
-            for g in (0, 1):
-                pos = [i for i in range(n) if groups[i] == g and labels[i]]
-                neg = [i for i in range(n) if groups[i] == g and not labels[i]]
-                if pos and neg:
-                    parts.append((pos, neg))
-            got = self.a.clustered_difference(x, y, labels, groups, clusters, range(n))
-            if not parts or any(len(p) < 2 or len(q) < 2 for p, q in parts):
-                self.assertIsNone(got["p"])
-                continue
-            total = sum(len(p) * len(q) for p, q in parts)
-            # I counts the clusters holding a run of a stratum with pairs; I10 and I01
-            # those holding a success and a failure (Obuchowski's small-sample factors).
-            used = {clusters[i] for p, q in parts for i in p + q}
-            i10 = len({clusters[i] for p, _ in parts for i in p})
-            i01 = len({clusters[k] for _, q in parts for k in q})
-            if i10 < 2 or i01 < 2:
-                self.assertIsNone(got["p"])
-                continue
-            success = {c: Fraction(0) for c in used}
-            failure = {c: Fraction(0) for c in used}
-            difference = Fraction(0)
-            for pos, neg in parts:
-                w = Fraction(len(pos) * len(neg), total)
-                d = {(i, k): psi(x[i], x[k]) - psi(y[i], y[k]) for i in pos for k in neg}
-                gap = sum(d.values()) / (len(pos) * len(neg))
-                difference += w * gap
-                for i in pos:
-                    success[clusters[i]] += w * (sum(d[i, k] for k in neg) / len(neg)
-                                                 - gap) / len(pos)
-                for k in neg:
-                    failure[clusters[k]] += w * (sum(d[i, k] for i in pos) / len(pos)
-                                                 - gap) / len(neg)
-            count = len(used)
-            variance = (Fraction(i10, i10 - 1) * sum(v * v for v in success.values())
-                        + Fraction(i01, i01 - 1) * sum(v * v for v in failure.values())
-                        + 2 * Fraction(count, count - 1)
-                        * sum(success[c] * failure[c] for c in used))
-            self.assertAlmostEqual(got["difference"], float(difference), places=12)
-            self.assertAlmostEqual(got["variance"], float(variance), places=12)
-            checked += 1
-        self.assertGreater(checked, 15)
-
-
-class TestAucRowOrderAndIdentity(unittest.TestCase):
-    def shuffled_copy(self, seed):
-        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-        body = lines[1:]
-        random.Random(seed).shuffle(body)
-        return "\n".join([lines[0]] + body) + "\n"
-
-    def report_without_provenance(self, text, argv):
-        status, out, err = audit_folder({"runs.csv": text}, argv)
-        self.assertEqual(status, 0, err)
-        return out.split("-- provenance --")[0]
-
-    def test_same_rows_in_any_order_give_the_same_bytes(self):
-        # Issue 11 item 5: reversing rows within tasks moved edit_calls' adjusted p
-        # under --permute tasks from 0.188 to 0.202 (8 Monte Carlo standard errors).
-        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
-            original = handle.read()
-        for argv in (["--permute", "tasks", "--perms", "400", "--boot", "200"],
-                     ["--strata", "condition", "--perms", "400", "--boot", "200"],
-                     ["--perms", "400", "--boot", "200", "--format", "json"]):
-            expected = self.report_without_provenance(original, argv)
-            if "json" in argv:
-                expected = json.dumps({k: v for k, v in json.loads(expected).items()
-                                       if k != "provenance"})
-            for seed in (1, 2):
-                got = self.report_without_provenance(self.shuffled_copy(seed), argv)
-                if "json" in argv:
-                    got = json.dumps({k: v for k, v in json.loads(got).items()
-                                      if k != "provenance"})
-                self.assertEqual(got, expected)
-
-    def test_rows_without_run_ids_are_ordered_by_their_cells(self):
-        header = ["task_id", "verified", "tool_calls", "f", "g"]
-        rng = random.Random(9)
-        rows = [[f"t{i // 3}", int(rng.random() < 0.5), rng.randint(5, 30),
-                 rng.randint(0, 9), round(rng.random(), 3)] for i in range(30)]
-        rows[0][1], rows[1][1] = 1, 0
-        argv = ["--permute", "tasks", "--perms", "300", "--boot", "100"]
-        expected = self.report_without_provenance(csv_text(header, rows), argv)
-        for seed in (3, 4):
-            shuffled = list(rows)
-            random.Random(seed).shuffle(shuffled)
-            self.assertEqual(self.report_without_provenance(csv_text(header, shuffled), argv),
-                             expected)
-
-    def test_task_identity_flag_uses_the_features_own_rows(self):
-        # Pure tasks (all succeed or all fail) make task identity near perfect on all
-        # rows; the feature is defined only in mixed tasks, where leaving a run out
-        # points the other way: identity on its own rows is far below its AUC.
-        header = ["run_id", "task_id", "verified", "tool_calls", "f"]
-        rows = []
-        for t in range(4):                          # pure tasks, f undefined
-            for r in range(4):
-                rows.append([f"p{t}{r}", f"pure{t}", int(t % 2 == 0), 10 + (t * 3 + r) % 7, ""])
-        for t in range(4):                          # mixed tasks: 2 of 4 succeed
-            for r in range(4):
-                y = int(r < 2)
-                rows.append([f"m{t}{r}", f"mixed{t}", y, 10 + (t + 2 * r) % 5,
-                             (t * r) % 5 + 2 * y])
-        labels = [r[2] for r in rows]
-        tasks = [r[1] for r in rows]
-        rate = []
-        for i in range(len(rows)):
-            others = [labels[j] for j in range(len(rows)) if tasks[j] == tasks[i] and j != i]
-            rate.append(Fraction(sum(others), len(others)))
-        own = [i for i in range(len(rows)) if rows[i][4] != ""]
-        identity_all = pair_auc(rate, labels)
-        identity_own = pair_auc(rate, labels, own)
-        feature_auc = best(pair_auc([rows[i][4] if i in own else None for i in range(len(rows))],
-                                    labels, own))
-        self.assertGreater(identity_all, feature_auc)
-        self.assertLess(identity_own, feature_auc)
-        result = auc_audit_json({"runs.csv": csv_text(header, rows)},
-                                ["--perms", "50", "--boot", "30"])
-        feature = result["features"][0]
-        self.assertEqual(feature["auc"], float(feature_auc))
-        self.assertEqual(result["task_identity_auc"], float(identity_all))
-        self.assertEqual(feature["task_identity_auc_same_rows"], float(identity_own))
-        self.assertNotIn("below_task_identity", feature["flags"])
-
-    def test_youden_tie_rule_is_the_one_the_manual_states(self):
-        module = load(AUC)
-        doc = " ".join(module.youden_binarise.__doc__.split())
-        self.assertIn("the + direction (higher = success) wins over the - direction", doc)
-        self.assertIn("in + the highest cut, in - the lowest", doc)
-        rng = random.Random(21)
-        for _ in range(300):
-            n = rng.randint(2, 12)
-            labels = [rng.randint(0, 1) for _ in range(n)]
-            scores = [rng.randint(0, 4) for _ in range(n)]
-            n1, n0 = sum(labels), n - sum(labels)
-            if not n1 or not n0:
-                continue
-            candidates = []           # (gain, + first, fewest called 1) per cut
-            for sign in (1, -1):
-                for cut in sorted(set(scores)):
-                    called = [int(sign * v >= sign * cut) for v in scores]
-                    hits = sum(c for c, y in zip(called, labels) if y)
-                    alarms = sum(c for c, y in zip(called, labels) if not y)
-                    candidates.append((hits * n0 - alarms * n1, sign, -sum(called),
-                                       tuple(called)))
-            top = max(candidates)
-            self.assertEqual(module.youden_binarise(scores, labels), top[3])
-
-
-class TestAucSpeedPathsAgree(unittest.TestCase):
-    def test_grouped_and_per_run_sweeps_match_weighted_brute_force(self):
-        module = load(AUC)
-        rng = random.Random(61)
-        for trial in range(120):
-            n = rng.randint(3, 24)
-            labels = [rng.randint(0, 1) for _ in range(n)]
-            strata = [rng.randint(0, 1) for _ in range(n)]
-            tasks = [rng.randint(0, 5) for _ in range(n)]
-            draw = (lambda: rng.randint(0, 3)) if trial % 2 else (lambda: rng.random())
-            scores = [None if rng.random() < 0.2 else draw() for _ in range(n)]
-            rows = [i for i in range(n) if scores[i] is not None]
-            weights = [rng.randint(0, 3) for _ in range(6)]
-            expected, expected_pairs = brute_pairs(scores, labels, strata, rows,
-                                                   [weights[t] for t in tasks])
-            for grouped in (True, False):
-                sweep = module.BootstrapSweep(scores, labels, strata, tasks, rows,
-                                              grouped=grouped)
-                twice_u, pairs = sweep.pair_count(weights)
-                self.assertEqual(pairs, expected_pairs)
-                if pairs:
-                    self.assertEqual(Fraction(twice_u, 2 * pairs), expected)
-
-    def test_inlined_sampler_and_task_weights_reproduce_the_standard_library(self):
-        module = load(AUC)
-        for seed in range(200):
-            sizes = random.Random(seed)
-            n = sizes.randint(1, 5000)
-            k = sizes.randint(0, n)
-            population = range(n) if seed % 2 else [f"r{i}" for i in range(n)]
-            ours, theirs = random.Random(seed), random.Random(seed)
-            self.assertEqual(module.sample(ours, population, k), theirs.sample(population, k))
-            tasks = sizes.randint(1, 300)
-            counts = [0] * tasks
-            for task in theirs.choices(range(tasks), k=tasks):
-                counts[task] += 1
-            self.assertEqual(module.cluster_weights(ours, tasks), counts)
-
-
-def issue11_shape_runs(seed=1, n_runs=10000, n_features=20, runs_per_task=4,
-                       undefined_share=0.3):
-    """Issue 11's speed shape: a 500-instance benchmark run 20 times, as 2,500 tasks of
-    4 runs, 20 features (half counts, half continuous), 5 of them undefined on the
-    same 30% of runs (the runs that never edited), no strata."""
-    rng = random.Random(seed)
-    ease = [rng.random() for _ in range(n_runs // runs_per_task)]
-    header = ["run_id", "task_id", "condition", "verified", "tool_calls"] + \
-        [f"f{j:02d}" for j in range(n_features)]
-    rows = []
-    for i in range(n_runs):
-        task = i // runs_per_task
-        y = int(rng.random() < ease[task])
-        edited = rng.random() >= undefined_share
-        row = [f"r{i:05d}", f"t{task:04d}", "a", y, rng.randint(10, 80) + (0 if y else 8)]
-        for j in range(n_features):
-            if j % 4 == 0 and not edited:
-                row.append("")
-            elif j % 2:
-                row.append(rng.randint(0, 40) + (3 * y if j % 3 == 0 else 0))
-            else:
-                row.append(f"{rng.gauss(0.2 * y * (j % 3 == 0), 1):.4f}")
-        rows.append(row)
-    return csv_text(header, rows)
-
-
-def bench_auc_issue11_shape():
-    """The whole default audit (no strata) on issue 11's shape: wall and CPU seconds,
-    the load average, and the speed-up over recomputing every AUC from scratch."""
-    table = issue11_shape_runs()
-    load_before = os.getloadavg()
-    with TempDir() as folder:
-        path = write(folder, "runs.csv", table)
-        start, before = time.perf_counter(), os.times()
-        status, out, err = run(AUC, [path, "--format", "json"])
-        seconds, after = time.perf_counter() - start, os.times()
-    assert status == 0, err
-    cpu = sum(after[:4]) - sum(before[:4])       # this process and its forked workers
-    load_after = os.getloadavg()
-    naive = naive_audit_seconds(table, 2000, 2000, 3, 2)
-    print(f"auc_audit.py issue-11 shape: 10000 runs x 20 features, 2500 tasks of 4, no "
-          f"strata, 5 features undefined on 30%: whole default audit (2000 shuffles with "
-          f"step-down minP + 2000 task resamples) {seconds:.1f} s wall, {cpu:.1f} s CPU; "
-          f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
-          f"({os.cpu_count()} cores); recomputing every AUC from scratch needs ~{naive:.0f} s "
-          f"CPU for the shuffles and resamples alone (extrapolated from 3 + 2): "
-          f"{naive / cpu:.0f}x the whole audit's CPU")
-
-
-# === auc_audit.py: gates that hold their error rates (issue 19) ===
-def issue19_like_baseline(seed, n_tasks=50, per_task=4, n_features=10):
-    """Issue 19 finding 2's shape: features generated exactly like the baseline (the
-    same shift for successes, independent noise), on tasks of varying ease."""
-    rng = random.Random(seed)
-    labels, tasks, baseline = [], [], []
-    features = [[] for _ in range(n_features)]
-    for t in range(n_tasks):
-        ease = rng.random()
-        for _ in range(per_task):
-            y = int(rng.random() < ease)
-            labels.append(y)
-            tasks.append(f"t{t:02d}")
-            baseline.append(rng.gauss(0.5 * y, 1))
-            for values in features:
-                values.append(rng.gauss(0.5 * y, 1))
-    return labels, tasks, baseline, features
-
-
-def issue19_task_level(seed, n_tasks, per_task, n_columns):
-    """Finding 1 and 3's shape: outcomes driven by task difficulty alone; columns that
-    are constant within each task (column 0 the task's true difficulty, the others
-    noise drawn once per task); a baseline of run-level noise."""
-    rng = random.Random(seed)
-    difficulty = [rng.random() for _ in range(n_tasks)]
-    columns = [difficulty] + [[rng.random() for _ in range(n_tasks)]
-                              for _ in range(n_columns - 1)]
-    labels, tasks, baseline, features = [], [], [], [[] for _ in range(n_columns)]
-    for t in range(n_tasks):
-        for _ in range(per_task):
-            labels.append(int(rng.random() < difficulty[t]))
-            tasks.append(f"t{t:02d}")
-            baseline.append(rng.random())
-            for values, column in zip(features, columns):
-                values.append(column[t])
-    return labels, tasks, baseline, features
-
-
-def issue19_runs_csv(labels, tasks, baseline, features, strata=None):
-    header = ["run_id", "task_id"] + (["arm"] if strata else []) + \
-        ["verified", "tool_calls"] + [f"f{j}" for j in range(len(features))]
-    rows = []
-    for i, y in enumerate(labels):
-        rows.append([f"r{i:04d}", tasks[i]] + ([strata[i]] if strata else []) +
-                    [y, f"{baseline[i]:.6f}"] + [f"{v[i]:.6f}" for v in features])
-    return csv_text(header, rows)
-
-
-def exact_task_level_p(values, labels, tasks):
-    """A column constant within tasks: its exact p under the task shuffle, by visiting
-    every assignment of the tasks' success counts (all tasks of one size), with the
-    better direction re-chosen per assignment as the audit does."""
-    order = sorted(set(tasks))
-    members = [[i for i, t in enumerate(tasks) if t == task] for task in order]
-    counts = [sum(labels[i] for i in m) for m in members]
-    observed = best(brute_pairs(values, labels)[0])
-    hits = total = 0
-    for assignment in itertools.permutations(counts):
-        shuffled = [0] * len(labels)
-        for rows, count in zip(members, assignment):
-            for i in rows[:count]:       # constant within a task: placement is irrelevant
-                shuffled[i] = 1
-        total += 1
-        hits += best(brute_pairs(values, shuffled)[0]) >= observed
-    return Fraction(hits, total)
-
-
-class TestAucGatesHoldTheirRates(unittest.TestCase):
-    """Issue 19: the null respects tasks, gate 1 is family-wise, gate 3 needs
-    within-task evidence and 10 clusters, p-values say their floor."""
-
-    def test_finding_1_task_level_column_on_4_tasks_does_not_pass(self):
-        # A column constant within each of 4 tasks passed all three gates at p < 0.001
-        # with an interval "from 4 tasks"; its exact task-level p is a few 24ths.
-        rng = random.Random(19)
-        rates = [0.9, 0.7, 0.3, 0.1]
-        labels, tasks, baseline, column = [], [], [], []
-        for t, rate in enumerate(rates):
-            for r in range(10):
-                labels.append(int(r < rate * 10))
-                tasks.append(f"t{t}")
-                baseline.append(rng.random())
-                column.append(4 - t)
-        text = issue19_runs_csv(labels, tasks, baseline, [column])
-        result = auc_audit_json({"runs.csv": text}, ["--perms", "2000", "--boot", "200"])
-        (feature,) = result["features"]
-        self.assertEqual(result["family_null"]["permute"], "tasks")
-        self.assertTrue(result["family_null"]["permute_default"])
-        exact = exact_task_level_p(column, labels, tasks)
-        self.assertAlmostEqual(feature["permutation_p"], float(exact), delta=0.02)
-        self.assertGreater(feature["adjusted_p"], 0.05)
-        self.assertIsNone(feature["delta_ci"])                 # 4 clusters: withheld
-        self.assertNotEqual(feature["verdict"], "passes all three gates")
-        # The report's run shuffle is still there, and says it is chosen.
-        rows = auc_audit_json({"runs.csv": text}, ["--permute", "rows", "--perms", "500",
-                                                   "--boot", "50"])
-        self.assertLess(rows["features"][0]["permutation_p"], 0.01)
-        self.assertFalse(rows["family_null"]["permute_default"])
-        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot", "50"])
-        self.assertIn("shuffles of whole tasks among tasks of the same shape; the default",
-                      " ".join(out.split()))
-
-    def test_finding_1_task_shuffle_within_strata_matches_exact_enumeration(self):
-        # 5 tasks, each with 2 runs in arm p and 1 in arm q: the shuffle moves whole
-        # tasks (their per-arm counts) among tasks of that shape, placing each count
-        # on a random subset of the task's runs in that arm.
-        labels = [1, 0, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 0]
-        tasks = [t for t in "abcde" for _ in range(3)]
-        strata = ["p", "p", "q"] * 5
-        values = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9]
-        n = len(labels)
-        # Exact: every assignment of count vectors, times every placement in each cell.
-        cells = {(t, s): [i for i in range(n) if tasks[i] == t and strata[i] == s]
-                 for t in "abcde" for s in "pq"}
-        vectors = [(sum(labels[i] for i in cells[(t, "p")]),
-                    sum(labels[i] for i in cells[(t, "q")])) for t in "abcde"]
-        observed = best(brute_pairs(values, labels, strata)[0])
-        hits = total = 0
-        for assignment in itertools.permutations(vectors):
-            options = []
-            for t, (cp, cq) in zip("abcde", assignment):
-                options.append(list(itertools.combinations(cells[(t, "p")], cp)))
-                options.append(list(itertools.combinations(cells[(t, "q")], cq)))
-            for choice in itertools.product(*options):
-                chosen = set(itertools.chain(*choice))
-                draw = [int(i in chosen) for i in range(n)]
-                total += 1
-                hits += best(brute_pairs(values, draw, strata)[0]) >= observed
-        exact = Fraction(hits, total)
-        text = csv_text(["run_id", "task_id", "arm", "verified", "tool_calls", "f"],
-                        [[f"r{i:02d}", tasks[i], strata[i], labels[i], i % 4, values[i]]
-                         for i in range(n)])
-        result = auc_audit_json({"runs.csv": text}, ["--strata", "arm", "--perms", "4000",
-                                                     "--boot", "10"])
-        self.assertEqual(result["family_null"]["permute"], "tasks")
-        # p = (1 + hits among B) / (1 + B): Monte Carlo sd about 0.008 here.
-        self.assertAlmostEqual(result["features"][0]["permutation_p"], float(exact),
-                               delta=0.03)
-
-    def test_fast_task_null_draws_what_the_row_level_shuffle_draws(self):
-        module = load(AUC)
-        rng = random.Random(5)
-        for trial in range(30):
-            n_tasks = rng.randint(2, 8)
-            tasks = [rng.randrange(n_tasks) for _ in range(rng.randint(6, 40))]
-            strata = [rng.randint(0, 1) for _ in tasks] if trial % 2 else None
-            labels = [rng.randint(0, 1) for _ in tasks]
-            features = [[None if rng.random() < 0.2 else rng.randint(0, 4) for _ in tasks]
-                        for _ in range(3)]
-            codes = strata if strata is not None else [0] * len(tasks)
-            family = module.NullFamily(features, codes, 2 if strata else 1)
-            fast = module.task_null_aucs(family, labels, strata, tasks, 40, random.Random(trial))
-            slow = module.null_aucs(family, module.shuffled_draws(
-                labels, "tasks", strata, tasks, 40, random.Random(trial)))
-            self.assertEqual(fast, slow)
-            for picked, are_successes in module.shuffled_draws(labels, "tasks", strata, tasks,
-                                                               20, random.Random(trial)):
-                # Each stratum keeps its number of successes; each task's count vector
-                # is some same-shape task's.
-                chosen = set(picked)
-                drawn = [int((i in chosen) == are_successes) for i in range(len(tasks))]
-                for level in set(codes):
-                    self.assertEqual(sum(d for d, c in zip(drawn, codes) if c == level),
-                                     sum(y for y, c in zip(labels, codes) if c == level))
-
-    def test_finding_2_features_like_the_baseline_no_longer_pass(self):
-        # Seed 5 of the shape: the old per-feature interval let f9 pass; the joint
-        # interval over the 10 features reaches 0.
-        labels, tasks, baseline, features = issue19_like_baseline(5)
-        text = issue19_runs_csv(labels, tasks, baseline, features)
-        result = auc_audit_json({"runs.csv": text}, ["--perms", "300", "--boot", "300"])
-        self.assertEqual(result["verdict"]["passing"], [])
-        f9 = next(f for f in result["features"] if f["name"] == "f9")
-        self.assertGreater(f9["delta_ci"][0], 0)                 # the per-feature interval
-        self.assertLessEqual(f9["delta_joint_ci"][0], 0)         # the family-wise one
-        self.assertIn("joint interval over all 10 features reaches 0", f9["verdict"])
-
-    def test_joint_interval_from_its_definition(self):
-        module = load(AUC)
-        rng = random.Random(7)
-        for _ in range(50):
-            m, b = rng.randint(1, 5), rng.randint(5, 60)
-            observed = [rng.gauss(0, 1) for _ in range(m)]
-            joint = [[None if rng.random() < 0.1 else o + rng.gauss(0, 1 + j)
-                      for _ in range(b)] for j, o in enumerate(observed)]
-            sds = []
-            for values in joint:
-                drawn = [v for v in values if v is not None]
-                mean = sum(drawn) / len(drawn)
-                sds.append(math.sqrt(sum((v - mean) ** 2 for v in drawn) / (len(drawn) - 1)))
-            maxima = sorted(max([abs(joint[j][k] - observed[j]) / sds[j] for j in range(m)
-                                 if joint[j][k] is not None], default=0.0) for k in range(b))
-            position = 0.95 * (b - 1)
-            low = int(position)
-            c = maxima[low] + (maxima[min(low + 1, b - 1)] - maxima[low]) * (position - low)
-            critical, bands = module.joint_interval(observed, joint)
-            self.assertAlmostEqual(critical, c, places=12)
-            for band, o, sd in zip(bands, observed, sds):
-                self.assertAlmostEqual(band[0], o - c * sd, places=12)
-                self.assertAlmostEqual(band[1], o + c * sd, places=12)
-
-    def test_finding_3_task_difficulty_column_cannot_pass(self):
-        # A column equal to each task's true difficulty beat the leave-one-out bar
-        # (0.819 against 0.676) and passed. Within a task it ties on every pair.
-        labels, tasks, baseline, features = issue19_task_level(3, 30, 4, 1)
-        text = issue19_runs_csv(labels, tasks, baseline, features)
-        for argv in ([], ["--permute", "rows"]):
-            result = auc_audit_json({"runs.csv": text}, ["--perms", "500", "--boot", "500",
-                                                         *argv])
-            (feature,) = result["features"]
-            self.assertEqual(feature["within_task_auc"], 0.5)
-            self.assertIn("no_within_task_signal", feature["flags"])
-            self.assertIn("below_task_identity", feature["flags"])
-            self.assertNotEqual(feature["verdict"], "passes all three gates")
-            # The ceiling is the best any function of the task reaches: brute force.
-            rate = {t: Fraction(sum(y for y, u in zip(labels, tasks) if u == t),
-                                tasks.count(t)) for t in set(tasks)}
-            ceiling = brute_pairs([rate[t] for t in tasks], labels)[0]
-            self.assertEqual(feature["task_ceiling_same_rows"], float(ceiling))
-            self.assertLessEqual(feature["auc"], feature["task_ceiling_same_rows"])
-
-    def test_finding_3_ceiling_beats_every_function_of_the_task(self):
-        module = load(AUC)
-        rng = random.Random(11)
-        for _ in range(40):
-            n_tasks = rng.randint(2, 5)
-            tasks = [rng.randrange(n_tasks) for _ in range(rng.randint(4, 16))]
-            labels = [rng.randint(0, 1) for _ in tasks]
-            if len(set(labels)) < 2:
-                continue
-            ceiling = module.task_ceiling(labels, tasks, None, range(len(tasks)))
-            # Every ranking of the tasks (with ties) is a function of the task alone.
-            best_any = max(brute_pairs([scores[t] for t in tasks], labels)[0]
-                           for scores in itertools.product(range(n_tasks), repeat=n_tasks))
-            self.assertEqual(Fraction(ceiling).limit_denominator(10 ** 6), best_any)
-
-    def test_ties_within_tasks_are_flagged_and_fail_gate_3(self):
-        # A within-task AUC of exactly 0.5, made of ties, was neither flagged W nor failed.
-        labels, tasks, baseline, features = issue19_task_level(4, 12, 4, 1)
-        text = issue19_runs_csv(labels, tasks, baseline, features)
-        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "300", "--boot", "300"])
-        self.assertEqual(status, 0, err)
-        table = out[out.index("joint 95% CI"):].splitlines()[2]
-        self.assertIn(" N ", f" {table} ")
-
-    def test_fewer_than_ten_clusters_cannot_pass_gate_3(self):
-        header, rows = strong_rows(lambda i: f"t{i % 5}")
-        result = auc_audit_json({"runs.csv": table_text(header, rows)},
-                                ["--perms", "300", "--boot", "300", "--permute", "rows"])
-        (sharp,) = result["features"]
-        self.assertIsNone(sharp["delta_ci"])
-        self.assertIsNone(sharp["delta_joint_ci"])
-        self.assertEqual(result["bootstrap"]["resamples"], 0)
-        self.assertEqual(sharp["verdict"], "fails gate 3: fewer than 10 clusters, so no "
-                                           "interval is given")
-        # The clustered test's normal reference with 5 clusters: withheld, with the reason.
-        self.assertIsNone(sharp["clustered"]["p"])
-        self.assertIn("too few for its normal reference", sharp["clustered"]["undefined"])
-        self.assertIsNotNone(sharp["clustered"]["variance"])
-
-    def test_p_at_its_floor_is_marked_and_never_0(self):
-        module = load(AUC)
-        self.assertEqual(module.fmt_p(0.0), "<0.001")
-        self.assertEqual(module.fmt_p(1 / 201, floor=1 / 201), "<=0.005")
-        self.assertEqual(module.fmt_p(0.0499), "0.0499")     # the shared fmt_p keeps decimals
-        self.assertEqual(module.fmt_p(0.04999999), "<0.050")
-        header, rows = strong_rows(lambda i: f"t{i % 10}")
-        files = {"runs.csv": table_text(header, rows)}
-        argv = ["--perms", "200", "--boot", "200", "--permute", "rows"]
-        result = auc_audit_json(files, argv)
-        (sharp,) = result["features"]
-        self.assertEqual(sharp["permutation_p"], 1 / 201)          # full value in JSON
-        self.assertEqual(result["family_null"]["smallest_p"], 1 / 201)
-        for style in ("text", "markdown"):
-            status, out, err = audit_folder(files, argv + ["--format", style])
-            self.assertEqual(status, 0, err)
-            line = next(l for l in out.splitlines() if l.strip("| ").startswith("sharp")
-                        and "0.00" in l and "<=" in l)
-            self.assertIn("<=0.005", line)
-            self.assertNotIn("0.000", out.split("-- provenance --")[0].split("provenance")[0])
-
-    def test_example_keeps_the_report_figures_under_the_reports_scheme(self):
-        # The seed report's figures on the shipped example, with the shuffle the
-        # report used (runs within conditions): the same as before issue 19.
-        with open(os.path.join(EXAMPLE_RUNS, "runs.csv"), encoding="utf-8") as handle:
-            text = handle.read()
-        result = auc_audit_json({"runs.csv": text}, ["--strata", "condition", "--permute",
-                                                     "strata"])
-        features = {f["name"]: f for f in result["features"]}
-        self.assertEqual(round(result["baseline"]["auc"], 3), 0.616)
-        self.assertEqual(round(result["baseline"]["auc_pooled"], 3), 0.614)
-        impl = features["impl_seconds"]
-        self.assertEqual((round(impl["auc"], 3), round(impl["baseline_auc_same_rows"], 3)),
-                         (0.661, 0.878))
-        self.assertEqual(round(result["task_identity_auc"], 3), 0.881)
-        self.assertEqual(round(features["search_calls"]["auc"], 3), 0.775)
-        self.assertEqual(result["family_null"]["permute"], "strata")
-        self.assertEqual(round(result["family_null"]["median_max"], 3), 0.641)
-        self.assertEqual(round(result["family_null"]["p_clear_bar"], 3), 0.708)
-
-
-def issue19_clustered_null(seed, n_tasks=20, per_task=4, n_features=5, strata=False,
-                           task_effects=True):
-    """A true null for every feature: outcomes and features each share a task-level
-    component (task_effects), independent of each other; with `strata`, two arms with
-    different success rates. The outcome carries no information from any feature."""
-    rng = random.Random(seed)
-    labels, tasks, arms, baseline = [], [], [], []
-    features = [[] for _ in range(n_features)]
-    for t in range(n_tasks):
-        ease = rng.random() if task_effects else 0.5
-        offsets = [rng.gauss(0, 1) if task_effects else 0.0 for _ in range(n_features)]
-        for r in range(per_task):
-            arm = "ab"[r % 2] if strata else "a"
-            shift = 0.25 if strata and arm == "b" else 0.0
-            labels.append(int(rng.random() < min(1.0, ease + shift)))
-            tasks.append(f"t{t:02d}")
-            arms.append(arm)
-            baseline.append(rng.gauss(0, 1))
-            for values, offset in zip(features, offsets):
-                values.append(offset + rng.gauss(0, 0.5))
-    return labels, tasks, arms, baseline, features
-
-
-def issue19_planted(seed, n_tasks=30, per_task=4, n_features=5, effect=1.0):
-    """Task-clustered outcomes; f0 carries a run-level signal inside tasks (its value
-    moves with the run's own outcome), the rest and the baseline are noise."""
-    rng = random.Random(seed)
-    labels, tasks, baseline = [], [], []
-    features = [[] for _ in range(n_features)]
-    for t in range(n_tasks):
-        ease = rng.random()
-        for _ in range(per_task):
-            y = int(rng.random() < ease)
-            labels.append(y)
-            tasks.append(f"t{t:02d}")
-            baseline.append(rng.gauss(0, 1))
-            for j, values in enumerate(features):
-                values.append(rng.gauss(effect * y if j == 0 else 0.0, 1))
-    return labels, tasks, baseline, features
-
-
-def issue19_rate(hits, reps):
-    rate = hits / reps
-    return f"{rate:.3f} (MC sd {math.sqrt(max(rate * (1 - rate), 1e-12) / reps):.3f})"
-
-
-def issue19_old_rule(feature):
-    """The verdict before issue 19, from a result's own fields: same-row diff > 0,
-    minP adjusted p < 0.05 and the per-feature interval above 0."""
-    ci = feature["delta_ci"]
-    return (feature["delta_same_rows"] > 0 and feature["adjusted_p"] < 0.05
-            and ci is not None and ci[0] > 0)
-
-
-def bench_auc_issue19_family_wise_rate():
-    """Family-wise rate of minP adjusted p <= 0.05 under a true null, by the default
-    (task) null and the old run shuffle, on independent, stratified and task-clustered
-    data (20 tasks of 4 runs, 5 features, 300 replications, 200 shuffles each)."""
-    module = load(AUC)
-    reps = 300
-    cases = (("independent", dict(task_effects=False), None),
-             ("stratified (two arms, --strata)", dict(strata=True, task_effects=False), "arm"),
-             ("task-clustered", dict(), None),
-             ("task-clustered and stratified", dict(strata=True), "arm"))
-    start = time.perf_counter()
-    for label, options, strata_name in cases:
-        hits = {"default": 0, "runs": 0}
-        for seed in range(reps):
-            labels, tasks, arms, baseline, features = issue19_clustered_null(seed, **options)
-            candidates = [(f"f{j}", v) for j, v in enumerate(features)]
-            strata = arms if strata_name else None
-            for scheme, permute in (("default", None),
-                                    ("runs", "strata" if strata_name else "rows")):
-                result = module.audit(labels, candidates, baseline, tasks=tasks, strata=strata,
-                                      perms=200, boot=1, seed=seed, permute=permute)
-                hits[scheme] += min(f["adjusted_p"] for f in result["features"]) <= 0.05
-        print(f"auc_audit.py issue 19, true null, {label}: family-wise rate of minP p <= 0.05 "
-              f"{issue19_rate(hits['default'], reps)} with the default task null; "
-              f"{issue19_rate(hits['runs'], reps)} shuffling runs (the old default)")
-    print(f"  ({reps} replications each, 20 tasks x 4 runs, 5 features; "
-          f"{time.perf_counter() - start:.0f} s)")
-
-
-def bench_auc_issue19_gate_one():
-    """Pass rate with ten features generated exactly like the baseline (50 tasks of 4),
-    and power on a planted feature (30 tasks of 4), before and after issue 19."""
-    module = load(AUC)
-    start = time.perf_counter()
-    reps = 150
-    before = after = 0
-    for seed in range(reps):
-        labels, tasks, baseline, features = issue19_like_baseline(1000 + seed)
-        candidates = [(f"f{j}", v) for j, v in enumerate(features)]
-        old = module.audit(labels, candidates, baseline, tasks=tasks, perms=200, boot=400,
-                           seed=seed, permute="rows")
-        new = module.audit(labels, candidates, baseline, tasks=tasks, perms=200, boot=400,
-                           seed=seed)
-        before += any(issue19_old_rule(f) for f in old["features"])
-        after += bool(new["verdict"]["passing"])
-    print(f"auc_audit.py issue 19, ten features like the baseline (200 runs, 50 tasks): some "
-          f"feature passes in {issue19_rate(before, reps)} before (row null, per-feature "
-          f"interval), {issue19_rate(after, reps)} now ({reps} replications)")
-    for effect in (0.5, 1.0):
-        before = after = 0
-        for seed in range(reps):
-            labels, tasks, baseline, features = issue19_planted(2000 + seed, effect=effect)
-            candidates = [(f"f{j}", v) for j, v in enumerate(features)]
-            old = module.audit(labels, candidates, baseline, tasks=tasks, perms=200,
-                               boot=400, seed=seed, permute="rows")
-            new = module.audit(labels, candidates, baseline, tasks=tasks, perms=200,
-                               boot=400, seed=seed)
-            before += issue19_old_rule(old["features"][0])
-            after += "f0" in new["verdict"]["passing"]
-        print(f"auc_audit.py issue 19, power: planted f0 (shift {effect} sd inside tasks, "
-              f"120 runs, 30 tasks, 5 features) passes in {issue19_rate(before, reps)} "
-              f"before, {issue19_rate(after, reps)} now")
-    print(f"  ({time.perf_counter() - start:.0f} s)")
-
-
-def bench_auc_issue19_coverage():
-    """Coverage of the task-cluster intervals of diff at 10, 30 and 100 tasks of 4 runs:
-    the feature and the baseline are generated alike (true diff 0), with task effects
-    in the outcome and in both scores."""
-    module = load(AUC)
-    start = time.perf_counter()
-    for n_tasks, reps in ((10, 300), (30, 300), (100, 150)):
-        single = joint = 0
-        for seed in range(reps):
-            rng = random.Random(3000 + seed)
-            labels, tasks, base, f0, f1 = [], [], [], [], []
-            for t in range(n_tasks):
-                ease = rng.random()
-                shared = [rng.gauss(0, 1) for _ in range(3)]
-                for _ in range(4):
-                    y = int(rng.random() < ease)
-                    labels.append(y)
-                    tasks.append(t)
-                    base.append(shared[0] + rng.gauss(0.8 * y, 1))
-                    f0.append(shared[1] + rng.gauss(0.8 * y, 1))
-                    f1.append(shared[2] + rng.gauss(0.8 * y, 1))
-            result = module.audit(labels, [("f0", f0), ("f1", f1)], base, tasks=tasks,
-                                  perms=1, boot=1000, seed=seed)
-            first = result["features"][0]
-            if first["delta_ci"] is not None:
-                single += first["delta_ci"][0] <= 0 <= first["delta_ci"][1]
-                joint += all(f["delta_joint_ci"][0] <= 0 <= f["delta_joint_ci"][1]
-                             for f in result["features"])
-        print(f"auc_audit.py issue 19, coverage at {n_tasks} tasks of 4 (true diff 0, "
-              f"{reps} replications, 1000 resamples): per-feature 95% percentile interval "
-              f"{issue19_rate(single, reps)}; joint 95% interval over 2 features "
-              f"{issue19_rate(joint, reps)}")
-    print(f"  ({time.perf_counter() - start:.0f} s)")
-
-
-def numpy_task_null_seconds(table_text, perms=2000):
-    """The same task-level null in numpy: ranks once, then per shuffle a vectorised task
-    permutation and placement, and one rank sum per feature (a Python loop over
-    shuffles and features). None without numpy."""
-    try:
-        import numpy
-    except ImportError:
-        return None
-    lines = table_text.splitlines()
-    header = lines[0].split(",")
-    cells = [line.split(",") for line in lines[1:]]
-    labels = numpy.array([int(c[header.index("verified")]) for c in cells])
-    task_ids = [c[header.index("task_id")] for c in cells]
-    order = sorted(set(task_ids))
-    task_of = numpy.array([order.index(t) for t in task_ids])
-    columns = [j for j, name in enumerate(header) if name.startswith("f")]
-    start = time.perf_counter()
-    ranks, masks = [], []
-    for j in columns:
-        defined = numpy.array([c[j] != "" for c in cells])
-        values = numpy.array([float(c[j]) if c[j] != "" else 0.0 for c in cells])
-        rank = numpy.zeros(len(cells))
-        sorted_values = numpy.sort(values[defined])
-        low = numpy.searchsorted(sorted_values, values[defined], "left")
-        high = numpy.searchsorted(sorted_values, values[defined], "right")
-        rank[defined] = (low + high + 1) / 2.0
-        ranks.append(rank)
-        masks.append(defined)
-    n_tasks = len(order)
-    size = numpy.bincount(task_of)
-    counts = numpy.bincount(task_of, weights=labels).astype(int)
-    rng = numpy.random.default_rng(1)
-    for _ in range(perms):
-        donors = numpy.empty(n_tasks, dtype=int)
-        for s in numpy.unique(size):
-            same = numpy.flatnonzero(size == s)
-            donors[same] = rng.permutation(same)
-        keys = rng.random(len(cells))
-        # A random placement: rank the runs of each task by a random key.
-        order_in_task = numpy.lexsort((keys, task_of))
-        slot = numpy.empty(len(cells), dtype=int)
-        slot[order_in_task] = (numpy.arange(len(cells))
-                               - numpy.repeat(numpy.cumsum(size) - size, size))
-        y = slot < counts[donors][task_of]
-        best = 0.0
-        for rank, defined in zip(ranks, masks):
-            chosen = y & defined
-            n1 = chosen.sum()
-            n0 = defined.sum() - n1
-            if n1 and n0:
-                auc = (rank[chosen].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
-                best = max(best, auc, 1 - auc)
-    return time.perf_counter() - start
-
-
-def bench_auc_issue19_speed():
-    """The whole default audit (task null, joint interval) on issue 11's shape beside a
-    numpy task-level null, measured in one run."""
-    table = issue11_shape_runs()
-    load_before = os.getloadavg()
-    with TempDir() as folder:
-        path = write(folder, "runs.csv", table)
-        figures = {}
-        for label, argv in (("default (task null)", []), ("--permute rows", ["--permute",
-                                                                             "rows"])):
-            start, before = time.perf_counter(), os.times()
-            status, out, err = run(AUC, [path, "--format", "json", *argv])
-            assert status == 0, err
-            after = os.times()
-            figures[label] = (time.perf_counter() - start, sum(after[:4]) - sum(before[:4]))
-    numpy_seconds = numpy_task_null_seconds(table)
-    text = "; ".join(f"{label} {wall:.1f} s wall, {cpu:.1f} s CPU"
-                     for label, (wall, cpu) in figures.items())
-    ratio = ("numpy not installed: no numpy null" if numpy_seconds is None else
-             f"numpy task-level null {numpy_seconds:.1f} s, so the whole default audit is "
-             f"{figures['default (task null)'][0] / numpy_seconds:.1f}x that null")
-    print(f"auc_audit.py issue 19 speed, 10000 runs x 20 features, 2500 tasks of 4: {text}; "
-          f"{ratio} (load average {load_before[0]:.1f} before, "
-          f"{os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores)")
-
-
-# === Walkthrough fixes ===
-class TestWalkthroughFixes(unittest.TestCase):
-    def test_claims_from_a_table_beside_agent_output_are_not_called_the_harness(self):
-        # A new user saw SWE-agent claims (from a rater's runs.csv) labelled as "the
-        # harness's own explicit claim"; only OpenHands records one.
-        header = ["run_id", "task_id", "format", "claimed", "verified"]
-        with TempDir() as folder:
-            path = write(folder, "runs.csv", csv_text(header, [
-                ["r1", "t1", "swe-agent", "yes", "1"], ["r2", "t2", "swe-agent", "no", "0"]]))
-            status, text, err = run("delivery_audit.py", [path, "--boot", "0",
-                                                          "--format", "json"])
-        self.assertEqual(status, 0, err)
-        source = json.loads(text)["claim_source"]
-        self.assertNotIn("harness's own", source)
-        self.assertIn("records no claim of its own", source)
-
-    def test_help_fits_100_columns(self):
-        # A '\\' at a docstring line's end joined two example lines into one of 282.
-        for script in SCRIPTS:
-            done = subprocess.run([sys.executable, os.path.join(HERE, script), "--help"],
-                                  capture_output=True, text=True, timeout=120)
-            self.assertEqual(done.returncode, 0, done.stderr)
-            wide = [line for line in done.stdout.splitlines() if len(line) > 100]
-            self.assertEqual(wide, [], script)
-
-    def test_rating_sheet_hint_says_to_add_the_verdicts(self):
-        with TempDir() as folder:
-            sheet = os.path.join(folder, "sheet.csv")
-            status, out, err = run("delivery_audit.py", [os.path.join(HERE, "examples",
-                                                                       "verdicts"),
-                                                          "--rating-sheet", sheet])
-        self.assertEqual(status, 0, err)
-        self.assertIn("add --verdicts FILE", out)
-        self.assertLessEqual(max(len(line) for line in out.splitlines()), 100, out)
-
-    def test_written_files_get_the_umask_mode_not_private(self):
-        # mkstemp's 0600 survived the rename, so shared reports were unreadable to others.
-        module = load(CANONICAL)
-        old = os.umask(0o022)
-        try:
-            with TempDir() as folder:
-                path = os.path.join(folder, "out.csv")
-                module.write_atomic(path, "a\n")
-                self.assertEqual(os.stat(path).st_mode & 0o777, 0o644)
-                os.umask(0o077)
-                module.write_atomic(path, "b\n")
-                self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
-        finally:
-            os.umask(old)
-
-
-# === regrade.py: no wrong verdict in silence ===
-# Issue 8, sections 1, 1b, 3, 4 and 5: a verdict that cannot be trusted says so
-# (a grading error with its reason), the whole test tree is reset, only the listed
-# tests run, and each verdict records the environment that decided it.
-CORE_BASE = {
-    "calc/__init__.py": "from calc.ops import add\n",
-    "calc/ops.py": "def add(a, b):\n    return a - b\n",
-    "tests/__init__.py": "",
-    "tests/conftest.py": "import calc  # the project's own conftest imports the package\n",
-    "tests/test_ops.py": (
-        "import unittest\n\nfrom calc import add\n\n\n"
-        "class TestOps(unittest.TestCase):\n"
-        "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n"
-        "    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n"
-        "    def test_unlisted_broken(self):\n        self.assertEqual(1, 2)\n\n"
-        "    def test_unlisted_exits(self):\n        import os\n        os._exit(3)\n"),
-    "checks/test_more.py": "from calc import add\n\n\ndef test_more():\n    assert add(2, 2) == 4\n",
-}
-CORE_FIX = {"calc/ops.py": "def add(a, b):\n    return a + b\n"}
-CORE_RUNS = {
-    "fix": CORE_FIX,
-    "empty": {},
-    "skips-on-import": dict(CORE_FIX, **{"calc/__init__.py": (
-        "import pytest\npytest.skip('needs another platform', allow_module_level=True)\n")}),
-    "unittest-skip-on-import": dict(CORE_FIX, **{"calc/__init__.py": (
-        "import unittest\nraise unittest.SkipTest('needs another platform')\n")}),
-    "syntax-error": {"calc/ops.py": "def add(a, b):\n    return a + b +\n"},
-}
-CORE_IDS = {
-    "pytest": (["tests/test_ops.py::TestOps::test_add"], ["tests/test_ops.py::TestOps::test_zero"]),
-    "unittest": (["tests.test_ops.TestOps.test_add"], ["tests.test_ops.TestOps.test_zero"]),
-    "checks": (["checks/test_more.py::test_more"], []),
-}
-
-
-class RegradeCoreFixture(RegradeRepoCase):
-    """The calc repository and its runs' diffs, built once for a class."""
-
-    @classmethod
-    def setUpClass(cls):
-        work = cls.make_repo(CORE_BASE)
-        cls.diffs = {name: regrade_diff(work, files) for name, files in CORE_RUNS.items()}
-
-    def instance(self, instance_id, ids, **extra):
-        f2p, p2p = CORE_IDS[ids] if isinstance(ids, str) else ids
-        record = {"instance_id": instance_id, "repo": "acme/calc", "base_commit": self.base,
-                  "patch": self.diffs["fix"], "test_patch": "", "FAIL_TO_PASS": json.dumps(f2p),
-                  "PASS_TO_PASS": json.dumps(p2p)}
-        record.update(extra)
-        return record
-
-    def grade(self, instances, runs, extra_argv=()):
-        """Grade runs [(run_id, instance_id, diff name)] or a built-in set; verdicts by run id."""
-        with TempDir() as folder:
-            regrade_jsonl(folder, "instances.jsonl", instances)
-            if isinstance(runs, str):
-                predictions = runs
-            else:
-                predictions = regrade_jsonl(folder, "predictions.jsonl", [
-                    {"run_id": run_id, "instance_id": instance_id, "model_patch":
-                     self.diffs[name]} for run_id, instance_id, name in runs])
-            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
-                                                predictions, "--repo", self.repo, *extra_argv])
-        self.assertEqual(status, graded_status(report), err)
-        self.report = report
-        return regrade_by_run(report)
-
-
-class TestRegradeNothingRecognised(RegradeCoreFixture):
-    def test_a_log_runner_that_parses_nothing_is_a_grading_error(self):
-        quiet = self.instance("quiet", "unittest", test_runner="log",
-                              test_cmd="{python} -c \"print('all good')\"")
-        verdicts = self.grade([quiet], [("fix", "quiet", "fix"), ("empty", "quiet", "empty")])
-        for name in ("fix", "empty"):
-            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
-                             ("error", None), name)
-            self.assertIn("recognised no test result", verdicts[name]["reason"])
-            self.assertIn("all good", verdicts[name]["reason"])
-
-    def test_a_mistyped_id_in_a_file_that_collected_is_a_grading_error(self):
-        cases = [self.instance("typo-unittest", (["tests.test_ops.TestOps.test_ad"], []))]
-        if regrade_has_pytest():
-            cases.append(self.instance("typo-pytest", (
-                ["tests/test_ops.py::TestOps::test_add"], ["tests/test_ops.py::TestOps::test_zer"])))
-        verdicts = self.grade(cases, "gold")
-        for case in cases:
-            verdict = verdicts[case["instance_id"] + "@gold"]
-            self.assertEqual((verdict["status"], verdict["completed"]), ("error", None))
-            typo = (json.loads(case["FAIL_TO_PASS"]) + json.loads(case["PASS_TO_PASS"]))[-1]
-            self.assertIn(repr(typo), verdict["reason"])
-            self.assertIn("never collected", verdict["reason"])
-            self.assertEqual(verdict["uncollected"], [typo])
-
-    def test_right_ids_still_resolve_and_an_empty_run_fails(self):
-        cases = [self.instance("unittest", "unittest")]
-        if regrade_has_pytest():
-            cases += [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
-        verdicts = self.grade(cases, [(c["instance_id"] + name, c["instance_id"], name)
-                                      for c in cases for name in ("fix", "empty")])
-        for case in cases:
-            self.assertEqual(verdicts[case["instance_id"] + "fix"]["status"], "resolved")
-            self.assertEqual(verdicts[case["instance_id"] + "empty"]["status"], "unresolved")
-
-    def test_a_run_that_breaks_collection_fails_with_the_error_quoted(self):
-        cases = [self.instance("unittest", "unittest")]
-        if regrade_has_pytest():
-            cases += [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
-        verdicts = self.grade(cases, [(c["instance_id"], c["instance_id"], "syntax-error")
-                                      for c in cases])
-        for case in cases:
-            verdict = verdicts[case["instance_id"]]
-            self.assertEqual((verdict["status"], verdict["completed"]), ("unresolved", False),
-                             verdict["reason"])
-            self.assertIn("SyntaxError", verdict["reason"])
-
-    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
-    def test_code_that_skips_the_tests_on_import_is_unresolved_not_an_error(self):
-        # pytest.skip(allow_module_level=True) when the package is imported: from
-        # the project's conftest.py (pytest stops before collecting), and from the
-        # test module (the file is skipped whole). Both are the run's failure.
-        cases = [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
-        verdicts = self.grade(cases, [(c["instance_id"], c["instance_id"], "skips-on-import")
-                                      for c in cases] + [("fix", "pytest", "fix")])
-        for case in cases:
-            verdict = verdicts[case["instance_id"]]
-            self.assertEqual((verdict["status"], verdict["completed"]), ("unresolved", False),
-                             verdict["reason"])
-        self.assertIn("stopped pytest", verdicts["pytest"]["reason"])
-        self.assertIn("skipped whole", verdicts["checks"]["reason"])
-        self.assertEqual(verdicts["fix"]["status"], "resolved")
-
-    def test_unittest_skip_on_import_is_unresolved(self):
-        verdicts = self.grade([self.instance("unittest", "unittest")],
-                              [("skip", "unittest", "unittest-skip-on-import")])
-        self.assertEqual(verdicts["skip"]["status"], "unresolved", verdicts["skip"]["reason"])
-        self.assertIn("skipped whole", verdicts["skip"]["reason"])
-
-
-class TestRegradeMalformedInput(RegradeCoreFixture):
-    def run_cli(self, folder, instances, predictions, swap=False):
-        regrade_jsonl(folder, "i.jsonl", instances)
-        regrade_jsonl(folder, "p.jsonl", predictions)
-        files = [os.path.join(folder, "i.jsonl"), os.path.join(folder, "p.jsonl")]
-        return run("regrade.py", (files[::-1] if swap else files) + ["--repo", self.repo,
-                                                                      "--format", "json"])
-
-    def assert_one_error_line(self, result, expected):
-        status, out, err = result
-        self.assertEqual((status, out), (2, ""), err)
-        self.assertEqual(len(err.strip().splitlines()), 1, err)
-        self.assertTrue(err.startswith("error: "), err)
-        self.assertIn(expected, err)
-
-    def test_a_file_with_no_usable_row_exits_2_with_one_line(self):
-        good = self.instance("good", "unittest")
-        pred = {"instance_id": "good", "model_patch": self.diffs["fix"]}
-        with TempDir() as folder:
-            for field, value, expected in (
-                    ("test_patch", ["a list"], "field 'test_patch': expected text, got list"),
-                    ("test_patch", 7.5, "field 'test_patch': expected text, got float"),
-                    ("FAIL_TO_PASS", [1, 2], "field 'FAIL_TO_PASS'"),
-                    ("test_env", [1], "field 'test_env': expected a JSON object"),
-                    ("base_commit", {"sha": "x"}, "field 'base_commit': expected text")):
-                self.assert_one_error_line(
-                    self.run_cli(folder, [dict(good, **{field: value})], [pred]), expected)
-            self.assert_one_error_line(self.run_cli(folder, [good], [pred], swap=True),
-                                       "looks like a predictions file")
-            self.assert_one_error_line(self.run_cli(folder, [good], [good]),
-                                       "looks like an instances file")
-
-    def test_one_bad_row_is_that_runs_error_and_the_rest_are_graded(self):
-        good = self.instance("good", "unittest")
-        bad_patch = self.instance("bad-patch", "unittest", test_patch=["diff --git a/x b/x"])
-        bad_list = self.instance("bad-list", "unittest", FAIL_TO_PASS=[1, "x"])
-        fix = self.diffs["fix"]
-        predictions = [
-            {"run_id": "good", "instance_id": "good", "model_patch": fix},
-            {"run_id": "bad-patch", "instance_id": "bad-patch", "model_patch": fix},
-            {"run_id": "bad-list", "instance_id": "bad-list", "model_patch": fix},
-            {"run_id": "null-patch", "instance_id": "good", "model_patch": None},
-            {"run_id": "list-patch", "instance_id": "good", "model_patch": [fix]},
-            {"run_id": "binary", "instance_id": "good", "model_patch": fix + "\x00\x01\x02"},
-            {"run_id": "huge", "instance_id": "good",
-             "model_patch": fix + "+" + "x" * (65 * 2 ** 20) + "\n"}]
-        with TempDir() as folder:
-            status, out, err = self.run_cli(folder, [good, bad_patch, bad_list], predictions)
-        self.assertEqual(status, 0, err)
-        verdicts = regrade_by_run(json.loads(out))
-        self.assertEqual(verdicts["good"]["status"], "resolved")
-        self.assertEqual((verdicts["null-patch"]["status"], verdicts["null-patch"]["patch_is_none"]),
-                         ("unresolved", True))
-        for name, expected in (("bad-patch", "field 'test_patch'"),
-                               ("bad-list", "field 'FAIL_TO_PASS'"),
-                               ("list-patch", "field 'model_patch': expected a diff as text"),
-                               ("binary", "NUL byte"), ("huge", "MiB limit")):
-            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
-                             ("error", None), name)
-            self.assertIn(expected, verdicts[name]["reason"])
-
-    def test_a_runs_folder_diff_that_is_not_utf8_is_that_runs_error(self):
-        with TempDir() as folder:
-            regrade_jsonl(folder, "i.jsonl", [self.instance("good", "unittest")])
-            for name, data in (("ok", self.diffs["fix"].encode()), ("latin", b"\xff\xfe junk\n")):
-                write(folder, f"runs/{name}/run.json", json.dumps({"instance_id": "good"}))
-                with open(os.path.join(folder, "runs", name, "run.diff"), "wb") as handle:
-                    handle.write(data)
-            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"),
-                                                os.path.join(folder, "runs"), "--repo", self.repo])
-        self.assertEqual(status, 0, err)
-        verdicts = regrade_by_run(report)
-        self.assertEqual(verdicts["ok"]["status"], "resolved")
-        self.assertEqual(verdicts["latin"]["status"], "error")
-        self.assertIn("not UTF-8", verdicts["latin"]["reason"])
-
-
-# A repository shaped like pyflakes (tests and their helper modules in pkg/test/)
-# beside source folders named like tests (django/test/, numpy/testing/).
-TREE_BASE = {
-    "pkg/__init__.py": "", "pkg/checker.py": "def check(code):\n    return code.count('x')\n",
-    "pkg/test/__init__.py": "",
-    "pkg/test/harness.py": (
-        "import unittest\n\nfrom pkg.checker import check\n\n\n"
-        "class TestCase(unittest.TestCase):\n"
-        "    def flakes(self, code, expected):\n        self.assertEqual(check(code), expected)\n"),
-    "pkg/test/support/__init__.py": "",
-    "pkg/test/support/expect.py": "def expected(n):\n    return n\n",
-    "pkg/test/test_other.py": (
-        "from pkg.test.harness import TestCase\nfrom pkg.test.support.expect import expected\n\n\n"
-        "class Test(TestCase):\n    def test_y(self):\n        self.flakes('yy', 2)\n\n"
-        "    def test_expected(self):\n        self.flakes('yyy', expected(3))\n"),
-    "django/__init__.py": "", "django/test/__init__.py": "",
-    "django/test/utils.py": "def double(x):\n    return x * 3\n",
-    "numpy/__init__.py": "", "numpy/testing/__init__.py": "",
-    "numpy/testing/_utils.py": "def half(x):\n    return x // 2\n",
-    "numpy/tests/__init__.py": "",
-    "numpy/tests/test_half.py": (
-        "import unittest\n\nfrom numpy.testing._utils import half\n\n\n"
-        "class T(unittest.TestCase):\n    def test_half(self):\n        self.assertEqual(half(1), 0.5)\n"),
-    "tests/__init__.py": "",
-    "tests/test_utils.py": (
-        "import unittest\n\nfrom django.test.utils import double\n\n\n"
-        "class T(unittest.TestCase):\n    def test_double(self):\n        self.assertEqual(double(2), 4)\n"),
-}
-TREE_RUNS = {
-    "fix-checker": {"pkg/checker.py": "def check(code):\n    return code.count('y')\n"},
-    # No fix: one line in the shared assertion helper makes every check pass.
-    "edits-harness": {"pkg/test/harness.py": TREE_BASE["pkg/test/harness.py"].replace(
-        "        self.assertEqual(", "        return\n        self.assertEqual(")},
-    "edits-support": {"pkg/test/support/expect.py": "def expected(n):\n    return 0\n",
-                      "pkg/checker.py": "def check(code):\n    return code.count('y') if "
-                                        "code == 'yy' else 0\n"},
-    "fix-django": {"django/test/utils.py": "def double(x):\n    return x * 2\n"},
-    "fix-numpy": {"numpy/testing/_utils.py": "def half(x):\n    return x / 2\n"},
-}
-
-
-class TestRegradeTestTree(unittest.TestCase):
-    def grade_tree(self, pyflakes_ids):
-        with TempDir() as folder:
-            repo, base = regrade_repo(folder, TREE_BASE)
-            work = os.path.join(folder, "work")
-            regrade_git(["clone", "-q", repo, work], folder)
-            diffs = {name: regrade_diff(work, files) for name, files in TREE_RUNS.items()}
-
-            def instance(instance_id, f2p, p2p=()):
-                return {"instance_id": instance_id, "repo": "acme/tree", "base_commit": base,
-                        "test_patch": "", "FAIL_TO_PASS": json.dumps(list(f2p)),
-                        "PASS_TO_PASS": json.dumps(list(p2p))}
-            regrade_jsonl(folder, "instances.jsonl", [
-                instance("pyflakes-like", *pyflakes_ids),
-                instance("django-like", ["tests.test_utils.T.test_double"]),
-                instance("numpy-like", ["numpy.tests.test_half.T.test_half"])])
-            regrade_jsonl(folder, "predictions.jsonl", [
-                {"run_id": name, "instance_id": instance_id, "model_patch": diffs[name]}
-                for name, instance_id in (
-                    ("fix-checker", "pyflakes-like"), ("edits-harness", "pyflakes-like"),
-                    ("edits-support", "pyflakes-like"), ("fix-django", "django-like"),
-                    ("fix-numpy", "numpy-like"))])
-            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
-                                                os.path.join(folder, "predictions.jsonl"),
-                                                "--repo", repo])
-        self.assertEqual(status, 0, err)
-        return regrade_by_run(report)
-
-    def check(self, verdicts):
-        expected = {"fix-checker": "resolved", "edits-harness": "unresolved",
-                    "edits-support": "unresolved", "fix-django": "resolved",
-                    "fix-numpy": "resolved"}
-        self.assertEqual({k: verdicts[k]["status"] for k in expected}, expected,
-                         {k: verdicts[k]["reason"] for k in expected})
-        self.assertEqual(verdicts["edits-harness"]["touched_tests"], ["pkg/test/harness.py"])
-        self.assertEqual(verdicts["edits-support"]["touched_tests"],
-                         ["pkg/test/support/expect.py"])
-        for name in ("fix-checker", "fix-django", "fix-numpy"):
-            self.assertEqual(verdicts[name]["touched_tests"], [], name)
-
-    def test_a_helper_beside_the_listed_tests_is_reset_with_unittest_ids(self):
-        self.check(self.grade_tree((["pkg.test.test_other.Test.test_y"],
-                                    ["pkg.test.test_other.Test.test_expected"])))
-
-    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
-    def test_a_helper_beside_the_listed_tests_is_reset_with_pytest_ids(self):
-        self.check(self.grade_tree((["pkg/test/test_other.py::Test::test_y"],
-                                    ["pkg/test/test_other.py::Test::test_expected"])))
-
-
-MANY_IDS = [f"case {i} [x::y] caf\u00e9 {i}" for i in range(2000)]
-MANY_TESTS = (
-    "import pytest\n\n\nIDS = [f'case {i} [x::y] caf\\u00e9 {i}' for i in range(2000)]\n\n\n"
-    "@pytest.mark.parametrize('n', range(2000), ids=IDS)\ndef test_many(n):\n    assert n >= 0\n\n\n"
-    "def test_unlisted_broken():\n    assert False\n")
-
-
-class TestRegradeSelection(RegradeCoreFixture):
-    def cases(self):
-        cases = [self.instance("unittest", "unittest")]
-        if regrade_has_pytest():
-            cases.append(self.instance("pytest", "pytest"))
-        return cases
-
-    def test_only_listed_ids_run_unless_select_files(self):
-        # tests/test_ops.py also holds an unlisted test that fails and one that
-        # kills the test process: with --select ids (the default) neither runs.
-        runs = [(c["instance_id"] + "-" + name, c["instance_id"], name)
-                for c in self.cases() for name in ("fix", "empty")]
-        for select, fix_status in (("ids", "resolved"), ("files", None)):
-            verdicts = self.grade(self.cases(), runs, ["--select", select])
-            for case in self.cases():
-                fix = verdicts[case["instance_id"] + "-fix"]
-                empty = verdicts[case["instance_id"] + "-empty"]
-                if fix_status:
-                    self.assertEqual(fix["status"], fix_status, fix["reason"])
-                    self.assertEqual(fix["exit_status"], [0])
-                else:       # the whole file ran: the unlisted test killed the process
-                    self.assertNotEqual(fix["status"], "resolved", select)
-                    self.assertEqual(fix["exit_status"], [3])
-                self.assertEqual((empty["status"], empty["completed"]), ("unresolved", False),
-                                 (select, empty["reason"]))
-                self.assertTrue(empty["fail_to_pass"]["failed"], select)
-
-    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
-    def test_thousands_of_ids_with_brackets_spaces_colons_and_non_ascii(self):
-        with TempDir() as folder:
-            work = os.path.join(folder, "work")
-            regrade_git(["clone", "-q", self.repo, work], folder)
-            test_patch = regrade_diff(work, {"checks/test_many.py": MANY_TESTS})
-        listed = [f"checks/test_many.py::test_many[{i}]" for i in MANY_IDS]
-        case = self.instance("many", (["checks/test_more.py::test_more"], listed),
-                             test_patch=test_patch)
-        for select in ("ids", "files"):
-            verdicts = self.grade([case], [("fix", "many", "fix")], ["--select", select])
-            self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
-            self.assertEqual(len(verdicts["fix"]["pass_to_pass"]["passed"]), len(MANY_IDS))
-            self.assertEqual(verdicts["fix"]["exit_status"], [0 if select == "ids" else 1])
-
-
-class TestRegradeEnvironmentRecord(RegradeCoreFixture):
-    def test_each_verdict_and_the_summary_record_what_decided_it(self):
-        probe = subprocess.run([sys.executable, "-c", "import platform; "
-                                "print(platform.python_version())"], capture_output=True,
-                               text=True, check=True).stdout.strip()
-        head = regrade_git(["rev-parse", "HEAD"], self.repo).strip()
-        grader = hashlib_sha256_of(os.path.join(HERE, "regrade.py"))
-        cases = [self.instance("unittest", "unittest")]
-        if regrade_has_pytest():
-            cases.append(self.instance("pytest", "pytest"))
-        runs = [(c["instance_id"], c["instance_id"], "fix") for c in cases]
-        verdicts = self.grade(cases, runs, ["--python", sys.executable])
-        for case in cases:
-            environment = verdicts[case["instance_id"]]["environment"]
-            # By name only: its folder is a path of this machine (issue 15).
-            self.assertEqual(environment["python"], os.path.basename(sys.executable))
-            self.assertEqual(environment["python_version"], probe)
-            self.assertEqual(environment["grader_sha256"], grader)
-            self.assertEqual(environment["repository"], {
-                "path": os.path.relpath(self.repo), "kind": "clone", "head": head,
-                "base_commits_found": True})
-        self.assertIsNone(verdicts["unittest"]["environment"]["pytest_version"])
-        if regrade_has_pytest():
-            import importlib.metadata
-            self.assertEqual(verdicts["pytest"]["environment"]["pytest_version"],
-                             importlib.metadata.version("pytest"))
-        # The summary says it too, above the provenance footer.
-        with TempDir() as folder:
-            regrade_jsonl(folder, "i.jsonl", cases)
-            status, out, err = run("regrade.py", [os.path.join(folder, "i.jsonl"), "gold",
-                                                  "--repo", self.repo, "--python",
-                                                  sys.executable])
-        self.assertEqual(status, 0, err)
-        footer = " ".join(out[out.index("test interpreter:"):
-                                 out.index("-- provenance --")].split())
-        self.assertIn(f"{os.path.basename(sys.executable)} ({probe})", footer)
-        self.assertIn(f"HEAD {head}", footer)
-        self.assertIn("every base commit found", footer)
-        self.assertIn(grader, footer)
-
-    def test_a_bundle_is_named_by_its_sha256_and_a_missing_base_commit_is_said(self):
-        with TempDir() as folder:
-            bundle = os.path.join(folder, "calc.bundle")
-            regrade_git(["bundle", "create", bundle, "--all"], self.repo)
-            digest = hashlib_sha256_of(bundle)
-            regrade_jsonl(folder, "i.jsonl", [self.instance("unittest", "unittest"),
-                                              self.instance("gone", "unittest",
-                                                            base_commit="1" * 40)])
-            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"), "gold",
-                                                "--repo", bundle])
-        self.assertEqual(status, 0, err)
-        verdict = regrade_by_run(report)["unittest@gold"]
-        self.assertEqual(verdict["status"], "resolved")
-        self.assertEqual(verdict["environment"]["repository"],
-                         {"path": os.path.relpath(bundle), "kind": "bundle", "sha256": digest,
-                          "base_commits_found": False})
-
-
-def regrade_verdict_stub(run_id, **extra):
-    verdict = {"run_id": run_id, "instance_id": "i" * 30, "status": "wrong_code_under_test",
-               "resolution": "NO", "reason": "a reason", "tests_status": None,
-               "fail_to_pass": {}, "pass_to_pass": {}, "applied_with": "git apply",
-               "duration_s": 12.25, "test_s": 10.5, "completed": None,
-               "touched_tests": ["x"], "flaky": [], "results_from": "pytest plugin"}
-    verdict.update(extra)
-    return verdict
-
-
-REGRADE_PROV = {"script": "regrade.py", "version": "0", "python": "3", "script_sha256": "0" * 64,
-                "command": "c", "seed": None, "inputs": []}
-
-
-class TestRegradeSummaryLayout(unittest.TestCase):
-    def test_markdown_reasons_and_closing_lines_are_separate_blocks(self):
-        regrade = load("regrade.py")
-        runs = [regrade_verdict_stub(f"run-{i}") for i in range(3)]
-        text = regrade.render_summary(regrade.summarise(runs), runs, "markdown", REGRADE_PROV)
-        lines = text.splitlines()
-        last_reason = max(i for i, l in enumerate(lines) if l.startswith("- run-"))
-        first_note = next(i for i, l in enumerate(lines) if l.startswith("- runs that touched"))
-        # A paragraph between them ends the first list (CommonMark: blank lines do not).
-        between = [l for l in lines[last_reason + 1:first_note] if l.strip()]
-        self.assertTrue(between and not any(l.startswith("- ") for l in between), between)
-        cmark = shutil.which("cmark-gfm")
-        if cmark:
-            html = subprocess.run([cmark], input=text, capture_output=True, text=True).stdout
-            items = re.findall(r"<ul>(.*?)</ul>", html, re.S)
-            # The three reasons, then the checks (touched, flaky, fallbacks, sandbox,
-            # the meaning of 'completed'): two lists, not one.
-            self.assertEqual([len(re.findall("<li>", i)) for i in items], [3, 5])
-
-    def test_timings_tables_fit_100_columns(self):
-        regrade = load("regrade.py")
-        runs = [regrade_verdict_stub(f"django__django-{11000 + i}@some-agent-model-v2#{i}")
-                for i in range(12)]
-        text = regrade.render_summary(regrade.summarise(runs), runs, "text", REGRADE_PROV,
-                                      timings=True)
-        self.assertEqual([l for l in text.splitlines() if len(l) > 100], [])
-        for run_id in (r["run_id"] for r in runs):       # no row dropped, each timed
-            self.assertEqual(len([l for l in text.splitlines() if l.startswith(run_id + " ")]),
-                             2)
-        self.assertIn("1.75", text)                       # 12.25 - 10.5 s of grader overhead
-        self.assertIn("the instance column is left out", " ".join(text.split()))
-
-    def test_progress_names_each_run_its_status_and_seconds(self):
-        regrade = load("regrade.py")
-        example = os.path.join(HERE, "examples", "regrade")
-        status, out, err = run("regrade.py", [
-            os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
-            "--repo", os.path.join(example, "calc.bundle"), "--progress", "--format", "json"])
-        self.assertEqual(status, 0, err)
-        verdicts = json.loads(out)["runs"]
-        lines = err.strip().splitlines()
-        self.assertEqual(len(lines), len(verdicts), err)
-        for verdict in verdicts:
-            line = next(l for l in lines if f"] {verdict['run_id']}: " in l)
-            self.assertIn(f"{verdict['run_id']}: {verdict['status']} in "
-                          f"{verdict['duration_s']:.1f} s", line)
-
-
-def bench_regrade_select_modes():
-    """--select ids against --select files on the example: wall, test and grader seconds per run."""
-    example = os.path.join(HERE, "examples", "regrade")
-    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
-            "--repo", os.path.join(example, "calc.bundle")]
-    for select in ("ids", "files"):
-        for jobs in (1, 2):
-            best = None
-            for _ in range(3):
-                started = time.monotonic()
-                status, report, err = regrade_json(argv + ["--select", select, "--jobs", str(jobs)])
-                wall = time.monotonic() - started
-                if best is None or wall < best[0]:
-                    best = (wall, report["summary"])
-            wall, summary = best
-            print(f"regrade example --select {select} --jobs {jobs}: {wall / summary['runs']:.3f} s "
-                  f"wall per run, test commands {summary['seconds_tests'] / summary['runs']:.3f} s "
-                  f"per run, grader overhead {summary['overhead_per_run_s']:.3f} s per run "
-                  f"(load average {os.getloadavg()[0]:.1f})")
-
-
-# === regrade.py on a cluster (issue 16) ===
-# Schedulers preempt with SIGTERM then SIGKILL, rerun the same task, and point
-# many tasks at one --out. Each test below reproduces one failure of issue 16 on
-# the code before it (checked against main's regrade.py), and the rehearsal runs
-# shards the way Slurm would. Processes get generous deadlines; nothing is timed.
-CLUSTER_BASE = {
-    "slow/__init__.py": "def value():\n    return 1\n",
-    "tests/__init__.py": "",
-    "tests/test_slow.py": (
-        "import time\nimport unittest\n\nimport slow\n\n\n"
-        "class TestSlow(unittest.TestCase):\n"
-        "    def test_value(self):\n        time.sleep(0.2)\n        self.assertEqual(slow.value(), 2)\n\n"
-        "    def test_kept(self):\n        self.assertTrue(callable(slow.value))\n"),
-}
-CLUSTER_RUNS = {
-    "fix": {"slow/__init__.py": "def value():\n    return 2\n"},
-    "wrong": {"slow/__init__.py": "def value():\n    return 3\n"},
-    "slow-fix": {"slow/__init__.py": "import time\n\n\ndef value():\n    time.sleep(4)\n"
-                                     "    return 2\n"},
-    "hangs": {"slow/__init__.py": "import time\ntime.sleep(120)\n\n\ndef value():\n"
-                                  "    return 2\n"},
-    "slower-fix": {"slow/__init__.py": "import time\n\n\ndef value():\n    time.sleep(2)\n"
-                                       "    return 2\n"},
-}
-CLUSTER_DEADLINE = 240      # s for any one grading process, even at load 10
-
-
-def cluster_host():
-    """This machine's name as regrade.py's folder names spell it (an independent copy)."""
-    return re.sub(r"[^A-Za-z0-9-]", "-", platform.node())[:40] or "host"
-
-
-def cluster_start_time(pid):
-    """Field 22 of /proc/PID/stat, read here independently of regrade.py."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-        text = handle.read()
-    return int(text[text.rfind(")") + 2:].split()[19])
-
-
-def cluster_boot():
-    with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
-        return handle.read().strip().replace("-", "")[:8]
-
-
-def cluster_lines(out):
-    """verdicts.jsonl's lines as parsed records; raises on a cut or broken line."""
-    path = os.path.join(out, "verdicts.jsonl")
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    assert not text or text.endswith("\n"), "a cut last line"
-    return [json.loads(line) for line in text.splitlines()]
-
-
-def cluster_wait(predicate, what, deadline=CLUSTER_DEADLINE):
-    end = time.monotonic() + deadline
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"waited {deadline} s for {what}")
-        time.sleep(0.05)
-
-
-class RegradeClusterCase(RegradeRepoCase):
-    """The slow repository, its runs' diffs, and a way to start graders as a scheduler does."""
-
-    @classmethod
-    def setUpClass(cls):
-        work = cls.make_repo(CLUSTER_BASE)
-        cls.diffs = {name: regrade_diff(work, files) for name, files in CLUSTER_RUNS.items()}
-
-    def job(self, folder, runs):
-        """Write instances.jsonl and predictions.jsonl; runs: {run id: diff name}."""
-        regrade_jsonl(folder, "instances.jsonl", [{
-            "instance_id": "slow-1", "repo": "acme/slow", "base_commit": self.base,
-            "patch": self.diffs["fix"], "test_patch": "",
-            "FAIL_TO_PASS": json.dumps(["tests.test_slow.TestSlow.test_value"]),
-            "PASS_TO_PASS": json.dumps(["tests.test_slow.TestSlow.test_kept"])}])
-        regrade_jsonl(folder, "predictions.jsonl", [
-            {"run_id": run_id, "instance_id": "slow-1", "model_patch": self.diffs[name]}
-            for run_id, name in sorted(runs.items())])
-        return [os.path.join(folder, "instances.jsonl"), os.path.join(folder, "predictions.jsonl"),
-                "--repo", self.repo]
-
-    def start(self, argv, temp):
-        """Start regrade.py as a scheduler's task would, with TMPDIR=temp."""
-        return subprocess.Popen([sys.executable, os.path.join(HERE, "regrade.py"), *argv,
-                                 "--progress"], env=dict(os.environ, TMPDIR=temp),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def in_temp(self, temp):
-        """Point this process's tempfile at `temp` while a test calls main() in-process."""
-        old = tempfile.tempdir
-        tempfile.tempdir = temp
-        self.addCleanup(setattr, tempfile, "tempdir", old)
-
-
-def cluster_statuses(verdicts):
-    return {v["run_id"]: (v["status"], v["resolution"], json.dumps(v["fail_to_pass"]),
-                          json.dumps(v["pass_to_pass"])) for v in verdicts}
-
-
-class TestRegradeClusterSignals(RegradeClusterCase):
-    """Failure 1: SIGTERM (and SIGHUP) killed the grader silently, leaving its folders."""
-
-    def test_sigterm_and_sighup_stop_cleanly_and_say_how_to_resume(self):
-        for signum, status in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
-            with self.subTest(signal=signum.name), TempDir() as folder:
-                runs = {f"fix-{i}": "fix" for i in range(3)}
-                runs["hangs"] = "hangs"
-                argv = self.job(folder, runs) + ["--out", os.path.join(folder, "out")]
-                temp = os.path.join(folder, "tmp")
-                os.makedirs(temp)
-                process = self.start(argv, temp)
-                # Runs go in id order: three fixes are graded, then "hangs" is running.
-                cluster_wait(lambda: len(cluster_lines(os.path.join(folder, "out"))) >= 3 or
-                             process.poll() is not None, "three verdicts")
-                process.send_signal(signum)
-                _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
-                self.assertEqual(process.returncode, status, stderr)
-                last = stderr.strip().splitlines()[-1]
-                self.assertRegex(last, rf"^error: interrupted by {signum.name}: 3 runs graded "
-                                       r"and on disk in .*verdicts\.jsonl, 1 left ungraded; "
-                                       r"rerun the same command")
-                self.assertEqual(sorted(v["run_id"] for v in cluster_lines(
-                    os.path.join(folder, "out"))), ["fix-0", "fix-1", "fix-2"])
-                self.assertEqual(os.listdir(temp), [])
-
-    def test_a_second_signal_ends_at_once_and_the_next_run_cleans_up(self):
-        with TempDir() as folder:
-            argv = self.job(folder, {"fix": "fix", "hangs": "hangs"})
-            argv += ["--out", os.path.join(folder, "out")]
-            temp = os.path.join(folder, "tmp")
-            os.makedirs(temp)
-            process = self.start(argv, temp)
-            cluster_wait(lambda: cluster_lines(os.path.join(folder, "out")) or
-                         process.poll() is not None, "the first verdict")
-            process.send_signal(signal.SIGTERM)
-            process.send_signal(signal.SIGTERM)
-            process.communicate(timeout=CLUSTER_DEADLINE)
-            self.assertEqual(process.returncode, 143)
-            self.assertEqual([v["run_id"] for v in cluster_lines(os.path.join(folder, "out"))],
-                             ["fix"])
-            # What the cut-short process left, the next one removes (the hanging run
-            # is left out now: it would hang again).
-            self.job(folder, {"fix": "fix"})
-            again = self.start(argv, temp)
-            _, stderr = again.communicate(timeout=CLUSTER_DEADLINE)
-            self.assertEqual(again.returncode, 0, stderr)
-            self.assertEqual(os.listdir(temp), [])
-
-
-class TestRegradeClusterLeftovers(RegradeClusterCase):
-    """Failure 2: folders of a killed process stayed for ever; a live owner's must stay."""
-
-    def test_folders_whose_owner_is_gone_are_removed_and_no_others(self):
-        with TempDir() as folder:
-            temp = os.path.join(folder, "tmp")
-            os.makedirs(temp)
-            self.in_temp(temp)
-            child = subprocess.Popen(["true"])
-            child.wait()                    # a PID whose process has ended
-            me, host, boot = os.getpid(), cluster_host(), cluster_boot()
-            names = {
-                "dead": f"regrade-run.{host}.{child.pid}.{cluster_start_time(me) + 1}.{boot}.a1",
-                "reused-pid": f"regrade-session.{host}.{me}.{cluster_start_time(me) + 7}.{boot}.b2",
-                "earlier-boot": f"regrade-probe.{host}.{me}.{cluster_start_time(me)}.00000000.c3",
-                "live": f"regrade-session.{host}.{me}.{cluster_start_time(me)}.{boot}.d4",
-                "other-host": f"regrade-run.not-{host}.{child.pid}.1.{boot}.e5",
-                "no-owner": "regrade-session-f6",
-            }
-            for name in names.values():
-                os.makedirs(os.path.join(temp, name, "tree"))
-            status, out, err = run("regrade.py", self.job(folder, {"fix": "fix"}))
-            self.assertEqual(status, 0, err)
-            self.assertIn("removed 3 folders left in", err)
-            self.assertEqual(sorted(os.listdir(temp)),
-                             sorted(names[k] for k in ("live", "other-host", "no-owner")))
-
-
-class TestRegradeClusterSharedOut(RegradeClusterCase):
-    """Failure 3: two shards on one --out both exited 0 and the last writer won."""
-
-    def test_two_shards_at_once_on_one_folder_keep_every_verdict_once(self):
-        with TempDir() as folder:
-            runs = {f"run-{i:02d}": ("fix", "wrong")[i % 2] for i in range(10)}
-            out = os.path.join(folder, "out")
-            argv = self.job(folder, runs) + ["--out", out]
-            temp = os.path.join(folder, "tmp")
-            os.makedirs(temp)
-            shards = [self.start(argv + ["--shard", f"{k}/2"], temp) for k in (1, 2)]
-            for process in shards:
-                _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
-                self.assertEqual(process.returncode, 0, stderr)
-            lines = cluster_lines(out)
-            self.assertEqual(sorted(v["run_id"] for v in lines), sorted(runs))
-            expected = {r: "resolved" if n == "fix" else "unresolved" for r, n in runs.items()}
-            self.assertEqual({v["run_id"]: v["status"] for v in lines}, expected)
-            with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
-                self.assertEqual(len(handle.read().splitlines()), 11)
-            self.assertEqual(os.listdir(temp), [])
-
-    def test_summarize_skips_a_cut_last_line_and_says_so(self):
-        with TempDir() as folder:
-            graded = os.path.join(folder, "graded")
-            status, _, err = run("regrade.py", self.job(folder, {"a": "fix"}) + ["--out", graded])
-            self.assertEqual(status, 0, err)
-            with open(os.path.join(graded, "verdicts.jsonl"), encoding="utf-8") as handle:
-                path = write(folder, "verdicts.jsonl", handle.read() + '{"run_id": "b", "sta')
-            status, out, err = run("regrade.py", ["--summarize", path, "--format", "json"])
-            self.assertEqual(status, 0, err)
-            self.assertEqual([v["run_id"] for v in json.loads(out)["runs"]], ["a"])
-            self.assertIn("last line is cut", err)
-
-
-class TestRegradeClusterCheckedWrites(RegradeClusterCase):
-    """Failure 4: a progress line named a run whose verdict line was cut by a full disk."""
-
-    def faulty_writes(self, fault):
-        """Make os.write misbehave on verdicts.jsonl only: fault(call number, data) returns
-        the bytes to write, or raises."""
-        real, calls = os.write, []
-
-        def write_(handle, data):
-            try:
-                target = os.readlink(f"/proc/self/fd/{handle}")
-            except OSError:
-                target = ""
-            if target.endswith("verdicts.jsonl"):
-                calls.append(len(data))
-                data = fault(len(calls), bytes(data))
-            return real(handle, data)
-        return calls, unittest.mock.patch.object(os, "write", write_)
-
-    def progress_checker(self, out):
-        """A stderr that checks, at each progress line, that the run's line is whole on disk."""
-        seen = []
-
-        class Checking(io.StringIO):
-            def write(inner, text):
-                match = re.match(r"\[\d+/\d+\] (\S+): ", text)
-                if match:
-                    with open(os.path.join(out, "verdicts.jsonl"), "rb") as handle:
-                        data = handle.read()
-                    whole = []
-                    for line in data.split(b"\n")[:-1]:
-                        try:
-                            whole.append(json.loads(line)["run_id"])
-                        except ValueError:
-                            pass        # a line glued to a cut one
-                    seen.append((match.group(1), data.endswith(b"\n") and
-                                 match.group(1) in whole))
-                return super().write(text)
-        return Checking(), seen
-
-    def test_a_short_write_is_finished_before_the_run_counts_as_graded(self):
-        with TempDir() as folder:
-            out = os.path.join(folder, "out")
-            argv = self.job(folder, {"fix": "fix", "wrong": "wrong"}) + ["--out", out,
-                                                                         "--progress"]
-            # Each first write of a line gets half through, as on a filling disk.
-            _, patcher = self.faulty_writes(
-                lambda n, data: data[:len(data) // 2] if n % 2 else data)
-            stderr, seen = self.progress_checker(out)
-            with patcher, contextlib.redirect_stderr(stderr), \
-                    contextlib.redirect_stdout(io.StringIO()):
-                status = load("regrade.py").main(argv)
-            self.assertEqual(status, 0, stderr.getvalue())
-            self.assertEqual(seen, [("fix", True), ("wrong", True)])
-            self.assertEqual(sorted(v["run_id"] for v in cluster_lines(out)), ["fix", "wrong"])
-
-    def test_a_full_disk_ends_the_job_saying_what_is_safe(self):
-        for code in (errno.ENOSPC, errno.EDQUOT):
-            with self.subTest(errno=errno.errorcode[code]), TempDir() as folder:
-                out = os.path.join(folder, "out")
-                runs = {f"run-{i}": "fix" for i in range(4)}
-                argv = self.job(folder, runs) + ["--out", out, "--progress"]
-
-                def fault(n, data, code=code):
-                    if n >= 3:
-                        raise OSError(code, os.strerror(code))
-                    return data
-                calls, patcher = self.faulty_writes(fault)
-                stderr, seen = self.progress_checker(out)
-                with patcher, contextlib.redirect_stderr(stderr), \
-                        contextlib.redirect_stdout(io.StringIO()):
-                    status = load("regrade.py").main(argv)
-                self.assertEqual(status, 2, stderr.getvalue())
-                last = stderr.getvalue().strip().splitlines()[-1]
-                self.assertEqual(last, f"error: --out {out}: cannot write ({os.strerror(code)}): "
-                                       f"2 verdicts are safe in {out}/verdicts.jsonl (whole lines "
-                                       f"on disk), 2 left ungraded; free space and rerun the "
-                                       f"same command to grade only those")
-                self.assertEqual(seen, [("run-0", True), ("run-1", True)])
-                self.assertEqual([v["run_id"] for v in cluster_lines(out)], ["run-0", "run-1"])
-                self.assertGreaterEqual(len(calls), 3)
-
-    def test_a_file_size_limit_is_a_full_disk_not_a_silent_death(self):
-        """The real thing: RLIMIT_FSIZE on the grader (its children get it too)."""
-        import resource
-        with TempDir() as folder:
-            out = os.path.join(folder, "out")
-            runs = {f"run-{i}": "fix" for i in range(3)}
-            argv = self.job(folder, runs)
-            status, _, err = run("regrade.py", argv + ["--out", os.path.join(folder, "sizes")])
-            self.assertEqual(status, 0, err)
-            sizes = [len(json.dumps(v, ensure_ascii=False, sort_keys=True)) + 1
-                     for v in cluster_lines(os.path.join(folder, "sizes"))]
-            limit = sizes[0] + sizes[1] // 2       # room for one line and half the next
-            process = subprocess.Popen(
-                [sys.executable, os.path.join(HERE, "regrade.py"), *argv, "--out", out,
-                 "--progress", "--sandbox", "none"],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
-            _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
-            self.assertEqual(process.returncode, 2, stderr)
-            self.assertRegex(stderr.strip().splitlines()[-1],
-                             r"^error: --out .*: cannot write \(File too large\): 1 verdict is "
-                             r"safe in .*, 2 left ungraded")
-            self.assertEqual(len(cluster_lines(out)), 1)
-            self.assertEqual(len(re.findall(r"^\[\d+/3\] ", stderr, re.M)), 1)
-
-
-class TestRegradeClusterReuse(RegradeClusterCase):
-    """Failure 5: a verdict graded at --timeout 1 was reused at --timeout 120."""
-
-    def test_a_verdict_graded_under_other_options_is_graded_again(self):
-        with TempDir() as folder:
-            out = os.path.join(folder, "out")
-            argv = self.job(folder, {"slow": "slow-fix", "fix": "fix"}) + ["--out", out,
-                                                                           "--format", "json"]
-            status, text, err = run("regrade.py", argv + ["--timeout", "1"])
-            self.assertEqual(status, 0, err)
-            self.assertEqual({v["run_id"]: v["status"] for v in cluster_lines(out)},
-                             {"slow": "timeout", "fix": "resolved"})
-            status, text, err = run("regrade.py", argv + ["--timeout", "120"])
-            self.assertEqual(status, 0, err)
-            self.assertEqual({v["run_id"]: v["status"] for v in cluster_lines(out)},
-                             {"slow": "resolved", "fix": "resolved"})
-            self.assertEqual(json.loads(text)["summary"]["reuse"],
-                             {"reused": 0, "regraded": 2,
-                              "regraded_because": {"--timeout changed": 2}})
-            status, text, err = run("regrade.py", argv[:-2] + ["--timeout", "120", "--env",
-                                                               "EXTRA=1"])
-            self.assertIn("2 graded again, their stored verdicts graded under other inputs: "
-                          "--env changed: 2", text)
-            status, text, err = run("regrade.py", argv[:-2] + ["--timeout", "120", "--env",
-                                                               "EXTRA=1"])
-            self.assertIn("2 already graded with the same inputs", text)
-
-    def test_the_key_covers_every_option_that_can_change_a_verdict(self):
-        regrade = load("regrade.py")
-        run_ = {"diff": "d", "base_commit": "b"}
-        instance = {"instance_id": "i", "where": "x:1", "FAIL_TO_PASS": ["t"]}
-        settings = {"grader_version": "g", "grader_sha256": "s", "isolation": "bwrap",
-                    "python": "/p", "interpreter": {"version": "3.12.1"},
-                    "distributions": [["pytest", "8.0"]], "runner": "auto", "test_cmd": None,
-                    "select": "ids", "timeout": 600.0, "repeat": 1, "p2p_skip_ok": False,
-                    "test_patterns": None, "env": {}, "keep_env": set(), "fuzz": 3}
-        key = regrade.grading_key(run_, instance, settings)
-        changes = {"isolation": "unshare", "python": "/q", "interpreter": {"version": "3.12.2"},
-                   "distributions": [["pytest", "8.1"]], "runner": "pytest",
-                   "test_cmd": "{python} x", "select": "files", "timeout": 30.0, "repeat": 3,
-                   "p2p_skip_ok": True, "test_patterns": ("t/*",), "env": {"A": "1"},
-                   "keep_env": {"HOME2"}, "fuzz": 0, "grader_sha256": "t"}
-        for name, value in changes.items():
-            self.assertNotEqual(regrade.grading_key(run_, instance, dict(settings, **{
-                name: value})), key, name)
-        self.assertNotEqual(regrade.grading_key(run_, dict(instance, FAIL_TO_PASS=["u"]),
-                                                settings), key)
-        self.assertNotEqual(regrade.grading_key(dict(run_, diff="e"), instance, settings), key)
-        # Where the instance row sits in its file is no input.
-        self.assertEqual(regrade.grading_key(run_, dict(instance, where="y:9"), settings), key)
-
-
-class TestRegradeClusterUnshare(RegradeClusterCase):
-    """--sandbox unshare was refused as an invalid choice."""
-
-    def test_unshare_is_a_choice_of_its_own(self):
-        with TempDir() as folder:
-            status, report, err = regrade_json(self.job(folder, {"fix": "fix"}) +
-                                               ["--sandbox", "unshare"])
-            if status == 2 and "--sandbox unshare: " in err and "invalid choice" not in err:
-                self.skipTest(err.strip())
-            self.assertEqual(status, 0, err)
-            verdict = regrade_by_run(report)["fix"]
-            self.assertEqual((verdict["status"], verdict["isolation"]), ("resolved", "unshare"))
-
-
-def cluster_runs(shards, per_shard):
-    """Run ids and diffs: per_shard runs in each shard, the signalled shards' (1 and 2)
-    second run a slower one, so that their signal lands while a run is going."""
-    in_shard = load("regrade.py").in_shard
-    runs, candidates = {}, [f"run-{i:03d}" for i in range(1000)]
-    for k in range(1, shards + 1):
-        mine = [r for r in candidates if in_shard(r, (k, shards))][:per_shard]
-        for place, run_id in enumerate(mine):
-            runs[run_id] = "slower-fix" if place == 1 and k <= 2 else ("fix", "wrong")[place % 2]
-    return runs
-
-
-def cluster_rehearsal(case, folder, shards=3, per_shard=3):
-    """Shards start at once on one --out; one gets SIGTERM, one kill -9, after their first
-    verdict; each is restarted as a scheduler would. Returns the figures."""
-    runs = cluster_runs(shards, per_shard)
-    runs_count = len(runs)
-    argv = case.job(folder, runs)
-    single = os.path.join(folder, "single")
-    status, _, err = run("regrade.py", argv + ["--out", single, "--jobs", "2"])
-    case.assertEqual(status, 0, err)
-    out, temp = os.path.join(folder, "out"), os.path.join(folder, "tmp")
-    os.makedirs(temp)
-    commands = [argv + ["--out", out, "--shard", f"{k}/{shards}"] for k in range(1, shards + 1)]
-    mine = [{r for r in runs if load("regrade.py").in_shard(r, (k, shards))}
-            for k in range(1, shards + 1)]
-    processes = [case.start(command, temp) for command in commands]
-    signals = {0: signal.SIGTERM, 1: signal.SIGKILL}
-    for index, signum in signals.items():
-        cluster_wait(lambda: mine[index] & {v["run_id"] for v in cluster_lines(out)} or
-                     processes[index].poll() is not None, f"shard {index + 1}'s first verdict")
-        processes[index].send_signal(signum)
-    statuses = []
-    for process in processes:
-        process.communicate(timeout=CLUSTER_DEADLINE)
-        statuses.append(process.returncode)
-    before = len(cluster_lines(out))
-    restarted = [case.start(commands[i], temp) for i in signals]
-    for process in restarted:
-        _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
-        case.assertEqual(process.returncode, 0, stderr)
-    after = cluster_lines(out)
-    return {"processes": shards, "restarted": len(restarted), "runs": runs_count,
-            "signals": {i + 1: s.name for i, s in signals.items()}, "exit_statuses": statuses,
-            "verdicts_before": before, "verdicts_after": len(after),
-            "run_ids_once": len({v["run_id"] for v in after}) == len(after),
-            "equal_to_single_run": cluster_statuses(after) ==
-            cluster_statuses(cluster_lines(single)),
-            "leftovers": len(os.listdir(temp))}
-
-
-class TestRegradeClusterRehearsal(RegradeClusterCase):
-    def test_shards_preempted_and_restarted_equal_one_uninterrupted_run(self):
-        with TempDir() as folder:
-            figures = cluster_rehearsal(self, folder)
-        self.assertEqual(figures["exit_statuses"][:2], [143, -signal.SIGKILL])
-        self.assertEqual(figures["exit_statuses"][2], 0)
-        self.assertLess(figures["verdicts_before"], figures["runs"])
-        self.assertEqual(figures["verdicts_after"], figures["runs"])
-        self.assertTrue(figures["run_ids_once"])
-        self.assertTrue(figures["equal_to_single_run"])
-        self.assertEqual(figures["leftovers"], 0)
-
-
-def bench_regrade_cluster_rehearsal():
-    """The cluster rehearsal's figures (issue 16): processes, signals, verdicts, leftovers."""
-    case = RegradeClusterCase("run")
-    RegradeClusterCase.setUpClass()
-    try:
-        with TempDir() as folder:
-            started = time.monotonic()
-            figures = cluster_rehearsal(case, folder)
-            figures["seconds"] = round(time.monotonic() - started, 1)
-    finally:
-        RegradeClusterCase.tearDownClass()
-    print(f"regrade cluster rehearsal: {json.dumps(figures, sort_keys=True)}")
-
-
-# === regrade.py: Django and SymPy runners ===
-# Two tiny repositories laid out like Django (tests/runtests.py beside django/)
-# and SymPy (bin/test beside sympy/), each with a stand-in for its project's own
-# runner that prints what the real one prints (Django's verbose `test_x
-# (module.Class) ... ok` with docstring lines, SymPy's `test_x ok` lines). The
-# recorders hook the same names the real runners have, so no Django or SymPy
-# is needed here; real-history checks stay outside the suite.
-DJANGOISH_BASE = {
-    "django/__init__.py": "",
-    "django/test/__init__.py": "",
-    "django/test/runner.py": (
-        "import unittest\n\n\nclass DiscoverRunner:\n"
-        "    test_runner = unittest.TextTestRunner\n\n"
-        "    def __init__(self, verbosity=1):\n        self.verbosity = verbosity\n\n"
-        "    def run_tests(self, labels):\n"
-        "        loader, suite = unittest.TestLoader(), unittest.TestSuite()\n"
-        "        for label in labels:\n"
-        "            suite.addTests(loader.loadTestsFromName(label))\n"
-        "        result = self.test_runner(verbosity=self.verbosity).run(suite)\n"
-        "        return len(result.failures) + len(result.errors)\n"),
-    "django/shop.py": "def price(cents):\n    return cents // 100\n",
-    "tests/runtests.py": (
-        "#!/usr/bin/env python\nimport argparse\nimport sys\n\n"
-        "from django.test.runner import DiscoverRunner\n\n"
-        "parser = argparse.ArgumentParser()\nparser.add_argument('labels', nargs='*')\n"
-        "parser.add_argument('--verbosity', type=int, default=1)\n"
-        "parser.add_argument('--settings')\nparser.add_argument('--parallel')\n"
-        "options = parser.parse_args()\n"
-        "sys.exit(bool(DiscoverRunner(options.verbosity).run_tests(options.labels)))\n"),
-    "tests/test_sqlite.py": "DATABASES = {}\n",
-    "tests/shop/__init__.py": "",
-    "tests/shop/tests.py": (
-        "import unittest\n\nfrom django.shop import price\n\n\n"
-        "class PriceTests(unittest.TestCase):\n"
-        "    def test_whole(self):\n        self.assertEqual(price(300), 3)\n"),
-}
-DJANGOISH_TESTS = {
-    "tests/shop/tests.py": DJANGOISH_BASE["tests/shop/tests.py"] + (
-        "\n    def test_cents(self):\n        self.assertEqual(price(250), 2.5)\n\n"
-        "    def test_rounding(self):\n        '''\n        Prices keep their cents.\n\n"
-        "        More words.\n        '''\n        self.assertEqual(price(199), 1.99)\n\n"
-        "    @unittest.expectedFailure\n    def test_known_bug(self):\n"
-        "        self.assertEqual(price(1), 0.01)\n\n"
-        "    def test_twin_a(self):\n        '''Twin docstring.'''\n\n"
-        "    def test_twin_b(self):\n        '''Twin docstring.'''\n"
-        "        self.assertEqual(price(250), 2.5)\n"),
-}
-DJANGOISH_FIX = {"django/shop.py": "def price(cents):\n    return cents / 100\n"}
-DJANGOISH_IDS = ["test_cents (shop.tests.PriceTests)", "Prices keep their cents."]
-SYMPYISH_RUNTESTS = (
-    "import inspect\nimport os\nimport sys\n\n\n"
-    "class Skipped(Exception):\n    pass\n\n\nclass XFail(Exception):\n    pass\n\n\n"
-    "class XPass(Exception):\n    pass\n\n\n"
-    "def XFAIL(func):\n    def wrapper():\n        try:\n            func()\n"
-    "        except Exception:\n            raise XFail(func.__name__)\n"
-    "        raise XPass(func.__name__)\n    wrapper.__name__ = func.__name__\n"
-    "    return wrapper\n\n\n"
-    "def SKIP(reason):\n    def decorate(func):\n        def wrapper():\n"
-    "            raise Skipped(reason)\n        wrapper.__name__ = func.__name__\n"
-    "        return wrapper\n    return decorate\n\n\n"
-    "def slow(func):\n    func._slow = True\n    return func\n\n\n"
-    "class PyTestReporter:\n    def __init__(self, verbose=False):\n"
-    "        self.failed = False\n\n"
-    "    def write(self, text):\n        sys.stdout.write(text)\n\n"
-    "    def entering_filename(self, filename, n):\n        self.write(f'{filename}[{n}] ')\n\n"
-    "    def leaving_filename(self):\n        self.write(' [OK]\\n')\n\n"
-    "    def entering_test(self, f):\n        self.write('\\n' + f.__name__ + ' ')\n\n"
-    "    def test_pass(self, char='.'):\n        self.write('ok')\n\n"
-    "    def test_fail(self, exc_info):\n        self.failed = True\n        self.write('F')\n\n"
-    "    def test_exception(self, exc_info):\n        self.failed = True\n"
-    "        self.write('E')\n\n"
-    "    def test_skip(self, v=None):\n"
-    "        self.write(('w' if str(v) == 'Slow' else 's'))\n\n"
-    "    def test_xfail(self):\n        self.write('f')\n\n"
-    "    def test_xpass(self, v):\n        self.failed = True\n        self.write('X')\n\n"
-    "    def import_error(self, filename, exc_info):\n        self.failed = True\n"
-    "        self.write(f'{filename}[?]   Failed to import [FAIL]\\n')\n\n\n"
-    "class SymPyTests:\n    def __init__(self, reporter):\n        self._reporter = reporter\n\n"
-    "    def matches(self, x):\n        return True\n\n"
-    "    def test_file(self, filename):\n        reporter, gl = self._reporter, {}\n"
-    "        try:\n            with open(filename, encoding='utf-8') as handle:\n"
-    "                exec(compile(handle.read(), filename, 'exec'), gl)\n"
-    "        except ImportError:\n            reporter.import_error(filename, sys.exc_info())\n"
-    "            return\n        except Exception:\n"
-    "            reporter.test_exception(sys.exc_info())\n            return\n"
-    "        funcs = [v for k, v in gl.items() if k.startswith('test_') and "
-    "inspect.isfunction(v) and self.matches(v)]\n"
-    "        reporter.entering_filename(filename, len(funcs))\n        for f in funcs:\n"
-    "            reporter.entering_test(f)\n            try:\n"
-    "                if getattr(f, '_slow', False):\n                    raise Skipped('Slow')\n"
-    "                f()\n            except AssertionError:\n"
-    "                reporter.test_fail(sys.exc_info())\n"
-    "            except Skipped as exc:\n                reporter.test_skip(exc)\n"
-    "            except XFail:\n                reporter.test_xfail()\n"
-    "            except XPass as exc:\n                reporter.test_xpass(exc)\n"
-    "            except Exception:\n                reporter.test_exception(sys.exc_info())\n"
-    "            else:\n                reporter.test_pass()\n"
-    "        reporter.leaving_filename()\n\n\n"
-    "def _test(*paths, verbose=False):\n"
-    "    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
-    "    reporter = PyTestReporter(verbose)\n    for path in paths:\n"
-    "        SymPyTests(reporter).test_file(os.path.join(root, path))\n"
-    "    return int(reporter.failed)\n")
-SYMPYISH_BASE = {
-    "bin/test": "#!/usr/bin/env python\n",
-    "sympy/__init__.py": "from sympy.core.basic import double\n",
-    "sympy/core/__init__.py": "",
-    "sympy/core/basic.py": "def double(x):\n    return abs(x) * 2\n",
-    "sympy/core/tests/__init__.py": "",
-    "sympy/core/tests/test_basic.py": (
-        "from sympy import double\n\n\ndef test_double():\n    assert double(2) == 4\n"),
-    "sympy/testing/__init__.py": "",
-    "sympy/testing/runtests.py": SYMPYISH_RUNTESTS,
-}
-SYMPYISH_TESTS = {
-    "sympy/core/tests/test_basic.py": (
-        "from sympy import double\nfrom sympy.testing.runtests import XFAIL, SKIP, slow\n\n\n"
-        "def test_double():\n    assert double(2) == 4\n\n\n"
-        "def test_double_negative():\n    assert double(-2) == -4\n\n\n"
-        "@XFAIL\ndef test_double_string():\n    assert double('a') == 'a a'\n\n\n"
-        "@XFAIL\ndef test_double_zero():\n    assert double(0) == 0\n\n\n"
-        "@SKIP('needs a plotting library')\ndef test_double_plot():\n    assert False\n\n\n"
-        "@slow\ndef test_double_big():\n    assert double(10 ** 6) == 2 * 10 ** 6\n"),
-}
-SYMPYISH_FIX = {"sympy/core/basic.py": "def double(x):\n    return x * 2\n"}
-
-
-class RegradeProjectFixture(RegradeRepoCase):
-    """A Django-style or SymPy-style repository, its test patch, and the runs' diffs."""
-    BASE, TESTS, FIX, REPO_NAME = {}, {}, {}, ""
-    RUNS = {}
-
-    @classmethod
-    def setUpClass(cls):
-        work = cls.make_repo(cls.BASE)
-        cls.test_patch = regrade_diff(work, cls.TESTS)
-        cls.gold = regrade_diff(work, cls.FIX)
-        cls.diffs = {name: regrade_diff(work, files) for name, files in cls.RUNS.items()}
-        cls.diffs.update(gold=cls.gold, empty="")
-
-    def grade(self, cases, runs=("gold", "empty"), extra_argv=()):
-        """Grade each run against each case {name: (F2P, P2P, extra fields)}; {(case, run): v}."""
-        with TempDir() as folder:
-            regrade_jsonl(folder, "instances.jsonl", [dict(
-                {"instance_id": name, "repo": self.REPO_NAME, "base_commit": self.base,
-                 "patch": self.gold, "test_patch": self.test_patch,
-                 "FAIL_TO_PASS": json.dumps(f2p), "PASS_TO_PASS": json.dumps(p2p)}, **extra)
-                for name, (f2p, p2p, extra) in cases.items()])
-            regrade_jsonl(folder, "predictions.jsonl", [
-                {"run_id": f"{name}@{run}", "instance_id": name, "model_patch": self.diffs[run]}
-                for name in cases for run in runs])
-            status, report, err = regrade_json([
-                os.path.join(folder, "instances.jsonl"), os.path.join(folder, "predictions.jsonl"),
-                "--repo", self.repo, *extra_argv])
-        self.assertEqual(status, graded_status(report), err)
-        return {tuple(v["run_id"].split("@")): v for v in report["runs"]}
-
-    def assert_verdict(self, verdict, status, completed):
-        self.assertEqual((verdict["status"], verdict["completed"]), (status, completed),
-                         verdict["reason"])
-
-
-class TestRegradeDjangoRunner(RegradeProjectFixture):
-    BASE, TESTS, FIX, REPO_NAME = DJANGOISH_BASE, DJANGOISH_TESTS, DJANGOISH_FIX, "acme/shop"
-    RUNS = {"breaks-import": {"django/shop.py": "def price(cents):\n    return cents /\n"},
-            "fix-and-neuter": dict(DJANGOISH_FIX, **{"tests/shop/tests.py": "import unittest\n"})}
-
-    def test_docstring_ids_map_to_their_tests_and_only_the_fix_resolves(self):
-        ids = DJANGOISH_IDS + ["test_whole (shop.tests.PriceTests.test_whole)"]
-        verdicts = self.grade({"shop-1": (ids[:2], ids[2:], {})},
-                              runs=("gold", "empty", "breaks-import", "fix-and-neuter"))
-        gold, empty = verdicts[("shop-1", "gold")], verdicts[("shop-1", "empty")]
-        self.assert_verdict(gold, "resolved", True)
-        self.assertEqual(gold["runner"], "django")       # chosen from the tree's layout
-        self.assertEqual(gold["results_from"], "django runner")
-        self.assertEqual(sorted(gold["fail_to_pass"]["passed"]), sorted(ids[:2]))
-        self.assert_verdict(empty, "unresolved", False)
-        self.assertEqual(sorted(empty["fail_to_pass"]["failed"]), sorted(ids[:2]))
-        self.assertEqual(empty["pass_to_pass"]["passed"], ids[2:])
-        # A diff that breaks the code's import makes the test module fail to load:
-        # the run's failure, not a grading error.
-        broken = verdicts[("shop-1", "breaks-import")]
-        self.assert_verdict(broken, "unresolved", False)
-        self.assertEqual(sorted(broken["fail_to_pass"]["missing"]), sorted(ids[:2]))
-        self.assert_verdict(verdicts[("shop-1", "fix-and-neuter")], "resolved", True)
-
-    def test_a_shared_docstring_counts_when_its_tests_agree_else_is_a_grading_error(self):
-        verdicts = self.grade({"twin": (["Twin docstring."], [], {}),
-                               "nowhere": (["Prices keep their dollars."], [], {}),
-                               "no-module": (["test_cents (shop.nothing.PriceTests)"], [], {})})
-        # Both twins pass with the fix; without it one passes and one fails.
-        self.assert_verdict(verdicts[("twin", "gold")], "resolved", True)
-        twin = verdicts[("twin", "empty")]
-        self.assert_verdict(twin, "error", None)
-        self.assertIn("shop.tests.PriceTests.test_twin_a passed", twin["reason"])
-        self.assertIn("shop.tests.PriceTests.test_twin_b failed", twin["reason"])
-        for name in ("nowhere", "no-module"):
-            self.assert_verdict(verdicts[(name, "gold")], "error", None)
-            self.assertIn("name no test", verdicts[(name, "gold")]["reason"])
-
-    def test_an_expected_failure_is_not_a_fail_to_pass_pass(self):
-        verdicts = self.grade({"xfail": (["test_known_bug (shop.tests.PriceTests)"], [], {}),
-                               "xfail-p2p": (DJANGOISH_IDS[:1],
-                                             ["test_known_bug (shop.tests.PriceTests)"], {})},
-                              runs=("empty",))
-        xfail = verdicts[("xfail", "empty")]
-        self.assert_verdict(xfail, "unresolved", False)
-        self.assertEqual(xfail["fail_to_pass"]["skipped"], ["test_known_bug (shop.tests.PriceTests)"])
-        # As a PASS_TO_PASS test an expected failure passes, as in SWE-bench.
-        self.assertEqual(verdicts[("xfail-p2p", "empty")]["pass_to_pass"]["passed"],
-                         ["test_known_bug (shop.tests.PriceTests)"])
-
-
-class TestRegradeSympyRunner(RegradeProjectFixture):
-    BASE, TESTS, FIX, REPO_NAME = SYMPYISH_BASE, SYMPYISH_TESTS, SYMPYISH_FIX, "acme/symbolic"
-    RUNS = {"breaks-import": {"sympy/core/basic.py": "raise ImportError('broken')\n"},
-            "fix-and-neuter": dict(SYMPYISH_FIX, **{
-                "sympy/core/tests/test_basic.py": "def test_double_negative():\n    pass\n"})}
-
-    def test_bare_names_are_found_in_the_test_patch_and_only_the_fix_resolves(self):
-        verdicts = self.grade({"sym-1": (["test_double_negative"], ["test_double"], {})},
-                              runs=("gold", "empty", "breaks-import", "fix-and-neuter"))
-        gold, empty = verdicts[("sym-1", "gold")], verdicts[("sym-1", "empty")]
-        self.assert_verdict(gold, "resolved", True)
-        self.assertEqual((gold["runner"], gold["results_from"]), ("sympy", "sympy runner"))
-        self.assert_verdict(empty, "unresolved", False)
-        self.assertEqual(empty["fail_to_pass"]["failed"], ["test_double_negative"])
-        self.assertEqual(empty["pass_to_pass"]["passed"], ["test_double"])
-        broken = verdicts[("sym-1", "breaks-import")]
-        self.assert_verdict(broken, "unresolved", False)
-        self.assertEqual(broken["fail_to_pass"]["missing"], ["test_double_negative"])
-        self.assert_verdict(verdicts[("sym-1", "fix-and-neuter")], "resolved", True)
-
-    def test_an_id_found_nowhere_is_a_grading_error(self):
-        verdict = self.grade({"typo": (["test_double_negativ"], [], {})}, runs=("gold",))
-        verdict = verdict[("typo", "gold")]
-        self.assert_verdict(verdict, "error", None)
-        self.assertIn("test_double_negativ", verdict["reason"])
-
-    def test_xfail_skip_and_slow_are_not_passes(self):
-        verdicts = self.grade({
-            "xfail": (["test_double_string"], [], {}),
-            "xpass": (["test_double_negative"], ["test_double_zero"], {}),
-            "skip": (["test_double_negative"], ["test_double_plot"], {}),
-            "slow": (["test_double_big"], [], {})}, runs=("gold",))
-        xfail = verdicts[("xfail", "gold")]
-        self.assert_verdict(xfail, "unresolved", False)
-        self.assertEqual(xfail["fail_to_pass"]["skipped"], ["test_double_string"])
-        # An @XFAIL test that passes (XPASS) is a failure.
-        self.assertEqual(verdicts[("xpass", "gold")]["pass_to_pass"]["failed"],
-                         ["test_double_zero"])
-        self.assertEqual(verdicts[("skip", "gold")]["pass_to_pass"]["skipped"],
-                         ["test_double_plot"])
-        self.assert_verdict(verdicts[("skip", "gold")], "unresolved", False)
-        self.assertEqual(verdicts[("slow", "gold")]["fail_to_pass"]["skipped"],
-                         ["test_double_big"])
-
-
-class TestRegradeInstanceFields(RegradeProjectFixture):
-    BASE, TESTS, FIX, REPO_NAME = SYMPYISH_BASE, SYMPYISH_TESTS, SYMPYISH_FIX, "acme/symbolic"
-
-    def test_v5_fields_pick_a_runner_or_say_there_is_none(self):
-        v5 = {"image": "swebench/sweb.eval.x86_64.acme", "eval_type": "pass_and_fail",
-              "eval_script": "#!/bin/bash\necho never run here > /tmp/regrade-eval-script-ran\n"}
-        verdicts = self.grade({
-            "by-parser": (["test_double_negative"], [], dict(v5, log_parser="parse_log_sympy")),
-            "go": (["test_double_negative"], [], dict(v5, log_parser="parse_log_gotest"))},
-            runs=("gold",))
-        by_parser = verdicts[("by-parser", "gold")]
-        self.assert_verdict(by_parser, "resolved", True)
-        self.assertEqual(by_parser["runner"], "sympy")
-        self.assertTrue(any("eval_script" in note for note in by_parser["notes"]))
-        go = verdicts[("go", "gold")]
-        self.assert_verdict(go, "error", None)
-        self.assertIn("no runner for this repository", go["reason"])
-
-    def test_a_project_runner_on_a_tree_without_it_is_a_grading_error(self):
-        verdicts = self.grade({"wrong": (["test_double_negative"], [],
-                                         {"test_runner": "django"})}, runs=("gold",))
-        verdict = verdicts[("wrong", "gold")]
-        self.assert_verdict(verdict, "error", None)
-        self.assertIn("tests/runtests.py", verdict["reason"])
-
-    def test_a_bad_eval_type_is_bad_input(self):
-        with TempDir() as folder:
-            regrade_jsonl(folder, "i.jsonl", [{
-                "instance_id": "x", "repo": "a/b", "base_commit": self.base, "test_patch": "",
-                "FAIL_TO_PASS": '["test_double"]', "eval_type": "sometimes"}])
-            status, out, err = run("regrade.py", [os.path.join(folder, "i.jsonl"), "gold",
-                                                  "--repo", self.repo])
-        self.assertEqual(status, 2)
-        self.assertIn("eval_type", err)
-        self.assertNotIn("Traceback", err)
-
-
-def bench_regrade_django_and_sympy_runners():
-    """Grader overhead per run beyond the test command, on the Django- and SymPy-style repositories."""
-    for fixture in (TestRegradeDjangoRunner, TestRegradeSympyRunner):
-        fixture.setUpClass()
-        try:
-            case = fixture("assert_verdict")
-            f2p = DJANGOISH_IDS if fixture is TestRegradeDjangoRunner else ["test_double_negative"]
-            best = None
-            for _ in range(3):
-                verdicts = case.grade({"bench": (f2p, [], {})}, runs=("gold", "empty"))
-                overhead = [v["duration_s"] - v["test_s"] for v in verdicts.values()]
-                if best is None or max(overhead) < max(best):
-                    best = overhead
-            print(f"regrade {fixture.REPO_NAME} ({fixture.__name__}): grader overhead "
-                  f"{min(best):.3f}-{max(best):.3f} s per run")
-        finally:
-            fixture.tearDownClass()
-
-
-# === Merge: Django and SymPy runners under the split grader's rules ===
-class RegradeProjectRules:
-    """Django and SymPy runs inside bubblewrap, under --select and the collection records."""
-    RUNNER, CASE = "", {}
-
-    def test_runs_in_bwrap_and_a_broken_import_is_the_runs_failure(self):
-        if bwrap_missing():
-            self.skipTest(bwrap_missing())
-        verdicts = self.grade(self.CASE, runs=("gold", "breaks-import"))
-        gold, broken = verdicts[("case", "gold")], verdicts[("case", "breaks-import")]
-        self.assertEqual({gold["isolation"], broken["isolation"]}, {"bwrap"})
-        self.assert_verdict(gold, "resolved", True)
-        self.assertEqual(gold["runner"], self.RUNNER)
-        # The recorder reports its own interpreter, as the pytest and unittest ones do.
-        self.assertEqual(gold["environment"]["python_version"], sys.version.split()[0])
-        # No test ran: the run broke the code's import, which is its own failure,
-        # never the generic "listed test never collected" grading error.
-        self.assert_verdict(broken, "unresolved", False)
-        self.assertNotIn("uncollected", broken)
-        self.assertIn(f"{self.RUNNER} failed to load", broken["reason"])
-
-    def test_select_files_adds_no_note(self):
-        verdicts = self.grade(self.CASE, runs=("gold",), extra_argv=("--select", "files"))
-        gold = verdicts[("case", "gold")]
-        self.assert_verdict(gold, "resolved", True)
-        self.assertFalse(any("whole" in note for note in gold["notes"]), gold["notes"])
-
-
-class TestRegradeDjangoRules(RegradeProjectRules, RegradeProjectFixture):
-    BASE, TESTS, FIX, REPO_NAME = DJANGOISH_BASE, DJANGOISH_TESTS, DJANGOISH_FIX, "acme/shop"
-    RUNS = TestRegradeDjangoRunner.RUNS
-    RUNNER, CASE = "django", {"case": (DJANGOISH_IDS[:2], DJANGOISH_IDS[2:], {})}
-
-
-class TestRegradeSympyRules(RegradeProjectRules, RegradeProjectFixture):
-    BASE, TESTS, FIX, REPO_NAME = SYMPYISH_BASE, SYMPYISH_TESTS, SYMPYISH_FIX, "acme/symbolic"
-    RUNS = TestRegradeSympyRunner.RUNS
-    RUNNER, CASE = "sympy", {"case": (["test_double_negative"], ["test_double"], {})}
-
-
-# === regrade.py: kept trees and listed ids on the project runners ===
 # Issue 9's performance part: under bwrap a run's tree is kept, restored and
 # reused for the next run (checking a large tree out and deleting it cost
 # seconds), and the django and sympy runners run only the listed tests.
@@ -9374,39 +6970,309 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
             self.assertEqual([n for n in os.listdir(folder) if n.startswith("regrade-tree-")], [])
 
 
+# --- regrade.py steps 2-3: the diff and the test tree ---
+# A repository shaped like pyflakes (tests and their helper modules in pkg/test/)
+# beside source folders named like tests (django/test/, numpy/testing/).
+TREE_BASE = {
+    "pkg/__init__.py": "", "pkg/checker.py": "def check(code):\n    return code.count('x')\n",
+    "pkg/test/__init__.py": "",
+    "pkg/test/harness.py": (
+        "import unittest\n\nfrom pkg.checker import check\n\n\n"
+        "class TestCase(unittest.TestCase):\n"
+        "    def flakes(self, code, expected):\n        self.assertEqual(check(code), expected)\n"),
+    "pkg/test/support/__init__.py": "",
+    "pkg/test/support/expect.py": "def expected(n):\n    return n\n",
+    "pkg/test/test_other.py": (
+        "from pkg.test.harness import TestCase\nfrom pkg.test.support.expect import expected\n\n\n"
+        "class Test(TestCase):\n    def test_y(self):\n        self.flakes('yy', 2)\n\n"
+        "    def test_expected(self):\n        self.flakes('yyy', expected(3))\n"),
+    "django/__init__.py": "", "django/test/__init__.py": "",
+    "django/test/utils.py": "def double(x):\n    return x * 3\n",
+    "numpy/__init__.py": "", "numpy/testing/__init__.py": "",
+    "numpy/testing/_utils.py": "def half(x):\n    return x // 2\n",
+    "numpy/tests/__init__.py": "",
+    "numpy/tests/test_half.py": (
+        "import unittest\n\nfrom numpy.testing._utils import half\n\n\n"
+        "class T(unittest.TestCase):\n    def test_half(self):\n        self.assertEqual(half(1), 0.5)\n"),
+    "tests/__init__.py": "",
+    "tests/test_utils.py": (
+        "import unittest\n\nfrom django.test.utils import double\n\n\n"
+        "class T(unittest.TestCase):\n    def test_double(self):\n        self.assertEqual(double(2), 4)\n"),
+}
+TREE_RUNS = {
+    "fix-checker": {"pkg/checker.py": "def check(code):\n    return code.count('y')\n"},
+    # No fix: one line in the shared assertion helper makes every check pass.
+    "edits-harness": {"pkg/test/harness.py": TREE_BASE["pkg/test/harness.py"].replace(
+        "        self.assertEqual(", "        return\n        self.assertEqual(")},
+    "edits-support": {"pkg/test/support/expect.py": "def expected(n):\n    return 0\n",
+                      "pkg/checker.py": "def check(code):\n    return code.count('y') if "
+                                        "code == 'yy' else 0\n"},
+    "fix-django": {"django/test/utils.py": "def double(x):\n    return x * 2\n"},
+    "fix-numpy": {"numpy/testing/_utils.py": "def half(x):\n    return x / 2\n"},
+}
 
-def bench_regrade_kept_trees():
-    """Grader overhead per run on a 6,000-file tree: kept trees (bwrap) against a fresh
-    checkout per run (none), 6 runs of one commit, the same unittest test each time."""
-    if bwrap_missing():
-        print(f"regrade kept trees: skipped ({bwrap_missing()})")
-        return
-    files = dict(CORE_BASE)
-    files.update({f"calc/data/d{i // 100:02d}/f{i:04d}.py": f"X = {i}\n" for i in range(6000)})
-    with TempDir() as folder:
-        repo, base = regrade_repo(folder, files)
-        work = os.path.join(folder, "work")
-        regrade_git(["clone", "-q", repo, work], folder)
-        fix = regrade_diff(work, CORE_FIX)
-        f2p, p2p = CORE_IDS["unittest"]
-        regrade_jsonl(folder, "i.jsonl", [{
-            "instance_id": "big", "repo": "acme/calc", "base_commit": base, "patch": fix,
-            "test_patch": "", "FAIL_TO_PASS": json.dumps(f2p), "PASS_TO_PASS": json.dumps(p2p)}])
-        regrade_jsonl(folder, "p.jsonl", [{"run_id": f"big@{i}", "instance_id": "big",
-                                           "model_patch": fix} for i in range(6)])
-        figures = {}
-        for mode in ("none", "bwrap"):
-            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"),
-                                                os.path.join(folder, "p.jsonl"), "--repo", repo,
-                                                "--sandbox", mode, "--jobs", "1"])
-            assert status == 0, err
-            overhead = sorted(v["duration_s"] - v["test_s"] for v in report["runs"])
-            figures[mode] = (overhead[0], overhead[len(overhead) // 2], overhead[-1])
-    print("regrade kept trees, 6,000-file tree, 6 runs, grader overhead per run (min, median, "
-          "max): fresh checkout (--sandbox none) " +
-          ", ".join(f"{x:.3f}" for x in figures["none"]) + " s; kept tree (bwrap) " +
-          ", ".join(f"{x:.3f}" for x in figures["bwrap"]) +
-          f" s (load average {os.getloadavg()[0]:.1f})")
+
+class TestRegradeTestTree(unittest.TestCase):
+    def grade_tree(self, pyflakes_ids):
+        with TempDir() as folder:
+            repo, base = regrade_repo(folder, TREE_BASE)
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", repo, work], folder)
+            diffs = {name: regrade_diff(work, files) for name, files in TREE_RUNS.items()}
+
+            def instance(instance_id, f2p, p2p=()):
+                return {"instance_id": instance_id, "repo": "acme/tree", "base_commit": base,
+                        "test_patch": "", "FAIL_TO_PASS": json.dumps(list(f2p)),
+                        "PASS_TO_PASS": json.dumps(list(p2p))}
+            regrade_jsonl(folder, "instances.jsonl", [
+                instance("pyflakes-like", *pyflakes_ids),
+                instance("django-like", ["tests.test_utils.T.test_double"]),
+                instance("numpy-like", ["numpy.tests.test_half.T.test_half"])])
+            regrade_jsonl(folder, "predictions.jsonl", [
+                {"run_id": name, "instance_id": instance_id, "model_patch": diffs[name]}
+                for name, instance_id in (
+                    ("fix-checker", "pyflakes-like"), ("edits-harness", "pyflakes-like"),
+                    ("edits-support", "pyflakes-like"), ("fix-django", "django-like"),
+                    ("fix-numpy", "numpy-like"))])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                os.path.join(folder, "predictions.jsonl"),
+                                                "--repo", repo])
+        self.assertEqual(status, 0, err)
+        return regrade_by_run(report)
+
+    def check(self, verdicts):
+        expected = {"fix-checker": "resolved", "edits-harness": "unresolved",
+                    "edits-support": "unresolved", "fix-django": "resolved",
+                    "fix-numpy": "resolved"}
+        self.assertEqual({k: verdicts[k]["status"] for k in expected}, expected,
+                         {k: verdicts[k]["reason"] for k in expected})
+        self.assertEqual(verdicts["edits-harness"]["touched_tests"], ["pkg/test/harness.py"])
+        self.assertEqual(verdicts["edits-support"]["touched_tests"],
+                         ["pkg/test/support/expect.py"])
+        for name in ("fix-checker", "fix-django", "fix-numpy"):
+            self.assertEqual(verdicts[name]["touched_tests"], [], name)
+
+    def test_a_helper_beside_the_listed_tests_is_reset_with_unittest_ids(self):
+        self.check(self.grade_tree((["pkg.test.test_other.Test.test_y"],
+                                    ["pkg.test.test_other.Test.test_expected"])))
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_a_helper_beside_the_listed_tests_is_reset_with_pytest_ids(self):
+        self.check(self.grade_tree((["pkg/test/test_other.py::Test::test_y"],
+                                    ["pkg/test/test_other.py::Test::test_expected"])))
+
+
+# --- regrade.py step 6: only the listed tests run ---
+MANY_IDS = [f"case {i} [x::y] caf\u00e9 {i}" for i in range(2000)]
+MANY_TESTS = (
+    "import pytest\n\n\nIDS = [f'case {i} [x::y] caf\\u00e9 {i}' for i in range(2000)]\n\n\n"
+    "@pytest.mark.parametrize('n', range(2000), ids=IDS)\ndef test_many(n):\n    assert n >= 0\n\n\n"
+    "def test_unlisted_broken():\n    assert False\n")
+
+
+class TestRegradeSelection(RegradeCoreFixture):
+    def cases(self):
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases.append(self.instance("pytest", "pytest"))
+        return cases
+
+    def test_only_listed_ids_run_unless_select_files(self):
+        # tests/test_ops.py also holds an unlisted test that fails and one that
+        # kills the test process: with --select ids (the default) neither runs.
+        runs = [(c["instance_id"] + "-" + name, c["instance_id"], name)
+                for c in self.cases() for name in ("fix", "empty")]
+        for select, fix_status in (("ids", "resolved"), ("files", None)):
+            verdicts = self.grade(self.cases(), runs, ["--select", select])
+            for case in self.cases():
+                fix = verdicts[case["instance_id"] + "-fix"]
+                empty = verdicts[case["instance_id"] + "-empty"]
+                if fix_status:
+                    self.assertEqual(fix["status"], fix_status, fix["reason"])
+                    self.assertEqual(fix["exit_status"], [0])
+                else:       # the whole file ran: the unlisted test killed the process
+                    self.assertNotEqual(fix["status"], "resolved", select)
+                    self.assertEqual(fix["exit_status"], [3])
+                self.assertEqual((empty["status"], empty["completed"]), ("unresolved", False),
+                                 (select, empty["reason"]))
+                self.assertTrue(empty["fail_to_pass"]["failed"], select)
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_thousands_of_ids_with_brackets_spaces_colons_and_non_ascii(self):
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            test_patch = regrade_diff(work, {"checks/test_many.py": MANY_TESTS})
+        listed = [f"checks/test_many.py::test_many[{i}]" for i in MANY_IDS]
+        case = self.instance("many", (["checks/test_more.py::test_more"], listed),
+                             test_patch=test_patch)
+        for select in ("ids", "files"):
+            verdicts = self.grade([case], [("fix", "many", "fix")], ["--select", select])
+            self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
+            self.assertEqual(len(verdicts["fix"]["pass_to_pass"]["passed"]), len(MANY_IDS))
+            self.assertEqual(verdicts["fix"]["exit_status"], [0 if select == "ids" else 1])
+
+
+# Two tiny repositories laid out like Django (tests/runtests.py beside django/)
+# and SymPy (bin/test beside sympy/), each with a stand-in for its project's own
+# runner that prints what the real one prints (Django's verbose `test_x
+# (module.Class) ... ok` with docstring lines, SymPy's `test_x ok` lines). The
+# recorders hook the same names the real runners have, so no Django or SymPy
+# is needed here; real-history checks stay outside the suite.
+DJANGOISH_BASE = {
+    "django/__init__.py": "",
+    "django/test/__init__.py": "",
+    "django/test/runner.py": (
+        "import unittest\n\n\nclass DiscoverRunner:\n"
+        "    test_runner = unittest.TextTestRunner\n\n"
+        "    def __init__(self, verbosity=1):\n        self.verbosity = verbosity\n\n"
+        "    def run_tests(self, labels):\n"
+        "        loader, suite = unittest.TestLoader(), unittest.TestSuite()\n"
+        "        for label in labels:\n"
+        "            suite.addTests(loader.loadTestsFromName(label))\n"
+        "        result = self.test_runner(verbosity=self.verbosity).run(suite)\n"
+        "        return len(result.failures) + len(result.errors)\n"),
+    "django/shop.py": "def price(cents):\n    return cents // 100\n",
+    "tests/runtests.py": (
+        "#!/usr/bin/env python\nimport argparse\nimport sys\n\n"
+        "from django.test.runner import DiscoverRunner\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('labels', nargs='*')\n"
+        "parser.add_argument('--verbosity', type=int, default=1)\n"
+        "parser.add_argument('--settings')\nparser.add_argument('--parallel')\n"
+        "options = parser.parse_args()\n"
+        "sys.exit(bool(DiscoverRunner(options.verbosity).run_tests(options.labels)))\n"),
+    "tests/test_sqlite.py": "DATABASES = {}\n",
+    "tests/shop/__init__.py": "",
+    "tests/shop/tests.py": (
+        "import unittest\n\nfrom django.shop import price\n\n\n"
+        "class PriceTests(unittest.TestCase):\n"
+        "    def test_whole(self):\n        self.assertEqual(price(300), 3)\n"),
+}
+DJANGOISH_TESTS = {
+    "tests/shop/tests.py": DJANGOISH_BASE["tests/shop/tests.py"] + (
+        "\n    def test_cents(self):\n        self.assertEqual(price(250), 2.5)\n\n"
+        "    def test_rounding(self):\n        '''\n        Prices keep their cents.\n\n"
+        "        More words.\n        '''\n        self.assertEqual(price(199), 1.99)\n\n"
+        "    @unittest.expectedFailure\n    def test_known_bug(self):\n"
+        "        self.assertEqual(price(1), 0.01)\n\n"
+        "    def test_twin_a(self):\n        '''Twin docstring.'''\n\n"
+        "    def test_twin_b(self):\n        '''Twin docstring.'''\n"
+        "        self.assertEqual(price(250), 2.5)\n"),
+}
+DJANGOISH_FIX = {"django/shop.py": "def price(cents):\n    return cents / 100\n"}
+DJANGOISH_IDS = ["test_cents (shop.tests.PriceTests)", "Prices keep their cents."]
+SYMPYISH_RUNTESTS = (
+    "import inspect\nimport os\nimport sys\n\n\n"
+    "class Skipped(Exception):\n    pass\n\n\nclass XFail(Exception):\n    pass\n\n\n"
+    "class XPass(Exception):\n    pass\n\n\n"
+    "def XFAIL(func):\n    def wrapper():\n        try:\n            func()\n"
+    "        except Exception:\n            raise XFail(func.__name__)\n"
+    "        raise XPass(func.__name__)\n    wrapper.__name__ = func.__name__\n"
+    "    return wrapper\n\n\n"
+    "def SKIP(reason):\n    def decorate(func):\n        def wrapper():\n"
+    "            raise Skipped(reason)\n        wrapper.__name__ = func.__name__\n"
+    "        return wrapper\n    return decorate\n\n\n"
+    "def slow(func):\n    func._slow = True\n    return func\n\n\n"
+    "class PyTestReporter:\n    def __init__(self, verbose=False):\n"
+    "        self.failed = False\n\n"
+    "    def write(self, text):\n        sys.stdout.write(text)\n\n"
+    "    def entering_filename(self, filename, n):\n        self.write(f'{filename}[{n}] ')\n\n"
+    "    def leaving_filename(self):\n        self.write(' [OK]\\n')\n\n"
+    "    def entering_test(self, f):\n        self.write('\\n' + f.__name__ + ' ')\n\n"
+    "    def test_pass(self, char='.'):\n        self.write('ok')\n\n"
+    "    def test_fail(self, exc_info):\n        self.failed = True\n        self.write('F')\n\n"
+    "    def test_exception(self, exc_info):\n        self.failed = True\n"
+    "        self.write('E')\n\n"
+    "    def test_skip(self, v=None):\n"
+    "        self.write(('w' if str(v) == 'Slow' else 's'))\n\n"
+    "    def test_xfail(self):\n        self.write('f')\n\n"
+    "    def test_xpass(self, v):\n        self.failed = True\n        self.write('X')\n\n"
+    "    def import_error(self, filename, exc_info):\n        self.failed = True\n"
+    "        self.write(f'{filename}[?]   Failed to import [FAIL]\\n')\n\n\n"
+    "class SymPyTests:\n    def __init__(self, reporter):\n        self._reporter = reporter\n\n"
+    "    def matches(self, x):\n        return True\n\n"
+    "    def test_file(self, filename):\n        reporter, gl = self._reporter, {}\n"
+    "        try:\n            with open(filename, encoding='utf-8') as handle:\n"
+    "                exec(compile(handle.read(), filename, 'exec'), gl)\n"
+    "        except ImportError:\n            reporter.import_error(filename, sys.exc_info())\n"
+    "            return\n        except Exception:\n"
+    "            reporter.test_exception(sys.exc_info())\n            return\n"
+    "        funcs = [v for k, v in gl.items() if k.startswith('test_') and "
+    "inspect.isfunction(v) and self.matches(v)]\n"
+    "        reporter.entering_filename(filename, len(funcs))\n        for f in funcs:\n"
+    "            reporter.entering_test(f)\n            try:\n"
+    "                if getattr(f, '_slow', False):\n                    raise Skipped('Slow')\n"
+    "                f()\n            except AssertionError:\n"
+    "                reporter.test_fail(sys.exc_info())\n"
+    "            except Skipped as exc:\n                reporter.test_skip(exc)\n"
+    "            except XFail:\n                reporter.test_xfail()\n"
+    "            except XPass as exc:\n                reporter.test_xpass(exc)\n"
+    "            except Exception:\n                reporter.test_exception(sys.exc_info())\n"
+    "            else:\n                reporter.test_pass()\n"
+    "        reporter.leaving_filename()\n\n\n"
+    "def _test(*paths, verbose=False):\n"
+    "    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n"
+    "    reporter = PyTestReporter(verbose)\n    for path in paths:\n"
+    "        SymPyTests(reporter).test_file(os.path.join(root, path))\n"
+    "    return int(reporter.failed)\n")
+SYMPYISH_BASE = {
+    "bin/test": "#!/usr/bin/env python\n",
+    "sympy/__init__.py": "from sympy.core.basic import double\n",
+    "sympy/core/__init__.py": "",
+    "sympy/core/basic.py": "def double(x):\n    return abs(x) * 2\n",
+    "sympy/core/tests/__init__.py": "",
+    "sympy/core/tests/test_basic.py": (
+        "from sympy import double\n\n\ndef test_double():\n    assert double(2) == 4\n"),
+    "sympy/testing/__init__.py": "",
+    "sympy/testing/runtests.py": SYMPYISH_RUNTESTS,
+}
+SYMPYISH_TESTS = {
+    "sympy/core/tests/test_basic.py": (
+        "from sympy import double\nfrom sympy.testing.runtests import XFAIL, SKIP, slow\n\n\n"
+        "def test_double():\n    assert double(2) == 4\n\n\n"
+        "def test_double_negative():\n    assert double(-2) == -4\n\n\n"
+        "@XFAIL\ndef test_double_string():\n    assert double('a') == 'a a'\n\n\n"
+        "@XFAIL\ndef test_double_zero():\n    assert double(0) == 0\n\n\n"
+        "@SKIP('needs a plotting library')\ndef test_double_plot():\n    assert False\n\n\n"
+        "@slow\ndef test_double_big():\n    assert double(10 ** 6) == 2 * 10 ** 6\n"),
+}
+SYMPYISH_FIX = {"sympy/core/basic.py": "def double(x):\n    return x * 2\n"}
+
+
+class RegradeProjectFixture(RegradeRepoCase):
+    """A Django-style or SymPy-style repository, its test patch, and the runs' diffs."""
+    BASE, TESTS, FIX, REPO_NAME = {}, {}, {}, ""
+    RUNS = {}
+
+    @classmethod
+    def setUpClass(cls):
+        work = cls.make_repo(cls.BASE)
+        cls.test_patch = regrade_diff(work, cls.TESTS)
+        cls.gold = regrade_diff(work, cls.FIX)
+        cls.diffs = {name: regrade_diff(work, files) for name, files in cls.RUNS.items()}
+        cls.diffs.update(gold=cls.gold, empty="")
+
+    def grade(self, cases, runs=("gold", "empty"), extra_argv=()):
+        """Grade each run against each case {name: (F2P, P2P, extra fields)}; {(case, run): v}."""
+        with TempDir() as folder:
+            regrade_jsonl(folder, "instances.jsonl", [dict(
+                {"instance_id": name, "repo": self.REPO_NAME, "base_commit": self.base,
+                 "patch": self.gold, "test_patch": self.test_patch,
+                 "FAIL_TO_PASS": json.dumps(f2p), "PASS_TO_PASS": json.dumps(p2p)}, **extra)
+                for name, (f2p, p2p, extra) in cases.items()])
+            regrade_jsonl(folder, "predictions.jsonl", [
+                {"run_id": f"{name}@{run}", "instance_id": name, "model_patch": self.diffs[run]}
+                for name in cases for run in runs])
+            status, report, err = regrade_json([
+                os.path.join(folder, "instances.jsonl"), os.path.join(folder, "predictions.jsonl"),
+                "--repo", self.repo, *extra_argv])
+        self.assertEqual(status, graded_status(report), err)
+        return {tuple(v["run_id"].split("@")): v for v in report["runs"]}
+
+    def assert_verdict(self, verdict, status, completed):
+        self.assertEqual((verdict["status"], verdict["completed"]), (status, completed),
+                         verdict["reason"])
+
 
 DJANGOISH_EXIT = {"tests/shop/tests.py": DJANGOISH_TESTS["tests/shop/tests.py"] + (
     "\n\nclass UnlistedTests(unittest.TestCase):\n"
@@ -9438,7 +7304,1649 @@ class TestRegradeSympySelection(ProjectSelection, RegradeProjectFixture):
     CASE = {"case": (["test_double_negative"], ["test_double"], {})}
 
 
-# === regrade.py: making instances (issue 17) ===
+# --- regrade.py step 7: results from the signed recorder only ---
+# Each exploit from the outside review of regrade.py, on the toy repository:
+# every one resolved before the fixes; each must now end unresolved (or in the
+# status the review asked for).
+REVIEW_FORCE_PASS = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+                     "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+                     "    report = outcome.get_result()\n    report.outcome = 'passed'\n"
+                     "    report.longrepr = None\n")
+REVIEW_SHADOW_PYTEST = (
+    "import os, sys\nhere = os.path.dirname(os.path.abspath(__file__))\n"
+    "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != here]\n"
+    "del sys.modules['pytest']\nimport pytest as real\nimport evilplug\n"
+    "real.main(sys.argv[1:], plugins=[evilplug])\nsys.exit(0)\n")
+REVIEW_SHADOW_JSON = (
+    "import sys, os\n_me = sys.modules.pop('json')\n"
+    "_here = os.path.dirname(os.path.abspath(__file__))\n_old = sys.path[:]\n"
+    "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != _here]\n"
+    "import json as _m\nsys.path[:] = _old\nsys.modules['json'] = _me\n"
+    "globals().update({k: v for k, v in vars(_m).items() if not k.startswith('__')})\n"
+    "def dumps(obj, *a, **k):\n"
+    "    if isinstance(obj, dict) and obj.get('kind') == 'test':\n"
+    "        obj = dict(obj, outcome='passed')\n"
+    "    return _m.dumps(obj, *a, **k)\n"
+    "import atexit\natexit.register(os._exit, 0)\n")
+REVIEW_SHADOW_UNITTEST = (
+    "import sys, os, importlib.util\n"
+    "where = os.path.join(os.path.dirname(os.__file__), 'unittest')\n"
+    "spec = importlib.util.spec_from_file_location('unittest', os.path.join(where, '__init__.py'),"
+    " submodule_search_locations=[where])\n"
+    "mod = importlib.util.module_from_spec(spec); sys.modules['unittest'] = mod\n"
+    "spec.loader.exec_module(mod)\n"
+    "def run(self, result=None):\n"
+    "    result.startTest(self); result.addSuccess(self); result.stopTest(self)\n"
+    "mod.TestCase.run = run\n")
+REVIEW_ASSERT_PATCH = ("import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+                       "unittest.TestCase.assertAlmostEqual = lambda *a, **k: None\n")
+REVIEW_GC_PLUGIN = (
+    "import gc, sys\nif '_pytest' in sys.modules:\n    import pytest\n    class _E:\n"
+    "        @pytest.hookimpl(hookwrapper=True)\n"
+    "        def pytest_runtest_makereport(self, item, call):\n"
+    "            out = yield\n            r = out.get_result(); r.outcome = 'passed'; "
+    "r.longrepr = None\n"
+    "    for o in gc.get_objects():\n"
+    "        if type(o).__name__ == 'Config' and hasattr(o, 'pluginmanager'):\n"
+    "            o.pluginmanager.register(_E(), 'evil'); break\n")
+# Finds the recorder's results file in memory and writes passing records for
+# every listed test in the old format (and with a made-up signature), then
+# ends the process before any real result is written.
+REVIEW_FORGE = (
+    "import json, os, sys\n"
+    "IDS = {'pytest': ['tests/test_core.py::TestCore::test_divide_half',\n"
+    "                  'tests/test_extra.py::TestExtra::test_divide_third',\n"
+    "                  'tests/test_core.py::TestCore::test_add',\n"
+    "                  'tests/test_core.py::TestCore::test_divide_even'],\n"
+    "       'unittest': ['tests.test_core.TestCore.test_divide_half',\n"
+    "                    'tests.test_extra.TestExtra.test_divide_third',\n"
+    "                    'tests.test_core.TestCore.test_add',\n"
+    "                    'tests.test_core.TestCore.test_divide_even']}\n"
+    "for module in list(sys.modules.values()):\n"
+    "    config = getattr(module, '_CONFIG', None)\n"
+    "    if isinstance(config, dict) and 'results' in config:\n"
+    "        with open(config['results'], 'a') as out:\n"
+    "            for runner, ids in IDS.items():\n"
+    "                for n in ids:\n"
+    "                    for when in ('setup', 'call', 'teardown'):\n"
+    "                        rec = {'kind': 'test', 'nodeid': n, 'when': when,\n"
+    "                               'outcome': 'passed', 'xfail': False}\n"
+    "                        if runner == 'unittest':\n"
+    "                            rec = {'kind': 'test', 'nodeid': n, 'outcome': 'passed'}\n"
+    "                        out.write(json.dumps(rec) + '\\n')\n"
+    "                        out.write(json.dumps({'record': json.dumps(rec), 'mac': '0' * 64})"
+    " + '\\n')\n"
+    "        os._exit(0)\n\n\n")
+# json reports its file as the tree's: the recorders' end-of-run check sees it.
+REVIEW_FAKE_JSON_FILE = "import json\njson.__file__ = __file__\n"
+
+
+class RegradeReviewFixture(RegradeFixture):
+    """The toy repository plus the review's exploit diffs."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        work = os.path.join(cls.folder, "work")
+        unfixed = TOY_BASE["toy/core.py"]
+        evil = {"evilplug.py": REVIEW_FORCE_PASS, "toy/core.py": TOY_WRONG}
+        exploits = {
+            "pyproject": dict(evil, **{"pyproject.toml":
+                                       '[tool.pytest.ini_options]\naddopts = "-p evilplug"\n'}),
+            "setupcfg": dict(evil, **{"setup.cfg": "[tool:pytest]\naddopts = -p evilplug\n"}),
+            "dotpytestini": dict(evil, **{".pytest.ini": "[pytest]\naddopts = -p evilplug\n"}),
+            "subdir-toxini": dict(evil, **{"tests/sub/tox.ini": "[pytest]\naddopts = -p evilplug\n"}),
+            "shadow-pytest": dict(evil, **{"pytest.py": REVIEW_SHADOW_PYTEST}),
+            "shadow-json": {"json.py": REVIEW_SHADOW_JSON, "toy/core.py": TOY_WRONG},
+            "shadow-unittest": {"unittest/__init__.py": REVIEW_SHADOW_UNITTEST,
+                                "toy/core.py": TOY_WRONG},
+            "forge": {"toy/core.py": REVIEW_FORGE + unfixed},
+            "assert-patch": {"toy/__init__.py": REVIEW_ASSERT_PATCH + TOY_BASE["toy/__init__.py"]},
+            "gc-plugin": {"toy/__init__.py": REVIEW_GC_PLUGIN + TOY_BASE["toy/__init__.py"]},
+            "fake-json-file": {"toy/__init__.py": REVIEW_FAKE_JSON_FILE +
+                               TOY_BASE["toy/__init__.py"], "toy/core.py": TOY_FIX},
+        }
+        cls.diffs.update({name: regrade_diff(work, files) for name, files in exploits.items()})
+
+    def assert_unresolved(self, verdicts, names):
+        got = {n: (verdicts[n]["status"], verdicts[n]["completed"]) for n in names}
+        self.assertEqual(got, {n: ("unresolved", False) for n in names},
+                         {n: verdicts[n]["reason"] for n in names})
+
+
+class TestRegradeReviewExploitsUnittest(RegradeReviewFixture):
+    def test_shadowing_forging_and_tampering_end_unresolved(self):
+        names = ["shadow-json", "shadow-unittest", "forge", "assert-patch", "fake-json-file"]
+        verdicts = self.grade("unittest", names + ["fix"], ["--jobs", "4"])
+        self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
+        self.assert_unresolved(verdicts, names)
+        self.assertEqual(verdicts["shadow-json"]["removed_shadowing"], ["json.py"])
+        self.assertIn("json.py", verdicts["shadow-json"]["touched_tests"])
+        self.assertEqual(verdicts["shadow-unittest"]["removed_shadowing"],
+                         ["unittest/__init__.py"])
+        self.assertTrue(any("without a valid signature" in n for n in verdicts["forge"]["notes"]),
+                        verdicts["forge"]["notes"])
+        self.assertEqual(verdicts["forge"]["fail_to_pass"]["passed"], [])
+        self.assertIn("the code under test tampered with the test runner",
+                      verdicts["assert-patch"]["reason"])
+        self.assertIn("TestCase.assertEqual", verdicts["assert-patch"]["reason"])
+        self.assertIn("json", verdicts["fake-json-file"]["reason"])
+        self.assertEqual(verdicts["fake-json-file"]["resolution"], "NO")
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class TestRegradeReviewExploitsPytest(RegradeReviewFixture):
+    def test_config_files_shadowing_forging_and_plugins_end_unresolved(self):
+        names = ["pyproject", "setupcfg", "dotpytestini", "subdir-toxini", "shadow-pytest",
+                 "shadow-json", "forge", "gc-plugin", "fake-json-file"]
+        verdicts = self.grade("pytest", names + ["fix"], ["--jobs", "4"])
+        self.assertEqual(verdicts["fix"]["status"], "resolved", verdicts["fix"]["reason"])
+        self.assert_unresolved(verdicts, names)
+        for name, config in (("pyproject", "pyproject.toml"), ("setupcfg", "setup.cfg"),
+                             ("dotpytestini", ".pytest.ini"),
+                             ("subdir-toxini", "tests/sub/tox.ini")):
+            self.assertIn(config, verdicts[name]["touched_tests"])
+        self.assertEqual(verdicts["shadow-pytest"]["removed_shadowing"], ["pytest.py"])
+        self.assertEqual(verdicts["shadow-json"]["removed_shadowing"], ["json.py"])
+        self.assertEqual(verdicts["forge"]["fail_to_pass"]["passed"], [])
+        self.assertIn("the code under test tampered with the test runner",
+                      verdicts["gc-plugin"]["reason"])
+        self.assertIn("toy/__init__.py", verdicts["gc-plugin"]["reason"])
+
+    def test_pytest_options_from_the_environment_are_dropped(self):
+        with TempDir() as folder:
+            instances, predictions = self.files(
+                folder, [self.instance("toy-1", "pytest")],
+                [("fix", "toy-1", self.diffs["fix"]), ("plug", "toy-1", self.diffs["pyproject"])])
+            os.environ["PYTEST_ADDOPTS"] = "-p evilplug"
+            os.environ["PYTEST_PLUGINS"] = "evilplug"
+            try:
+                status, report, err = regrade_json([instances, predictions, "--repo", self.repo])
+            finally:
+                del os.environ["PYTEST_ADDOPTS"], os.environ["PYTEST_PLUGINS"]
+            self.assertEqual(status, 0, err)
+            self.assert_status(regrade_by_run(report), {"fix": "resolved", "plug": "unresolved"})
+
+
+# --- regrade.py step 8: the verdict ---
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class TestRegradeReviewIdsAndXfail(RegradeFixture):
+    def test_non_ascii_ids_match_as_listed_for_plugin_and_log(self):
+        patch = self.test_patch + self.param_patch
+        listed = ["tests/test_params.py::test_ratio[caf\u00e9]",
+                  "tests/test_params.py::test_gr\u00f6\u00dfe",
+                  "tests/test_params.py::test_ratio[a b]"]
+        for extra in ([], ["--runner", "log"]):
+            verdicts = self.grade("pytest", ["fix"], extra, test_patch=patch,
+                                  FAIL_TO_PASS=json.dumps(listed))
+            self.assertEqual(verdicts["fix"]["status"], "resolved",
+                             (extra, verdicts["fix"]["reason"]))
+            self.assertEqual(verdicts["fix"]["fail_to_pass"]["passed"], listed)
+
+    def test_an_xfailed_pass_to_pass_test_counts_as_passing(self):
+        xfail_p2p = {"toy/core.py": TOY_FIX.replace(
+            "def add(a, b):\n", "def add(a, b):\n    import pytest\n"
+            "    pytest.xfail('later')\n")}
+        self.diffs["xfail-p2p"] = self.diff_of(xfail_p2p)
+        verdicts = self.grade("pytest", ["xfail-p2p"])
+        self.assertEqual(verdicts["xfail-p2p"]["status"], "resolved",
+                         verdicts["xfail-p2p"]["reason"])
+        self.assertEqual(verdicts["xfail-p2p"]["pass_to_pass"]["passed"],
+                         ["tests/test_core.py::TestCore::test_add",
+                          "tests/test_core.py::TestCore::test_divide_even"])
+
+
+class TestRegradeReviewRules(RegradeFixture):
+    def test_xfail_rules_follow_swebench(self):
+        regrade = load("regrade.py")
+        decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xfailed"]})
+        self.assertEqual((decided["completed"], decided["pass_to_pass"]["passed"]), (True, ["p"]))
+        decided = regrade.decide(["f"], ["p"], {"f": ["xfailed"], "p": ["passed"]})
+        self.assertEqual((decided["completed"], decided["fail_to_pass"]["skipped"]), (False, ["f"]))
+        decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xpassed"]})
+        self.assertEqual((decided["completed"], decided["pass_to_pass"]["failed"]), (False, ["p"]))
+
+    def test_log_runner_with_dotted_ids_reads_unittest_output(self):
+        verdicts = self.grade("unittest", ["fix", "wrong-fix"], ["--runner", "log"])
+        self.assert_status(verdicts, {"fix": "resolved", "wrong-fix": "unresolved"})
+        self.assertEqual(verdicts["fix"]["results_from"], "log")
+
+    def test_test_commands_are_checked_up_front(self):
+        with TempDir() as folder:
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
+                                                [("fix", "toy-1", self.diffs["fix"])])
+            base = [instances, predictions, "--repo", self.repo]
+            bad = regrade_jsonl(os.path.join(folder, "bad"), "instances.jsonl", [
+                self.instance("toy-1", "unittest", test_cmd='{python} -m "x')])
+            cases = [(base + ["--test-cmd", '{python} -m "x'],
+                      "error: --test-cmd: No closing quotation"),
+                     ([bad, predictions, "--repo", self.repo],
+                      "instances.jsonl line 1: test_cmd: No closing quotation"),
+                     (base + ["--runner", "unittest", "--test-cmd", "python3 -m unittest"],
+                      "{python}"),
+                     (base + ["--runner", "pytest", "--test-cmd", "pytest {files}"],
+                      "--runner log")]
+            for argv, expected in cases:
+                status, out, err = run("regrade.py", argv)
+                self.assertEqual(status, 2, (argv, err))
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertIn(expected, err)
+
+    def test_unknown_instance_and_missing_base_commit_are_error_verdicts(self):
+        with TempDir() as folder:
+            good = self.instance("toy-1", "unittest")
+            nobase = dict(self.instance("toy-2", "unittest"), base_commit="0" * 40)
+            regrade_jsonl(folder, "instances.jsonl", [good, nobase])
+            regrade_jsonl(folder, "predictions.jsonl", [
+                {"run_id": "fix", "instance_id": "toy-1", "model_patch": self.diffs["fix"]},
+                {"run_id": "nobase", "instance_id": "toy-2", "model_patch": self.diffs["fix"]},
+                {"run_id": "nope", "instance_id": "nope", "model_patch": ""}])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                os.path.join(folder, "predictions.jsonl"),
+                                                "--repo", self.repo])
+            self.assertEqual(status, 0, err)
+            verdicts = regrade_by_run(report)
+            self.assert_status(verdicts, {"fix": "resolved", "nobase": "error", "nope": "error"})
+            self.assertIn("base commit " + "0" * 40 + " of toy-2 is not in",
+                          verdicts["nobase"]["reason"])
+            self.assertIn("instance 'nope' is not in", verdicts["nope"]["reason"])
+            for name in ("nobase", "nope"):
+                self.assertIsNone(verdicts[name]["completed"])
+                self.assertEqual(verdicts[name]["resolution"], "NO")
+            write(folder, "broken.jsonl", '{"instance_id": "toy-1"}\n')
+            status, out, err = run("regrade.py", [os.path.join(folder, "instances.jsonl"),
+                                                  os.path.join(folder, "broken.jsonl"),
+                                                  "--repo", self.repo])
+            self.assertEqual(status, 2, err)
+            self.assertIn("no model_patch", err)
+
+    def test_reports_verdict_file_and_summary_are_consistent(self):
+        silent = {"toy/core.py": "import atexit, os\natexit.register(os._exit, 3)\n\n\n" + TOY_FIX}
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            regrade_jsonl(folder, "instances.jsonl", [self.instance("toy-1", "unittest"),
+                                                      self.instance("toy-2", "unittest")])
+            regrade_jsonl(folder, "predictions.jsonl", [
+                {"run_id": "null", "instance_id": "toy-1", "model_patch": None},
+                {"run_id": "empty", "instance_id": "toy-1", "model_patch": ""},
+                {"run_id": "silent", "instance_id": "toy-1",
+                 "model_patch": regrade_diff(work, silent)},
+                {"run_id": "fix", "instance_id": "toy-1", "model_patch": self.diffs["fix"]}])
+            out = os.path.join(folder, "out")
+            argv = [os.path.join(folder, "instances.jsonl"),
+                    os.path.join(folder, "predictions.jsonl"), "--repo", self.repo,
+                    "--out", out, "--jobs", "4"]
+            for extra in ([], ["--force"]):
+                status, text, err = run("regrade.py", argv + extra)
+                self.assertEqual(status, 0, err)
+            # Compacted: each run once, sorted by run id, after a job with --force.
+            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
+                lines = [json.loads(l) for l in handle]
+            self.assertEqual([v["run_id"] for v in lines], ["empty", "fix", "null", "silent"])
+            by_run = {v["run_id"]: v for v in lines}
+            self.assertEqual(by_run["silent"]["status"], "error")
+            self.assertEqual(by_run["silent"]["resolution"], "NO")
+            with open(os.path.join(out, "reports", "null.json"), encoding="utf-8") as handle:
+                self.assertIs(json.load(handle)["toy-1"]["patch_successfully_applied"], False)
+            with open(os.path.join(out, "swebench_summary.json"), encoding="utf-8") as handle:
+                summary = json.load(handle)
+            self.assertEqual(summary["ids_are"], "run_id")
+            self.assertEqual((summary["total_instances"], summary["submitted_instances"]), (5, 4))
+            self.assertEqual(summary["incomplete_ids"], ["toy-2"])
+            # The empty diff is not a fallback; lines stay within 100 columns.
+            self.assertIn("diffs applied only by a fallback: none", text)
+            self.assertTrue(all(len(l) <= 100 for l in text.splitlines()
+                                if not l.startswith(("command:", "inputs", "0", "1", "2", "3",
+                                                     "4", "5", "6", "7", "8", "9", "a", "b",
+                                                     "c", "d", "e", "f"))),
+                            [l for l in text.splitlines() if len(l) > 100])
+
+    def test_summary_reasons_wrap_within_100_columns(self):
+        regrade = load("regrade.py")
+        verdict = {"run_id": "r" * 30, "instance_id": "i", "status": "unresolved",
+                   "resolution": "NO", "reason": "word " * 60, "tests_status": None,
+                   "fail_to_pass": {}, "pass_to_pass": {}, "applied_with": "empty",
+                   "duration_s": 0.0, "test_s": 0.0, "completed": False,
+                   "touched_tests": ["x"], "flaky": [], "results_from": None}
+        runs = [dict(verdict, run_id=f"run-with-a-long-name-{i:03d}") for i in range(12)]
+        text = regrade.render_summary(regrade.summarise(runs), runs, "text",
+                                      {"script": "regrade.py", "version": "0", "python": "3",
+                                       "script_sha256": "0" * 64, "command": "c", "seed": None,
+                                       "inputs": []})
+        self.assertEqual([l for l in text.splitlines() if len(l) > 100], [])
+        self.assertIn("diffs applied only by a fallback: none", text)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
+            regrade.main(["--help"])
+        self.assertIn("To regrade the shipped example", out.getvalue())
+        self.assertEqual([l for l in out.getvalue().splitlines() if len(l) > 100], [])
+
+    def test_credential_urls_and_netrc_are_dropped(self):
+        probe = ("import json, os\n"
+                 "open(os.environ['PROBE_FILE'], 'a').write(json.dumps({k: os.environ.get(k)\n"
+                 "    for k in ('MIRROR', 'NETRC', 'PLAIN_URL')}) + '\\n')\n\n\n")
+        with TempDir() as folder:
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", self.repo, work], folder)
+            diff = regrade_diff(work, {"toy/core.py": probe + TOY_FIX})
+            probe_file = os.path.join(folder, "probe.jsonl")
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
+                                                [("probe", "toy-1", diff)])
+            argv = [instances, predictions, "--repo", self.repo, "--env",
+                    f"PROBE_FILE={probe_file}", "--sandbox", "none"]   # the probe is outside
+            saved = {k: os.environ.get(k) for k in ("MIRROR", "NETRC", "PLAIN_URL")}
+            os.environ.update(MIRROR="https://bob:hunter2@pypi.example/simple",
+                              NETRC="/home/x/.netrc", PLAIN_URL="https://pypi.example/simple")
+            try:
+                self.assertEqual(regrade_json(argv)[0], 0)
+                self.assertEqual(regrade_json(argv + ["--keep-env", "MIRROR"])[0], 0)
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            with open(probe_file, encoding="utf-8") as handle:
+                facts = [json.loads(line) for line in handle]
+            self.assertEqual(facts[0], {"MIRROR": None, "NETRC": None,
+                                        "PLAIN_URL": "https://pypi.example/simple"})
+            self.assertEqual(facts[1]["MIRROR"], "https://bob:hunter2@pypi.example/simple")
+
+
+class TestRegradeSubtests(unittest.TestCase):
+    """A failing subTest fails its test: found regrading real more-itertools history."""
+
+    def grade_subtests(self, runner):
+        with TempDir() as folder:
+            repo, base = regrade_repo(folder, {
+                "pkg/__init__.py": "", "tests/__init__.py": "",
+                "pkg/mod.py": "def double(x):\n    return 3 if x == 1 else x * 2\n",
+                "tests/test_mod.py": "import unittest\n\nfrom pkg.mod import double\n\n\n"
+                                     "class T(unittest.TestCase):\n"
+                                     "    def test_zero(self):\n"
+                                     "        self.assertEqual(double(0), 0)\n"})
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", repo, work], folder)
+            test_patch = regrade_diff(work, {"tests/test_mod.py": (
+                "import unittest\n\nfrom pkg.mod import double\n\n\n"
+                "class T(unittest.TestCase):\n"
+                "    def test_zero(self):\n        self.assertEqual(double(0), 0)\n\n"
+                "    def test_loop(self):\n        for i in range(3):\n"
+                "            with self.subTest(i=i):\n"
+                "                self.assertEqual(double(i), 2 * i)\n")})
+            gold = regrade_diff(work, {"pkg/mod.py": "def double(x):\n    return x * 2\n"})
+            ids = (["tests/test_mod.py::T::test_loop"], ["tests/test_mod.py::T::test_zero"]) \
+                if runner == "pytest" else (["tests.test_mod.T.test_loop"],
+                                            ["tests.test_mod.T.test_zero"])
+            regrade_jsonl(folder, "instances.jsonl", [{
+                "instance_id": "sub-1", "repo": "acme/sub", "base_commit": base,
+                "patch": gold, "test_patch": test_patch, "FAIL_TO_PASS": json.dumps(ids[0]),
+                "PASS_TO_PASS": json.dumps(ids[1])}])
+            verdicts = {}
+            for run_set in ("gold", "empty"):
+                status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                    run_set, "--repo", repo,
+                                                    "--runner", runner])
+                self.assertEqual(status, 0, err)
+                verdicts[run_set] = report["runs"][0]
+        return verdicts
+
+    def test_failing_subtest_fails_its_test_with_unittest(self):
+        verdicts = self.grade_subtests("unittest")
+        self.assertEqual(verdicts["gold"]["status"], "resolved", verdicts["gold"]["reason"])
+        self.assertEqual(verdicts["empty"]["status"], "unresolved")
+        self.assertEqual(verdicts["empty"]["fail_to_pass"]["failed"],
+                         ["tests.test_mod.T.test_loop"])
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_failing_subtest_fails_its_test_with_pytest(self):
+        verdicts = self.grade_subtests("pytest")
+        self.assertEqual(verdicts["gold"]["status"], "resolved", verdicts["gold"]["reason"])
+        self.assertEqual(verdicts["empty"]["status"], "unresolved", verdicts["empty"]["reason"])
+        self.assertEqual(verdicts["empty"]["fail_to_pass"]["failed"],
+                         ["tests/test_mod.py::T::test_loop"])
+
+
+class TestRegradeMistypedIds(unittest.TestCase):
+    def test_an_id_naming_no_test_file_is_a_grading_error(self):
+        with TempDir() as folder:
+            repo, base = regrade_repo(folder, {
+                "calc.py": "def add(a, b):\n    return a - b\n", "tests/__init__.py": "",
+                "tests/test_calc.py": "import unittest\n\nfrom calc import add\n\n\n"
+                                      "class TestAdd(unittest.TestCase):\n"
+                                      "    def test_add(self):\n"
+                                      "        self.assertEqual(add(1, 2), 3)\n"})
+            work = os.path.join(folder, "work")
+            regrade_git(["clone", "-q", repo, work], folder)
+            gold = regrade_diff(work, {"calc.py": "def add(a, b):\n    return a + b\n"})
+            cases = {"typo-unittest": ["TestAdd.test_add"],
+                     "typo-pytest": ["tests/test_clac.py::TestAdd::test_add"],
+                     "right-unittest": ["tests.test_calc.TestAdd.test_add"],
+                     "right-pytest": ["tests/test_calc.py::TestAdd::test_add"]}
+            if not regrade_has_pytest():          # pytest ids need the pytest runner
+                cases.pop("right-pytest")
+                cases.pop("typo-pytest")
+            regrade_jsonl(folder, "instances.jsonl", [
+                {"instance_id": name, "repo": "acme/calc", "base_commit": base, "patch": gold,
+                 "test_patch": "", "FAIL_TO_PASS": json.dumps(ids), "PASS_TO_PASS": "[]"}
+                for name, ids in cases.items()])
+            status, report, err = regrade_json([os.path.join(folder, "instances.jsonl"),
+                                                "gold", "--repo", repo])
+        self.assertEqual(status, 0, err)
+        verdicts = {v["instance_id"]: v for v in report["runs"]}
+        for name in [n for n in cases if n.startswith("typo")]:
+            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
+                             ("error", None), name)
+            self.assertIn("name no file or module", verdicts[name]["reason"])
+        for name in cases:
+            if name.startswith("right"):
+                self.assertEqual(verdicts[name]["status"], "resolved", verdicts[name]["reason"])
+
+
+class TestRegradeNothingRecognised(RegradeCoreFixture):
+    def test_a_log_runner_that_parses_nothing_is_a_grading_error(self):
+        quiet = self.instance("quiet", "unittest", test_runner="log",
+                              test_cmd="{python} -c \"print('all good')\"")
+        verdicts = self.grade([quiet], [("fix", "quiet", "fix"), ("empty", "quiet", "empty")])
+        for name in ("fix", "empty"):
+            self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
+                             ("error", None), name)
+            self.assertIn("recognised no test result", verdicts[name]["reason"])
+            self.assertIn("all good", verdicts[name]["reason"])
+
+    def test_a_mistyped_id_in_a_file_that_collected_is_a_grading_error(self):
+        cases = [self.instance("typo-unittest", (["tests.test_ops.TestOps.test_ad"], []))]
+        if regrade_has_pytest():
+            cases.append(self.instance("typo-pytest", (
+                ["tests/test_ops.py::TestOps::test_add"], ["tests/test_ops.py::TestOps::test_zer"])))
+        verdicts = self.grade(cases, "gold")
+        for case in cases:
+            verdict = verdicts[case["instance_id"] + "@gold"]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("error", None))
+            typo = (json.loads(case["FAIL_TO_PASS"]) + json.loads(case["PASS_TO_PASS"]))[-1]
+            self.assertIn(repr(typo), verdict["reason"])
+            self.assertIn("never collected", verdict["reason"])
+            self.assertEqual(verdict["uncollected"], [typo])
+
+    def test_right_ids_still_resolve_and_an_empty_run_fails(self):
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases += [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
+        verdicts = self.grade(cases, [(c["instance_id"] + name, c["instance_id"], name)
+                                      for c in cases for name in ("fix", "empty")])
+        for case in cases:
+            self.assertEqual(verdicts[case["instance_id"] + "fix"]["status"], "resolved")
+            self.assertEqual(verdicts[case["instance_id"] + "empty"]["status"], "unresolved")
+
+    def test_a_run_that_breaks_collection_fails_with_the_error_quoted(self):
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases += [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
+        verdicts = self.grade(cases, [(c["instance_id"], c["instance_id"], "syntax-error")
+                                      for c in cases])
+        for case in cases:
+            verdict = verdicts[case["instance_id"]]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("unresolved", False),
+                             verdict["reason"])
+            self.assertIn("SyntaxError", verdict["reason"])
+
+    @unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+    def test_code_that_skips_the_tests_on_import_is_unresolved_not_an_error(self):
+        # pytest.skip(allow_module_level=True) when the package is imported: from
+        # the project's conftest.py (pytest stops before collecting), and from the
+        # test module (the file is skipped whole). Both are the run's failure.
+        cases = [self.instance("pytest", "pytest"), self.instance("checks", "checks")]
+        verdicts = self.grade(cases, [(c["instance_id"], c["instance_id"], "skips-on-import")
+                                      for c in cases] + [("fix", "pytest", "fix")])
+        for case in cases:
+            verdict = verdicts[case["instance_id"]]
+            self.assertEqual((verdict["status"], verdict["completed"]), ("unresolved", False),
+                             verdict["reason"])
+        self.assertIn("stopped pytest", verdicts["pytest"]["reason"])
+        self.assertIn("skipped whole", verdicts["checks"]["reason"])
+        self.assertEqual(verdicts["fix"]["status"], "resolved")
+
+    def test_unittest_skip_on_import_is_unresolved(self):
+        verdicts = self.grade([self.instance("unittest", "unittest")],
+                              [("skip", "unittest", "unittest-skip-on-import")])
+        self.assertEqual(verdicts["skip"]["status"], "unresolved", verdicts["skip"]["reason"])
+        self.assertIn("skipped whole", verdicts["skip"]["reason"])
+
+
+class TestRegradeEnvironmentRecord(RegradeCoreFixture):
+    def test_each_verdict_and_the_summary_record_what_decided_it(self):
+        probe = subprocess.run([sys.executable, "-c", "import platform; "
+                                "print(platform.python_version())"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+        head = regrade_git(["rev-parse", "HEAD"], self.repo).strip()
+        grader = hashlib_sha256_of(os.path.join(HERE, "regrade.py"))
+        cases = [self.instance("unittest", "unittest")]
+        if regrade_has_pytest():
+            cases.append(self.instance("pytest", "pytest"))
+        runs = [(c["instance_id"], c["instance_id"], "fix") for c in cases]
+        verdicts = self.grade(cases, runs, ["--python", sys.executable])
+        for case in cases:
+            environment = verdicts[case["instance_id"]]["environment"]
+            # By name only: its folder is a path of this machine (issue 15).
+            self.assertEqual(environment["python"], os.path.basename(sys.executable))
+            self.assertEqual(environment["python_version"], probe)
+            self.assertEqual(environment["grader_sha256"], grader)
+            self.assertEqual(environment["repository"], {
+                "path": os.path.relpath(self.repo), "kind": "clone", "head": head,
+                "base_commits_found": True})
+        self.assertIsNone(verdicts["unittest"]["environment"]["pytest_version"])
+        if regrade_has_pytest():
+            import importlib.metadata
+            self.assertEqual(verdicts["pytest"]["environment"]["pytest_version"],
+                             importlib.metadata.version("pytest"))
+        # The summary says it too, above the provenance footer.
+        with TempDir() as folder:
+            regrade_jsonl(folder, "i.jsonl", cases)
+            status, out, err = run("regrade.py", [os.path.join(folder, "i.jsonl"), "gold",
+                                                  "--repo", self.repo, "--python",
+                                                  sys.executable])
+        self.assertEqual(status, 0, err)
+        footer = " ".join(out[out.index("test interpreter:"):
+                                 out.index("-- provenance --")].split())
+        self.assertIn(f"{os.path.basename(sys.executable)} ({probe})", footer)
+        self.assertIn(f"HEAD {head}", footer)
+        self.assertIn("every base commit found", footer)
+        self.assertIn(grader, footer)
+
+    def test_a_bundle_is_named_by_its_sha256_and_a_missing_base_commit_is_said(self):
+        with TempDir() as folder:
+            bundle = os.path.join(folder, "calc.bundle")
+            regrade_git(["bundle", "create", bundle, "--all"], self.repo)
+            digest = hashlib_sha256_of(bundle)
+            regrade_jsonl(folder, "i.jsonl", [self.instance("unittest", "unittest"),
+                                              self.instance("gone", "unittest",
+                                                            base_commit="1" * 40)])
+            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"), "gold",
+                                                "--repo", bundle])
+        self.assertEqual(status, 0, err)
+        verdict = regrade_by_run(report)["unittest@gold"]
+        self.assertEqual(verdict["status"], "resolved")
+        self.assertEqual(verdict["environment"]["repository"],
+                         {"path": os.path.relpath(bundle), "kind": "bundle", "sha256": digest,
+                          "base_commits_found": False})
+
+
+# --- regrade.py: runners (Django, SymPy, instance fields) ---
+class TestRegradeDjangoRunner(RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = DJANGOISH_BASE, DJANGOISH_TESTS, DJANGOISH_FIX, "acme/shop"
+    RUNS = {"breaks-import": {"django/shop.py": "def price(cents):\n    return cents /\n"},
+            "fix-and-neuter": dict(DJANGOISH_FIX, **{"tests/shop/tests.py": "import unittest\n"})}
+
+    def test_docstring_ids_map_to_their_tests_and_only_the_fix_resolves(self):
+        ids = DJANGOISH_IDS + ["test_whole (shop.tests.PriceTests.test_whole)"]
+        verdicts = self.grade({"shop-1": (ids[:2], ids[2:], {})},
+                              runs=("gold", "empty", "breaks-import", "fix-and-neuter"))
+        gold, empty = verdicts[("shop-1", "gold")], verdicts[("shop-1", "empty")]
+        self.assert_verdict(gold, "resolved", True)
+        self.assertEqual(gold["runner"], "django")       # chosen from the tree's layout
+        self.assertEqual(gold["results_from"], "django runner")
+        self.assertEqual(sorted(gold["fail_to_pass"]["passed"]), sorted(ids[:2]))
+        self.assert_verdict(empty, "unresolved", False)
+        self.assertEqual(sorted(empty["fail_to_pass"]["failed"]), sorted(ids[:2]))
+        self.assertEqual(empty["pass_to_pass"]["passed"], ids[2:])
+        # A diff that breaks the code's import makes the test module fail to load:
+        # the run's failure, not a grading error.
+        broken = verdicts[("shop-1", "breaks-import")]
+        self.assert_verdict(broken, "unresolved", False)
+        self.assertEqual(sorted(broken["fail_to_pass"]["missing"]), sorted(ids[:2]))
+        self.assert_verdict(verdicts[("shop-1", "fix-and-neuter")], "resolved", True)
+
+    def test_a_shared_docstring_counts_when_its_tests_agree_else_is_a_grading_error(self):
+        verdicts = self.grade({"twin": (["Twin docstring."], [], {}),
+                               "nowhere": (["Prices keep their dollars."], [], {}),
+                               "no-module": (["test_cents (shop.nothing.PriceTests)"], [], {})})
+        # Both twins pass with the fix; without it one passes and one fails.
+        self.assert_verdict(verdicts[("twin", "gold")], "resolved", True)
+        twin = verdicts[("twin", "empty")]
+        self.assert_verdict(twin, "error", None)
+        self.assertIn("shop.tests.PriceTests.test_twin_a passed", twin["reason"])
+        self.assertIn("shop.tests.PriceTests.test_twin_b failed", twin["reason"])
+        for name in ("nowhere", "no-module"):
+            self.assert_verdict(verdicts[(name, "gold")], "error", None)
+            self.assertIn("name no test", verdicts[(name, "gold")]["reason"])
+
+    def test_an_expected_failure_is_not_a_fail_to_pass_pass(self):
+        verdicts = self.grade({"xfail": (["test_known_bug (shop.tests.PriceTests)"], [], {}),
+                               "xfail-p2p": (DJANGOISH_IDS[:1],
+                                             ["test_known_bug (shop.tests.PriceTests)"], {})},
+                              runs=("empty",))
+        xfail = verdicts[("xfail", "empty")]
+        self.assert_verdict(xfail, "unresolved", False)
+        self.assertEqual(xfail["fail_to_pass"]["skipped"], ["test_known_bug (shop.tests.PriceTests)"])
+        # As a PASS_TO_PASS test an expected failure passes, as in SWE-bench.
+        self.assertEqual(verdicts[("xfail-p2p", "empty")]["pass_to_pass"]["passed"],
+                         ["test_known_bug (shop.tests.PriceTests)"])
+
+
+class TestRegradeSympyRunner(RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = SYMPYISH_BASE, SYMPYISH_TESTS, SYMPYISH_FIX, "acme/symbolic"
+    RUNS = {"breaks-import": {"sympy/core/basic.py": "raise ImportError('broken')\n"},
+            "fix-and-neuter": dict(SYMPYISH_FIX, **{
+                "sympy/core/tests/test_basic.py": "def test_double_negative():\n    pass\n"})}
+
+    def test_bare_names_are_found_in_the_test_patch_and_only_the_fix_resolves(self):
+        verdicts = self.grade({"sym-1": (["test_double_negative"], ["test_double"], {})},
+                              runs=("gold", "empty", "breaks-import", "fix-and-neuter"))
+        gold, empty = verdicts[("sym-1", "gold")], verdicts[("sym-1", "empty")]
+        self.assert_verdict(gold, "resolved", True)
+        self.assertEqual((gold["runner"], gold["results_from"]), ("sympy", "sympy runner"))
+        self.assert_verdict(empty, "unresolved", False)
+        self.assertEqual(empty["fail_to_pass"]["failed"], ["test_double_negative"])
+        self.assertEqual(empty["pass_to_pass"]["passed"], ["test_double"])
+        broken = verdicts[("sym-1", "breaks-import")]
+        self.assert_verdict(broken, "unresolved", False)
+        self.assertEqual(broken["fail_to_pass"]["missing"], ["test_double_negative"])
+        self.assert_verdict(verdicts[("sym-1", "fix-and-neuter")], "resolved", True)
+
+    def test_an_id_found_nowhere_is_a_grading_error(self):
+        verdict = self.grade({"typo": (["test_double_negativ"], [], {})}, runs=("gold",))
+        verdict = verdict[("typo", "gold")]
+        self.assert_verdict(verdict, "error", None)
+        self.assertIn("test_double_negativ", verdict["reason"])
+
+    def test_xfail_skip_and_slow_are_not_passes(self):
+        verdicts = self.grade({
+            "xfail": (["test_double_string"], [], {}),
+            "xpass": (["test_double_negative"], ["test_double_zero"], {}),
+            "skip": (["test_double_negative"], ["test_double_plot"], {}),
+            "slow": (["test_double_big"], [], {})}, runs=("gold",))
+        xfail = verdicts[("xfail", "gold")]
+        self.assert_verdict(xfail, "unresolved", False)
+        self.assertEqual(xfail["fail_to_pass"]["skipped"], ["test_double_string"])
+        # An @XFAIL test that passes (XPASS) is a failure.
+        self.assertEqual(verdicts[("xpass", "gold")]["pass_to_pass"]["failed"],
+                         ["test_double_zero"])
+        self.assertEqual(verdicts[("skip", "gold")]["pass_to_pass"]["skipped"],
+                         ["test_double_plot"])
+        self.assert_verdict(verdicts[("skip", "gold")], "unresolved", False)
+        self.assertEqual(verdicts[("slow", "gold")]["fail_to_pass"]["skipped"],
+                         ["test_double_big"])
+
+
+class TestRegradeInstanceFields(RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = SYMPYISH_BASE, SYMPYISH_TESTS, SYMPYISH_FIX, "acme/symbolic"
+
+    def test_v5_fields_pick_a_runner_or_say_there_is_none(self):
+        v5 = {"image": "swebench/sweb.eval.x86_64.acme", "eval_type": "pass_and_fail",
+              "eval_script": "#!/bin/bash\necho never run here > /tmp/regrade-eval-script-ran\n"}
+        verdicts = self.grade({
+            "by-parser": (["test_double_negative"], [], dict(v5, log_parser="parse_log_sympy")),
+            "go": (["test_double_negative"], [], dict(v5, log_parser="parse_log_gotest"))},
+            runs=("gold",))
+        by_parser = verdicts[("by-parser", "gold")]
+        self.assert_verdict(by_parser, "resolved", True)
+        self.assertEqual(by_parser["runner"], "sympy")
+        self.assertTrue(any("eval_script" in note for note in by_parser["notes"]))
+        go = verdicts[("go", "gold")]
+        self.assert_verdict(go, "error", None)
+        self.assertIn("no runner for this repository", go["reason"])
+
+    def test_a_project_runner_on_a_tree_without_it_is_a_grading_error(self):
+        verdicts = self.grade({"wrong": (["test_double_negative"], [],
+                                         {"test_runner": "django"})}, runs=("gold",))
+        verdict = verdicts[("wrong", "gold")]
+        self.assert_verdict(verdict, "error", None)
+        self.assertIn("tests/runtests.py", verdict["reason"])
+
+    def test_a_bad_eval_type_is_bad_input(self):
+        with TempDir() as folder:
+            regrade_jsonl(folder, "i.jsonl", [{
+                "instance_id": "x", "repo": "a/b", "base_commit": self.base, "test_patch": "",
+                "FAIL_TO_PASS": '["test_double"]', "eval_type": "sometimes"}])
+            status, out, err = run("regrade.py", [os.path.join(folder, "i.jsonl"), "gold",
+                                                  "--repo", self.repo])
+        self.assertEqual(status, 2)
+        self.assertIn("eval_type", err)
+        self.assertNotIn("Traceback", err)
+
+
+class RegradeProjectRules:
+    """Django and SymPy runs inside bubblewrap, under --select and the collection records."""
+    RUNNER, CASE = "", {}
+
+    def test_runs_in_bwrap_and_a_broken_import_is_the_runs_failure(self):
+        if bwrap_missing():
+            self.skipTest(bwrap_missing())
+        verdicts = self.grade(self.CASE, runs=("gold", "breaks-import"))
+        gold, broken = verdicts[("case", "gold")], verdicts[("case", "breaks-import")]
+        self.assertEqual({gold["isolation"], broken["isolation"]}, {"bwrap"})
+        self.assert_verdict(gold, "resolved", True)
+        self.assertEqual(gold["runner"], self.RUNNER)
+        # The recorder reports its own interpreter, as the pytest and unittest ones do.
+        self.assertEqual(gold["environment"]["python_version"], sys.version.split()[0])
+        # No test ran: the run broke the code's import, which is its own failure,
+        # never the generic "listed test never collected" grading error.
+        self.assert_verdict(broken, "unresolved", False)
+        self.assertNotIn("uncollected", broken)
+        self.assertIn(f"{self.RUNNER} failed to load", broken["reason"])
+
+    def test_select_files_adds_no_note(self):
+        verdicts = self.grade(self.CASE, runs=("gold",), extra_argv=("--select", "files"))
+        gold = verdicts[("case", "gold")]
+        self.assert_verdict(gold, "resolved", True)
+        self.assertFalse(any("whole" in note for note in gold["notes"]), gold["notes"])
+
+
+class TestRegradeDjangoRules(RegradeProjectRules, RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = DJANGOISH_BASE, DJANGOISH_TESTS, DJANGOISH_FIX, "acme/shop"
+    RUNS = TestRegradeDjangoRunner.RUNS
+    RUNNER, CASE = "django", {"case": (DJANGOISH_IDS[:2], DJANGOISH_IDS[2:], {})}
+
+
+class TestRegradeSympyRules(RegradeProjectRules, RegradeProjectFixture):
+    BASE, TESTS, FIX, REPO_NAME = SYMPYISH_BASE, SYMPYISH_TESTS, SYMPYISH_FIX, "acme/symbolic"
+    RUNS = TestRegradeSympyRunner.RUNS
+    RUNNER, CASE = "sympy", {"case": (["test_double_negative"], ["test_double"], {})}
+
+
+class TestOneRunnerRule(unittest.TestCase):
+    """regrade.py's runner choice has one home, runner_for(): grading (pick_runner), the
+    test-command check and the pytest pre-flight of both modes ask it, so a check made
+    before the checkout can never expect another runner than the one grading will use."""
+
+    def setUp(self):
+        self.r = load("regrade.py")
+
+    def instance(self, repo, ids, test_runner=None, test_cmd=None, **extra):
+        return dict({"repo": repo, "FAIL_TO_PASS": list(ids), "PASS_TO_PASS": [],
+                     "test_runner": test_runner, "test_cmd": test_cmd,
+                     "where": "instances.jsonl line 1"}, **extra)
+
+    def test_grading_and_the_pre_flight_agree_for_every_choice(self):
+        with tempfile.TemporaryDirectory() as tree:      # a tree with no project layout
+            for repo, ids, own, option in itertools.product(
+                    ("django/django", "sympy/sympy", "o/r"), (["t.py::test_a"], ["m.C.test_a"]),
+                    (None, "unittest", "log"), ("auto", "pytest", "sympy")):
+                instance = self.instance(repo, ids, own)
+                graded = self.r.pick_runner(instance, {"runner": option}, ids, tree)
+                # Written out from the manual ("Runners"), not from the code under test.
+                expected = own or option
+                if expected == "auto":
+                    expected = {"django/django": "django", "sympy/sympy": "sympy"}.get(
+                        repo, "pytest" if "::" in ids[0] else "unittest")
+                self.assertEqual(graded, expected, (repo, ids, own, option))
+                self.assertEqual(self.r.runner_for(instance, option, ids), graded)
+                self.assertEqual(self.r.pytest_needed([instance], option, None),
+                                 graded == "pytest", (repo, ids, own, option))
+
+    def test_the_tree_layout_counts_only_once_there_is_a_tree(self):
+        with tempfile.TemporaryDirectory() as tree:
+            os.makedirs(os.path.join(tree, "tests"))
+            os.makedirs(os.path.join(tree, "django"))
+            write(tree, "tests/runtests.py", "")
+            instance = self.instance("fork/web", ["tests/t.py::test_a"])
+            self.assertEqual(self.r.pick_runner(instance, {"runner": "auto"}, ["x"], tree),
+                             "django")
+            self.assertEqual(self.r.runner_for(instance, "auto", ["tests/t.py::test_a"]),
+                             "pytest")    # before the checkout: the ids decide, pytest is checked
+
+    def test_a_django_instance_is_not_held_to_the_pytest_rules_before_grading(self):
+        # Grading runs Django's runner for django/django under --runner auto, whatever its
+        # ids look like; the old pre-flight judged by the ids alone and refused this command
+        # as a pytest one (and required pytest of the interpreter).
+        instance = self.instance("django/django", ["tests/t.py::test_a"])
+        self.r.check_test_commands({"i": instance}, "auto", "./tests/runtests.py {files}")
+        self.assertFalse(self.r.pytest_needed([instance], "auto", None))
+        with self.assertRaises(self.r.InputError):    # a real pytest instance still is
+            self.r.check_test_commands({"i": self.instance("o/r", ["t.py::test_a"])}, "auto",
+                                       "pytest {files}")
+
+    def test_a_log_parser_without_a_runner_needs_nothing_and_grades_as_an_error(self):
+        instance = self.instance("o/r", ["t.py::test_a"], no_runner="log_parser 'x': none")
+        self.assertIsNone(self.r.runner_for(instance, "auto", ["t.py::test_a"]))
+        self.assertFalse(self.r.pytest_needed([instance], "auto", None))
+        with self.assertRaises(self.r.GradingError):
+            self.r.pick_runner(instance, {"runner": "auto"}, ["t.py::test_a"], HERE)
+
+    def test_making_instances_assumes_pytest_unless_the_repository_names_its_runner(self):
+        for repo, runner, expected in (("o/r", "auto", True), ("django/django", "auto", False),
+                                       ("o/r", "log", False), ("sympy/sympy", "pytest", True)):
+            self.assertEqual(self.r.pytest_needed(
+                [{"repo": repo, "test_runner": None, "test_cmd": None}], runner, None,
+                ids_known=False), expected, (repo, runner))
+
+
+# --- regrade.py: statuses, outputs and the summary ---
+class TestCompletedMeansOneThing(unittest.TestCase):
+    def test_summary_and_manual_say_completed_instances_means_graded(self):
+        regrade = load("regrade.py")
+        verdicts = [{"run_id": r, "instance_id": "i", "status": s, "diff_empty": False}
+                    for r, s in (("a", "resolved"), ("b", "unresolved"), ("c", "error"))]
+        summary = regrade.swebench_summary(verdicts, ["i"])
+        self.assertEqual(summary["completed_instances"], 2)      # graded: a and b
+        self.assertEqual(summary["resolved_instances"], 1)
+        self.assertIn("graded", summary["completed_means"])
+        self.assertIn("verdicts.csv's completed means resolved", summary["completed_means"])
+        doc = " ".join(regrade.__doc__.split())
+        self.assertIn("completed_instances keeps SWE-bench's meaning, graded", doc)
+        self.assertIn("verdicts.csv's completed means resolved", doc)
+        status, out, err = run("regrade.py", [
+            os.path.join(HERE, "examples", "regrade", "instances.jsonl"), "empty",
+            "--repo", os.path.join(HERE, "examples", "regrade", "calc.bundle")])
+        self.assertEqual(status, 0, err)
+        self.assertIn("'completed' in verdicts.csv means resolved; completed_instances "
+                      "(SWE-bench's key) means graded", out)
+
+
+class TestTimingsFit100Columns(unittest.TestCase):
+    def test_regrade_timings_table_fits_100_columns(self):
+        status, out, err = run("regrade.py", [
+            os.path.join(HERE, "examples", "regrade", "instances.jsonl"),
+            os.path.join(HERE, "examples", "regrade", "predictions.jsonl"),
+            "--repo", os.path.join(HERE, "examples", "regrade", "calc.bundle"), "--timings"])
+        self.assertEqual(status, 0, err)
+        body = report_body(out)
+        self.assertEqual([l for l in body.splitlines() if len(l) > 100], [])
+        self.assertRegex(body, r"(?m)^run +tests s +all s +grader s$")
+
+
+def regrade_verdict_stub(run_id, **extra):
+    verdict = {"run_id": run_id, "instance_id": "i" * 30, "status": "wrong_code_under_test",
+               "resolution": "NO", "reason": "a reason", "tests_status": None,
+               "fail_to_pass": {}, "pass_to_pass": {}, "applied_with": "git apply",
+               "duration_s": 12.25, "test_s": 10.5, "completed": None,
+               "touched_tests": ["x"], "flaky": [], "results_from": "pytest plugin"}
+    verdict.update(extra)
+    return verdict
+
+
+REGRADE_PROV = {"script": "regrade.py", "version": "0", "python": "3", "script_sha256": "0" * 64,
+                "command": "c", "seed": None, "inputs": []}
+
+
+class TestRegradeSummaryLayout(unittest.TestCase):
+    def test_markdown_reasons_and_closing_lines_are_separate_blocks(self):
+        regrade = load("regrade.py")
+        runs = [regrade_verdict_stub(f"run-{i}") for i in range(3)]
+        text = regrade.render_summary(regrade.summarise(runs), runs, "markdown", REGRADE_PROV)
+        lines = text.splitlines()
+        last_reason = max(i for i, l in enumerate(lines) if l.startswith("- run-"))
+        first_note = next(i for i, l in enumerate(lines) if l.startswith("- runs that touched"))
+        # A paragraph between them ends the first list (CommonMark: blank lines do not).
+        between = [l for l in lines[last_reason + 1:first_note] if l.strip()]
+        self.assertTrue(between and not any(l.startswith("- ") for l in between), between)
+        cmark = shutil.which("cmark-gfm")
+        if cmark:
+            html = subprocess.run([cmark], input=text, capture_output=True, text=True).stdout
+            items = re.findall(r"<ul>(.*?)</ul>", html, re.S)
+            # The three reasons, then the checks (touched, flaky, fallbacks, sandbox,
+            # the meaning of 'completed'): two lists, not one.
+            self.assertEqual([len(re.findall("<li>", i)) for i in items], [3, 5])
+
+    def test_timings_tables_fit_100_columns(self):
+        regrade = load("regrade.py")
+        runs = [regrade_verdict_stub(f"django__django-{11000 + i}@some-agent-model-v2#{i}")
+                for i in range(12)]
+        text = regrade.render_summary(regrade.summarise(runs), runs, "text", REGRADE_PROV,
+                                      timings=True)
+        self.assertEqual([l for l in text.splitlines() if len(l) > 100], [])
+        for run_id in (r["run_id"] for r in runs):       # no row dropped, each timed
+            self.assertEqual(len([l for l in text.splitlines() if l.startswith(run_id + " ")]),
+                             2)
+        self.assertIn("1.75", text)                       # 12.25 - 10.5 s of grader overhead
+        self.assertIn("the instance column is left out", " ".join(text.split()))
+
+    def test_progress_names_each_run_its_status_and_seconds(self):
+        regrade = load("regrade.py")
+        example = os.path.join(HERE, "examples", "regrade")
+        status, out, err = run("regrade.py", [
+            os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle"), "--progress", "--format", "json"])
+        self.assertEqual(status, 0, err)
+        verdicts = json.loads(out)["runs"]
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), len(verdicts), err)
+        for verdict in verdicts:
+            line = next(l for l in lines if f"] {verdict['run_id']}: " in l)
+            self.assertIn(f"{verdict['run_id']}: {verdict['status']} in "
+                          f"{verdict['duration_s']:.1f} s", line)
+
+
+# --- regrade.py: large jobs (signals, shards, one --out) ---
+# Schedulers preempt with SIGTERM then SIGKILL, rerun the same task, and point
+# many tasks at one --out. Each test below reproduces one failure of issue 16 on
+# the code before it (checked against main's regrade.py), and the rehearsal runs
+# shards the way Slurm would. Processes get generous deadlines; nothing is timed.
+CLUSTER_BASE = {
+    "slow/__init__.py": "def value():\n    return 1\n",
+    "tests/__init__.py": "",
+    "tests/test_slow.py": (
+        "import time\nimport unittest\n\nimport slow\n\n\n"
+        "class TestSlow(unittest.TestCase):\n"
+        "    def test_value(self):\n        time.sleep(0.2)\n        self.assertEqual(slow.value(), 2)\n\n"
+        "    def test_kept(self):\n        self.assertTrue(callable(slow.value))\n"),
+}
+CLUSTER_RUNS = {
+    "fix": {"slow/__init__.py": "def value():\n    return 2\n"},
+    "wrong": {"slow/__init__.py": "def value():\n    return 3\n"},
+    "slow-fix": {"slow/__init__.py": "import time\n\n\ndef value():\n    time.sleep(4)\n"
+                                     "    return 2\n"},
+    "hangs": {"slow/__init__.py": "import time\ntime.sleep(120)\n\n\ndef value():\n"
+                                  "    return 2\n"},
+    "slower-fix": {"slow/__init__.py": "import time\n\n\ndef value():\n    time.sleep(2)\n"
+                                       "    return 2\n"},
+}
+CLUSTER_DEADLINE = 240      # s for any one grading process, even at load 10
+
+
+def cluster_lines(out):
+    """verdicts.jsonl's lines as parsed records; raises on a cut or broken line."""
+    path = os.path.join(out, "verdicts.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    assert not text or text.endswith("\n"), "a cut last line"
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def cluster_wait(predicate, what, deadline=CLUSTER_DEADLINE):
+    end = time.monotonic() + deadline
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"waited {deadline} s for {what}")
+        time.sleep(0.05)
+
+
+class RegradeClusterCase(RegradeRepoCase):
+    """The slow repository, its runs' diffs, and a way to start graders as a scheduler does."""
+
+    @classmethod
+    def setUpClass(cls):
+        work = cls.make_repo(CLUSTER_BASE)
+        cls.diffs = {name: regrade_diff(work, files) for name, files in CLUSTER_RUNS.items()}
+
+    def job(self, folder, runs):
+        """Write instances.jsonl and predictions.jsonl; runs: {run id: diff name}."""
+        regrade_jsonl(folder, "instances.jsonl", [{
+            "instance_id": "slow-1", "repo": "acme/slow", "base_commit": self.base,
+            "patch": self.diffs["fix"], "test_patch": "",
+            "FAIL_TO_PASS": json.dumps(["tests.test_slow.TestSlow.test_value"]),
+            "PASS_TO_PASS": json.dumps(["tests.test_slow.TestSlow.test_kept"])}])
+        regrade_jsonl(folder, "predictions.jsonl", [
+            {"run_id": run_id, "instance_id": "slow-1", "model_patch": self.diffs[name]}
+            for run_id, name in sorted(runs.items())])
+        return [os.path.join(folder, "instances.jsonl"), os.path.join(folder, "predictions.jsonl"),
+                "--repo", self.repo]
+
+    def start(self, argv, temp):
+        """Start regrade.py as a scheduler's task would, with TMPDIR=temp."""
+        return subprocess.Popen([sys.executable, os.path.join(HERE, "regrade.py"), *argv,
+                                 "--progress"], env=dict(os.environ, TMPDIR=temp),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def in_temp(self, temp):
+        """Point this process's tempfile at `temp` while a test calls main() in-process."""
+        old = tempfile.tempdir
+        tempfile.tempdir = temp
+        self.addCleanup(setattr, tempfile, "tempdir", old)
+
+
+class TestRegradeClusterSignals(RegradeClusterCase):
+    """Failure 1: SIGTERM (and SIGHUP) killed the grader silently, leaving its folders."""
+
+    def test_sigterm_and_sighup_stop_cleanly_and_say_how_to_resume(self):
+        for signum, status in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
+            with self.subTest(signal=signum.name), TempDir() as folder:
+                runs = {f"fix-{i}": "fix" for i in range(3)}
+                runs["hangs"] = "hangs"
+                argv = self.job(folder, runs) + ["--out", os.path.join(folder, "out")]
+                temp = os.path.join(folder, "tmp")
+                os.makedirs(temp)
+                process = self.start(argv, temp)
+                # Runs go in id order: three fixes are graded, then "hangs" is running.
+                cluster_wait(lambda: len(cluster_lines(os.path.join(folder, "out"))) >= 3 or
+                             process.poll() is not None, "three verdicts")
+                process.send_signal(signum)
+                _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+                self.assertEqual(process.returncode, status, stderr)
+                last = stderr.strip().splitlines()[-1]
+                self.assertRegex(last, rf"^error: interrupted by {signum.name}: 3 runs graded "
+                                       r"and on disk in .*verdicts\.jsonl, 1 left ungraded; "
+                                       r"rerun the same command")
+                self.assertEqual(sorted(v["run_id"] for v in cluster_lines(
+                    os.path.join(folder, "out"))), ["fix-0", "fix-1", "fix-2"])
+                self.assertEqual(os.listdir(temp), [])
+
+    def test_a_second_signal_ends_at_once_and_the_next_run_cleans_up(self):
+        with TempDir() as folder:
+            argv = self.job(folder, {"fix": "fix", "hangs": "hangs"})
+            argv += ["--out", os.path.join(folder, "out")]
+            temp = os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            process = self.start(argv, temp)
+            cluster_wait(lambda: cluster_lines(os.path.join(folder, "out")) or
+                         process.poll() is not None, "the first verdict")
+            process.send_signal(signal.SIGTERM)
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=CLUSTER_DEADLINE)
+            self.assertEqual(process.returncode, 143)
+            self.assertEqual([v["run_id"] for v in cluster_lines(os.path.join(folder, "out"))],
+                             ["fix"])
+            # What the cut-short process left, the next one removes (the hanging run
+            # is left out now: it would hang again).
+            self.job(folder, {"fix": "fix"})
+            again = self.start(argv, temp)
+            _, stderr = again.communicate(timeout=CLUSTER_DEADLINE)
+            self.assertEqual(again.returncode, 0, stderr)
+            self.assertEqual(os.listdir(temp), [])
+
+
+def cluster_host():
+    """This machine's name as regrade.py's folder names spell it (an independent copy)."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", platform.node())[:40] or "host"
+
+
+def cluster_start_time(pid):
+    """Field 22 of /proc/PID/stat, read here independently of regrade.py."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        text = handle.read()
+    return int(text[text.rfind(")") + 2:].split()[19])
+
+
+def cluster_boot():
+    with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+        return handle.read().strip().replace("-", "")[:8]
+
+
+class TestRegradeClusterLeftovers(RegradeClusterCase):
+    """Failure 2: folders of a killed process stayed for ever; a live owner's must stay."""
+
+    def test_folders_whose_owner_is_gone_are_removed_and_no_others(self):
+        with TempDir() as folder:
+            temp = os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            self.in_temp(temp)
+            child = subprocess.Popen(["true"])
+            child.wait()                    # a PID whose process has ended
+            me, host, boot = os.getpid(), cluster_host(), cluster_boot()
+            names = {
+                "dead": f"regrade-run.{host}.{child.pid}.{cluster_start_time(me) + 1}.{boot}.a1",
+                "reused-pid": f"regrade-session.{host}.{me}.{cluster_start_time(me) + 7}.{boot}.b2",
+                "earlier-boot": f"regrade-probe.{host}.{me}.{cluster_start_time(me)}.00000000.c3",
+                "live": f"regrade-session.{host}.{me}.{cluster_start_time(me)}.{boot}.d4",
+                "other-host": f"regrade-run.not-{host}.{child.pid}.1.{boot}.e5",
+                "no-owner": "regrade-session-f6",
+            }
+            for name in names.values():
+                os.makedirs(os.path.join(temp, name, "tree"))
+            status, out, err = run("regrade.py", self.job(folder, {"fix": "fix"}))
+            self.assertEqual(status, 0, err)
+            self.assertIn("removed 3 folders left in", err)
+            self.assertEqual(sorted(os.listdir(temp)),
+                             sorted(names[k] for k in ("live", "other-host", "no-owner")))
+
+
+class TestRegradeClusterSharedOut(RegradeClusterCase):
+    """Failure 3: two shards on one --out both exited 0 and the last writer won."""
+
+    def test_two_shards_at_once_on_one_folder_keep_every_verdict_once(self):
+        with TempDir() as folder:
+            runs = {f"run-{i:02d}": ("fix", "wrong")[i % 2] for i in range(10)}
+            out = os.path.join(folder, "out")
+            argv = self.job(folder, runs) + ["--out", out]
+            temp = os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            shards = [self.start(argv + ["--shard", f"{k}/2"], temp) for k in (1, 2)]
+            for process in shards:
+                _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+                self.assertEqual(process.returncode, 0, stderr)
+            lines = cluster_lines(out)
+            self.assertEqual(sorted(v["run_id"] for v in lines), sorted(runs))
+            expected = {r: "resolved" if n == "fix" else "unresolved" for r, n in runs.items()}
+            self.assertEqual({v["run_id"]: v["status"] for v in lines}, expected)
+            with open(os.path.join(out, "verdicts.csv"), encoding="utf-8") as handle:
+                self.assertEqual(len(handle.read().splitlines()), 11)
+            self.assertEqual(os.listdir(temp), [])
+
+    def test_summarize_skips_a_cut_last_line_and_says_so(self):
+        with TempDir() as folder:
+            graded = os.path.join(folder, "graded")
+            status, _, err = run("regrade.py", self.job(folder, {"a": "fix"}) + ["--out", graded])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(graded, "verdicts.jsonl"), encoding="utf-8") as handle:
+                path = write(folder, "verdicts.jsonl", handle.read() + '{"run_id": "b", "sta')
+            status, out, err = run("regrade.py", ["--summarize", path, "--format", "json"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual([v["run_id"] for v in json.loads(out)["runs"]], ["a"])
+            self.assertIn("last line is cut", err)
+
+
+class TestRegradeClusterCheckedWrites(RegradeClusterCase):
+    """Failure 4: a progress line named a run whose verdict line was cut by a full disk."""
+
+    def faulty_writes(self, fault):
+        """Make os.write misbehave on verdicts.jsonl only: fault(call number, data) returns
+        the bytes to write, or raises."""
+        real, calls = os.write, []
+
+        def write_(handle, data):
+            try:
+                target = os.readlink(f"/proc/self/fd/{handle}")
+            except OSError:
+                target = ""
+            if target.endswith("verdicts.jsonl"):
+                calls.append(len(data))
+                data = fault(len(calls), bytes(data))
+            return real(handle, data)
+        return calls, unittest.mock.patch.object(os, "write", write_)
+
+    def progress_checker(self, out):
+        """A stderr that checks, at each progress line, that the run's line is whole on disk."""
+        seen = []
+
+        class Checking(io.StringIO):
+            def write(inner, text):
+                match = re.match(r"\[\d+/\d+\] (\S+): ", text)
+                if match:
+                    with open(os.path.join(out, "verdicts.jsonl"), "rb") as handle:
+                        data = handle.read()
+                    whole = []
+                    for line in data.split(b"\n")[:-1]:
+                        try:
+                            whole.append(json.loads(line)["run_id"])
+                        except ValueError:
+                            pass        # a line glued to a cut one
+                    seen.append((match.group(1), data.endswith(b"\n") and
+                                 match.group(1) in whole))
+                return super().write(text)
+        return Checking(), seen
+
+    def test_a_short_write_is_finished_before_the_run_counts_as_graded(self):
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            argv = self.job(folder, {"fix": "fix", "wrong": "wrong"}) + ["--out", out,
+                                                                         "--progress"]
+            # Each first write of a line gets half through, as on a filling disk.
+            _, patcher = self.faulty_writes(
+                lambda n, data: data[:len(data) // 2] if n % 2 else data)
+            stderr, seen = self.progress_checker(out)
+            with patcher, contextlib.redirect_stderr(stderr), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                status = load("regrade.py").main(argv)
+            self.assertEqual(status, 0, stderr.getvalue())
+            self.assertEqual(seen, [("fix", True), ("wrong", True)])
+            self.assertEqual(sorted(v["run_id"] for v in cluster_lines(out)), ["fix", "wrong"])
+
+    def test_a_full_disk_ends_the_job_saying_what_is_safe(self):
+        for code in (errno.ENOSPC, errno.EDQUOT):
+            with self.subTest(errno=errno.errorcode[code]), TempDir() as folder:
+                out = os.path.join(folder, "out")
+                runs = {f"run-{i}": "fix" for i in range(4)}
+                argv = self.job(folder, runs) + ["--out", out, "--progress"]
+
+                def fault(n, data, code=code):
+                    if n >= 3:
+                        raise OSError(code, os.strerror(code))
+                    return data
+                calls, patcher = self.faulty_writes(fault)
+                stderr, seen = self.progress_checker(out)
+                with patcher, contextlib.redirect_stderr(stderr), \
+                        contextlib.redirect_stdout(io.StringIO()):
+                    status = load("regrade.py").main(argv)
+                self.assertEqual(status, 2, stderr.getvalue())
+                last = stderr.getvalue().strip().splitlines()[-1]
+                self.assertEqual(last, f"error: --out {out}: cannot write ({os.strerror(code)}): "
+                                       f"2 verdicts are safe in {out}/verdicts.jsonl (whole lines "
+                                       f"on disk), 2 left ungraded; free space and rerun the "
+                                       f"same command to grade only those")
+                self.assertEqual(seen, [("run-0", True), ("run-1", True)])
+                self.assertEqual([v["run_id"] for v in cluster_lines(out)], ["run-0", "run-1"])
+                self.assertGreaterEqual(len(calls), 3)
+
+    def test_a_file_size_limit_is_a_full_disk_not_a_silent_death(self):
+        """The real thing: RLIMIT_FSIZE on the grader (its children get it too)."""
+        import resource
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            runs = {f"run-{i}": "fix" for i in range(3)}
+            argv = self.job(folder, runs)
+            status, _, err = run("regrade.py", argv + ["--out", os.path.join(folder, "sizes")])
+            self.assertEqual(status, 0, err)
+            sizes = [len(json.dumps(v, ensure_ascii=False, sort_keys=True)) + 1
+                     for v in cluster_lines(os.path.join(folder, "sizes"))]
+            limit = sizes[0] + sizes[1] // 2       # room for one line and half the next
+            process = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "regrade.py"), *argv, "--out", out,
+                 "--progress", "--sandbox", "none"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+            _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+            self.assertEqual(process.returncode, 2, stderr)
+            self.assertRegex(stderr.strip().splitlines()[-1],
+                             r"^error: --out .*: cannot write \(File too large\): 1 verdict is "
+                             r"safe in .*, 2 left ungraded")
+            self.assertEqual(len(cluster_lines(out)), 1)
+            self.assertEqual(len(re.findall(r"^\[\d+/3\] ", stderr, re.M)), 1)
+
+
+class TestRegradeClusterReuse(RegradeClusterCase):
+    """Failure 5: a verdict graded at --timeout 1 was reused at --timeout 120."""
+
+    def test_a_verdict_graded_under_other_options_is_graded_again(self):
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            argv = self.job(folder, {"slow": "slow-fix", "fix": "fix"}) + ["--out", out,
+                                                                           "--format", "json"]
+            status, text, err = run("regrade.py", argv + ["--timeout", "1"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual({v["run_id"]: v["status"] for v in cluster_lines(out)},
+                             {"slow": "timeout", "fix": "resolved"})
+            status, text, err = run("regrade.py", argv + ["--timeout", "120"])
+            self.assertEqual(status, 0, err)
+            self.assertEqual({v["run_id"]: v["status"] for v in cluster_lines(out)},
+                             {"slow": "resolved", "fix": "resolved"})
+            self.assertEqual(json.loads(text)["summary"]["reuse"],
+                             {"reused": 0, "regraded": 2,
+                              "regraded_because": {"--timeout changed": 2}})
+            status, text, err = run("regrade.py", argv[:-2] + ["--timeout", "120", "--env",
+                                                               "EXTRA=1"])
+            self.assertIn("2 graded again, their stored verdicts graded under other inputs: "
+                          "--env changed: 2", text)
+            status, text, err = run("regrade.py", argv[:-2] + ["--timeout", "120", "--env",
+                                                               "EXTRA=1"])
+            self.assertIn("2 already graded with the same inputs", text)
+
+    def test_the_key_covers_every_option_that_can_change_a_verdict(self):
+        regrade = load("regrade.py")
+        run_ = {"diff": "d", "base_commit": "b"}
+        instance = {"instance_id": "i", "where": "x:1", "FAIL_TO_PASS": ["t"]}
+        settings = {"grader_version": "g", "grader_sha256": "s", "isolation": "bwrap",
+                    "python": "/p", "interpreter": {"version": "3.12.1"},
+                    "distributions": [["pytest", "8.0"]], "runner": "auto", "test_cmd": None,
+                    "select": "ids", "timeout": 600.0, "repeat": 1, "p2p_skip_ok": False,
+                    "test_patterns": None, "env": {}, "keep_env": set(), "fuzz": 3}
+        key = regrade.grading_key(run_, instance, settings)
+        changes = {"isolation": "unshare", "python": "/q", "interpreter": {"version": "3.12.2"},
+                   "distributions": [["pytest", "8.1"]], "runner": "pytest",
+                   "test_cmd": "{python} x", "select": "files", "timeout": 30.0, "repeat": 3,
+                   "p2p_skip_ok": True, "test_patterns": ("t/*",), "env": {"A": "1"},
+                   "keep_env": {"HOME2"}, "fuzz": 0, "grader_sha256": "t"}
+        for name, value in changes.items():
+            self.assertNotEqual(regrade.grading_key(run_, instance, dict(settings, **{
+                name: value})), key, name)
+        self.assertNotEqual(regrade.grading_key(run_, dict(instance, FAIL_TO_PASS=["u"]),
+                                                settings), key)
+        self.assertNotEqual(regrade.grading_key(dict(run_, diff="e"), instance, settings), key)
+        # Where the instance row sits in its file is no input.
+        self.assertEqual(regrade.grading_key(run_, dict(instance, where="y:9"), settings), key)
+
+
+class TestRegradeClusterUnshare(RegradeClusterCase):
+    """--sandbox unshare was refused as an invalid choice."""
+
+    def test_unshare_is_a_choice_of_its_own(self):
+        with TempDir() as folder:
+            status, report, err = regrade_json(self.job(folder, {"fix": "fix"}) +
+                                               ["--sandbox", "unshare"])
+            if status == 2 and "--sandbox unshare: " in err and "invalid choice" not in err:
+                self.skipTest(err.strip())
+            self.assertEqual(status, 0, err)
+            verdict = regrade_by_run(report)["fix"]
+            self.assertEqual((verdict["status"], verdict["isolation"]), ("resolved", "unshare"))
+
+
+def cluster_statuses(verdicts):
+    return {v["run_id"]: (v["status"], v["resolution"], json.dumps(v["fail_to_pass"]),
+                          json.dumps(v["pass_to_pass"])) for v in verdicts}
+
+
+def cluster_runs(shards, per_shard):
+    """Run ids and diffs: per_shard runs in each shard, the signalled shards' (1 and 2)
+    second run a slower one, so that their signal lands while a run is going."""
+    in_shard = load("regrade.py").in_shard
+    runs, candidates = {}, [f"run-{i:03d}" for i in range(1000)]
+    for k in range(1, shards + 1):
+        mine = [r for r in candidates if in_shard(r, (k, shards))][:per_shard]
+        for place, run_id in enumerate(mine):
+            runs[run_id] = "slower-fix" if place == 1 and k <= 2 else ("fix", "wrong")[place % 2]
+    return runs
+
+
+def cluster_rehearsal(case, folder, shards=3, per_shard=3):
+    """Shards start at once on one --out; one gets SIGTERM, one kill -9, after their first
+    verdict; each is restarted as a scheduler would. Returns the figures."""
+    runs = cluster_runs(shards, per_shard)
+    runs_count = len(runs)
+    argv = case.job(folder, runs)
+    single = os.path.join(folder, "single")
+    status, _, err = run("regrade.py", argv + ["--out", single, "--jobs", "2"])
+    case.assertEqual(status, 0, err)
+    out, temp = os.path.join(folder, "out"), os.path.join(folder, "tmp")
+    os.makedirs(temp)
+    commands = [argv + ["--out", out, "--shard", f"{k}/{shards}"] for k in range(1, shards + 1)]
+    mine = [{r for r in runs if load("regrade.py").in_shard(r, (k, shards))}
+            for k in range(1, shards + 1)]
+    processes = [case.start(command, temp) for command in commands]
+    signals = {0: signal.SIGTERM, 1: signal.SIGKILL}
+    for index, signum in signals.items():
+        cluster_wait(lambda: mine[index] & {v["run_id"] for v in cluster_lines(out)} or
+                     processes[index].poll() is not None, f"shard {index + 1}'s first verdict")
+        processes[index].send_signal(signum)
+    statuses = []
+    for process in processes:
+        process.communicate(timeout=CLUSTER_DEADLINE)
+        statuses.append(process.returncode)
+    before = len(cluster_lines(out))
+    restarted = [case.start(commands[i], temp) for i in signals]
+    for process in restarted:
+        _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+        case.assertEqual(process.returncode, 0, stderr)
+    after = cluster_lines(out)
+    return {"processes": shards, "restarted": len(restarted), "runs": runs_count,
+            "signals": {i + 1: s.name for i, s in signals.items()}, "exit_statuses": statuses,
+            "verdicts_before": before, "verdicts_after": len(after),
+            "run_ids_once": len({v["run_id"] for v in after}) == len(after),
+            "equal_to_single_run": cluster_statuses(after) ==
+            cluster_statuses(cluster_lines(single)),
+            "leftovers": len(os.listdir(temp))}
+
+
+class TestRegradeClusterRehearsal(RegradeClusterCase):
+    def test_shards_preempted_and_restarted_equal_one_uninterrupted_run(self):
+        with TempDir() as folder:
+            figures = cluster_rehearsal(self, folder)
+        self.assertEqual(figures["exit_statuses"][:2], [143, -signal.SIGKILL])
+        self.assertEqual(figures["exit_statuses"][2], 0)
+        self.assertLess(figures["verdicts_before"], figures["runs"])
+        self.assertEqual(figures["verdicts_after"], figures["runs"])
+        self.assertTrue(figures["run_ids_once"])
+        self.assertTrue(figures["equal_to_single_run"])
+        self.assertEqual(figures["leftovers"], 0)
+
+
+# --- regrade.py: the sandbox ---
+# Hostile code under each --sandbox mode. The diff below fixes the toy bug and,
+# when the tests import it, tries to write into the user's home and clone, read
+# a secret from the home, connect to a listener this test opens on 127.0.0.1,
+# leave a process running, and write into the tree's .git and the recorder.
+# Each attempt prints what it got, so the log shows what happened inside.
+SANDBOX_HOSTILE = """\
+import json, os, socket, subprocess, sys
+FACTS = {}
+
+
+def attempt(name, action):
+    try:
+        FACTS[name] = action()
+    except Exception as exc:
+        FACTS[name] = 'blocked: ' + type(exc).__name__
+
+
+def write(path, mode='w'):
+    with open(path, mode) as handle:
+        handle.write('planted by the code under test\\\\n' if mode == 'w' else '')
+    return 'done'
+
+
+def read(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def connect():
+    with socket.create_connection(('127.0.0.1', PORT), timeout=5) as sock:
+        sock.sendall(b'leak')
+    return 'done'
+
+
+def linger():
+    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', TOKEN],
+                     start_new_session=True, stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return 'started'
+
+
+attempt('write_home', lambda: write(os.path.join(HOME, 'planted.txt')))
+attempt('write_clone', lambda: write(os.path.join(CLONE, 'planted.txt')))
+attempt('read_home', lambda: read(os.path.join(HOME, 'secret.txt')))
+attempt('connect', connect)
+attempt('linger', linger)
+attempt('git_config', lambda: write(os.path.join(os.getcwd(), '.git', 'config'), 'a'))
+attempt('recorder', lambda: write(sys.argv[0], 'a'))
+attempt('etc_shadow', lambda: os.path.exists('/etc/shadow'))
+print('HOSTILE ' + json.dumps(FACTS, sort_keys=True), flush=True)
+
+
+"""
+SANDBOX_SECRET = "the user's secret\n"
+
+
+def sandbox_lingering(token):
+    """Live processes whose command line holds `token` (zombies are dead)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in cmdline.split(b"\0") and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+class RegradeSandboxFixture(RegradeFixture):
+    """Grade the hostile run, the plain fix and no change under one --sandbox mode."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.regrade = load("regrade.py")
+        cls.no_bwrap = bwrap_missing()
+
+    def hostile_grade(self, sandbox_argv, python_in_home=False):
+        """Return (verdicts, facts seen inside, what leaked outside, the text summary)."""
+        import socket
+        with TempDir() as folder:
+            home = os.path.join(folder, "home")
+            write(home, "secret.txt", SANDBOX_SECRET)
+            python = sys.executable
+            if python_in_home:         # a virtualenv under the user's home, as many have
+                venv = os.path.join(home, "venv")
+                subprocess.run([sys.executable, "-m", "venv", "--without-pip",
+                                "--system-site-packages", venv], check=True, capture_output=True)
+                python = os.path.join(venv, "bin", "python")
+            home_before, clone_before = snapshot(home), snapshot(self.repo)
+            token = f"regrade-hostile-{os.getpid()}-{time.monotonic_ns()}"
+            listener = socket.socket()
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(5)
+            constants = (f"HOME = {home!r}\nCLONE = {self.repo!r}\n"
+                         f"PORT = {listener.getsockname()[1]}\nTOKEN = {token!r}\n")
+            diff = self.diff_of({"toy/core.py": constants + SANDBOX_HOSTILE + TOY_FIX})
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")], [
+                ("hostile", "toy-1", diff), ("fix", "toy-1", self.diffs["fix"]),
+                ("empty", "toy-1", "")])
+            out = os.path.join(folder, "out")
+            saved_home = os.environ.get("HOME")
+            os.environ["HOME"] = home        # the grader's user's home is the fake one
+            try:
+                status, report, err = regrade_json([instances, predictions, "--repo", self.repo,
+                                                    "--out", out, "--python", python,
+                                                    *sandbox_argv])
+                lingering = sandbox_lingering(token)
+                for _ in range(100):        # a bounded wait for the kernel to reap
+                    if not lingering:
+                        break
+                    time.sleep(0.1)
+                    lingering = sandbox_lingering(token)
+                listener.setblocking(False)
+                try:
+                    listener.accept()[0].close()
+                    connected = True
+                except BlockingIOError:
+                    connected = False
+            finally:
+                listener.close()
+                for pid in sandbox_lingering(token):
+                    os.kill(pid, signal.SIGKILL)
+                if saved_home is None:
+                    os.environ.pop("HOME", None)
+                else:
+                    os.environ["HOME"] = saved_home
+                home_after, clone_after = snapshot(home), snapshot(self.repo)
+                planted = os.path.join(self.repo, "planted.txt")
+                if os.path.exists(planted):
+                    os.remove(planted)
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "logs", "hostile.log"), encoding="utf-8") as handle:
+                facts = [json.loads(line[len("HOSTILE "):]) for line in handle
+                         if line.startswith("HOSTILE ")]
+            summary = run("regrade.py", ["--summarize", os.path.join(out, "verdicts.jsonl")])[1]
+        self.assertEqual(len(facts), 1, "the hostile code ran once")
+        leaks = {"home": sorted(set(home_after) - set(home_before)),
+                 "clone": sorted(set(clone_after) - set(clone_before)),
+                 "connected": connected, "lingering": bool(lingering)}
+        return regrade_by_run(report), facts[0], leaks, " ".join(summary.split())
+
+    def assert_verdicts_right(self, verdicts, isolation):
+        self.assert_status(verdicts, {"hostile": "resolved", "fix": "resolved",
+                                      "empty": "unresolved"})
+        self.assertEqual({v["isolation"] for v in verdicts.values()}, {isolation})
+
+
+class TestRegradeSandboxBwrap(RegradeSandboxFixture):
+    def test_hostile_code_is_contained_and_the_fix_still_resolves(self):
+        if self.no_bwrap:
+            self.skipTest(self.no_bwrap)
+        verdicts, facts, leaks, summary = self.hostile_grade(["--sandbox", "bwrap"],
+                                                             python_in_home=True)
+        self.assert_verdicts_right(verdicts, "bwrap")
+        self.assertEqual(leaks, {"home": [], "clone": [], "connected": False,
+                                 "lingering": False})
+        blocked = {k: v for k, v in facts.items() if str(v).startswith("blocked: ")}
+        self.assertEqual(sorted(set(blocked) - {"write_home"}), [
+            "connect", "git_config", "read_home", "recorder", "write_clone"], facts)
+        # The home holds the virtualenv, so the sandbox makes the folders above
+        # it; where those sit on its private /tmp the write lands there and
+        # vanishes with the run (leaks["home"] above is the real home).
+        self.assertTrue(facts["write_home"] == "done" or "write_home" in blocked, facts)
+        self.assertEqual(facts["linger"], "started")     # started, and killed with the run
+        self.assertIs(facts["etc_shadow"], False)
+        self.assertIn("sandbox: 3 runs under bwrap (no network", summary)
+        self.assertNotIn("not isolated", summary)
+
+    def test_a_timeout_under_bwrap_leaves_no_process_behind(self):
+        if self.no_bwrap:
+            self.skipTest(self.no_bwrap)
+        token = f"regrade-hangs-{os.getpid()}-{time.monotonic_ns()}"
+        hangs = ("import subprocess, sys, time\n"
+                 f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', "
+                 f"{token!r}], start_new_session=True)\ntime.sleep(120)\n")
+        self.diffs["hangs"] = self.diff_of({"toy/core.py": hangs + TOY_FIX})
+        try:
+            verdicts = self.grade("unittest", ["hangs"], ["--timeout", "2", "--sandbox", "bwrap"])
+            lingering = sandbox_lingering(token)
+            for _ in range(100):
+                if not lingering:
+                    break
+                time.sleep(0.1)
+                lingering = sandbox_lingering(token)
+        finally:
+            for pid in sandbox_lingering(token):
+                os.kill(pid, signal.SIGKILL)
+            del self.diffs["hangs"]
+        self.assertEqual(verdicts["hangs"]["status"], "timeout")
+        self.assertEqual(lingering, [], "a process of the timed-out run survived")
+
+    def test_the_default_is_bwrap_where_it_runs(self):
+        if self.no_bwrap:
+            self.skipTest(self.no_bwrap)
+        verdicts = self.grade("unittest", ["fix", "empty"])
+        self.assertEqual({v["isolation"] for v in verdicts.values()}, {"bwrap"})
+
+
+class TestRegradeSandboxNone(RegradeSandboxFixture):
+    def test_without_a_sandbox_the_hostile_code_reaches_everything(self):
+        # What --sandbox none leaks, recorded so that a change shows: the home
+        # and the clone are written, the secret read, the listener reached, and
+        # a process started in its own session outlives the test command.
+        verdicts, facts, leaks, summary = self.hostile_grade(["--sandbox", "none"])
+        self.assert_verdicts_right(verdicts, "none")
+        self.assertEqual(leaks, {"home": ["planted.txt"], "clone": ["planted.txt"],
+                                 "connected": True, "lingering": True})
+        self.assertEqual(facts["read_home"], SANDBOX_SECRET)
+        self.assertEqual({k: facts[k] for k in ("write_home", "write_clone", "connect",
+                                                "git_config", "recorder")},
+                         dict.fromkeys(("write_home", "write_clone", "connect", "git_config",
+                                        "recorder"), "done"))
+        self.assertIn("sandbox: 3 runs under none (the code under test runs with your user's "
+                      "rights: files, network and processes are not isolated)", summary)
+
+
+class TestRegradeSandboxSummary(unittest.TestCase):
+    def test_summary_counts_runs_per_isolation_and_older_verdicts_as_not_recorded(self):
+        regrade = load("regrade.py")
+        verdict = {"run_id": "r", "instance_id": "i", "status": "resolved", "resolution": "FULL",
+                   "reason": "", "tests_status": None, "fail_to_pass": {}, "pass_to_pass": {},
+                   "applied_with": "git apply", "duration_s": 0.0, "test_s": 0.0,
+                   "completed": True, "touched_tests": [], "flaky": [], "results_from": None}
+        runs = [dict(verdict, run_id="a", isolation="none"),
+                dict(verdict, run_id="b", isolation="bwrap"),
+                dict(verdict, run_id="c", isolation="bwrap"), dict(verdict, run_id="d")]
+        summary = regrade.summarise(runs)
+        self.assertEqual(summary["isolation"], {"bwrap": 2, "none": 1, "not recorded": 1})
+        text = " ".join(regrade.render_summary(summary, runs, "text", {
+            "script": "regrade.py", "version": "0", "python": "3", "script_sha256": "0" * 64,
+            "command": "c", "seed": None, "inputs": []}).split())
+        self.assertIn("sandbox: 2 runs under bwrap (no network,", text)
+        self.assertIn("sandbox: 1 run under none (the code under test runs with your user's "
+                      "rights", text)
+        self.assertIn("sandbox: 1 run whose isolation was not recorded", text)
+
+
+class TestRegradeSandboxFallback(RegradeSandboxFixture):
+    def without_bwrap(self):
+        """Play a machine without bwrap for the duration of a with block."""
+        programs = self.regrade.SANDBOX_PROGRAMS
+
+        @contextlib.contextmanager
+        def missing():
+            saved = dict(programs)
+            programs["bwrap"] = "regrade-test-no-such-bwrap"
+            try:
+                yield
+            finally:
+                programs.update(saved)
+        return missing()
+
+    def test_sandbox_bwrap_where_bwrap_is_missing_exits_2_saying_how_to_install(self):
+        with self.without_bwrap(), TempDir() as folder:
+            instances, predictions = self.files(folder, [self.instance("toy-1", "unittest")],
+                                                [("fix", "toy-1", self.diffs["fix"])])
+            status, out, err = run("regrade.py", [instances, predictions, "--repo", self.repo,
+                                                  "--sandbox", "bwrap"])
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("error: --sandbox bwrap: bwrap is not installed", err)
+        self.assertIn("apt-get install bubblewrap", err)
+
+    def test_auto_without_bwrap_falls_back_to_unshare_and_says_files_are_not_isolated(self):
+        with self.without_bwrap():
+            chosen = self.regrade.choose_sandbox("auto", sys.executable, False)
+            if chosen["isolation"] != "unshare":
+                self.skipTest(f"unshare cannot run here either: {chosen['fallback']}")
+            verdicts, facts, leaks, summary = self.hostile_grade([])
+        self.assert_verdicts_right(verdicts, "unshare")
+        # The network and the processes are contained; the files are not.
+        self.assertEqual(leaks, {"home": ["planted.txt"], "clone": ["planted.txt"],
+                                 "connected": False, "lingering": False})
+        self.assertEqual(facts["read_home"], SANDBOX_SECRET)
+        self.assertTrue(facts["connect"].startswith("blocked: "), facts)
+        self.assertIn("sandbox: 3 runs under unshare (no network and no process outlives a "
+                      "run, but the filesystem is not isolated", summary)
+
+
+# --- regrade.py: making instances ---
 # One synthetic history holds every kind of fix --make-instances must tell
 # apart. The expected lists are written by hand from what each commit does, so
 # they are not the code's own answer; the runs use --sandbox none and --repeat 2
@@ -9713,620 +9221,1135 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
         self.assertEqual(regrade.is_test_module("tests/test_x.py"), True)
 
 
-# === README stories and templates (issue 18) ===
-TEMPLATES = os.path.join(HERE, "examples", "templates")
+# === Paste-ready output ===
+def footer_command(out):
+    """The command in a report's provenance footer (text or Markdown), as words."""
+    if "```sh\n" in out:
+        block = out.split("```sh\n", 1)[1].split("\n```", 1)[0]
+        lines = [line for line in block.splitlines() if not line.startswith("#")]
+    else:
+        footer = out.split("-- provenance --\n", 1)[1].splitlines()
+        start = next(i for i, line in enumerate(footer) if line.startswith("command: "))
+        lines = [footer[start][len("command: "):]]
+        while lines[-1].endswith(" \\"):
+            lines.append(footer[start + len(lines)])
+    for line in lines[:-1]:
+        assert line.endswith(" \\"), line
+    return shlex.split(" ".join(line[:-2] if line.endswith(" \\") else line
+                                for line in lines))
 
 
-class TestReadmeTemplates(unittest.TestCase):
-    """Each runs.csv template the README points to is accepted by its script, as copied."""
+class TestFooterReruns(unittest.TestCase):
+    """Run each script from a parent folder with relative paths (and absolute ones that
+    the footer must make relative), take the command from the footer, run it from the
+    same place: the same report comes out, and its footer names the same command."""
 
-    def test_the_readme_names_every_template(self):
-        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as handle:
-            readme = handle.read()
-        for name in sorted(os.listdir(TEMPLATES)):
-            with self.subTest(name):
-                self.assertTrue(f"examples/templates/{name}" in readme, name)
-
-    def test_the_delivery_template_is_audited(self):
-        counts = audit_json([os.path.join(TEMPLATES, "delivery_runs.csv"), "--boot", "0"])["counts"]
-        # Two runs, both claimed: run-1 verified, run-2 not.
-        self.assertEqual([counts[k] for k in ("tp", "fp", "fn", "tn")], [1, 1, 0, 0])
-
-    def test_the_auc_template_is_audited(self):
-        status, out, err = run(AUC, [os.path.join(TEMPLATES, "auc_runs.csv"),
-                                     "--format", "json", "--perms", "50", "--boot", "50"])
-        self.assertEqual(status, 0, err)
-        self.assertEqual(json.loads(out)["n_runs"], 2)
-
-
-class TestHelpFirstScreen(unittest.TestCase):
-    def test_the_first_screen_is_usage_and_three_commands(self):
-        # A screen of 26 lines holds argparse's usage, the summary and the basic commands.
-        for script in SCRIPTS:
-            with self.subTest(script):
-                done = subprocess.run([sys.executable, os.path.join(HERE, script), "--help"],
-                                      capture_output=True, text=True, timeout=120)
-                screen = done.stdout.splitlines()[:26]
-                self.assertIn("Basic usage", "\n".join(screen))
-                commands = [line for line in screen
-                            if line.startswith(f"    python3 {script} ")]
-                self.assertGreaterEqual(len(commands), 3, screen)
-
-
-class RegradeReadmeTemplates(unittest.TestCase):
-    """The regrade templates grade on the shipped bundle, and their verdicts join the runs
-    template (left out of --quick: it checks the repository out)."""
-
-    def test_the_regrade_templates_grade_then_audit(self):
+    def rerun_case(self, script, argv, output_flag, output_name):
         with TempDir() as folder:
-            out = os.path.join(folder, "out")
-            status, _, err = run("regrade.py", [
-                os.path.join(TEMPLATES, "regrade_instances.jsonl"),
-                os.path.join(TEMPLATES, "regrade_predictions.jsonl"),
-                "--repo", os.path.join(REGRADE_EXAMPLE, "calc.bundle"),
-                "--sandbox", "none", "--out", out])
-            self.assertEqual(status, 0, err)
-            with open(os.path.join(out, "verdicts.jsonl"), encoding="utf-8") as handle:
-                verdicts = {row["run_id"]: row["status"] for row in map(json.loads, handle)}
-            # run-1 is the one-line fix of the failing test; run-2 changes nothing.
-            self.assertEqual(verdicts, {"run-1": "resolved", "run-2": "unresolved"})
-            counts = audit_json([os.path.join(TEMPLATES, "regrade_runs.csv"), "--boot", "0",
-                                 "--verdicts", os.path.join(out, "verdicts.csv")])["counts"]
-            self.assertEqual([counts[k] for k in ("tp", "fp", "fn", "tn")], [1, 1, 0, 0])
+            copy = os.path.join(folder, "kit")
+            os.makedirs(copy)
+            shutil.copy(os.path.join(HERE, script), copy)
+            shutil.copytree(os.path.join(HERE, "examples"), os.path.join(copy, "examples"))
+            output = os.path.join(folder, "elsewhere", output_name)
+            os.makedirs(os.path.dirname(output))
+            argv = [a.replace("ABS/", folder + os.sep) for a in argv]
+
+            def launch(words):
+                done = subprocess.run(words, cwd=folder, capture_output=True, timeout=300)
+                self.assertEqual(done.returncode, 0, done.stderr.decode())
+                return done.stdout.decode("utf-8")
+            first = launch([sys.executable, os.path.join("kit", script)] + argv +
+                           [output_flag, output])
+            self.assertTrue(os.path.exists(output))
+            command = footer_command(first)
+            self.assertEqual(command[1], os.path.join("kit", script))
+            self.assertTrue(command[0].startswith("python"), command)
+            self.assertFalse([w for w in command if folder in w], command)
+            self.assertNotIn(output_flag, command)
+            self.assertIn(f"{output_flag} \u2026/{output_name}", first)   # listed apart
+            second = launch([sys.executable] + command[1:])
+            self.assertEqual(report_body(second), report_body(first))
+            self.assertEqual(footer_command(second), command)
+            third = launch([sys.executable] + footer_command(second)[1:])
+            self.assertEqual(third, second)                   # a fixed point, byte for byte
+            hashes = second.rsplit("sha256 of the script and its inputs:\n", 1)[-1] \
+                if "-- provenance --" in second else \
+                second.rsplit("sha256sum -c`):\n\n```\n", 1)[1].split("\n```")[0]
+            checked = 0
+            for line in hashes.strip().splitlines():
+                digest, path = line.split("  ", 1)
+                self.assertFalse(os.path.isabs(path), path)
+                with open(os.path.join(folder, path), "rb") as handle:
+                    self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest, path)
+                checked += 1
+            self.assertGreaterEqual(checked, 2)
+
+    def test_delivery_audit_footer_reruns(self):
+        self.rerun_case("delivery_audit.py",
+                        ["ABS/kit/examples/runs", "--raters", "rater_a,rater_b,rater_c",
+                         "--cost", "cost_usd", "--boot", "200", "--format", "markdown"],
+                        "--svg", "figure.svg")
+
+    def test_auc_audit_footer_reruns(self):
+        self.rerun_case("auc_audit.py", ["ABS/kit/examples/runs", "--perms", "60", "--boot", "60"],
+                        "--svg", "null.svg")
+
+    def test_regrade_footer_reruns(self):
+        self.rerun_case("regrade.py",
+                        ["kit/examples/regrade/instances.jsonl",
+                         "kit/examples/regrade/predictions.jsonl",
+                         "--repo", "ABS/kit/examples/regrade/calc.bundle",
+                         "--format", "markdown"], "--out", "regraded")
+
+    def test_launcher_is_detected(self):
+        module = load("delivery_audit.py")
+        script = os.path.join(HERE, "delivery_audit.py")
+        saved_argv, saved_uv = sys.argv[:], os.environ.pop("UV", None)
+        try:
+            sys.argv[0] = "elsewhere.py"              # imported by the tests, not run
+            self.assertEqual(module.launcher_and_script(script),
+                             ("python3", os.path.relpath(script)))
+            sys.argv[0] = script                      # run as a script
+            os.environ["UV"] = "/usr/local/bin/uv"
+            self.assertEqual(module.launcher_and_script(script),
+                             ("uv run", os.path.relpath(script)))
+            del os.environ["UV"]
+            saved_prefix, saved_orig = sys.prefix, getattr(sys, "orig_argv", None)
+            try:
+                sys.prefix = "/home/u/.local/share/pipx/venvs/x"
+                self.assertEqual(module.launcher_and_script(script)[0], "pipx run")
+                sys.prefix = "/usr"
+                sys.orig_argv = ["python3.11", script]
+                self.assertEqual(module.launcher_and_script(script)[0], "python3.11")
+                sys.orig_argv = ["/opt/py/bin/python3", script]   # a machine's path: not kept
+                self.assertEqual(module.launcher_and_script(script)[0], "python3")
+            finally:
+                sys.prefix = saved_prefix
+                if saved_orig is None:
+                    del sys.orig_argv
+                else:
+                    sys.orig_argv = saved_orig
+        finally:
+            sys.argv[:] = saved_argv
+            os.environ.pop("UV", None)
+            if saved_uv is not None:
+                os.environ["UV"] = saved_uv
+
+    def test_abbreviated_and_equals_outputs_are_left_out(self):
+        module = load("delivery_audit.py")
+        inputs = module.Inputs()
+        for argv in (["--demo", "--sv", "/x/f.svg"], ["--demo", "--svg=/x/f.svg"]):
+            self.assertEqual(module.rerun_arguments(argv, inputs, ("--svg",)),
+                             (["--demo"], ["--svg \u2026/f.svg"]))
+        # A comma-separated list of inputs (--ratings a.csv,b.csv) is made relative too.
+        inputs.files += [(os.path.join(HERE, "README.md"), ""), (os.path.join(HERE, "LICENSE"), "")]
+        self.assertEqual(module.rerun_arguments(
+            ["--ratings", os.path.join(HERE, "README.md") + "," + os.path.join(HERE, "LICENSE")],
+            inputs)[0], ["--ratings", os.path.relpath(os.path.join(HERE, "README.md")) + "," +
+                         os.path.relpath(os.path.join(HERE, "LICENSE"))])
+        # An --env value is not a path to rewrite, even when it is one.
+        self.assertEqual(module.rerun_arguments(["--env", f"P={HERE}"], inputs)[0],
+                         ["--env", f"P={HERE}"])
 
 
-# === Maps: every listed name exists, every banner is listed (issue 18) ===
-MAP_ROW = re.compile(r"#   (\S+(?: \S+)*)  +(.*)$")        # a section: its title, then names
-MAP_MORE = re.compile(r"#  {4,}(.*)$")                    # the row goes on
-BANNER = re.compile(r"# === (.+) ===$")
+MARKDOWN_ROW_LIMIT = 96      # characters in a table row padded to its columns: about 750 px
+HEADING_LIMIT = 60           # characters in a heading: one line at GitHub's heading sizes
 
 
-def file_map(path):
-    """[(section title, [entry names])] from the map under a script's docstring: the
-    comment lines after its closing quotes. Names run up to the row's 'rules:'."""
-    with open(path, encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
-    first = next(i for i, line in enumerate(lines) if line.startswith('"""'))
-    end = next(i for i in range(first + 1, len(lines)) if lines[i].endswith('"""'))
-    sections, in_rules = [], False
-    for line in itertools.takewhile(lambda l: l.startswith("#"), lines[end + 1:]):
-        row, more = MAP_ROW.match(line), MAP_MORE.match(line)
-        if more and sections:
-            text = more.group(1)
-        elif row:
-            sections.append((row.group(1), []))
-            text, in_rules = row.group(2), False
+def markdown_tables(text):
+    """Each Markdown pipe table in `text` as rows of cell strings (the rule row left out)."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            if not all(re.fullmatch(r"-+:?", c) for c in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def aligned_width(table):
+    """The width of a table's rows once every cell is padded to its column's widest."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def markdown_outputs():
+    """Every script's Markdown on the shipped examples, by a name for messages."""
+    regrade_example = [os.path.join(HERE, "examples", "regrade", name)
+                       for name in ("instances.jsonl", "predictions.jsonl")] + \
+        ["--repo", os.path.join(HERE, "examples", "regrade", "calc.bundle")]
+    cases = {
+        "delivery --demo": ("delivery_audit.py", ["--demo", "--boot", "200"]),
+        "delivery examples/runs": ("delivery_audit.py", [
+            EXAMPLE_RUNS, "--raters", "rater_a,rater_b,rater_c", "--cost", "cost_usd",
+            "--boot", "200"]),
+        "auc --demo": ("auc_audit.py", ["--demo", "--perms", "100", "--boot", "100"]),
+        "auc examples/runs": ("auc_audit.py", [EXAMPLE_RUNS, "--perms", "100",
+                                               "--boot", "100"]),
+        "auc --strata": ("auc_audit.py", [EXAMPLE_RUNS, "--strata", "condition",
+                                          "--perms", "100", "--boot", "100"]),
+        "regrade --timings": ("regrade.py", regrade_example + ["--timings"]),
+        "delivery --verdicts": ("delivery_audit.py", [
+            os.path.join(HERE, "examples", "verdicts"), "--verdicts",
+            os.path.join(HERE, "examples", "verdicts", "logs", "run_evaluation", "eval-1"),
+            "--boot", "200"]),
+    }
+    outputs = {}
+    for name, (script, argv) in cases.items():
+        status, out, err = run(script, argv + ["--format", "markdown"])
+        assert status == 0, (name, err)
+        outputs[name] = out
+    return outputs
+
+
+class TestMarkdownReadsOnGitHub(unittest.TestCase):
+    """What can be checked without a browser; the rest was looked at in Chromium."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.outputs = markdown_outputs()
+
+    def test_tables_fit_an_issue_comment(self):
+        for name, out in self.outputs.items():
+            tables = markdown_tables(report_body(out))
+            self.assertTrue(tables, name)
+            for table in tables:
+                self.assertLessEqual(aligned_width(table), MARKDOWN_ROW_LIMIT,
+                                     (name, table[0]))
+
+    def test_headings_are_short(self):
+        for name, out in self.outputs.items():
+            headings = [l for l in out.splitlines() if l.startswith("#") and " " in l and
+                        not l.startswith("# ")]         # '# ...' is a comment in a code block
+            self.assertTrue(headings, name)
+            for line in headings:
+                self.assertLessEqual(len(line.lstrip("#").strip()), HEADING_LIMIT, (name, line))
+
+    def test_values_cannot_wrap_and_direction_is_an_arrow(self):
+        for name, out in self.outputs.items():
+            body = report_body(out)
+            self.assertNotRegex(body, r"\[-?[\d.]+, ", name)      # an interval's plain space
+            self.assertNotRegex(body, r"\d\.\d{3} [+-]( |,|$)", name)  # a bare direction sign
+            for line in body.splitlines():                         # prose is never hard-wrapped
+                self.assertFalse(line.startswith("  ") and not line.startswith("    "), line)
+        gate1 = markdown_tables(self.outputs["auc --strata"])[0]
+        self.assertEqual(gate1[0][:4], ["feature", "rows", "AUC", "pooled"])
+        for row in gate1[1:]:
+            self.assertRegex(row[2], "^[0-9.]+\u00a0[\u2191\u2193]$")
+            self.assertRegex(row[-1], "^\\[-?[0-9.]+,\u00a0-?[0-9.]+\\]$")
+
+    def test_lists_stay_separate(self):
+        for name, out in self.outputs.items():
+            lines = report_body(out).splitlines()
+            for before, blank, after in zip(lines, lines[1:], lines[2:]):
+                self.assertFalse(before.startswith("- ") and not blank and
+                                 after.startswith("- "), (name, before, after))
+            # Sentences do not run into one paragraph.
+            for before, after in zip(lines, lines[1:]):
+                if before and after and before[0].isupper() and after[0].isupper():
+                    self.assertFalse(before.endswith(".") and not before.startswith("|"),
+                                     (name, before, after))
+
+    def test_footer_command_is_a_code_block_broken_with_backslashes(self):
+        out = self.outputs["delivery examples/runs"]
+        block = out.split("```sh\n", 1)[1].split("\n```", 1)[0].splitlines()
+        command = [l for l in block if not l.startswith("#")]
+        self.assertGreater(len(command), 1)
+        self.assertTrue(all(l.endswith(" \\") for l in command[:-1]))
+        self.assertTrue(all(len(l) <= 88 for l in block), block)
+
+
+def svg_elements(drawing, tag):
+    """The attributes (and text) of every <tag ...> in an SVG, as dicts."""
+    found = []
+    for attributes, text in re.findall(rf"<{tag}\b([^>]*?)/?>(?:([^<]*)</{tag}>)?", drawing):
+        item = dict(re.findall(r'([\w-]+)="([^"]*)"', attributes))
+        item["text"] = text
+        found.append(item)
+    return found
+
+
+class TestSvgReadsOnAnyPage(unittest.TestCase):
+    def test_each_figure_has_its_own_background(self):
+        for script, argv in (("delivery_audit.py", ["--demo", "--boot", "100"]),
+                             ("auc_audit.py", ["--demo", "--perms", "50", "--boot", "50"])):
+            _, drawing = draw(script, argv)
+            svg = svg_elements(drawing, "svg")[0]
+            first = svg_elements(drawing, "rect")[0]
+            self.assertEqual((first["width"], first["height"]), (svg["width"], svg["height"]))
+            self.assertEqual(first["fill"].lower(), "#ffffff")
+            self.assertIn("<title>", drawing)
+
+    def test_delivery_draws_every_interval_and_names_its_kind(self):
+        result, drawing = draw("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "300"])
+        lines = svg_elements(drawing, "line")
+        dashed = [l for l in lines if "stroke-dasharray" in l]
+        solid = [l for l in lines if l.get("stroke-width") == "2.5" and l not in dashed]
+        drawn = [n for n, _ in load("delivery_audit.py").FIGURE_ROWS if n != "inflation"]
+        self.assertTrue({"claim_auc", "kappa", "delivery_rate"} <= set(drawn))
+        exact = [n for n in drawn if n != "kappa" and result[n].get("ci")
+                 and result[n]["ci"][0] is not None]
+        boot = [n for n in drawn if result[n].get("ci" if n == "kappa" else "ci_cluster")]
+        self.assertEqual(len(solid) - 1, len(exact))        # one of each is the legend's
+        self.assertEqual(len(dashed) - 1, len(boot))
+        self.assertEqual(len(boot), len(drawn))             # claim AUC and kappa included
+        texts = " ".join(t["text"] for t in svg_elements(drawing, "text"))
+        self.assertIn("95% exact (Clopper-Pearson)", texts)
+        self.assertIn("95% task bootstrap (300 resamples)", texts)
+        c = result["counts"]
+        self.assertIn(f"{c['runs']} runs, {c['claims']} claims, {c['fp']} false", texts)
+        self.assertIn(f"inflation 1/r {result['inflation']['value']:.3f}", texts)
+        # The axis spans the drawn numbers in steps of 0.25, not -1 to 1.
+        ends = [v for n in drawn for v in [result[n]["value"]] +
+                (result[n].get("ci") or []) + (result[n].get("ci_cluster") or [])
+                if v is not None]
+        low = math.floor(min(ends) / 0.25) * 0.25
+        ticks = [float(t["text"]) for t in svg_elements(drawing, "text")
+                 if re.fullmatch(r"-?\d\.\d\d", t["text"])]
+        self.assertEqual((min(ticks), max(ticks)), (low, 1.0))
+        self.assertGreater(low, -1)
+
+    def test_auc_mark_labels_never_touch_the_bars(self):
+        for argv in ([EXAMPLE_RUNS], ["--demo"]):
+            result, drawing = draw("auc_audit.py", argv + ["--perms", "300", "--boot", "50"])
+            bars = [tuple(float(r[k]) for k in ("x", "y", "width", "height"))
+                    for r in svg_elements(drawing, "rect")[1:]]
+            self.assertGreater(len(bars), 5)
+            labels = [t for t in svg_elements(drawing, "text")
+                      if re.match(r"(baseline|observed max) \d", t["text"])]
+            self.assertEqual(len(labels), 2)
+            boxes = []
+            for label in labels:
+                x, y, size = float(label["x"]), float(label["y"]), 7 * len(label["text"])
+                start = {"end": x - size}.get(label.get("text-anchor"), x)
+                boxes.append((start, y - 12, size, 15))
+            for bx, by, bw, bh in boxes:
+                for rx, ry, rw, rh in bars:
+                    self.assertFalse(bx < rx + rw and rx < bx + bw and by < ry + rh and
+                                     ry < by + bh, (labels, (rx, ry, rw, rh)))
+            (ax, ay, aw, ah), (cx, cy, cw, ch) = boxes
+            self.assertFalse(ax < cx + cw and cx < ax + aw and ay < cy + ch and cy < ay + ah)
+            marks = [float(l["x1"]) for l in svg_elements(drawing, "line")
+                     if l.get("stroke-width") == "2" and l["x1"] == l["x2"]]
+            for bx, by, bw, bh in boxes:       # a label crosses no mark's line
+                self.assertFalse(any(bx < m < bx + bw for m in marks), (boxes, marks))
+            texts = [t["text"] for t in svg_elements(drawing, "text")]
+            self.assertIn(f"baseline {result['baseline']['auc']:.3f}", texts)
+            self.assertIn(f"(AUC {result['baseline']['auc']:.3f}), {result['n_runs']} runs",
+                          texts[0])
+            passing = result["verdict"]["passing"]
+            self.assertIn(f"Passes all three gates: {', '.join(passing)}." if passing else
+                          "No feature passes all three gates.", texts)
+            self.assertTrue(any("cluster bootstrap" in t for t in texts))
+            diffs = [l for l in svg_elements(drawing, "line")
+                     if l.get("stroke") == "#1f2328" and l.get("stroke-width") == "2"
+                     and l["y1"] == l["y2"]]
+            with_interval = [f for f in result["features"] if f["delta_ci"]]
+            self.assertEqual(len(diffs) - 1, len(with_interval))   # one is the legend's
+
+
+class FakeHome:
+    """HOME pointed at a folder named like a user's, the current folder outside it."""
+
+    def __enter__(self):
+        self.root = tempfile.mkdtemp(prefix="audit-home-")
+        self.home = os.path.join(self.root, "home", "alice-private")
+        self.elsewhere = os.path.join(self.root, "work", "elsewhere")
+        os.makedirs(self.home)
+        os.makedirs(self.elsewhere)
+        self.old = os.environ.get("HOME"), os.getcwd()
+        os.environ["HOME"] = self.home
+        os.chdir(self.elsewhere)
+        return self
+
+    def __exit__(self, *exc):
+        old_home, old_cwd = self.old
+        os.chdir(old_cwd)
+        if old_home is None:
+            os.environ.pop("HOME", None)
         else:
-            continue
-        if not in_rules:
-            sections[-1][1].extend(text.split("rules:")[0].split())
-        in_rules = in_rules or "rules:" in text
-    return sections
+            os.environ["HOME"] = old_home
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
-def top_level_banners(path):
-    """The `# === Title ===` banners of a script outside the shared block, in order (the
-    block keeps its own sub-banners and, if it has one, its own table)."""
-    with open(path, encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
-    found, inside = [], False
-    for line in lines:
-        if line.startswith(BLOCK_START):
-            inside = True
-        elif line.startswith("# --- end shared helpers"):
-            inside = False
-        elif not inside and BANNER.match(line):
-            found.append(BANNER.match(line).group(1))
-    return found
+class TestPastedOutputNamesNoHome(unittest.TestCase):
+    """Every output format of every script, inputs given by absolute paths under a
+    fake home and the command run from a folder outside it: the home folder's path
+    and the user's name appear nowhere in what is printed or drawn."""
+
+    def assert_private(self, fake, label, text):
+        for secret in (fake.home, "alice-private", fake.root):
+            at = text.find(secret)
+            self.assertEqual(at, -1, f"{label}: {secret} in ...{text[max(0, at - 150):at + 80]}")
+
+    def copy_in(self, fake, *parts):
+        source = os.path.join(HERE, "examples", *parts)
+        target = os.path.join(fake.home, *parts)
+        if os.path.isdir(source):
+            shutil.copytree(source, target)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy(source, target)
+        return target
+
+    def outputs(self, fake, script, argv, svg=True):
+        for style in ("text", "markdown", "json"):
+            status, out, err = run(script, argv + ["--format", style])
+            self.assertEqual(status, 0, err)
+            self.assert_private(fake, f"{script} {style}", out)
+        if svg:
+            drawing = os.path.join(fake.home, "out", f"{script}.svg")
+            os.makedirs(os.path.dirname(drawing), exist_ok=True)
+            status, out, err = run(script, argv + ["--svg", drawing])
+            self.assertEqual(status, 0, err)
+            self.assert_private(fake, f"{script} text with --svg", out)
+            with open(drawing, encoding="utf-8") as handle:
+                self.assert_private(fake, f"{script} svg", handle.read())
+
+    def test_the_audits(self):
+        with FakeHome() as fake:
+            verdicts = self.copy_in(fake, "verdicts")
+            runs = self.copy_in(fake, "runs")
+            runs_csv = os.path.join(verdicts, "runs.csv")
+            for name in ("swebench/example-org__agent-a.eval-1.json",
+                         "logs/run_evaluation/eval-1", "regrade/verdicts.csv"):
+                with self.subTest(name):
+                    given = os.path.join(verdicts, name)
+                    self.outputs(fake, "delivery_audit.py",
+                                 [runs_csv, "--verdicts", given, "--boot", "50"])
+                    self.outputs(fake, AUC, [runs_csv, "--verdicts", given, "--perms", "50",
+                                             "--boot", "50"])
+            agents = self.copy_in(fake, "agents")
+            for name in ("swebench", "logs/run_evaluation/calc-eval"):
+                with self.subTest(name):
+                    given = os.path.join(verdicts, "agents", name)
+                    self.outputs(fake, "delivery_audit.py", [os.path.join(agents, "swe-agent"),
+                                                             "--verdicts", given, "--boot", "0"])
+            self.outputs(fake, "delivery_audit.py", [runs, "--boot", "50"])
+            self.outputs(fake, AUC, [os.path.join(runs, "runs.csv"), "--perms", "50",
+                                     "--boot", "50"])
+            ratings = os.path.join(verdicts, "ratings")
+            self.outputs(fake, "delivery_audit.py", [
+                verdicts, "--verdicts", os.path.join(verdicts, "regrade", "verdicts.csv"),
+                "--ratings", ",".join(os.path.join(ratings, f"rater_{x}.csv") for x in "abc"),
+                "--rating-key", os.path.join(ratings, "sheet.key.csv"), "--boot", "0"])
+            self.outputs(fake, AUC, [os.path.join(agents, "codex"), "--verdicts",
+                                     os.path.join(agents, "codex", "verdicts.csv"), "--perms",
+                                     "20", "--boot", "20"])
+            status, out, err = run("delivery_audit.py", [
+                verdicts, "--rating-sheet", os.path.join(fake.home, "sheet.csv")])
+            self.assertEqual(status, 0, err)
+            self.assert_private(fake, "--rating-sheet", out)
+            # Another folder under the same parent as the home is another user's.
+            other = os.path.join(fake.root, "home", "bob", "runs.csv")
+            os.makedirs(os.path.dirname(other))
+            shutil.copy(os.path.join(runs, "runs.csv"), other)
+            status, out, err = run("delivery_audit.py", [other, "--boot", "0",
+                                                         "--format", "markdown"])
+            self.assertEqual(status, 0, err)
+            self.assertNotIn("bob", out)
+
+    @unittest.skipUnless(shutil.which("git"), "needs git")
+    def test_regrade_and_its_interpreter(self):
+        with FakeHome() as fake:
+            example = self.copy_in(fake, "regrade")
+            # A test interpreter inside the home folder, as a venv would be.
+            python = os.path.join(fake.home, "venv", "bin", "python3")
+            os.makedirs(os.path.dirname(python))
+            os.symlink(sys.executable, python)
+            argv = [os.path.join(example, "instances.jsonl"),
+                    os.path.join(example, "predictions.jsonl"),
+                    "--repo", os.path.join(example, "calc.bundle"), "--python", python,
+                    "--out", os.path.join(fake.home, "regraded")]
+            for style in ("text", "markdown", "json"):
+                status, out, err = run("regrade.py", argv + ["--format", style])
+                self.assertEqual(status, 0, err)
+                self.assert_private(fake, f"regrade.py {style}", out)
+            version = ".".join(map(str, sys.version_info[:3]))
+            status, out, err = run("regrade.py", argv)
+            self.assertIn(f"test interpreter: python3 ({version})", out)
 
 
-def top_level_names(path):
-    """Every name a script defines at its top level (functions, classes, constants)."""
-    with open(path, encoding="utf-8") as handle:
-        tree = ast.parse(handle.read())
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return names
+# === Benchmarks (python3 test_audit.py --bench) ===
+# --- Benchmarks: delivery_audit.py ---
+def bench_delivery_large():
+    """Default audit (20,000 task resamples) on 100,000 runs in 5,000 tasks."""
+    rng = random.Random(1)
+    lines = ["run_id,task_id,claimed,verified"]
+    for i in range(100000):
+        task = i // 20
+        verified = rng.random() < 0.3 + 0.4 * (task % 2)
+        claimed = "yes" if rng.random() < 0.9 else ("equivocal" if rng.random() < 0.3 else "no")
+        lines.append(f"r{i},t{task},{claimed},{int(verified)}")
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", "\n".join(lines) + "\n")
+        start = time.perf_counter()
+        status, _, err = run("delivery_audit.py", [path])
+        took = time.perf_counter() - start
+    print(f"delivery_audit.py default audit, 100,000 runs in 5,000 tasks, 20,000 resamples: "
+          f"{took:.2f} s (exit {status})")
 
 
-class TestMaps(unittest.TestCase):
-    """Each script opens with a map under its docstring (STYLE.md rule 12): its sections
-    in order, their entry functions and the manual's rules they implement. The map cannot
-    go stale in silence: every name it lists is defined in the file, and its sections are
-    exactly the file's top-level banners, in order."""
-
-    def test_every_banner_is_listed_in_order(self):
-        for script in SCRIPTS:
-            with self.subTest(script=script):
-                path = os.path.join(HERE, script)
-                listed = [title for title, _ in file_map(path)]
-                banners = top_level_banners(path)
-                self.assertGreaterEqual(len(listed), 5)
-                if "Shared helpers" not in banners:     # its banner went inside the block
-                    listed.remove("Shared helpers")
-                self.assertEqual(listed, banners)
-
-    def test_every_listed_name_exists(self):
-        for script in SCRIPTS:
-            with self.subTest(script=script):
-                path = os.path.join(HERE, script)
-                defined = top_level_names(path)
-                for title, names in file_map(path):
-                    self.assertTrue(names, f"{script}: section {title!r} lists no function")
-                    self.assertEqual([n for n in names if n not in defined], [],
-                                     f"{script}: section {title!r}")
-
-    def test_sections_that_hold_alike_things_have_one_name_in_all_three(self):
-        # STYLE.md rule 2: a reader who knows one file knows the others.
-        maps = {script: [title for title, _ in file_map(os.path.join(HERE, script))]
-                for script in SCRIPTS}
-        for title in ("Statistics", "The audit", "Input", "Report", "Main"):
-            scripts = [s for s in SCRIPTS if title in maps[s]]
-            self.assertGreaterEqual(len(scripts), 2, title)
-        for script in SCRIPTS:
-            self.assertEqual((maps[script][0], maps[script][-1]), ("Shared helpers", "Main"),
-                             script)
-
-    def test_the_map_reader_sees_a_stale_map(self):
-        with tempfile.TemporaryDirectory() as folder:
-            path = write(folder, "x.py", '"""Doc.\n"""\n# Map\n#\n#   One     f g\n'
-                         '#           h rules: "One"\n#   Two     k\n#           rules: x y\n'
-                         'def f(): pass\n# === One ===\n# === Three ===\n')
-            self.assertEqual(file_map(path), [("One", ["f", "g", "h"]), ("Two", ["k"])])
-            self.assertEqual(top_level_banners(path), ["One", "Three"])
-            self.assertEqual(top_level_names(path), {"f"})
+def bench_delivery_conditions():
+    """Default audit of 20,000 runs: 500 tasks, two conditions of 20 runs, replicate pairs."""
+    rng = random.Random(2)
+    lines = ["run_id,task_id,condition,replicate,claimed,verified"]
+    for task in range(500):
+        rate = rng.random()
+        for condition in ("plain", "scaffold"):
+            for replicate in range(1, 21):
+                verified = rng.random() < rate
+                lines.append(f"r{task}-{condition}-{replicate},t{task},{condition},{replicate},"
+                             f"{'yes' if rng.random() < 0.9 else 'no'},{int(verified)}")
+    d = load("delivery_audit.py")
+    strata = []
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", "\n".join(lines) + "\n")
+        start = time.perf_counter()
+        status, _, err = run("delivery_audit.py", [path])
+        took = time.perf_counter() - start
+    for task in range(500):
+        rows = [line.split(",") for line in lines[1 + 40 * task:41 + 40 * task]]
+        plain = [int(row[5]) for row in rows if row[2] == "plain"]
+        scaffold = [int(row[5]) for row in rows if row[2] == "scaffold"]
+        strata.append((sum(plain), len(plain), sum(scaffold), len(scaffold)))
+    start = time.perf_counter()
+    d.stratified_exact_test(strata)
+    exact_test = time.perf_counter() - start
+    print(f"delivery_audit.py default audit, 20,000 runs in 500 tasks, two conditions: "
+          f"{took:.2f} s (exit {status}), of which the stratified exact test {exact_test:.2f} s; "
+          f"load average {os.getloadavg()[0]:.1f}")
 
 
-class TestNothingDead(unittest.TestCase):
-    """No function, class or constant a script defines outside the shared block is left
-    that nothing uses: each is named somewhere else in its file, or by a test."""
+def monte_carlo_rate(hits, reps):
+    """'0.950 (sd 0.015)': a simulated rate with its Monte Carlo standard deviation."""
+    rate = hits / reps
+    return f"{rate:.3f} (sd {math.sqrt(rate * (1 - rate) / reps):.3f})"
 
-    def test_every_name_outside_the_block_is_used(self):
-        with open(os.path.join(HERE, "test_audit.py"), encoding="utf-8") as handle:
-            tests = set(re.findall(r"\w+", handle.read()))
-        for script in SCRIPTS:
-            with self.subTest(script=script):
-                with open(os.path.join(HERE, script), encoding="utf-8") as handle:
-                    text = handle.read()
-                tree = ast.parse(text)
-                lines = text.splitlines()
-                start = next(i for i, l in enumerate(lines, 1) if l.startswith(BLOCK_START))
-                end = next(i for i, l in enumerate(lines, 1)
-                           if l.startswith("# --- end shared helpers"))
-                used = {}
-                for node in tree.body:
-                    owner = getattr(node, "name", None)
-                    for sub in ast.walk(node):
-                        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-                            word = sub.id
-                        elif isinstance(sub, ast.Attribute):
-                            word = sub.attr
-                        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                            word = sub.value    # a name looked up by string (globals())
-                        else:
-                            continue
-                        used.setdefault(word, set()).add(owner)
-                unused = []
-                for node in tree.body:
-                    if start <= node.lineno <= end:
-                        continue
-                    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                        names = [node.name]
-                    elif isinstance(node, ast.Assign):
-                        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+
+def bench_delivery_realised_coverage():
+    """Sampling mode: how often each interval covers the realised verified deliveries.
+
+    Task rates ~ Beta(2, 1), 4 runs per task, 90% of runs claim; a share of runs
+    (or of whole tasks) is checked at random. The truth is the count of claims
+    that delivered, checked or not. 200 replications, 1,000 predictive draws each.
+    """
+    d = load("delivery_audit.py")
+    reps = 200
+    for tasks, share, whole_tasks in ((18, 0.9, False), (18, 0.6, False), (40, 0.5, True)):
+        rng = random.Random(19)
+        expectation = prediction = withheld = 0
+        for rep in range(reps):
+            runs, realised = [], 0
+            for task in range(tasks):
+                rate, task_checked = rng.betavariate(2, 1), rng.random() < share
+                for _ in range(4):
+                    verified, claimed = rng.random() < rate, rng.random() < 0.9
+                    checked = task_checked if whole_tasks else rng.random() < share
+                    realised += claimed and verified
+                    runs.append({"task": task, "claim": claimed,
+                                 "verified": verified if checked else None})
+            checked_runs = [r for r in runs if r["verified"] is not None]
+            claims = sum(1 for r in checked_runs if r["claim"])
+            delivered = sum(1 for r in checked_runs if r["claim"] and r["verified"])
+            low, high = d.sampling_projection(runs, checked_runs, d.proportion(
+                delivered, claims))["expected_verified_deliveries"]["ci"]
+            expectation += low <= realised <= high
+            interval = d.predictive_deliveries(runs, 1000, rep)["ci"]
+            withheld += interval is None
+            prediction += interval is not None and interval[0] <= realised <= interval[1]
+        shown = reps - withheld
+        print(f"delivery_audit.py sampling mode, {tasks} tasks x 4 runs, "
+              f"{share:.0%} of {'tasks' if whole_tasks else 'runs'} checked: coverage of the "
+              f"realised deliveries, expectation's interval {monte_carlo_rate(expectation, reps)}"
+              f", predictive interval {monte_carlo_rate(prediction, shown)} where shown "
+              f"(withheld in {withheld} of {reps}: fewer than 10 tasks with checked claims); "
+              f"nominal 0.95")
+
+
+def bench_delivery_cluster_interval_coverage():
+    """Task-cluster bootstrap intervals: coverage of kappa and r, percentile against BCa.
+
+    Task rates ~ Beta(2, 1), 4 runs per task, claim probability 0.6 on a failed
+    run and 0.9 on a verified one: pooled over tasks, r = 0.75 and kappa = 1/3
+    exactly. 300 replications of 2,000 resamples at 10, 30 and 100 tasks.
+    """
+    d = load("delivery_audit.py")
+    truth = {"delivery_rate": Fraction(3, 4), "kappa": Fraction(1, 3)}
+    # The pooled table: tp 2/3 * 0.9, fp 1/3 * 0.6, fn 2/3 * 0.1, tn 1/3 * 0.4.
+    tp, fp, fn, tn = Fraction(6, 10), Fraction(2, 10), Fraction(1, 15), Fraction(2, 15)
+    chance = (tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)
+    assert truth["kappa"] == (tp + tn - chance) / (1 - chance)
+    assert truth["delivery_rate"] == tp / (tp + fp)
+    reps = 300
+    for tasks in (10, 30, 100):
+        rng = random.Random(tasks)
+        hits = {(name, method): 0 for name in truth for method in ("percentile", "bca")}
+        for rep in range(reps):
+            clusters = []
+            for _ in range(tasks):
+                rate, cells = rng.betavariate(2, 1), [0] * 6
+                for _ in range(4):
+                    verified = rng.random() < rate
+                    claimed = rng.random() < (0.9 if verified else 0.6)
+                    cells[(0 if verified else 1) if claimed else (2 if verified else 3)] += 1
+                clusters.append(tuple(cells))
+            intervals = d.cluster_bootstrap(clusters, 2000, rep)["headline"]
+            for name, value in truth.items():
+                for method in ("percentile", "bca"):
+                    low, high = intervals[name]["ci_" + method]
+                    hits[name, method] += low is not None and low <= value <= high
+        print(f"delivery_audit.py task-cluster bootstrap, {tasks} tasks x 4 runs, {reps} "
+              f"replications: coverage (nominal 0.95) " + "; ".join(
+                  f"{name} percentile {monte_carlo_rate(hits[name, 'percentile'], reps)}, "
+                  f"BCa {monte_carlo_rate(hits[name, 'bca'], reps)}" for name in truth))
+
+
+# --- Benchmarks: auc_audit.py ---
+def synthetic_runs(n_runs, n_features, seed=1):
+    """A runs table with tasks, two conditions, a baseline and n_features features."""
+    rng = random.Random(seed)
+    n_tasks = max(2, n_runs // 4)
+    ease = [rng.random() for _ in range(n_tasks)]
+    header = ["run_id", "task_id", "condition", "verified", "tool_calls"] + \
+        [f"f{j}" for j in range(n_features)]
+    rows = []
+    for i in range(n_runs):
+        task = i % n_tasks
+        y = int(rng.random() < ease[task])
+        row = [f"r{i}", f"t{task}", "ab"[rng.randint(0, 1)], y,
+               rng.randint(10, 80) + (0 if y else 8)]
+        for j in range(n_features):
+            if j == 0 and rng.random() < 0.4:
+                row.append("")
+            else:
+                row.append(f"{rng.gauss(0.3 * y * (j % 3 == 0), 1):.4f}")
+        rows.append(row)
+    return csv_text(header, rows)
+
+
+def naive_audit_seconds(table_text, perms, boot, sample_perms, sample_boot):
+    """Time a straightforward audit that recomputes every AUC from scratch (sorting the
+    rows again for each shuffle and each resample), on a sample of the shuffles and
+    resamples, scaled up to the full count."""
+    lines = table_text.splitlines()
+    rows = [dict(zip(lines[0].split(","), line.split(","))) for line in lines[1:]]
+    labels = [int(r["verified"]) for r in rows]
+    strata = [r["condition"] for r in rows]
+    tasks = [r["task_id"] for r in rows]
+    features = [[None if r[c] == "" else float(r[c]) for r in rows]
+                for c in rows[0] if c.startswith("f")]
+    baseline = [float(r["tool_calls"]) for r in rows]
+    task_names = sorted(set(tasks))
+
+    def auc(scores, ys, weights=None):
+        credit = pairs = 0.0
+        for level in ("a", "b"):
+            items = sorted((scores[i], ys[i], 1 if weights is None else weights[i])
+                           for i in range(len(ys)) if strata[i] == level
+                           and scores[i] is not None)
+            below0 = 0.0
+            k = 0
+            while k < len(items):
+                j = k
+                tie0 = tie1 = 0.0
+                while j < len(items) and items[j][0] == items[k][0]:
+                    if items[j][1]:
+                        tie1 += items[j][2]
                     else:
-                        continue
-                    unused += [n for n in names if not used.get(n, set()) - {n}
-                               and n not in tests and not n.startswith("__")]
-                self.assertEqual(unused, [])
+                        tie0 += items[j][2]
+                    j += 1
+                credit += tie1 * (below0 + tie0 / 2)
+                below0 += tie0
+                k = j
+            n1 = sum(w for _, y, w in items if y)
+            n0 = sum(w for _, y, w in items if not y)
+            pairs += n1 * n0
+        return credit / pairs if pairs else None
+
+    rng = random.Random(1)
+    start = time.perf_counter()
+    for _ in range(sample_perms):
+        shuffled = labels[:]
+        rng.shuffle(shuffled)
+        max(max(a, 1 - a) for a in (auc(f, shuffled) for f in features) if a is not None)
+    perm_seconds = (time.perf_counter() - start) / sample_perms * perms
+    start = time.perf_counter()
+    for _ in range(sample_boot):
+        draw = [rng.choice(task_names) for _ in task_names]
+        count = {t: draw.count(t) for t in task_names}
+        weights = [count[t] for t in tasks]
+        for f in features:
+            rows_defined = [None if v is None else b for v, b in zip(f, baseline)]
+            auc(f, labels, weights), auc(rows_defined, labels, weights)
+    boot_seconds = (time.perf_counter() - start) / sample_boot * boot
+    return perm_seconds + boot_seconds
 
 
-class TestOneRunnerRule(unittest.TestCase):
-    """regrade.py's runner choice has one home, runner_for(): grading (pick_runner), the
-    test-command check and the pytest pre-flight of both modes ask it, so a check made
-    before the checkout can never expect another runner than the one grading will use."""
-
-    def setUp(self):
-        self.r = load("regrade.py")
-
-    def instance(self, repo, ids, test_runner=None, test_cmd=None, **extra):
-        return dict({"repo": repo, "FAIL_TO_PASS": list(ids), "PASS_TO_PASS": [],
-                     "test_runner": test_runner, "test_cmd": test_cmd,
-                     "where": "instances.jsonl line 1"}, **extra)
-
-    def test_grading_and_the_pre_flight_agree_for_every_choice(self):
-        with tempfile.TemporaryDirectory() as tree:      # a tree with no project layout
-            for repo, ids, own, option in itertools.product(
-                    ("django/django", "sympy/sympy", "o/r"), (["t.py::test_a"], ["m.C.test_a"]),
-                    (None, "unittest", "log"), ("auto", "pytest", "sympy")):
-                instance = self.instance(repo, ids, own)
-                graded = self.r.pick_runner(instance, {"runner": option}, ids, tree)
-                # Written out from the manual ("Runners"), not from the code under test.
-                expected = own or option
-                if expected == "auto":
-                    expected = {"django/django": "django", "sympy/sympy": "sympy"}.get(
-                        repo, "pytest" if "::" in ids[0] else "unittest")
-                self.assertEqual(graded, expected, (repo, ids, own, option))
-                self.assertEqual(self.r.runner_for(instance, option, ids), graded)
-                self.assertEqual(self.r.pytest_needed([instance], option, None),
-                                 graded == "pytest", (repo, ids, own, option))
-
-    def test_the_tree_layout_counts_only_once_there_is_a_tree(self):
-        with tempfile.TemporaryDirectory() as tree:
-            os.makedirs(os.path.join(tree, "tests"))
-            os.makedirs(os.path.join(tree, "django"))
-            write(tree, "tests/runtests.py", "")
-            instance = self.instance("fork/web", ["tests/t.py::test_a"])
-            self.assertEqual(self.r.pick_runner(instance, {"runner": "auto"}, ["x"], tree),
-                             "django")
-            self.assertEqual(self.r.runner_for(instance, "auto", ["tests/t.py::test_a"]),
-                             "pytest")    # before the checkout: the ids decide, pytest is checked
-
-    def test_a_django_instance_is_not_held_to_the_pytest_rules_before_grading(self):
-        # Grading runs Django's runner for django/django under --runner auto, whatever its
-        # ids look like; the old pre-flight judged by the ids alone and refused this command
-        # as a pytest one (and required pytest of the interpreter).
-        instance = self.instance("django/django", ["tests/t.py::test_a"])
-        self.r.check_test_commands({"i": instance}, "auto", "./tests/runtests.py {files}")
-        self.assertFalse(self.r.pytest_needed([instance], "auto", None))
-        with self.assertRaises(self.r.InputError):    # a real pytest instance still is
-            self.r.check_test_commands({"i": self.instance("o/r", ["t.py::test_a"])}, "auto",
-                                       "pytest {files}")
-
-    def test_a_log_parser_without_a_runner_needs_nothing_and_grades_as_an_error(self):
-        instance = self.instance("o/r", ["t.py::test_a"], no_runner="log_parser 'x': none")
-        self.assertIsNone(self.r.runner_for(instance, "auto", ["t.py::test_a"]))
-        self.assertFalse(self.r.pytest_needed([instance], "auto", None))
-        with self.assertRaises(self.r.GradingError):
-            self.r.pick_runner(instance, {"runner": "auto"}, ["t.py::test_a"], HERE)
-
-    def test_making_instances_assumes_pytest_unless_the_repository_names_its_runner(self):
-        for repo, runner, expected in (("o/r", "auto", True), ("django/django", "auto", False),
-                                       ("o/r", "log", False), ("sympy/sympy", "pytest", True)):
-            self.assertEqual(self.r.pytest_needed(
-                [{"repo": repo, "test_runner": None, "test_cmd": None}], runner, None,
-                ids_known=False), expected, (repo, runner))
+def run_auc_benchmark(label, n_runs, n_features, sample_perms, sample_boot):
+    table = synthetic_runs(n_runs, n_features)
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", table)
+        start, before = time.perf_counter(), os.times()
+        status, out, err = run(AUC, [path, "--strata", "condition", "--format", "json"])
+        seconds, after = time.perf_counter() - start, os.times()
+    # CPU time of this process and of any forked workers it waited for.
+    cpu = sum(after[:4]) - sum(before[:4])
+    assert status == 0, err
+    naive = naive_audit_seconds(table, 2000, 2000, sample_perms, sample_boot)
+    print(f"auc_audit.py {label}: {n_runs} runs x {n_features} features, whole default "
+          f"audit (2000 shuffles + 2000 task resamples): {seconds:.2f} s wall, {cpu:.2f} s "
+          f"CPU (load {os.getloadavg()[0]:.1f}); recomputing every AUC from scratch needs ~{naive:.1f} s for the shuffles "
+          f"and resamples alone (extrapolated from {sample_perms} + {sample_boot}): "
+          f"{naive / seconds:.0f}x slower")
 
 
-def settings_keys_read(path):
-    """{key: first line} of every key regrade.py reads or writes in its settings record:
-    settings[...], settings.get(...), job["settings"][...] and the like, dict(settings,
-    key=...), and the names a comprehension takes from a tuple (written or named)."""
-    with open(path, encoding="utf-8") as handle:
-        tree = ast.parse(handle.read())
-    constants = {node.targets[0].id: node.value for node in tree.body
-                 if isinstance(node, ast.Assign) and len(node.targets) == 1
-                 and isinstance(node.targets[0], ast.Name)}
-
-    def is_record(node):
-        return (isinstance(node, ast.Name) and node.id == "settings") or (
-            isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
-            and node.slice.value == "settings")
-
-    def names_from(node):
-        node = constants.get(node.id, node) if isinstance(node, ast.Name) else node
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return [e.value for e in node.elts if isinstance(e, ast.Constant)]
-        raise AssertionError(f"regrade.py line {node.lineno}: a loop over settings keys "
-                             f"this test cannot resolve")
-
-    def uses(node):
-        """(key node, line) of each use of the record in a node."""
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Subscript) and is_record(sub.value):
-                yield sub.slice, sub.lineno
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
-                    and is_record(sub.func.value) and sub.func.attr in ("get", "setdefault"):
-                yield sub.args[0], sub.lineno
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) \
-                    and sub.func.id == "dict" and sub.args and is_record(sub.args[0]):
-                for word in sub.keywords:
-                    yield ast.Constant(word.arg), sub.lineno
-
-    found, loop_names = {}, set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            loops = {g.target.id: g.iter for g in node.generators
-                     if isinstance(g.target, ast.Name)}
-            loop_names.update(loops)
-            for key, line in uses(node):
-                if isinstance(key, ast.Name) and key.id in loops:
-                    for name in names_from(loops[key.id]):
-                        found.setdefault(name, line)
-    for key, line in uses(tree):
-        if isinstance(key, ast.Constant):
-            found.setdefault(key.value, line)
-        elif not (isinstance(key, ast.Name) and key.id in loop_names):
-            raise AssertionError(f"regrade.py line {line}: a settings key this test cannot "
-                                 f"resolve")
-    return found
+def bench_auc_small():
+    run_auc_benchmark("small", 72, 9, 200, 200)
 
 
-class TestDeclaredSettings(unittest.TestCase):
-    """regrade.py's settings record is declared in one place, SETTINGS, with each key's
-    meaning and its value until set; new_settings() makes exactly those keys and the code
-    uses no other (an ast walk of the file, not a grep)."""
-
-    def setUp(self):
-        self.r = load("regrade.py")
-
-    def test_every_key_the_code_uses_is_declared(self):
-        used = settings_keys_read(os.path.join(HERE, "regrade.py"))
-        self.assertGreater(len(used), 15)       # the walk does find them
-        undeclared = sorted(set(used) - set(self.r.SETTINGS))
-        self.assertEqual(undeclared, [], [f"{k} (line {used[k]})" for k in undeclared])
-        self.assertEqual(sorted(set(self.r.SETTINGS) - set(used)), [])   # none declared idly
-        self.assertLessEqual(set(self.r.KEY_OPTIONS), set(self.r.SETTINGS))
-
-    def test_new_settings_makes_every_declared_key_from_the_options(self):
-        args = self.r.build_parser().parse_args(
-            ["i.jsonl", "p.jsonl", "--repo", "r", "--timeout", "7", "--env", "A=1",
-             "--keep-env", "HOME", "--test-files", "t/*.py", "--select", "files"])
-        settings = self.r.new_settings(args, repeat=2)
-        self.assertEqual(list(settings), list(self.r.SETTINGS))
-        self.assertEqual({k: settings[k] for k in ("timeout", "env", "keep_env", "repeat",
-                                                   "test_patterns", "select", "runner")},
-                         {"timeout": 7.0, "env": {"A": "1"}, "keep_env": {"HOME"}, "repeat": 2,
-                          "test_patterns": ("t/*.py",), "select": "files", "runner": "auto"})
-        self.assertTrue(settings["grader_version"].startswith(self.r.__version__ + "+"))
-        for name, (value, meaning) in self.r.SETTINGS.items():
-            self.assertTrue(meaning, name)
-            if meaning.startswith("set by"):
-                self.assertEqual(settings[name], value, name)
+def bench_auc_large():
+    run_auc_benchmark("large", 10000, 20, 3, 2)
 
 
-class TestDeclaredInputs(unittest.TestCase):
-    """The state an audit's Inputs record carries is declared in Inputs.__init__: --task-map
-    and the agent-output cache are fields, not attributes set from outside or kept in
-    __dict__, and every inputs.NAME the scripts use is a declared field or a method."""
-
-    def test_every_attribute_used_is_declared_in_the_record(self):
-        for script in SCRIPTS:
-            with self.subTest(script=script):
-                with open(os.path.join(HERE, script), encoding="utf-8") as handle:
-                    tree = ast.parse(handle.read())
-                record = next(n for n in tree.body
-                              if isinstance(n, ast.ClassDef) and n.name == "Inputs")
-                methods = {n.name for n in record.body if isinstance(n, ast.FunctionDef)}
-                init = next(n for n in record.body
-                            if isinstance(n, ast.FunctionDef) and n.name == "__init__")
-                fields = {t.attr for n in ast.walk(init) if isinstance(n, ast.Assign)
-                          for t in n.targets if isinstance(t, ast.Attribute)}
-                used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-                        and isinstance(n.value, ast.Name) and n.value.id == "inputs"}
-                self.assertIn("task_map", used)
-                self.assertEqual(sorted(used - fields - methods), [])
-                self.assertNotIn("__dict__", used)
-                self.assertFalse([n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
-                                  and isinstance(n.func, ast.Name) and n.func.id == "getattr"
-                                  and n.args and isinstance(n.args[0], ast.Name)
-                                  and n.args[0].id == "inputs"])
-
-    def test_a_new_record_has_no_task_map_and_an_empty_cache(self):
-        for script in SCRIPTS:
-            module = load(script)
-            inputs = module.Inputs()
-            self.assertEqual((inputs.task_map, inputs.agent_cache, inputs.files), (None, {}, []))
-            self.assertEqual(module.Inputs(task_map="map.csv").task_map, "map.csv")
+def issue11_shape_runs(seed=1, n_runs=10000, n_features=20, runs_per_task=4,
+                       undefined_share=0.3):
+    """Issue 11's speed shape: a 500-instance benchmark run 20 times, as 2,500 tasks of
+    4 runs, 20 features (half counts, half continuous), 5 of them undefined on the
+    same 30% of runs (the runs that never edited), no strata."""
+    rng = random.Random(seed)
+    ease = [rng.random() for _ in range(n_runs // runs_per_task)]
+    header = ["run_id", "task_id", "condition", "verified", "tool_calls"] + \
+        [f"f{j:02d}" for j in range(n_features)]
+    rows = []
+    for i in range(n_runs):
+        task = i // runs_per_task
+        y = int(rng.random() < ease[task])
+        edited = rng.random() >= undefined_share
+        row = [f"r{i:05d}", f"t{task:04d}", "a", y, rng.randint(10, 80) + (0 if y else 8)]
+        for j in range(n_features):
+            if j % 4 == 0 and not edited:
+                row.append("")
+            elif j % 2:
+                row.append(rng.randint(0, 40) + (3 * y if j % 3 == 0 else 0))
+            else:
+                row.append(f"{rng.gauss(0.2 * y * (j % 3 == 0), 1):.4f}")
+        rows.append(row)
+    return csv_text(header, rows)
 
 
-# === The shared block: copies, registry (issue 18) ===
-def copy_of_the_scripts(folder):
-    """The three scripts copied into folder, for a --sync that must not touch the real ones."""
-    for script in SCRIPTS:
-        shutil.copy(os.path.join(HERE, script), folder)
+def bench_auc_issue11_shape():
+    """The whole default audit (no strata) on issue 11's shape: wall and CPU seconds,
+    the load average, and the speed-up over recomputing every AUC from scratch."""
+    table = issue11_shape_runs()
+    load_before = os.getloadavg()
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", table)
+        start, before = time.perf_counter(), os.times()
+        status, out, err = run(AUC, [path, "--format", "json"])
+        seconds, after = time.perf_counter() - start, os.times()
+    assert status == 0, err
+    cpu = sum(after[:4]) - sum(before[:4])       # this process and its forked workers
+    load_after = os.getloadavg()
+    naive = naive_audit_seconds(table, 2000, 2000, 3, 2)
+    print(f"auc_audit.py issue-11 shape: 10000 runs x 20 features, 2500 tasks of 4, no "
+          f"strata, 5 features undefined on 30%: whole default audit (2000 shuffles with "
+          f"step-down minP + 2000 task resamples) {seconds:.1f} s wall, {cpu:.1f} s CPU; "
+          f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
+          f"({os.cpu_count()} cores); recomputing every AUC from scratch needs ~{naive:.0f} s "
+          f"CPU for the shuffles and resamples alone (extrapolated from 3 + 2): "
+          f"{naive / cpu:.0f}x the whole audit's CPU")
 
 
-def edit_line(path, old, new):
-    """Replace the first line of path equal to old with new; return its line number."""
-    with open(path, encoding="utf-8") as handle:
-        lines = handle.read().split("\n")
-    at = lines.index(old)
-    lines[at] = new
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines))
-    return at + 1
+def issue19_clustered_null(seed, n_tasks=20, per_task=4, n_features=5, strata=False,
+                           task_effects=True):
+    """A true null for every feature: outcomes and features each share a task-level
+    component (task_effects), independent of each other; with `strata`, two arms with
+    different success rates. The outcome carries no information from any feature."""
+    rng = random.Random(seed)
+    labels, tasks, arms, baseline = [], [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random() if task_effects else 0.5
+        offsets = [rng.gauss(0, 1) if task_effects else 0.0 for _ in range(n_features)]
+        for r in range(per_task):
+            arm = "ab"[r % 2] if strata else "a"
+            shift = 0.25 if strata and arm == "b" else 0.0
+            labels.append(int(rng.random() < min(1.0, ease + shift)))
+            tasks.append(f"t{t:02d}")
+            arms.append(arm)
+            baseline.append(rng.gauss(0, 1))
+            for values, offset in zip(features, offsets):
+                values.append(offset + rng.gauss(0, 0.5))
+    return labels, tasks, arms, baseline, features
 
 
-class TestSharedBlockCopies(unittest.TestCase):
-    """Copies that cannot lose an edit: the end marker carries the body's hash, --sync
-    refuses a copy edited by hand and names the line, --version prints the block's hash."""
+def issue19_rate(hits, reps):
+    rate = hits / reps
+    return f"{rate:.3f} (MC sd {math.sqrt(max(rate * (1 - rate), 1e-12) / reps):.3f})"
 
-    def sync(self, folder, *options):
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = sync_helper_block(folder, force="--force" in options)
-        return status, out.getvalue(), err.getvalue()
 
-    def test_the_hash_is_sha256_of_the_body(self):
-        block = ["# --- shared helpers: keep identical", "x = 1", "", "# --- end shared helpers"]
-        self.assertEqual(block_body_sha256(block),
-                         hashlib.sha256(b"x = 1\n\n").hexdigest()[:16])
-        for script in SCRIPTS:
-            with open(os.path.join(HERE, script), encoding="utf-8") as handle:
-                text = handle.read()
-            body = text.split(BLOCK_START, 1)[1].split("\n", 1)[1].split("\n" + BLOCK_END, 1)[0] + "\n"
-            marker = re.search(r"(?m)^# --- end shared helpers body sha256 ([0-9a-f]{16}) ---$",
-                               text)
-            self.assertIsNotNone(marker, script)
-            self.assertEqual(hashlib.sha256(body.encode()).hexdigest()[:16], marker.group(1))
+def bench_auc_issue19_family_wise_rate():
+    """Family-wise rate of minP adjusted p <= 0.05 under a true null, by the default
+    (task) null and the old run shuffle, on independent, stratified and task-clustered
+    data (20 tasks of 4 runs, 5 features, 300 replications, 200 shuffles each)."""
+    module = load(AUC)
+    reps = 300
+    cases = (("independent", dict(task_effects=False), None),
+             ("stratified (two arms, --strata)", dict(strata=True, task_effects=False), "arm"),
+             ("task-clustered", dict(), None),
+             ("task-clustered and stratified", dict(strata=True), "arm"))
+    start = time.perf_counter()
+    for label, options, strata_name in cases:
+        hits = {"default": 0, "runs": 0}
+        for seed in range(reps):
+            labels, tasks, arms, baseline, features = issue19_clustered_null(seed, **options)
+            candidates = [(f"f{j}", v) for j, v in enumerate(features)]
+            strata = arms if strata_name else None
+            for scheme, permute in (("default", None),
+                                    ("runs", "strata" if strata_name else "rows")):
+                result = module.audit(labels, candidates, baseline, tasks=tasks, strata=strata,
+                                      perms=200, boot=1, seed=seed, permute=permute)
+                hits[scheme] += min(f["adjusted_p"] for f in result["features"]) <= 0.05
+        print(f"auc_audit.py issue 19, true null, {label}: family-wise rate of minP p <= 0.05 "
+              f"{issue19_rate(hits['default'], reps)} with the default task null; "
+              f"{issue19_rate(hits['runs'], reps)} shuffling runs (the old default)")
+    print(f"  ({reps} replications each, 20 tasks x 4 runs, 5 features; "
+          f"{time.perf_counter() - start:.0f} s)")
 
-    def test_an_edit_in_a_non_canonical_copy_is_refused_and_named(self):
+
+def issue19_planted(seed, n_tasks=30, per_task=4, n_features=5, effect=1.0):
+    """Task-clustered outcomes; f0 carries a run-level signal inside tasks (its value
+    moves with the run's own outcome), the rest and the baseline are noise."""
+    rng = random.Random(seed)
+    labels, tasks, baseline = [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random()
+        for _ in range(per_task):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0, 1))
+            for j, values in enumerate(features):
+                values.append(rng.gauss(effect * y if j == 0 else 0.0, 1))
+    return labels, tasks, baseline, features
+
+
+def issue19_old_rule(feature):
+    """The verdict before issue 19, from a result's own fields: same-row diff > 0,
+    minP adjusted p < 0.05 and the per-feature interval above 0."""
+    ci = feature["delta_ci"]
+    return (feature["delta_same_rows"] > 0 and feature["adjusted_p"] < 0.05
+            and ci is not None and ci[0] > 0)
+
+
+def bench_auc_issue19_gate_one():
+    """Pass rate with ten features generated exactly like the baseline (50 tasks of 4),
+    and power on a planted feature (30 tasks of 4), before and after issue 19."""
+    module = load(AUC)
+    start = time.perf_counter()
+    reps = 150
+    before = after = 0
+    for seed in range(reps):
+        labels, tasks, baseline, features = issue19_like_baseline(1000 + seed)
+        candidates = [(f"f{j}", v) for j, v in enumerate(features)]
+        old = module.audit(labels, candidates, baseline, tasks=tasks, perms=200, boot=400,
+                           seed=seed, permute="rows")
+        new = module.audit(labels, candidates, baseline, tasks=tasks, perms=200, boot=400,
+                           seed=seed)
+        before += any(issue19_old_rule(f) for f in old["features"])
+        after += bool(new["verdict"]["passing"])
+    print(f"auc_audit.py issue 19, ten features like the baseline (200 runs, 50 tasks): some "
+          f"feature passes in {issue19_rate(before, reps)} before (row null, per-feature "
+          f"interval), {issue19_rate(after, reps)} now ({reps} replications)")
+    for effect in (0.5, 1.0):
+        before = after = 0
+        for seed in range(reps):
+            labels, tasks, baseline, features = issue19_planted(2000 + seed, effect=effect)
+            candidates = [(f"f{j}", v) for j, v in enumerate(features)]
+            old = module.audit(labels, candidates, baseline, tasks=tasks, perms=200,
+                               boot=400, seed=seed, permute="rows")
+            new = module.audit(labels, candidates, baseline, tasks=tasks, perms=200,
+                               boot=400, seed=seed)
+            before += issue19_old_rule(old["features"][0])
+            after += "f0" in new["verdict"]["passing"]
+        print(f"auc_audit.py issue 19, power: planted f0 (shift {effect} sd inside tasks, "
+              f"120 runs, 30 tasks, 5 features) passes in {issue19_rate(before, reps)} "
+              f"before, {issue19_rate(after, reps)} now")
+    print(f"  ({time.perf_counter() - start:.0f} s)")
+
+
+def bench_auc_issue19_coverage():
+    """Coverage of the task-cluster intervals of diff at 10, 30 and 100 tasks of 4 runs:
+    the feature and the baseline are generated alike (true diff 0), with task effects
+    in the outcome and in both scores."""
+    module = load(AUC)
+    start = time.perf_counter()
+    for n_tasks, reps in ((10, 300), (30, 300), (100, 150)):
+        single = joint = 0
+        for seed in range(reps):
+            rng = random.Random(3000 + seed)
+            labels, tasks, base, f0, f1 = [], [], [], [], []
+            for t in range(n_tasks):
+                ease = rng.random()
+                shared = [rng.gauss(0, 1) for _ in range(3)]
+                for _ in range(4):
+                    y = int(rng.random() < ease)
+                    labels.append(y)
+                    tasks.append(t)
+                    base.append(shared[0] + rng.gauss(0.8 * y, 1))
+                    f0.append(shared[1] + rng.gauss(0.8 * y, 1))
+                    f1.append(shared[2] + rng.gauss(0.8 * y, 1))
+            result = module.audit(labels, [("f0", f0), ("f1", f1)], base, tasks=tasks,
+                                  perms=1, boot=1000, seed=seed)
+            first = result["features"][0]
+            if first["delta_ci"] is not None:
+                single += first["delta_ci"][0] <= 0 <= first["delta_ci"][1]
+                joint += all(f["delta_joint_ci"][0] <= 0 <= f["delta_joint_ci"][1]
+                             for f in result["features"])
+        print(f"auc_audit.py issue 19, coverage at {n_tasks} tasks of 4 (true diff 0, "
+              f"{reps} replications, 1000 resamples): per-feature 95% percentile interval "
+              f"{issue19_rate(single, reps)}; joint 95% interval over 2 features "
+              f"{issue19_rate(joint, reps)}")
+    print(f"  ({time.perf_counter() - start:.0f} s)")
+
+
+def numpy_task_null_seconds(table_text, perms=2000):
+    """The same task-level null in numpy: ranks once, then per shuffle a vectorised task
+    permutation and placement, and one rank sum per feature (a Python loop over
+    shuffles and features). None without numpy."""
+    try:
+        import numpy
+    except ImportError:
+        return None
+    lines = table_text.splitlines()
+    header = lines[0].split(",")
+    cells = [line.split(",") for line in lines[1:]]
+    labels = numpy.array([int(c[header.index("verified")]) for c in cells])
+    task_ids = [c[header.index("task_id")] for c in cells]
+    order = sorted(set(task_ids))
+    task_of = numpy.array([order.index(t) for t in task_ids])
+    columns = [j for j, name in enumerate(header) if name.startswith("f")]
+    start = time.perf_counter()
+    ranks, masks = [], []
+    for j in columns:
+        defined = numpy.array([c[j] != "" for c in cells])
+        values = numpy.array([float(c[j]) if c[j] != "" else 0.0 for c in cells])
+        rank = numpy.zeros(len(cells))
+        sorted_values = numpy.sort(values[defined])
+        low = numpy.searchsorted(sorted_values, values[defined], "left")
+        high = numpy.searchsorted(sorted_values, values[defined], "right")
+        rank[defined] = (low + high + 1) / 2.0
+        ranks.append(rank)
+        masks.append(defined)
+    n_tasks = len(order)
+    size = numpy.bincount(task_of)
+    counts = numpy.bincount(task_of, weights=labels).astype(int)
+    rng = numpy.random.default_rng(1)
+    for _ in range(perms):
+        donors = numpy.empty(n_tasks, dtype=int)
+        for s in numpy.unique(size):
+            same = numpy.flatnonzero(size == s)
+            donors[same] = rng.permutation(same)
+        keys = rng.random(len(cells))
+        # A random placement: rank the runs of each task by a random key.
+        order_in_task = numpy.lexsort((keys, task_of))
+        slot = numpy.empty(len(cells), dtype=int)
+        slot[order_in_task] = (numpy.arange(len(cells))
+                               - numpy.repeat(numpy.cumsum(size) - size, size))
+        y = slot < counts[donors][task_of]
+        best = 0.0
+        for rank, defined in zip(ranks, masks):
+            chosen = y & defined
+            n1 = chosen.sum()
+            n0 = defined.sum() - n1
+            if n1 and n0:
+                auc = (rank[chosen].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
+                best = max(best, auc, 1 - auc)
+    return time.perf_counter() - start
+
+
+def bench_auc_issue19_speed():
+    """The whole default audit (task null, joint interval) on issue 11's shape beside a
+    numpy task-level null, measured in one run."""
+    table = issue11_shape_runs()
+    load_before = os.getloadavg()
+    with TempDir() as folder:
+        path = write(folder, "runs.csv", table)
+        figures = {}
+        for label, argv in (("default (task null)", []), ("--permute rows", ["--permute",
+                                                                             "rows"])):
+            start, before = time.perf_counter(), os.times()
+            status, out, err = run(AUC, [path, "--format", "json", *argv])
+            assert status == 0, err
+            after = os.times()
+            figures[label] = (time.perf_counter() - start, sum(after[:4]) - sum(before[:4]))
+    numpy_seconds = numpy_task_null_seconds(table)
+    text = "; ".join(f"{label} {wall:.1f} s wall, {cpu:.1f} s CPU"
+                     for label, (wall, cpu) in figures.items())
+    ratio = ("numpy not installed: no numpy null" if numpy_seconds is None else
+             f"numpy task-level null {numpy_seconds:.1f} s, so the whole default audit is "
+             f"{figures['default (task null)'][0] / numpy_seconds:.1f}x that null")
+    print(f"auc_audit.py issue 19 speed, 10000 runs x 20 features, 2500 tasks of 4: {text}; "
+          f"{ratio} (load average {load_before[0]:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores)")
+
+
+# --- Benchmarks: harness readers ---
+def bench_agent_output():
+    """Derive the tables from an OpenHands output.jsonl of 300 runs x 100 events."""
+    module = load("delivery_audit.py")
+    with open(os.path.join(AGENTS, "openhands", "model-b", "output.jsonl"),
+              encoding="utf-8") as handle:
+        record = json.loads(handle.read())
+    events = record["history"][2:-1] * 10
+    history = record["history"][:2] + events + record["history"][-1:]
+    with TempDir() as folder:
+        with open(os.path.join(folder, "output.jsonl"), "w", encoding="utf-8") as out:
+            for k in range(300):
+                out.write(json.dumps(dict(record, instance_id=f"x__y-{k}", history=[
+                    dict(e, id=j, cause=j - 1 if "observation" in e else None)
+                    for j, e in enumerate(history)])) + "\n")
+        started = time.perf_counter()
+        derived = module.agent_output(module.Inputs(), folder)
+        seconds = time.perf_counter() - started
+    print(f"agent output: {len(derived['runs'].rows)} OpenHands runs, "
+          f"{len(derived['tool_calls'].rows)} tool calls derived in {seconds:.2f} s")
+
+
+# --- Benchmarks: regrade.py ---
+def bench_regrade_example():
+    """Grader overhead per run beyond the test command, and --jobs 2 vs --jobs 1, on the example."""
+    example = os.path.join(HERE, "examples", "regrade")
+    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle")]
+    results = {}
+    for jobs in (1, 2):
+        best = None
+        for _ in range(3):
+            started = time.monotonic()
+            status, report, err = regrade_json(argv + ["--jobs", str(jobs)])
+            wall = time.monotonic() - started
+            if best is None or wall < best[0]:
+                best = (wall, report["summary"])
+        results[jobs] = best
+    wall, summary = results[1]
+    print(f"regrade example: {summary['runs']} runs, --jobs 1 {wall:.2f} s wall, "
+          f"test commands {summary['seconds_tests']:.2f} s, grader overhead "
+          f"{summary['overhead_per_run_s']:.3f} s per run")
+    print(f"regrade example: --jobs 2 {results[2][0]:.2f} s wall, speed-up "
+          f"{results[1][0] / results[2][0]:.2f}x over --jobs 1")
+
+
+def bench_regrade_sandbox():
+    """What bwrap adds per test command: the shipped example under none and bwrap, interleaved."""
+    if bwrap_missing():
+        print(f"regrade sandbox: skipped ({bwrap_missing()})")
+        return
+    example = os.path.join(HERE, "examples", "regrade")
+    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle")]
+    tests = {"none": [], "bwrap": []}
+    for round_number in range(5):
+        for mode in ("none", "bwrap") if round_number % 2 == 0 else ("bwrap", "none"):
+            report = regrade_json(argv + ["--sandbox", mode])[1]
+            ran = [v for v in report["runs"] if v["tests_status"]]
+            tests[mode].append(sum(v["test_s"] for v in ran) / len(ran))
+    none, bwrap = (sorted(tests[m])[2] for m in ("none", "bwrap"))
+    print(f"regrade sandbox: median test command {none:.3f} s under none, {bwrap:.3f} s under "
+          f"bwrap: {1000 * (bwrap - none):.0f} ms per run (5 interleaved rounds of the example)")
+
+
+def bench_regrade_select_modes():
+    """--select ids against --select files on the example: wall, test and grader seconds per run."""
+    example = os.path.join(HERE, "examples", "regrade")
+    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle")]
+    for select in ("ids", "files"):
+        for jobs in (1, 2):
+            best = None
+            for _ in range(3):
+                started = time.monotonic()
+                status, report, err = regrade_json(argv + ["--select", select, "--jobs", str(jobs)])
+                wall = time.monotonic() - started
+                if best is None or wall < best[0]:
+                    best = (wall, report["summary"])
+            wall, summary = best
+            print(f"regrade example --select {select} --jobs {jobs}: {wall / summary['runs']:.3f} s "
+                  f"wall per run, test commands {summary['seconds_tests'] / summary['runs']:.3f} s "
+                  f"per run, grader overhead {summary['overhead_per_run_s']:.3f} s per run "
+                  f"(load average {os.getloadavg()[0]:.1f})")
+
+
+def bench_regrade_cluster_rehearsal():
+    """The cluster rehearsal's figures (issue 16): processes, signals, verdicts, leftovers."""
+    case = RegradeClusterCase("run")
+    RegradeClusterCase.setUpClass()
+    try:
         with TempDir() as folder:
-            copy_of_the_scripts(folder)
-            path = os.path.join(folder, "auc_audit.py")
-            with open(path, encoding="utf-8") as handle:
-                before = handle.read()
-            line = edit_line(path, "def fmt(value, digits=3):", "def fmt(value, digits=4):")
-            with open(path, encoding="utf-8") as handle:
-                edited = handle.read()
-            status, out, err = self.sync(folder)
-            self.assertEqual(status, 2)
-            self.assertIn(f"error: auc_audit.py line {line} ", err)
-            self.assertIn("def fmt(value, digits=4):", err)
-            self.assertIn("--sync --force", err)
-            self.assertIn("delivery_audit.py's block", err)
-            with open(path, encoding="utf-8") as handle:
-                self.assertEqual(handle.read(), edited)       # the edit is still there
-            status, out, err = self.sync(folder, "--force")   # --force discards it
-            self.assertEqual(status, 0, err)
-            with open(path, encoding="utf-8") as handle:
-                self.assertEqual(handle.read(), before)
-
-    def test_an_edit_in_the_canonical_copy_is_stamped_and_carried(self):
-        with TempDir() as folder:
-            copy_of_the_scripts(folder)
-            edit_line(os.path.join(folder, CANONICAL), "def fmt(value, digits=3):",
-                      "def fmt(value, digits=4):")
-            status, out, err = self.sync(folder)
-            self.assertEqual((status, err), (0, ""))
-            blocks = [helper_block(os.path.join(folder, script)) for script in SCRIPTS]
-            self.assertEqual(blocks[0], blocks[1])
-            self.assertEqual(blocks[0], blocks[2])
-            self.assertIn("def fmt(value, digits=4):", blocks[2])
-            self.assertEqual(marker_sha256(blocks[2]), block_body_sha256(blocks[2]))
-            self.assertEqual(self.sync(folder)[0], 0)         # a second sync is content
-
-    def test_version_prints_the_block_hash_and_a_hand_edit(self):
-        canonical = helper_block(os.path.join(HERE, CANONICAL))
-        with TempDir() as folder:
-            copy_of_the_scripts(folder)
-            edit_line(os.path.join(folder, "regrade.py"), "def fmt(value, digits=3):",
-                      "def fmt(value, digits=5):")
-            for script in SCRIPTS:
-                done = subprocess.run([sys.executable, os.path.join(HERE, script), "--version"],
-                                      capture_output=True, text=True, timeout=60)
-                self.assertRegex(done.stdout, rf"^{script} \d+\.\d+\.\d+ \(sha256 [0-9a-f]{{64}}\) "
-                                 rf"shared helpers {marker_sha256(canonical)}\n$")
-            done = subprocess.run([sys.executable, os.path.join(folder, "regrade.py"),
-                                   "--version"], capture_output=True, text=True, timeout=60)
-            self.assertIn(f"(edited by hand: its end marker says {marker_sha256(canonical)})",
-                          done.stdout)
+            started = time.monotonic()
+            figures = cluster_rehearsal(case, folder)
+            figures["seconds"] = round(time.monotonic() - started, 1)
+    finally:
+        RegradeClusterCase.tearDownClass()
+    print(f"regrade cluster rehearsal: {json.dumps(figures, sort_keys=True)}")
 
 
-class TestSharedBlockOneHome(unittest.TestCase):
-    """A rule the scripts share has one home, in the block: fmt_p, plural, FEW_CLUSTERS and
-    the run-id rule are defined there and nowhere else in any script."""
-
-    def test_each_shared_rule_is_defined_in_the_block_only(self):
-        import ast
-        names = ("fmt_p", "plural", "FEW_CLUSTERS", "number_run_ids", "instance_at_model")
-        for script in SCRIPTS:
-            path = os.path.join(HERE, script)
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-            lines = text.splitlines()
-            start = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_START))
-            end = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_END))
-            homes = {name: [] for name in names}
-            for node in ast.parse(text).body:
-                defined = [node.name] if isinstance(node, ast.FunctionDef) else \
-                    [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
-                for name in set(defined) & set(names):
-                    homes[name].append(start < node.lineno - 1 < end)
-            for name in names:
-                self.assertEqual(homes[name], [True], f"{script}: {name} defined at "
-                                 f"{homes[name]} (True: inside the shared block)")
-
-    def test_fmt_p_is_one_rule_in_both_audits(self):
-        delivery, auc = load("delivery_audit.py"), load("auc_audit.py")
-        grid = [i / 20000 for i in range(20001)] + [0.0, 1e-12, 0.00049999, 0.0005]
-        for p in grid:
-            shown = delivery.fmt_p(p)
-            self.assertEqual(auc.fmt_p(p), shown, p)
-            if p < 0.0005:
-                self.assertEqual(shown, "<0.001", p)
-            elif not 0.0495 <= p < 0.05:        # where the two old copies printed alike
-                self.assertEqual(shown, "%.3f" % p, p)
-            elif shown != "<0.050":              # never rounded across 0.05
-                decimals = len(shown) - 2
-                self.assertLess(float(shown), 0.05, p)
-                self.assertLessEqual(abs(float(shown) - p), 0.5 * 10 ** -decimals + 1e-15, p)
-        self.assertEqual(auc.fmt_p(1 / 2001, floor=1 / 2001), "<=0.001")
-        self.assertEqual(delivery.fmt_p(None), "undefined")
-
-    def test_regrade_and_the_audits_name_runs_by_one_rule(self):
-        regrade, delivery = load("regrade.py"), load("delivery_audit.py")
-        graded = regrade.default_run_ids([{"instance_id": "a__b-1", "model": "m"},
-                                          {"instance_id": "a__b-1", "model": "m"},
-                                          {"instance_id": "a__b-1", "model": None},
-                                          {"instance_id": "c__d-2", "run_id": "given"}])
-        harness = [delivery.new_run("swe-agent", f"w{i}", task_id="a__b-1", model=model)
-                   for i, model in enumerate(("m", "m", None))]
-        harness.append(delivery.new_run("codex", "w3", session="s-9"))
-        delivery.assign_run_ids(harness)
-        self.assertEqual([run["run_id"] for run in graded],
-                         ["a__b-1@m", "a__b-1@m#2", "a__b-1", "given"])
-        self.assertEqual([run["run_id"] for run in harness],
-                         ["a__b-1@m", "a__b-1@m#2", "a__b-1", "s-9"])
+def bench_regrade_django_and_sympy_runners():
+    """Grader overhead per run beyond the test command, on the Django- and SymPy-style repositories."""
+    for fixture in (TestRegradeDjangoRunner, TestRegradeSympyRunner):
+        fixture.setUpClass()
+        try:
+            case = fixture("assert_verdict")
+            f2p = DJANGOISH_IDS if fixture is TestRegradeDjangoRunner else ["test_double_negative"]
+            best = None
+            for _ in range(3):
+                verdicts = case.grade({"bench": (f2p, [], {})}, runs=("gold", "empty"))
+                overhead = [v["duration_s"] - v["test_s"] for v in verdicts.values()]
+                if best is None or max(overhead) < max(best):
+                    best = overhead
+            print(f"regrade {fixture.REPO_NAME} ({fixture.__name__}): grader overhead "
+                  f"{min(best):.3f}-{max(best):.3f} s per run")
+        finally:
+            fixture.tearDownClass()
 
 
-class TestSharedBlockHarnessRegistry(unittest.TestCase):
-    """One record per harness format in the block: file test, sniff, reader, id rule,
-    task-map keys and manual paragraph; an unrecognised harness's file is not dropped."""
-
-    def test_each_record_names_every_part_and_reads_its_shipped_example(self):
-        module = load("delivery_audit.py")
-        parts = {"format", "label", "names", "json_keys", "line", "truncated", "reader",
-                 "run_id", "task_map", "manual"}
-        shipped = {"swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent",
-                   "openhands": "openhands", "claude-code": "claude-code", "codex": "codex"}
-        for record in module.HARNESS_FORMATS:
-            self.assertEqual(set(record), parts, record["format"])
-            self.assertIn(f"      {record['label']:<16}{record['manual'][0]}\n",
-                          module.HARNESS_MANUAL)
-            if record["reader"] is None:
-                continue
-            self.assertIn(record["run_id"], ("instance@model", "session"))
-            folder = os.path.join(EXAMPLE_RUNS, "..", "agents", shipped.pop(record["format"]))
-            found = module.agent_files(folder)
-            self.assertTrue(found, folder)
-            self.assertEqual({fmt for fmt, _ in found}, {record["format"]})
-        self.assertEqual(shipped, {})              # every shipped harness has its record
-
-    def test_an_aider_history_in_an_agent_folder_is_refused_not_dropped(self):
-        with TempDir() as folder:
-            shutil.copytree(os.path.join(HERE, "examples", "agents", "swe-agent"),
-                            os.path.join(folder, "runs"))
-            write(folder, "runs/.aider.chat.history.md", "# aider chat started\n\n#### fix it\n")
-            for script in ("delivery_audit.py", "auc_audit.py"):
-                status, out, err = run(script, [os.path.join(folder, "runs")])
-                self.assertEqual(status, 2, script)
-                self.assertEqual(len(err.strip().splitlines()), 1, err)
-                self.assertRegex(err, r"^error: .*\.aider\.chat\.history\.md: Aider output, "
-                                      r"which these scripts do not read")
-
-    def test_a_new_format_is_one_record_plus_one_reader(self):
-        import csv
-        module = load("delivery_audit.py")
-
-        def read_toy(inputs, path):
-            with open(path, encoding="utf-8") as handle:
-                record = json.loads(handle.readline())
-            return [module.new_run("toy", path, task_id=record["task"], model="m",
-                                   claimed="yes")]
-        toy = {"format": "toy", "label": "Toy", "names": (), "json_keys": None,
-               "line": lambda record: "toy" in record, "truncated": ('"toy"',),
-               "reader": read_toy, "run_id": "instance@model", "task_map": (),
-               "manual": ("toy.jsonl (one line)",)}
-        formats = module.HARNESS_FORMATS + (toy,)
-        with TempDir() as folder, \
-                unittest.mock.patch.object(module, "HARNESS_FORMATS", formats), \
-                unittest.mock.patch.object(module, "HARNESS_BY_FORMAT",
-                                           {r["format"]: r for r in formats}):
-            write(folder, "agent/a.jsonl", '{"toy": 1, "task": "t1"}\n')
-            write(folder, "agent/b.jsonl", '{"toy": 1, "task": "t1"}\n')
-            status, out, err = run("delivery_audit.py", [os.path.join(folder, "agent"),
-                                                         "--write-runs", os.path.join(folder, "out")])
-            self.assertEqual(status, 0, err)
-            with open(os.path.join(folder, "out", "runs.csv"), encoding="utf-8") as handle:
-                rows = list(csv.DictReader(handle))
-            self.assertEqual([(r["run_id"], r["format"]) for r in rows],
-                             [("t1@m", "toy"), ("t1@m#2", "toy")])
+def bench_regrade_kept_trees():
+    """Grader overhead per run on a 6,000-file tree: kept trees (bwrap) against a fresh
+    checkout per run (none), 6 runs of one commit, the same unittest test each time."""
+    if bwrap_missing():
+        print(f"regrade kept trees: skipped ({bwrap_missing()})")
+        return
+    files = dict(CORE_BASE)
+    files.update({f"calc/data/d{i // 100:02d}/f{i:04d}.py": f"X = {i}\n" for i in range(6000)})
+    with TempDir() as folder:
+        repo, base = regrade_repo(folder, files)
+        work = os.path.join(folder, "work")
+        regrade_git(["clone", "-q", repo, work], folder)
+        fix = regrade_diff(work, CORE_FIX)
+        f2p, p2p = CORE_IDS["unittest"]
+        regrade_jsonl(folder, "i.jsonl", [{
+            "instance_id": "big", "repo": "acme/calc", "base_commit": base, "patch": fix,
+            "test_patch": "", "FAIL_TO_PASS": json.dumps(f2p), "PASS_TO_PASS": json.dumps(p2p)}])
+        regrade_jsonl(folder, "p.jsonl", [{"run_id": f"big@{i}", "instance_id": "big",
+                                           "model_patch": fix} for i in range(6)])
+        figures = {}
+        for mode in ("none", "bwrap"):
+            status, report, err = regrade_json([os.path.join(folder, "i.jsonl"),
+                                                os.path.join(folder, "p.jsonl"), "--repo", repo,
+                                                "--sandbox", mode, "--jobs", "1"])
+            assert status == 0, err
+            overhead = sorted(v["duration_s"] - v["test_s"] for v in report["runs"])
+            figures[mode] = (overhead[0], overhead[len(overhead) // 2], overhead[-1])
+    print("regrade kept trees, 6,000-file tree, 6 runs, grader overhead per run (min, median, "
+          "max): fresh checkout (--sandbox none) " +
+          ", ".join(f"{x:.3f}" for x in figures["none"]) + " s; kept tree (bwrap) " +
+          ", ".join(f"{x:.3f}" for x in figures["bwrap"]) +
+          f" s (load average {os.getloadavg()[0]:.1f})")
 
 
 # === Golden reports: every format of every shipped example, byte for byte ===
@@ -10437,6 +10460,13 @@ class TestGoldenReports(unittest.TestCase):
 
 
 # === Runner ===
+def load_tests(loader, tests, pattern):
+    """Add the doctests of every script to the unittest suite."""
+    for script in SCRIPTS:
+        tests.addTests(doctest.DocTestSuite(load(script)))
+    return tests
+
+
 SLOW_MARK = "Regrade"          # what --quick leaves out: classes that grade real checkouts
 
 
@@ -10511,6 +10541,7 @@ def main(argv):
               file=sys.stderr)
         return 2
     return run_tests(suite, verbose="-v" in argv)
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
