@@ -10222,21 +10222,29 @@ def bench_agent_output():
 
 
 # --- Benchmarks: regrade.py ---
+def example_regrade_argv():
+    """The shipped regrade example's arguments, with absolute paths."""
+    example = os.path.join(HERE, "examples", "regrade")
+    return [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
+            "--repo", os.path.join(example, "calc.bundle")]
+
+
+def fastest_of_three(argv):
+    """The fastest of three regrade.py runs: (wall seconds, its JSON summary)."""
+    best = None
+    for _ in range(3):
+        started = time.monotonic()
+        report = regrade_json(argv)[1]
+        wall = time.monotonic() - started
+        if best is None or wall < best[0]:
+            best = (wall, report["summary"])
+    return best
+
+
 def bench_regrade_example():
     """Grader overhead per run beyond the test command, and --jobs 2 vs --jobs 1, on the example."""
-    example = os.path.join(HERE, "examples", "regrade")
-    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
-            "--repo", os.path.join(example, "calc.bundle")]
-    results = {}
-    for jobs in (1, 2):
-        best = None
-        for _ in range(3):
-            started = time.monotonic()
-            status, report, err = regrade_json(argv + ["--jobs", str(jobs)])
-            wall = time.monotonic() - started
-            if best is None or wall < best[0]:
-                best = (wall, report["summary"])
-        results[jobs] = best
+    argv = example_regrade_argv()
+    results = {jobs: fastest_of_three(argv + ["--jobs", str(jobs)]) for jobs in (1, 2)}
     wall, summary = results[1]
     print(f"regrade example: {summary['runs']} runs, --jobs 1 {wall:.2f} s wall, "
           f"test commands {summary['seconds_tests']:.2f} s, grader overhead "
@@ -10250,9 +10258,7 @@ def bench_regrade_sandbox():
     if bwrap_missing():
         print(f"regrade sandbox: skipped ({bwrap_missing()})")
         return
-    example = os.path.join(HERE, "examples", "regrade")
-    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
-            "--repo", os.path.join(example, "calc.bundle")]
+    argv = example_regrade_argv()
     tests = {"none": [], "bwrap": []}
     for round_number in range(5):
         for mode in ("none", "bwrap") if round_number % 2 == 0 else ("bwrap", "none"):
@@ -10266,19 +10272,10 @@ def bench_regrade_sandbox():
 
 def bench_regrade_select_modes():
     """--select ids against --select files on the example: wall, test and grader seconds per run."""
-    example = os.path.join(HERE, "examples", "regrade")
-    argv = [os.path.join(example, "instances.jsonl"), os.path.join(example, "predictions.jsonl"),
-            "--repo", os.path.join(example, "calc.bundle")]
+    argv = example_regrade_argv()
     for select in ("ids", "files"):
         for jobs in (1, 2):
-            best = None
-            for _ in range(3):
-                started = time.monotonic()
-                status, report, err = regrade_json(argv + ["--select", select, "--jobs", str(jobs)])
-                wall = time.monotonic() - started
-                if best is None or wall < best[0]:
-                    best = (wall, report["summary"])
-            wall, summary = best
+            wall, summary = fastest_of_three(argv + ["--select", select, "--jobs", str(jobs)])
             print(f"regrade example --select {select} --jobs {jobs}: {wall / summary['runs']:.3f} s "
                   f"wall per run, test commands {summary['seconds_tests'] / summary['runs']:.3f} s "
                   f"per run, grader overhead {summary['overhead_per_run_s']:.3f} s per run "
