@@ -5390,9 +5390,10 @@ class TestAucSpeedPathsAgree(unittest.TestCase):
             self.assertEqual(module.cluster_weights(ours, tasks), counts)
 
 
-def issue19_like_baseline(seed, n_tasks=50, per_task=4, n_features=10):
-    """Issue 19 finding 2's shape: features generated exactly like the baseline (the
-    same shift for successes, independent noise), on tasks of varying ease."""
+def task_clustered_sample(seed, n_tasks, per_task, n_features, baseline_shift, feature_shift):
+    """Outcomes on tasks of varying ease; the baseline and each feature j are normal noise
+    shifted by baseline_shift and feature_shift(j) for successes: (labels, tasks, baseline,
+    features)."""
     rng = random.Random(seed)
     labels, tasks, baseline = [], [], []
     features = [[] for _ in range(n_features)]
@@ -5402,10 +5403,16 @@ def issue19_like_baseline(seed, n_tasks=50, per_task=4, n_features=10):
             y = int(rng.random() < ease)
             labels.append(y)
             tasks.append(f"t{t:02d}")
-            baseline.append(rng.gauss(0.5 * y, 1))
-            for values in features:
-                values.append(rng.gauss(0.5 * y, 1))
+            baseline.append(rng.gauss(baseline_shift * y, 1))
+            for j, values in enumerate(features):
+                values.append(rng.gauss(feature_shift(j) * y, 1))
     return labels, tasks, baseline, features
+
+
+def issue19_like_baseline(seed, n_tasks=50, per_task=4, n_features=10):
+    """Issue 19 finding 2's shape: features generated exactly like the baseline (the
+    same shift for successes, independent noise), on tasks of varying ease."""
+    return task_clustered_sample(seed, n_tasks, per_task, n_features, 0.5, lambda j: 0.5)
 
 
 def issue19_task_level(seed, n_tasks, per_task, n_columns):
@@ -10024,19 +10031,8 @@ def bench_auc_issue19_family_wise_rate():
 def issue19_planted(seed, n_tasks=30, per_task=4, n_features=5, effect=1.0):
     """Task-clustered outcomes; f0 carries a run-level signal inside tasks (its value
     moves with the run's own outcome), the rest and the baseline are noise."""
-    rng = random.Random(seed)
-    labels, tasks, baseline = [], [], []
-    features = [[] for _ in range(n_features)]
-    for t in range(n_tasks):
-        ease = rng.random()
-        for _ in range(per_task):
-            y = int(rng.random() < ease)
-            labels.append(y)
-            tasks.append(f"t{t:02d}")
-            baseline.append(rng.gauss(0, 1))
-            for j, values in enumerate(features):
-                values.append(rng.gauss(effect * y if j == 0 else 0.0, 1))
-    return labels, tasks, baseline, features
+    return task_clustered_sample(seed, n_tasks, per_task, n_features, 0.0,
+                                 lambda j: effect if j == 0 else 0.0)
 
 
 def issue19_old_rule(feature):
