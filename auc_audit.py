@@ -319,7 +319,7 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 #                             rules: "Columns (auto-detected by name, first match wins)";
 #                             "Numbers are read exactly"; Definitions: left out
 #   Report                    render_report render_json render_svg verdict_section
-#                             family_null_section notes_section fmt_p
+#                             family_null_section notes_section
 #                             rules: the report, --format, --svg
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Defaults; Exit status

@@ -286,8 +286,8 @@ Output
 #                             fisher_exact mcnemar_exact bca_levels percentile
 #                             rules: "What it computes": exact Clopper-Pearson interval,
 #                             Cohen's kappa, Fisher's exact p, McNemar; the BCa interval
-#   The audit                 audit rates cluster_bootstrap sampling_projection
-#                             predictive_deliveries stratified_condition_tests
+#   The audit                 audit rates cluster_bootstrap degenerate_interval
+#                             sampling_projection predictive_deliveries stratified_condition_tests
 #                             mcnemar_pairs rater_agreement criteria_summary cost_figures
 #                             claim_verdict verdict_sentences
 #                             rules: "What it computes": delivery rate r, inflation 1/r,

@@ -418,7 +418,7 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             summarise render_summary Progress
 #                             rules: "Outputs with --out DIR"; the summary (--format)
 #   Making instances          make_instances parse_fixes expand_fixes prepare_fix
-#                             make_fix self_check MadeStore render_made
+#                             make_fix derive_lists self_check MadeStore render_made
 #                             rules: "Making instances (--make-instances FIXES ...)"
 #   Main                      build_parser main summarize_only grade_all grade_runs
 #                             rules: "Basic usage"; --summarize; Defaults; Exit status
