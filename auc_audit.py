@@ -297,7 +297,7 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 # entry functions and the rules of the manual above (--help) that it implements.
 # (test_audit.py TestMaps checks that each name exists and each banner is listed.)
 #
-#   Shared helpers            Inputs Table read_verdicts join_verdicts derive_tables
+#   Shared block              Inputs Table read_verdicts join_verdicts derive_tables
 #                             render_table render_provenance run_main
 #                             rules: RUNS (tables, runs folders); "With --verdicts the
 #                             outcome comes from a grader's output"; "Reading harness
@@ -357,7 +357,7 @@ HISTOGRAM_BINS = 50          # bins of the family-maximum null over [0.5, 1.0]
 CHUNKS = 8                   # shuffles and resamples are drawn in this many seeded chunks
 PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth forking for
 
-# === Shared helpers ===
+# === Shared block ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
 # Tables in, tables and JSON out, errors, provenance, grader verdicts and harness
 # transcripts. The block imports what it uses so it stands alone.

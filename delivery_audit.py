@@ -277,7 +277,7 @@ Output
 # entry functions and the rules of the manual above (--help) that it implements.
 # (test_audit.py TestMaps checks that each name exists and each banner is listed.)
 #
-#   Shared helpers            Inputs Table read_verdicts join_verdicts derive_tables
+#   Shared block              Inputs Table read_verdicts join_verdicts derive_tables
 #                             render_table render_provenance run_main
 #                             rules: Input (tables, runs folders); Verdicts (recognised
 #                             by content), "The join", "Another model's report";
@@ -339,7 +339,7 @@ SHEET_COLUMNS = ("sheet_id", "final_message", "claim")
 DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_failed": 1}
 
 
-# === Shared helpers ===
+# === Shared block ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
 # Tables in, tables and JSON out, errors, provenance, grader verdicts and harness
 # transcripts. The block imports what it uses so it stands alone.

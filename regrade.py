@@ -374,7 +374,7 @@ project) are not visible inside; use --sandbox none if the tests need them.
 # entry functions and the rules of the manual above (--help) that it implements.
 # (test_audit.py TestMaps checks that each name exists and each banner is listed.)
 #
-#   Shared helpers            Inputs read_verdicts derive_tables write_runs render_table
+#   Shared block              Inputs read_verdicts derive_tables write_runs render_table
 #                             render_provenance run_main
 #                             rules: "Reading harness folders" (agent folders as RUNS,
 #                             --task-map, --write-runs); the provenance footer
@@ -534,7 +534,7 @@ ISOLATION_MEANS = {
 # A diff or test patch larger than this is not graded (that run is an error verdict).
 MAX_DIFF_BYTES = 64 * 2 ** 20
 
-# === Shared helpers ===
+# === Shared block ===
 # --- shared helpers: keep identical in all three scripts (python3 test_audit.py --sync) ---
 # Tables in, tables and JSON out, errors, provenance, grader verdicts and harness
 # transcripts. The block imports what it uses so it stands alone.

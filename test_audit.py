@@ -653,8 +653,8 @@ class TestMaps(unittest.TestCase):
                 listed = [title for title, _ in file_map(path)]
                 banners = top_level_banners(path)
                 self.assertGreaterEqual(len(listed), 5)
-                if "Shared helpers" not in banners:     # its banner went inside the block
-                    listed.remove("Shared helpers")
+                if "Shared block" not in banners:     # its banner went inside the block
+                    listed.remove("Shared block")
                 self.assertEqual(listed, banners)
 
     def test_every_listed_name_exists(self):
@@ -675,7 +675,7 @@ class TestMaps(unittest.TestCase):
             scripts = [s for s in SCRIPTS if title in maps[s]]
             self.assertGreaterEqual(len(scripts), 2, title)
         for script in SCRIPTS:
-            self.assertEqual((maps[script][0], maps[script][-1]), ("Shared helpers", "Main"),
+            self.assertEqual((maps[script][0], maps[script][-1]), ("Shared block", "Main"),
                              script)
 
     def test_the_map_reader_sees_a_stale_map(self):
