@@ -73,9 +73,10 @@ Verdicts (--verdicts FILE or FOLDER; also auc_audit.py's), recognised by content
     regrade.py verdicts.csv / verdicts.jsonl, or its --out folder: completed
         true/false; an empty completed is a grading error, counted by status
     SWE-bench run report <model>.<run_id>.json (and regrade.py's
-        swebench_summary.json): resolved_ids resolve; unresolved_ids and
-        empty_patch_ids fail (an empty patch delivered nothing); error_ids,
-        incomplete_ids, infra_failure_ids and ambiguous_failure_ids are unchecked
+        swebench_summary.json; SWE-bench-java's, whose list is 'resolved'):
+        resolved_ids resolve; unresolved_ids and empty_patch_ids fail (an empty
+        patch delivered nothing); error_ids, incomplete_ids, infra_failure_ids
+        and ambiguous_failure_ids are unchecked
     a report.json {instance_id: {resolved, patch_is_None, infra_failure, ...}}
         (or the older flat {resolved, patch_exists, ...}, whose instance is its
         folder's name), or a folder of them (logs/run_evaluation/<run_id>/<model>/
@@ -325,6 +326,8 @@ CLUSTER_INTERVAL = "percentile"   # which cluster bootstrap interval is printed:
 SIGNIFICANCE = 0.05        # Fisher's p below this: the claim and the outcome are not independent
 USEFUL_AGREEMENT = 0.2     # Landis & Koch (1977): a kappa below 0.2 is at best "slight"
 CLAIM_COLUMNS = ("claimed", "claim")
+SUBMITTED_COLUMN = "submitted"   # the harness's own record of how a run ended
+SEED_REPORT = "XO Labs, What Observational Data Can't Tell You About Work Done, August 2026"
 VERIFIED_COLUMNS = ("verified", "completed", "resolved", "gt_completed")
 TASK_COLUMNS = ("task_id", "instance_id", "task")
 RUN_ID_COLUMNS = ("run_id", "id", "run")
@@ -392,6 +395,7 @@ import re
 import shlex
 import sys
 import tempfile
+import textwrap
 
 # A rule the scripts share has its one home here. Below FEW_CLUSTERS clusters
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
@@ -1233,6 +1237,9 @@ def read_verdicts(inputs, path, outcome=None):
 def verdicts_from_json(data, name):
     """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json
     (keyed by instance id, or the older flat shape named by its folder)."""
+    if isinstance(data.get("resolved"), list) and isinstance(data.get("unresolved_ids"), list) \
+            and "resolved_ids" not in data:
+        data = dict(data, resolved_ids=data["resolved"])   # SWE-bench-java's run report
     if isinstance(data.get("resolved_ids"), list):
         return swebench_run_report(data, name)
     if isinstance(data.get("resolved"), bool):
@@ -1771,12 +1778,24 @@ Reading harness folders (agent output as the runs input; all three scripts)
     RUNS may be the folder (or one file) an agent harness wrote. Files are
     recognised by content, in sorted path order, anywhere under the folder:
 {formats}
-    Claude Code and Codex name no task: give --task-map FILE (session_id or file
-    -> task_id), or a runs.csv in the folder. A runs.csv in the folder is joined
-    on run id: it fills cells the harness left blank (task_id, claimed, model)
-    and adds its other columns (e.g. raters); a cell that disagrees, or a row
-    that matches no run, is an error.
-    No claim is ever guessed: blank unless the harness or that table states one.
+    Claude Code and Codex name no task. Where the first prompt names exactly one
+    SWE-bench instance id (owner__repo-123), that is the task; else each session
+    is its own task (its run id). The report says which, and how many; give
+    --task-map FILE (session_id or file -> task_id), or a runs.csv in the folder,
+    to group sessions into tasks. A runs.csv in the folder is joined on run id:
+    it fills cells the harness left blank (task_id, claimed, model) and adds its
+    other columns (e.g. raters); a cell that disagrees, or a row that matches no
+    run, is an error.
+    The harness's own claim (column submitted) is how it recorded the run's end:
+    yes when the agent itself chose to stop and submit (or finish), no when the
+    harness stopped it (a cost, turn, time, context or format limit, an
+    autosubmission after one, a crash), blank where it records no ending. It is
+    a different, weaker claim than the seed report's, a blind rating of the
+    final message: submitting says "I stop here", not "it works". What each
+    harness records:
+{submissions}
+    The claimed column is never guessed: blank unless the runs table beside the
+    output (or raters) states one.
     Run id: instance@model (the instance alone with no model; the session id for
     Claude Code and Codex), then #2, #3 in path order, as regrade.py names runs.
     Tool categories (first match wins):
@@ -1857,7 +1876,7 @@ Reading harness folders (agent output as the runs input; all three scripts)
 
 # --- agent output: run records, fields and timestamps ---
 RUN_COLUMNS = ("run_id", "task_id", "model", "format", "exit_status", "claimed",
-               "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
+               "submitted", "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
                "tokens_source", "turns", "tool_calls", "read_calls", "edit_calls",
                "search_calls", "bash_calls", "test_calls", "other_calls", "attempted_calls",
                "failed_calls", "orient_seconds", "impl_seconds",
@@ -1959,7 +1978,8 @@ def new_run(fmt, where, **fields):
     run = {"format": fmt, "where": where, "task_id": None, "model": None, "session": None,
            "exit_status": None, "claimed": None, "final_message": None, "cost_usd": None,
            "tokens_in": None, "tokens_out": None, "tokens_source": None, "turns": None,
-           "calls": [], "turn_tokens": None, "start": None, "end": None}
+           "calls": [], "turn_tokens": None, "start": None, "end": None,
+           "first_prompt": None}
     run.update(fields)
     return run
 
@@ -2572,8 +2592,8 @@ def openhands_events(run, history, where):
         if action == "finish":
             run["final_message"] = args.get("final_thought") or args.get("thought")
             run["exit_status"] = run["exit_status"] or "finished"
-            completed = str(args.get("task_completed") or "").lower()
-            run["claimed"] = OPENHANDS_CLAIMS.get(completed)
+            run["finished"] = True
+            run["task_completed"] = str(args.get("task_completed") or "").lower()
         elif action == "message":
             run["final_message"] = args.get("content")
         elif action not in OPENHANDS_NOT_CALLS:
@@ -2615,7 +2635,10 @@ def read_claude_code(inputs, path):
         message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         if entry.get("type") == "assistant":
             claude_assistant(run, message, turns, calls, micro, entry.get("timestamp"), where)
-        elif entry.get("type") == "user" and isinstance(message.get("content"), list):
+        elif entry.get("type") == "user" and run["first_prompt"] is None and \
+                not entry.get("isMeta") and text_of(message.get("content")).strip():
+            run["first_prompt"] = text_of(message.get("content"))
+        if entry.get("type") == "user" and isinstance(message.get("content"), list):
             for block in message["content"]:
                 call = calls.pop(block.get("tool_use_id"), None) if isinstance(block, dict) \
                     else None
@@ -2626,7 +2649,8 @@ def read_claude_code(inputs, path):
         elif entry.get("type") == "result":
             result = entry
             run.update(final_message=entry.get("result"), exit_status=entry.get("subtype"),
-                       cost_usd=entry.get("total_cost_usd"))
+                       cost_usd=entry.get("total_cost_usd"),
+                       result_error=bool(entry.get("is_error")))
         elif entry.get("type") == "system" and entry.get("model"):
             run["model"] = run["model"] or entry["model"]
     if not run["session"]:
@@ -2755,6 +2779,9 @@ def read_codex(inputs, path):
             call["seconds"] = micro - call["start"]
         elif item == "message" and payload.get("role") == "assistant":
             run["final_message"] = text_of(payload.get("content")) or run["final_message"]
+        elif item == "message" and payload.get("role") == "user" and \
+                not text_of(payload.get("content")).lstrip().startswith("<"):
+            run["first_prompt"] = run["first_prompt"] or text_of(payload.get("content"))
         elif item == "token_count" and isinstance(payload.get("info"), dict):
             info = payload["info"]
             if info.get("total_token_usage") == last_total:
@@ -2765,6 +2792,8 @@ def read_codex(inputs, path):
             run["tokens_in"] = (last_total or {}).get("input_tokens")
             run["tokens_out"] = (last_total or {}).get("output_tokens")
             run["tokens_source"] = "token_count total"
+        elif item == "turn_aborted":
+            run["exit_status"] = "turn_aborted"
         elif item == "task_complete":
             run["exit_status"] = "task_complete"
             run["final_message"] = payload.get("last_agent_message") or run["final_message"]
@@ -2772,6 +2801,55 @@ def read_codex(inputs, path):
         raise InputError(f"{path}: no session_meta line with a payload 'id'")
     run["turns"] = len(run["turn_tokens"]) or None
     return [run]
+
+
+# --- agent output: how a run ended (the harness's own record of a submission) ---
+# Each harness that records how a run ended gives a claim of its own kind, the
+# submitted column: yes when the agent itself chose to stop and submit (or finish), no
+# when the harness stopped it (a cost, turn, time, context or format limit, an
+# autosubmission after one, a crash), None where the record names no ending. It is a
+# weaker claim than the seed report's (a blind rating of the final message): a
+# submission says "I stop here", not "it works". Each rule is its record's "submitted".
+def swe_agent_submitted(run):
+    """SWE-agent: exactly 'submitted' is the agent's own submit; 'submitted (exit_cost)'
+    and the like are autosubmissions after a limit (SWE-agent's own run/common.py trusts
+    a patch only on exactly 'submitted'); no exit_status is a run that died.
+
+    >>> [swe_agent_submitted({"exit_status": s}) for s in
+    ...  ("submitted", "submitted (exit_cost)", "exit_context", None)]
+    ['yes', 'no', 'no', 'no']
+    """
+    return "yes" if run["exit_status"] == "submitted" else "no"
+
+
+def mini_submitted(run):
+    """mini-swe-agent 1.x and 2.x: 'Submitted' is yes; LimitsExceeded, TimeExceeded,
+    RepeatedFormatError, an exception's class name, or blank (a run cut off) are no."""
+    return "yes" if run["exit_status"] == "Submitted" else "no"
+
+
+def openhands_submitted(run):
+    """OpenHands: a finish action is yes, refined by its task_completed (false no,
+    partial equivocal); no finish (an iteration or budget limit, an error) is no."""
+    if not run.get("finished"):
+        return "no"
+    return OPENHANDS_CLAIMS.get(run.get("task_completed") or "", "yes")
+
+
+def claude_submitted(run):
+    """Claude Code: the result line's subtype 'success' (is_error false) is yes; any
+    error subtype, or success with is_error, is no; no result line records no ending."""
+    if run["exit_status"] is None:
+        return None
+    return "yes" if run["exit_status"] == "success" and not run.get("result_error") else "no"
+
+
+def codex_submitted(run):
+    """Codex CLI: task_complete ending its last turn is yes; turn_aborted is no; a
+    rollout with neither records no ending."""
+    if run["exit_status"] is None:
+        return None
+    return "yes" if run["exit_status"] == "task_complete" else "no"
 
 
 # --- agent output: the registry of harness formats ---
@@ -2786,20 +2864,30 @@ def read_codex(inputs, path):
 #              files are refused rather than skipped without a word
 #   run_id     the base of its run ids: "instance@model" or "session"
 #   task_map   the --task-map key columns that name its tasks (formats that name none)
+#   submitted  submitted(run) -> yes / no / equivocal / None: the harness's own record
+#              of how the run ended (None: it records none); None for a format not read
+#   records    what the harness records of a claim, one sentence (manual and README)
 #   manual     its paragraph in HARNESS_MANUAL's list of formats, line by line
 TASK_MAP_KEYS = ("session_id", "run_id", "session", "file", "path")
 HARNESS_FORMATS = (
     {"format": "swe-agent", "label": "SWE-agent", "names": (".traj",),
      "json_keys": lambda keys: "info" in keys and "trajectory" in keys,
      "line": None, "truncated": (), "reader": read_swe_agent, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": swe_agent_submitted,
+     "records": 'info.exit_status: "submitted" when the agent ran submit; "submitted '
+                '(exit_cost)" and the like when the harness submitted for it after a cost, '
+                'context or format limit; exit_cost, exit_context, exit_format, exit_error '
+                'when it stopped the agent',
      "manual": ("<iid>/<iid>.traj (trajectory[], info); model from <iid>.pred",
                 "or preds.json; diff info.submission; seconds are the steps'",
                 "execution_time only (no timestamps); no per-turn tokens")},
     {"format": "mini-swe-agent", "label": "mini-swe-agent", "names": (".traj.json",),
      "json_keys": lambda keys: "info" in keys and "messages" in keys,
      "line": None, "truncated": (), "reader": read_mini_swe_agent, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": mini_submitted,
+     "records": 'info.exit_status: "Submitted" when the agent printed its submit command; '
+                'LimitsExceeded, TimeExceeded, RepeatedFormatError or an error\'s name when '
+                'the harness stopped it',
      "manual": ("<iid>/<iid>.traj.json (messages[] with extra.actions,",
                 "extra.timestamp and extra.response.usage, info; format 1:",
                 "the reply's bash block); diff info.submission")},
@@ -2808,16 +2896,22 @@ HARNESS_FORMATS = (
      "line": lambda record: "history" in record and "instance_id" in record
      and not get_field(record, "test_result.report", "", required=False),
      "truncated": ('"history"',), "reader": read_openhands, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": openhands_submitted,
+     "records": "a finish action when the agent chose to stop, with task_completed (true, "
+                "false, partial) where the version writes it; no finish when an iteration "
+                "or budget limit or an error stopped it",
      "manual": ("output.jsonl (instance_id, V0 history[] events, metrics;",
                 "V1 SDK events are refused, not misread); diff",
-                "test_result.git_patch; claim from the finish action's",
-                "task_completed: true yes, false no, partial equivocal")},
+                "test_result.git_patch; the finish action and its",
+                "task_completed give the submitted column (below)")},
     {"format": "claude-code", "label": "Claude Code", "names": (), "json_keys": None,
      "line": lambda record: "sessionId" in record
      or (record.get("type") in ("system", "result") and "session_id" in record),
      "truncated": ('"sessionId"',), "reader": read_claude_code, "run_id": "session",
-     "task_map": TASK_MAP_KEYS,
+     "task_map": TASK_MAP_KEYS, "submitted": claude_submitted,
+     "records": "the result line's subtype (success; error_max_turns, "
+                "error_during_execution and other error_ subtypes) in `claude -p` logs; "
+                "an interactive session transcript has no result line and records none",
      "manual": ("session transcripts (*.jsonl with sessionId) and",
                 "`claude -p --output-format stream-json` logs; assistant",
                 "entries repeating one message id count once; input tokens",
@@ -2827,12 +2921,14 @@ HARNESS_FORMATS = (
      "line": lambda record: "payload" in record
      and record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context"),
      "truncated": ('"payload"', '"type"'), "reader": read_codex, "run_id": "session",
-     "task_map": TASK_MAP_KEYS,
+     "task_map": TASK_MAP_KEYS, "submitted": codex_submitted,
+     "records": "a task_complete event when the agent ended its turn, turn_aborted when "
+                "it was interrupted",
      "manual": ("rollout JSONL (session_meta, response_item, event_msg);",
                 "a repeated token_count with the same total counts once")},
     {"format": "aider", "label": "Aider", "names": (".aider.chat.history.md",),
      "json_keys": None, "line": None, "truncated": (), "reader": None, "run_id": None,
-     "task_map": (),
+     "task_map": (), "submitted": None, "records": None,
      "manual": (".aider.chat.history.md: not read; a folder holding one is",
                 "refused rather than audited without its runs")},
 )
@@ -2849,7 +2945,16 @@ def formats_text():
                    for record in HARNESS_FORMATS if record["manual"])
 
 
-HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text())
+def submission_rules_text():
+    """HARNESS_MANUAL's list of what each harness records of a claim."""
+    return "".join(
+        f"      {record['label']:<16}" + "\n      {:16}".format("").join(
+            textwrap.wrap(record["records"], 56)) + "\n"
+        for record in HARNESS_FORMATS if record["records"])
+
+
+HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text()).replace(
+    "{submissions}\n", submission_rules_text())
 
 
 # --- agent output: detection, run ids, measures, tables ---
@@ -2994,6 +3099,41 @@ def map_tasks(inputs, runs, task_map):
                 run["task_id"] = run["task_id"] or mapping.get(name)
 
 
+_INSTANCE_ID = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]*__[\w.-]+-\d+(?![\w.-])")
+
+
+def prompt_instance(text):
+    """The one SWE-bench instance id (owner__repo-123) a first prompt names, or None.
+
+    >>> prompt_instance("Fix django__django-11066 (see the issue)"), prompt_instance("hi")
+    ('django__django-11066', None)
+    """
+    found = set(_INSTANCE_ID.findall(str(text or "")))
+    return found.pop() if len(found) == 1 else None
+
+
+def tasks_from_record(runs):
+    """Give each run whose record names no task one: the instance id its first prompt
+    names, else its own run id (each its own task). Return the sentences that say so."""
+    by_prompt, alone = [], []
+    for run in runs:
+        if run["task_id"]:
+            continue
+        run["task_id"] = prompt_instance(run.get("first_prompt"))
+        (by_prompt if run["task_id"] else alone).append(run)
+        run["task_id"] = run["task_id"] or run["run_id"]
+    notes = []
+    if by_prompt:
+        notes.append(f"Tasks: {plural_runs(len(by_prompt))} ({', '.join(sorted({r['format'] for r in by_prompt}))}) "
+                     f"name no task; each task is the instance id its first prompt names "
+                     f"(e.g. {by_prompt[0]['task_id']!r}).")
+    if alone:
+        notes.append(f"Tasks: {plural_runs(len(alone))} ({', '.join(sorted({r['format'] for r in alone}))}) "
+                     f"name no task, so each is its own task (its run id); give --task-map "
+                     f"FILE (session_id,task_id) to group runs of one task.")
+    return notes
+
+
 def phase_measures(run):
     """orient / impl / verify seconds and tokens around the first and last file edit."""
     calls = run["calls"]
@@ -3062,12 +3202,9 @@ def derive_tables(inputs, path):
                              f"{runs[0]['run_id']!r})")
     if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
+    notes = tasks_from_record(runs)
     for run in runs:
-        if not run["task_id"]:
-            raise InputError(f"{run['where']}: no task for {run['format']} session "
-                             f"{run['run_id']!r} (the transcript names none); give --task-map "
-                             f"FILE (columns session_id,task_id) or a runs.csv (run_id,task_id) "
-                             f"in {path if os.path.isdir(path) else 'the folder'}")
+        run["submitted"] = HARNESS_BY_FORMAT[run["format"]]["submitted"](run)
     runs.sort(key=lambda r: r["run_id"])
     rows = [run_row(run) for run in runs]
     extra = [c for row in rows for c in row if c not in RUN_COLUMNS]
@@ -3079,8 +3216,10 @@ def derive_tables(inputs, path):
     predictions = [{"run_id": run["run_id"], "instance_id": run["task_id"],
                     "model_name_or_path": run["model"], "model_patch": run["diff"]}
                    for run in runs if "diff" in run]
-    return {"runs": Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
-                          [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)]),
+    table = Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
+                  [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)])
+    table.notes = notes                      # what was assumed, for the report to say
+    return {"runs": table,
             "tool_calls": Table(f"{path} (tool calls)", list(TOOL_CALL_COLUMNS),
                                 calls, list(range(1, len(calls) + 1))) if calls else None,
             "predictions": predictions, "formats": sorted({r["format"] for r in runs})}
@@ -3145,7 +3284,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 394de2d13dd5a707 ---
+# --- end shared helpers body sha256 b064dd8c36234e4c ---
 
 
 # === Statistics ===
@@ -4459,6 +4598,13 @@ def read_runs(table, args, verdicts=False, ratings=None):
 def claim_cell(table, index, column):
     """A run's claim; an empty cell in a table of agent runs says how to rate it."""
     value = table.rows[index][column]
+    if is_missing(value) and column == SUBMITTED_COLUMN:
+        fmt = table.rows[index].get("format", "")
+        raise InputError(f"{table.where(index, column)}: {fmt or 'this'} run records no "
+                         f"ending (no result line or task_complete: an interactive "
+                         f"session), so no submission to read; rate the final messages "
+                         f"(--rating-sheet sheet.csv, then --ratings), or give a runs.csv "
+                         f"with a claimed column beside the transcripts")
     if is_missing(value) and any(c in table.columns for c in MESSAGE_COLUMNS):
         raise InputError(f"{table.where(index, column)}: the claim is empty: this run's "
                          f"record states no claim of its own, so rate the final messages: "
@@ -4468,28 +4614,98 @@ def claim_cell(table, index, column):
     return read_claim(value, table.where(index, column))
 
 
+def claim_from(table, args):
+    """Which definition of a claim the audit uses (--claim-from, else the input's
+    default): 'rated' with --raters or --ratings; 'column' for a runs table, or agent
+    output whose claimed column the runs table beside it fills; 'submitted' for agent
+    output with no such column (the harness's own record of how each run ended)."""
+    rated = bool(args.raters or args.ratings)
+    claim_col = table.column(args.claim, flag="--claim", candidates=CLAIM_COLUMNS,
+                             required=False)
+    has_column = claim_col is not None and (bool(args.claim) or any(
+        not is_missing(row[claim_col]) for row in table.rows))
+    has_submitted = SUBMITTED_COLUMN in table.columns and "format" in table.columns
+    chosen = args.claim_from or ("rated" if rated else "column" if has_column or
+                                 not has_submitted else "submitted")
+    if chosen == "rated" and not rated:
+        raise InputError("--claim-from rated: give the raters (--raters a,b,c, or --ratings "
+                         "with --rating-key; --rating-sheet writes the blind sheet)")
+    if chosen == "submitted" and not has_submitted:
+        raise InputError(f"--claim-from submitted: {table.name} is not agent output, so no "
+                         f"harness recorded how its runs ended (use --claim-from column)")
+    if chosen != "rated" and rated:
+        raise InputError(f"--claim-from {chosen}: --raters and --ratings give a rated claim; "
+                         f"drop them or use --claim-from rated")
+    return chosen
+
+
+CLAIM_DEFINITIONS = {
+    "submitted": "the harness's own record of how each run ended (yes: the agent itself "
+                 "chose to stop and submit; no: the harness stopped it at a limit, "
+                 "submitted for it or it crashed): a different, weaker claim than the "
+                 "seed report's, a blind rating of the final message (the seed report: "
+                 f"{SEED_REPORT}, section 8)",
+    "rated": "a blind rating of each run's final message, as in the seed report "
+             f"({SEED_REPORT}, section 8)",
+    "column": "the claim column as the runs table gives it (the table does not say how "
+              "it was made)",
+}
+
+
 def claim_source(table, claim_col, raters, ratings):
     """Where the claim came from, in the report's words."""
+    if claim_col == SUBMITTED_COLUMN and "format" in table.columns:
+        formats = sorted({row["format"] for row in table.rows} - {""})
+        return (f"column {claim_col!r}, the harness's own record of how each run ended "
+                f"({'; '.join(f + ': ' + submission_rule(f) for f in formats)})")
     if ratings:
         return (f"the majority label of {len(ratings['files'])} blind rating sheets "
                 f"({', '.join(map(relative_path, ratings['files']))}), mapped to runs by "
                 f"{relative_path(ratings['key'])}")
     if raters:
         return f"the majority label of the rater columns {', '.join(raters)}"
-    formats = sorted({row.get("format", "").strip() for row in table.rows
-                      if not is_missing(row[claim_col])} - {""})
-    if "format" not in table.columns or not formats:
+    if "format" not in table.columns:
         return f"column {claim_col!r}"
-    # Only OpenHands records a claim of its own (task_completed); any other claim in
-    # a table derived from agent output came from the runs table beside it.
-    if formats == ["openhands"]:
-        return (f"column {claim_col!r}: the harness's own explicit claim (OpenHands "
-                f"task_completed) where the run recorded one, else the runs table beside "
-                f"the agent output; not a rating")
-    return (f"column {claim_col!r}, from the runs table beside the agent output (format "
-            f"{', '.join(formats)} records no claim of its own)"
-            + ("; for OpenHands runs, task_completed where recorded" if "openhands" in formats
-               else ""))
+    return f"column {claim_col!r}, from the runs table beside the agent output"
+
+
+def submission_rule(fmt):
+    """The short rule of one harness's submitted column, for the report."""
+    return {"swe-agent": "exit_status 'submitted' is yes, any other no",
+            "mini-swe-agent": "exit_status 'Submitted' is yes, any other no",
+            "openhands": "a finish action is yes (task_completed false no, partial "
+                         "equivocal), none no",
+            "claude-code": "result subtype 'success' is yes, an error subtype no",
+            "codex": "task_complete is yes, turn_aborted no"}.get(fmt, fmt)
+
+
+def other_definitions(table, runs, chosen, found):
+    """The delivery rate under each other definition of a claim the input carries
+    (the harness's submission beside a rated or column claim, or the column beside the
+    submission), on the same checked runs: [{definition, column, claims, verified,
+    delivery_rate}]. A definition left blank on some of those runs is left out."""
+    if found["run_id"] is None:
+        return []
+    index = {row[found["run_id"]].strip(): row for row in table.rows}
+    candidates = []
+    if chosen != "submitted" and SUBMITTED_COLUMN in table.columns and \
+            "format" in table.columns:
+        candidates.append(("submitted", SUBMITTED_COLUMN))
+    claim_col = table.column(None, candidates=CLAIM_COLUMNS, required=False)
+    if chosen == "submitted" and claim_col:
+        candidates.append(("column", claim_col))
+    out = []
+    for definition, column in candidates:
+        cells = [(index[run["run_id"]][column], run["verified"]) for run in runs
+                 if run["verified"] is not None and run["run_id"] in index]
+        if not cells or any(is_missing(cell) for cell, _ in cells):
+            continue
+        claims = [bool(v) for cell, v in cells if read_claim(cell, column) is True]
+        out.append({"definition": definition, "column": column, "claims": len(claims),
+                    "verified": sum(claims),
+                    "delivery_rate": proportion(sum(claims), len(claims),
+                                                "no run claimed completion")})
+    return out
 
 
 def apply_verdicts(runs, found, source, runs_table, any_model=False):
@@ -4739,8 +4955,12 @@ def render_opening(result, style, source, heading):
                + (f"; {result['n_checked']} verified (sampling mode, see below)"
                   if "sampling" in result else "") + ".")
     apart = [""] if style == "markdown" else []      # Markdown would join the lines
+    for note in result.get("assumptions", ()):
+        out += apart + [note]
     if "claim_source" in result:
         out += apart + [f"Claims: {result['claim_source']}."]
+    if "claim_definition_text" in result:
+        out += apart + [f"A claim here is {result['claim_definition_text']}."]
     if "verdict_source" in result:
         v = result["verdict_source"]
         out += apart + [f"Verified outcomes: {v['format']} {v['file']}, joined on "
@@ -4767,6 +4987,25 @@ def render_counts(result, style, sub):
                f"{c['equivocal_verified']} verified, {c['equivocal_failed']} not)."
                if c["equivocal"] else "No equivocal messages.")
     return out
+
+
+def render_definitions(result, style, sub):
+    """The delivery rate under each definition of a claim the input carries, side by
+    side (only where it carries more than one)."""
+    others = result.get("other_definitions") or []
+    if not others:
+        return []
+    own = {"definition": result["claim_definition"], "column": "(this audit)",
+           "claims": result["counts"]["claims"], "verified": result["counts"]["tp"],
+           "delivery_rate": result["delivery_rate"]}
+    rows = [[d["definition"], d["column"], d["claims"], d["verified"],
+             fmt(d["delivery_rate"]["value"]), fmt_ci(d["delivery_rate"]["ci"])]
+            for d in [own] + others]
+    return ["", sub("Delivery rate by each definition of a claim"), "",
+            render_table(["claim", "column", "claims", "verified", "delivery rate r",
+                          "95% exact"], rows, style), "",
+            "The same checked runs under each definition the input carries; published "
+            "rates that define a claim differently cannot be compared."]
 
 
 def render_figures(result, style, sub):
@@ -4945,7 +5184,7 @@ def render(result, style, source):
     heading = (lambda t: f"## {t}") if style == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
     sub = (lambda t: f"### {t}") if style == "markdown" else (lambda t: t)
     out = (render_opening(result, style, source, heading) + render_counts(result, style, sub)
-           + render_figures(result, style, sub) + render_equivocal(result, style, sub)
+           + render_figures(result, style, sub) + render_definitions(result, style, sub) + render_equivocal(result, style, sub)
            + render_sampling(result, sub) + render_conditions(result, style, sub)
            + render_raters_and_criteria(result, sub) + render_cost(result, style, sub)
            + render_verdict(result, style, sub))
@@ -5129,6 +5368,12 @@ def build_parser():
     parser.add_argument("--task", metavar="COL",
                         help="task (cluster) column (default: task_id, instance_id, task)")
     parser.add_argument("--claim", metavar="COL", help="claim column (default: claimed, claim)")
+    parser.add_argument("--claim-from", choices=("submitted", "rated", "column"),
+                        help="which claim to audit: the harness's record of how each run "
+                             "ended (submitted), blind raters' reading of the final message "
+                             "(rated: --raters or --ratings), or the claim column (column); "
+                             "default: rated with raters, else the claim column where the "
+                             "runs table fills it, else submitted for agent output")
     parser.add_argument("--verified", metavar="COL", help="verified outcome column "
                         "(default: verified, completed, resolved, gt_completed)")
     parser.add_argument("--condition", metavar="COL",
@@ -5175,6 +5420,9 @@ def _main(argv):
         counts = DEMO_COUNTS if args.demo else parse_counts(args.counts)
         runs = runs_from_counts(counts)
         source = "the seed report's section 8 table (--demo)" if args.demo else "--counts"
+        extras.update(claim_definition="rated" if args.demo else "column",
+                      claim_definition_text=CLAIM_DEFINITIONS["rated" if args.demo
+                                                              else "column"])
         clusters_named = False
         pair_column = None
     else:
@@ -5188,6 +5436,9 @@ def _main(argv):
         ratings = (read_ratings(inputs, [f.strip() for f in args.ratings.split(",") if f.strip()],
                                 args.rating_key) if args.ratings else None)
         verdict_source = read_verdicts(inputs, args.verdicts) if args.verdicts else None
+        chosen = claim_from(table, args)
+        if chosen == "submitted":
+            args.claim = SUBMITTED_COLUMN
         runs, found = read_runs(table, args, bool(verdict_source), ratings)
         if ratings:
             unknown = sorted(set(ratings["labels"]) - {r["run_id"] for r in runs})
@@ -5202,6 +5453,9 @@ def _main(argv):
             raise InputError(f"{table.name}: no run has a verified outcome (column "
                              f"{found['verified']!r} is empty on every row); grade the runs "
                              f"and give the verdicts with --verdicts")
+        extras.update(claim_definition=chosen, claim_definition_text=CLAIM_DEFINITIONS[chosen],
+                      other_definitions=other_definitions(table, runs, chosen, found),
+                      assumptions=list(getattr(table, "notes", ())))
         if found["raters"]:
             extras["raters"] = rater_agreement([r["raters"] for r in runs])
         criteria_table = (inputs.read_table(args.criteria) if args.criteria

@@ -587,6 +587,7 @@ import re
 import shlex
 import sys
 import tempfile
+import textwrap
 
 # A rule the scripts share has its one home here. Below FEW_CLUSTERS clusters
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
@@ -1428,6 +1429,9 @@ def read_verdicts(inputs, path, outcome=None):
 def verdicts_from_json(data, name):
     """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json
     (keyed by instance id, or the older flat shape named by its folder)."""
+    if isinstance(data.get("resolved"), list) and isinstance(data.get("unresolved_ids"), list) \
+            and "resolved_ids" not in data:
+        data = dict(data, resolved_ids=data["resolved"])   # SWE-bench-java's run report
     if isinstance(data.get("resolved_ids"), list):
         return swebench_run_report(data, name)
     if isinstance(data.get("resolved"), bool):
@@ -1966,12 +1970,24 @@ Reading harness folders (agent output as the runs input; all three scripts)
     RUNS may be the folder (or one file) an agent harness wrote. Files are
     recognised by content, in sorted path order, anywhere under the folder:
 {formats}
-    Claude Code and Codex name no task: give --task-map FILE (session_id or file
-    -> task_id), or a runs.csv in the folder. A runs.csv in the folder is joined
-    on run id: it fills cells the harness left blank (task_id, claimed, model)
-    and adds its other columns (e.g. raters); a cell that disagrees, or a row
-    that matches no run, is an error.
-    No claim is ever guessed: blank unless the harness or that table states one.
+    Claude Code and Codex name no task. Where the first prompt names exactly one
+    SWE-bench instance id (owner__repo-123), that is the task; else each session
+    is its own task (its run id). The report says which, and how many; give
+    --task-map FILE (session_id or file -> task_id), or a runs.csv in the folder,
+    to group sessions into tasks. A runs.csv in the folder is joined on run id:
+    it fills cells the harness left blank (task_id, claimed, model) and adds its
+    other columns (e.g. raters); a cell that disagrees, or a row that matches no
+    run, is an error.
+    The harness's own claim (column submitted) is how it recorded the run's end:
+    yes when the agent itself chose to stop and submit (or finish), no when the
+    harness stopped it (a cost, turn, time, context or format limit, an
+    autosubmission after one, a crash), blank where it records no ending. It is
+    a different, weaker claim than the seed report's, a blind rating of the
+    final message: submitting says "I stop here", not "it works". What each
+    harness records:
+{submissions}
+    The claimed column is never guessed: blank unless the runs table beside the
+    output (or raters) states one.
     Run id: instance@model (the instance alone with no model; the session id for
     Claude Code and Codex), then #2, #3 in path order, as regrade.py names runs.
     Tool categories (first match wins):
@@ -2052,7 +2068,7 @@ Reading harness folders (agent output as the runs input; all three scripts)
 
 # --- agent output: run records, fields and timestamps ---
 RUN_COLUMNS = ("run_id", "task_id", "model", "format", "exit_status", "claimed",
-               "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
+               "submitted", "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
                "tokens_source", "turns", "tool_calls", "read_calls", "edit_calls",
                "search_calls", "bash_calls", "test_calls", "other_calls", "attempted_calls",
                "failed_calls", "orient_seconds", "impl_seconds",
@@ -2154,7 +2170,8 @@ def new_run(fmt, where, **fields):
     run = {"format": fmt, "where": where, "task_id": None, "model": None, "session": None,
            "exit_status": None, "claimed": None, "final_message": None, "cost_usd": None,
            "tokens_in": None, "tokens_out": None, "tokens_source": None, "turns": None,
-           "calls": [], "turn_tokens": None, "start": None, "end": None}
+           "calls": [], "turn_tokens": None, "start": None, "end": None,
+           "first_prompt": None}
     run.update(fields)
     return run
 
@@ -2767,8 +2784,8 @@ def openhands_events(run, history, where):
         if action == "finish":
             run["final_message"] = args.get("final_thought") or args.get("thought")
             run["exit_status"] = run["exit_status"] or "finished"
-            completed = str(args.get("task_completed") or "").lower()
-            run["claimed"] = OPENHANDS_CLAIMS.get(completed)
+            run["finished"] = True
+            run["task_completed"] = str(args.get("task_completed") or "").lower()
         elif action == "message":
             run["final_message"] = args.get("content")
         elif action not in OPENHANDS_NOT_CALLS:
@@ -2810,7 +2827,10 @@ def read_claude_code(inputs, path):
         message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         if entry.get("type") == "assistant":
             claude_assistant(run, message, turns, calls, micro, entry.get("timestamp"), where)
-        elif entry.get("type") == "user" and isinstance(message.get("content"), list):
+        elif entry.get("type") == "user" and run["first_prompt"] is None and \
+                not entry.get("isMeta") and text_of(message.get("content")).strip():
+            run["first_prompt"] = text_of(message.get("content"))
+        if entry.get("type") == "user" and isinstance(message.get("content"), list):
             for block in message["content"]:
                 call = calls.pop(block.get("tool_use_id"), None) if isinstance(block, dict) \
                     else None
@@ -2821,7 +2841,8 @@ def read_claude_code(inputs, path):
         elif entry.get("type") == "result":
             result = entry
             run.update(final_message=entry.get("result"), exit_status=entry.get("subtype"),
-                       cost_usd=entry.get("total_cost_usd"))
+                       cost_usd=entry.get("total_cost_usd"),
+                       result_error=bool(entry.get("is_error")))
         elif entry.get("type") == "system" and entry.get("model"):
             run["model"] = run["model"] or entry["model"]
     if not run["session"]:
@@ -2950,6 +2971,9 @@ def read_codex(inputs, path):
             call["seconds"] = micro - call["start"]
         elif item == "message" and payload.get("role") == "assistant":
             run["final_message"] = text_of(payload.get("content")) or run["final_message"]
+        elif item == "message" and payload.get("role") == "user" and \
+                not text_of(payload.get("content")).lstrip().startswith("<"):
+            run["first_prompt"] = run["first_prompt"] or text_of(payload.get("content"))
         elif item == "token_count" and isinstance(payload.get("info"), dict):
             info = payload["info"]
             if info.get("total_token_usage") == last_total:
@@ -2960,6 +2984,8 @@ def read_codex(inputs, path):
             run["tokens_in"] = (last_total or {}).get("input_tokens")
             run["tokens_out"] = (last_total or {}).get("output_tokens")
             run["tokens_source"] = "token_count total"
+        elif item == "turn_aborted":
+            run["exit_status"] = "turn_aborted"
         elif item == "task_complete":
             run["exit_status"] = "task_complete"
             run["final_message"] = payload.get("last_agent_message") or run["final_message"]
@@ -2967,6 +2993,55 @@ def read_codex(inputs, path):
         raise InputError(f"{path}: no session_meta line with a payload 'id'")
     run["turns"] = len(run["turn_tokens"]) or None
     return [run]
+
+
+# --- agent output: how a run ended (the harness's own record of a submission) ---
+# Each harness that records how a run ended gives a claim of its own kind, the
+# submitted column: yes when the agent itself chose to stop and submit (or finish), no
+# when the harness stopped it (a cost, turn, time, context or format limit, an
+# autosubmission after one, a crash), None where the record names no ending. It is a
+# weaker claim than the seed report's (a blind rating of the final message): a
+# submission says "I stop here", not "it works". Each rule is its record's "submitted".
+def swe_agent_submitted(run):
+    """SWE-agent: exactly 'submitted' is the agent's own submit; 'submitted (exit_cost)'
+    and the like are autosubmissions after a limit (SWE-agent's own run/common.py trusts
+    a patch only on exactly 'submitted'); no exit_status is a run that died.
+
+    >>> [swe_agent_submitted({"exit_status": s}) for s in
+    ...  ("submitted", "submitted (exit_cost)", "exit_context", None)]
+    ['yes', 'no', 'no', 'no']
+    """
+    return "yes" if run["exit_status"] == "submitted" else "no"
+
+
+def mini_submitted(run):
+    """mini-swe-agent 1.x and 2.x: 'Submitted' is yes; LimitsExceeded, TimeExceeded,
+    RepeatedFormatError, an exception's class name, or blank (a run cut off) are no."""
+    return "yes" if run["exit_status"] == "Submitted" else "no"
+
+
+def openhands_submitted(run):
+    """OpenHands: a finish action is yes, refined by its task_completed (false no,
+    partial equivocal); no finish (an iteration or budget limit, an error) is no."""
+    if not run.get("finished"):
+        return "no"
+    return OPENHANDS_CLAIMS.get(run.get("task_completed") or "", "yes")
+
+
+def claude_submitted(run):
+    """Claude Code: the result line's subtype 'success' (is_error false) is yes; any
+    error subtype, or success with is_error, is no; no result line records no ending."""
+    if run["exit_status"] is None:
+        return None
+    return "yes" if run["exit_status"] == "success" and not run.get("result_error") else "no"
+
+
+def codex_submitted(run):
+    """Codex CLI: task_complete ending its last turn is yes; turn_aborted is no; a
+    rollout with neither records no ending."""
+    if run["exit_status"] is None:
+        return None
+    return "yes" if run["exit_status"] == "task_complete" else "no"
 
 
 # --- agent output: the registry of harness formats ---
@@ -2981,20 +3056,30 @@ def read_codex(inputs, path):
 #              files are refused rather than skipped without a word
 #   run_id     the base of its run ids: "instance@model" or "session"
 #   task_map   the --task-map key columns that name its tasks (formats that name none)
+#   submitted  submitted(run) -> yes / no / equivocal / None: the harness's own record
+#              of how the run ended (None: it records none); None for a format not read
+#   records    what the harness records of a claim, one sentence (manual and README)
 #   manual     its paragraph in HARNESS_MANUAL's list of formats, line by line
 TASK_MAP_KEYS = ("session_id", "run_id", "session", "file", "path")
 HARNESS_FORMATS = (
     {"format": "swe-agent", "label": "SWE-agent", "names": (".traj",),
      "json_keys": lambda keys: "info" in keys and "trajectory" in keys,
      "line": None, "truncated": (), "reader": read_swe_agent, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": swe_agent_submitted,
+     "records": 'info.exit_status: "submitted" when the agent ran submit; "submitted '
+                '(exit_cost)" and the like when the harness submitted for it after a cost, '
+                'context or format limit; exit_cost, exit_context, exit_format, exit_error '
+                'when it stopped the agent',
      "manual": ("<iid>/<iid>.traj (trajectory[], info); model from <iid>.pred",
                 "or preds.json; diff info.submission; seconds are the steps'",
                 "execution_time only (no timestamps); no per-turn tokens")},
     {"format": "mini-swe-agent", "label": "mini-swe-agent", "names": (".traj.json",),
      "json_keys": lambda keys: "info" in keys and "messages" in keys,
      "line": None, "truncated": (), "reader": read_mini_swe_agent, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": mini_submitted,
+     "records": 'info.exit_status: "Submitted" when the agent printed its submit command; '
+                'LimitsExceeded, TimeExceeded, RepeatedFormatError or an error\'s name when '
+                'the harness stopped it',
      "manual": ("<iid>/<iid>.traj.json (messages[] with extra.actions,",
                 "extra.timestamp and extra.response.usage, info; format 1:",
                 "the reply's bash block); diff info.submission")},
@@ -3003,16 +3088,22 @@ HARNESS_FORMATS = (
      "line": lambda record: "history" in record and "instance_id" in record
      and not get_field(record, "test_result.report", "", required=False),
      "truncated": ('"history"',), "reader": read_openhands, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": openhands_submitted,
+     "records": "a finish action when the agent chose to stop, with task_completed (true, "
+                "false, partial) where the version writes it; no finish when an iteration "
+                "or budget limit or an error stopped it",
      "manual": ("output.jsonl (instance_id, V0 history[] events, metrics;",
                 "V1 SDK events are refused, not misread); diff",
-                "test_result.git_patch; claim from the finish action's",
-                "task_completed: true yes, false no, partial equivocal")},
+                "test_result.git_patch; the finish action and its",
+                "task_completed give the submitted column (below)")},
     {"format": "claude-code", "label": "Claude Code", "names": (), "json_keys": None,
      "line": lambda record: "sessionId" in record
      or (record.get("type") in ("system", "result") and "session_id" in record),
      "truncated": ('"sessionId"',), "reader": read_claude_code, "run_id": "session",
-     "task_map": TASK_MAP_KEYS,
+     "task_map": TASK_MAP_KEYS, "submitted": claude_submitted,
+     "records": "the result line's subtype (success; error_max_turns, "
+                "error_during_execution and other error_ subtypes) in `claude -p` logs; "
+                "an interactive session transcript has no result line and records none",
      "manual": ("session transcripts (*.jsonl with sessionId) and",
                 "`claude -p --output-format stream-json` logs; assistant",
                 "entries repeating one message id count once; input tokens",
@@ -3022,12 +3113,14 @@ HARNESS_FORMATS = (
      "line": lambda record: "payload" in record
      and record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context"),
      "truncated": ('"payload"', '"type"'), "reader": read_codex, "run_id": "session",
-     "task_map": TASK_MAP_KEYS,
+     "task_map": TASK_MAP_KEYS, "submitted": codex_submitted,
+     "records": "a task_complete event when the agent ended its turn, turn_aborted when "
+                "it was interrupted",
      "manual": ("rollout JSONL (session_meta, response_item, event_msg);",
                 "a repeated token_count with the same total counts once")},
     {"format": "aider", "label": "Aider", "names": (".aider.chat.history.md",),
      "json_keys": None, "line": None, "truncated": (), "reader": None, "run_id": None,
-     "task_map": (),
+     "task_map": (), "submitted": None, "records": None,
      "manual": (".aider.chat.history.md: not read; a folder holding one is",
                 "refused rather than audited without its runs")},
 )
@@ -3044,7 +3137,16 @@ def formats_text():
                    for record in HARNESS_FORMATS if record["manual"])
 
 
-HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text())
+def submission_rules_text():
+    """HARNESS_MANUAL's list of what each harness records of a claim."""
+    return "".join(
+        f"      {record['label']:<16}" + "\n      {:16}".format("").join(
+            textwrap.wrap(record["records"], 56)) + "\n"
+        for record in HARNESS_FORMATS if record["records"])
+
+
+HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text()).replace(
+    "{submissions}\n", submission_rules_text())
 
 
 # --- agent output: detection, run ids, measures, tables ---
@@ -3189,6 +3291,41 @@ def map_tasks(inputs, runs, task_map):
                 run["task_id"] = run["task_id"] or mapping.get(name)
 
 
+_INSTANCE_ID = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]*__[\w.-]+-\d+(?![\w.-])")
+
+
+def prompt_instance(text):
+    """The one SWE-bench instance id (owner__repo-123) a first prompt names, or None.
+
+    >>> prompt_instance("Fix django__django-11066 (see the issue)"), prompt_instance("hi")
+    ('django__django-11066', None)
+    """
+    found = set(_INSTANCE_ID.findall(str(text or "")))
+    return found.pop() if len(found) == 1 else None
+
+
+def tasks_from_record(runs):
+    """Give each run whose record names no task one: the instance id its first prompt
+    names, else its own run id (each its own task). Return the sentences that say so."""
+    by_prompt, alone = [], []
+    for run in runs:
+        if run["task_id"]:
+            continue
+        run["task_id"] = prompt_instance(run.get("first_prompt"))
+        (by_prompt if run["task_id"] else alone).append(run)
+        run["task_id"] = run["task_id"] or run["run_id"]
+    notes = []
+    if by_prompt:
+        notes.append(f"Tasks: {plural_runs(len(by_prompt))} ({', '.join(sorted({r['format'] for r in by_prompt}))}) "
+                     f"name no task; each task is the instance id its first prompt names "
+                     f"(e.g. {by_prompt[0]['task_id']!r}).")
+    if alone:
+        notes.append(f"Tasks: {plural_runs(len(alone))} ({', '.join(sorted({r['format'] for r in alone}))}) "
+                     f"name no task, so each is its own task (its run id); give --task-map "
+                     f"FILE (session_id,task_id) to group runs of one task.")
+    return notes
+
+
 def phase_measures(run):
     """orient / impl / verify seconds and tokens around the first and last file edit."""
     calls = run["calls"]
@@ -3257,12 +3394,9 @@ def derive_tables(inputs, path):
                              f"{runs[0]['run_id']!r})")
     if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
+    notes = tasks_from_record(runs)
     for run in runs:
-        if not run["task_id"]:
-            raise InputError(f"{run['where']}: no task for {run['format']} session "
-                             f"{run['run_id']!r} (the transcript names none); give --task-map "
-                             f"FILE (columns session_id,task_id) or a runs.csv (run_id,task_id) "
-                             f"in {path if os.path.isdir(path) else 'the folder'}")
+        run["submitted"] = HARNESS_BY_FORMAT[run["format"]]["submitted"](run)
     runs.sort(key=lambda r: r["run_id"])
     rows = [run_row(run) for run in runs]
     extra = [c for row in rows for c in row if c not in RUN_COLUMNS]
@@ -3274,8 +3408,10 @@ def derive_tables(inputs, path):
     predictions = [{"run_id": run["run_id"], "instance_id": run["task_id"],
                     "model_name_or_path": run["model"], "model_patch": run["diff"]}
                    for run in runs if "diff" in run]
-    return {"runs": Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
-                          [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)]),
+    table = Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
+                  [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)])
+    table.notes = notes                      # what was assumed, for the report to say
+    return {"runs": table,
             "tool_calls": Table(f"{path} (tool calls)", list(TOOL_CALL_COLUMNS),
                                 calls, list(range(1, len(calls) + 1))) if calls else None,
             "predictions": predictions, "formats": sorted({r["format"] for r in runs})}
@@ -3340,7 +3476,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 394de2d13dd5a707 ---
+# --- end shared helpers body sha256 b064dd8c36234e4c ---
 
 
 # === Diffs ===

@@ -483,9 +483,10 @@ class TestWalkthroughFixes(unittest.TestCase):
             status, text, err = run("delivery_audit.py", [path, "--boot", "0",
                                                           "--format", "json"])
         self.assertEqual(status, 0, err)
-        source = json.loads(text)["claim_source"]
-        self.assertNotIn("harness's own", source)
-        self.assertIn("records no claim of its own", source)
+        result = json.loads(text)
+        self.assertNotIn("harness's own", result["claim_source"])
+        self.assertIn("from the runs table beside", result["claim_source"])
+        self.assertEqual(result["claim_definition"], "column")
 
     def test_help_fits_100_columns(self):
         # A '\\' at a docstring line's end joined two example lines into one of 282.
@@ -1083,8 +1084,9 @@ class TestRatingSheets(unittest.TestCase):
                 ["r1", "t1", "openhands", "yes", "1", "done"],
                 ["r2", "t2", "openhands", "no", "0", "stuck"]]))
             result = audit_json([path, "--boot", "0"])
-            self.assertIn("the harness's own explicit claim (OpenHands task_completed)",
-                          result["claim_source"])
+            # a table with a format column is still a table: its claim is its column's
+            self.assertEqual(result["claim_definition"], "column")
+            self.assertIn("does not say how it was made", result["claim_definition_text"])
             blank = write(folder, "blank.csv", csv_text(header, [
                 ["r1", "t1", "swe-agent", "", "1", "done"]]))
             status, out, err = run("delivery_audit.py", [blank])
@@ -1669,9 +1671,12 @@ class TestAgentOutputMeasures(unittest.TestCase):
         self.assertEqual(rows["synthetic-0b"]["tokens_total"], "2160")  # 110 + ... + 610
 
     def test_openhands_claims_are_the_harness_own(self):
+        # The finish action, refined by task_completed, is the harness's submission;
+        # the claimed column (the seed's claim, a rating) stays blank.
         rows, _ = derived_rows("openhands")
-        self.assertEqual([rows[r]["claimed"] for r in sorted(rows)],
+        self.assertEqual([rows[r]["submitted"] for r in sorted(rows)],
                          ["yes", "yes", "no", "equivocal"])
+        self.assertEqual({rows[r]["claimed"] for r in rows}, {""})
 
     def test_run_ids_and_models(self):
         rows, _ = derived_rows("mini-swe-agent")
@@ -1796,12 +1801,18 @@ class TestAgentOutputErrors(unittest.TestCase):
             self.assert_refused([root], f"{path} line {len(lines)}: not valid JSON")
 
     def test_transcript_with_no_task_mapping(self):
+        # Without a map each session is its own task, and both reports say so.
         for fmt in ("claude-code", "codex"):
             with TempDir() as folder:
                 root = copy_sample(fmt, folder, drop=("runs.csv",))
-                for script in SCRIPTS:
-                    self.assert_refused([root], "no task for", "--task-map", "synthetic-0a",
-                                        script=script)
+                rows, _ = derived_rows(root)
+                self.assertEqual({r: row["task_id"] for r, row in rows.items()},
+                                 {r: r for r in rows})
+                status, out, err = run("auc_audit.py", [root, "--verdicts", os.path.join(
+                    root, "verdicts.csv"), "--perms", "99", "--boot", "99"])
+                self.assertEqual(status, 0, err)
+                self.assertIn(f"4 runs ({fmt}) name no task, so each is its own task",
+                              " ".join(out.split()))
 
     def test_task_map_names_the_tasks(self):
         with TempDir() as folder:
@@ -1848,8 +1859,8 @@ class TestAgentOutputErrors(unittest.TestCase):
     def test_side_table_that_disagrees(self):
         with TempDir() as folder:
             root = copy_sample("openhands", folder)
-            write(root, "runs.csv", "run_id,claimed\nexample__calc-1@model-c,yes\n")
-            self.assert_refused([root], "runs.csv row 2, column 'claimed'", "disagrees")
+            write(root, "runs.csv", "run_id,model\nexample__calc-1@model-c,model-x\n")
+            self.assert_refused([root], "runs.csv row 2, column 'model'", "disagrees")
 
     def test_regrade_refuses_transcripts_without_diffs(self):
         status, _, stderr = run("regrade.py", [
@@ -2322,7 +2333,7 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
     def test_each_record_names_every_part_and_reads_its_shipped_example(self):
         module = load("delivery_audit.py")
         parts = {"format", "label", "names", "json_keys", "line", "truncated", "reader",
-                 "run_id", "task_map", "manual"}
+                 "run_id", "task_map", "submitted", "records", "manual"}
         shipped = {"swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent",
                    "openhands": "openhands", "claude-code": "claude-code", "codex": "codex"}
         for record in module.HARNESS_FORMATS:
@@ -2362,6 +2373,7 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
         toy = {"format": "toy", "label": "Toy", "names": (), "json_keys": None,
                "line": lambda record: "toy" in record, "truncated": ('"toy"',),
                "reader": read_toy, "run_id": "instance@model", "task_map": (),
+               "submitted": lambda run: "yes", "records": "a toy's word",
                "manual": ("toy.jsonl (one line)",)}
         formats = module.HARNESS_FORMATS + (toy,)
         with TempDir() as folder, \
@@ -2375,8 +2387,8 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
             self.assertEqual(status, 0, err)
             with open(os.path.join(folder, "out", "runs.csv"), encoding="utf-8") as handle:
                 rows = list(csv.DictReader(handle))
-            self.assertEqual([(r["run_id"], r["format"]) for r in rows],
-                             [("t1@m", "toy"), ("t1@m#2", "toy")])
+            self.assertEqual([(r["run_id"], r["format"], r["submitted"]) for r in rows],
+                             [("t1@m", "toy", "yes"), ("t1@m#2", "toy", "yes")])
 
 
 # === delivery_audit.py ===
