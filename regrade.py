@@ -2007,10 +2007,14 @@ Reading harness folders (agent output as the runs input; all three scripts)
     sudo, env, timeout, nice, nohup, time, command, exec, xargs, stdbuf, npx and
     uv/poetry/pipenv/pdm/hatch run give way to the command they run (their own
     options skipped); bash/sh -c STRING is STRING parsed; python -m MODULE is
-    MODULE and python SCRIPT is SCRIPT's file name (-c is bash). Each program
-    (by its file name) takes the first row of this table that holds ("given a
-    file": an operand besides grep's pattern or sed's script, or < FILE; grep
-    -r searches the folder):
+    MODULE and python SCRIPT is SCRIPT's file name. Each program (by its file
+    name) takes the first row of this table that holds ("given a file": an
+    operand besides grep's pattern or sed's script, or < FILE; grep -r searches
+    the folder; "goal test": test or :test among its goals or tasks; "inline
+    code writes": the program it runs from -c/-e CODE or from a heredoc on its
+    stdin (python - <<EOF) opens a file for writing (open(f, "w"), "a", "x",
+    "+"), calls write_text, write_bytes, shutil.copy/move, os.replace/rename,
+    Perl's open to >, Node's writeFile or Ruby's File.write; else it is bash):
 {shell rules}
     The command's category is the first of test, edit, search, read that any
     of its simple commands has; anything else is bash. So git add, git commit
@@ -2227,7 +2231,9 @@ def count_tokens(run, tokens_in, tokens_out):
 SHELL_RULES = (   # (category, programs, when): the first row that matches; --help prints it
     ("test", "pytest py.test tox nox unittest runtests.py", "always"),
     ("test", "manage.py go cargo make npm yarn pnpm", "subcommand test"),
+    ("test", "mvn mvnw gradle gradlew", "goal test"),
     ("edit", "sed perl", "option -i"),
+    ("edit", "python perl node ruby", "inline code writes"),
     ("edit", "patch apply_patch", "always"),
     ("edit", "git", "subcommand apply"),
     ("edit", "tee", "given a file"),
@@ -2247,7 +2253,9 @@ SHELL_WRAPPERS = {   # program: its options that take a value; the command follo
 SHELL_RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch"})   # X run CMD
 SHELL_VALUE_OPTIONS = {"grep": "-e -f -m -A -B -C -d -D", "head": "-n -c", "tail": "-n -c",
                        "sed": "-e -f -l", "make": "-C -f -I -o -W", "git": "-C -c",
-                       "python": "-W -X -Q", "find": ""}
+                       "python": "-W -X -Q", "find": "",
+                       "mvn": "-f -s -gs -pl -rf -P -T -b -l -t",
+                       "gradle": "-p -b -c -g -x -I --exclude-task --project-dir"}
 SHELL_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while",
                             "until", "for", "in", "case", "esac", "{", "}", "!", "function",
                             "select", "[[", "]]"})
@@ -2255,6 +2263,30 @@ _REDIRECT = re.compile(r"<<<|<<-|<<|>>|>&|<&|>\||<>|&>>|&>|>|<")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*$")
 _FILE_TARGET = re.compile(r"[\w.~+-]*[./][\w.~/+-]*")
+# What an inline program (-c/-e CODE, or a heredoc on its stdin) does that writes a
+# file: Python's open(..., "w"/"a"/"x") and write_text/write_bytes, shutil's copies and
+# moves, os.replace/rename; Perl's open to > or >>; Node's fs writes; Ruby's File.write.
+_INLINE_WRITES = re.compile(
+    r"""\bopen\s*\([^()]*(?:\([^()]*\)[^()]*)*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]"""
+    r"""|\.open\(\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]|\.write_(?:text|bytes)\s*\("""
+    r"""|\bshutil\.(?:copy\w*|move)\s*\(|\bos\.(?:replace|rename)\s*\("""
+    r"""|\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['"]?\+?>"""
+    r"""|\b(?:writeFile|appendFile|copyFile|rename)(?:Sync)?\s*\(|\bcreateWriteStream\s*\("""
+    r"""|\bFile\.(?:write|open\s*\([^)]*['"][wa])""")
+INLINE_CODE_OPTIONS = {"python": ("-c",), "perl": ("-e", "-E"), "node": ("-e", "--eval", "-p"),
+                       "ruby": ("-e",)}
+
+
+def inline_code(program, args, redirects):
+    """The program text an interpreter runs from its command line (-c/-e CODE) or from
+    a heredoc on its stdin (python - <<EOF, perl <<EOF), else ''."""
+    options = INLINE_CODE_OPTIONS.get(program, ())
+    for i, arg in enumerate(args):
+        if arg in options and i + 1 < len(args):
+            return args[i + 1]
+    if not args or args[0] == "-" or all(a.startswith("-") for a in args):
+        return "\n".join(target for op, target in redirects if op == "<<body")
+    return ''
 
 
 def shell_rules_text():
@@ -2271,13 +2303,14 @@ def shell_commands(text):
     when the command reads the one before it through a pipe.
 
     Quotes are removed from words; a substitution's commands are listed before the
-    command that holds it; heredoc bodies are skipped.
+    command that holds it; heredoc bodies are not parsed, but kept as a '<<body'
+    redirect of the command that opened them.
 
     >>> for command in shell_commands("cd r && git commit -m \\"$(cat <<'EOF'\\n"
     ...                               "fix (x)\\nEOF\\n)\\" | tee log"):
     ...     print(command)
     (['cd', 'r'], [], False)
-    (['cat'], [('<<', 'EOF')], False)
+    (['cat'], [('<<', 'EOF'), ('<<body', 'fix (x)')], False)
     (['git', 'commit', '-m', '$(...)'], [], False)
     (['tee', 'log'], [], True)
     """
@@ -2297,7 +2330,8 @@ def _shell_parse(text, pos, out, closer):
             if state["redirect"]:
                 state["redirects"].append((state["redirect"], word))
                 if state["redirect"] in ("<<", "<<-"):
-                    state["heredocs"].append((word, state["redirect"] == "<<-"))
+                    state["heredocs"].append((word, state["redirect"] == "<<-",
+                                              state["redirects"]))
                 state["redirect"] = None
             else:
                 state["words"].append(word)
@@ -2412,8 +2446,10 @@ def _shell_skip_nested(text, pos, opener, closer):
 
 
 def _shell_skip_heredocs(text, pos, heredocs):
-    """Skip the bodies of the heredocs opened on the line that just ended."""
-    for delimiter, strip_tabs in heredocs:
+    """Skip the bodies of the heredocs opened on the line that just ended; each body is
+    kept as a ('<<body', text) redirect of its command (an interpreter's program)."""
+    for delimiter, strip_tabs, redirects in heredocs:
+        body = []
         while pos < len(text):
             end = text.find("\n", pos)
             end = len(text) if end < 0 else end
@@ -2421,6 +2457,8 @@ def _shell_skip_heredocs(text, pos, heredocs):
             pos = end + 1
             if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                 break
+            body.append(line)
+        redirects.append(("<<body", "\n".join(body)))
     return pos
 
 
@@ -2489,6 +2527,11 @@ def shell_rule_holds(when, program, args, redirects):
         if program in ("npm", "yarn", "pnpm") and words[:1] in (["run"], ["run-script"]):
             words = words[1:]
         return words[:1] == [when.split()[1]]
+    if when == "goal test":                    # mvn clean test, ./gradlew :core:test
+        words = shell_positional(args, SHELL_VALUE_OPTIONS.get(program.rstrip("w"), ""))
+        return any(w == "test" or w.endswith(":test") for w in words)
+    if when == "inline code writes":
+        return bool(_INLINE_WRITES.search(inline_code(program, args, redirects)))
     if when == "option -i":
         before = "MmeEIxCdDV0" if program == "perl" else "efl"
         return any(re.match(rf"-[^-{before}]*i", a) or a.startswith("--in-place")
@@ -3291,13 +3334,13 @@ def map_tasks(inputs, runs, task_map):
                 run["task_id"] = run["task_id"] or mapping.get(name)
 
 
-_INSTANCE_ID = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]*__[\w.-]+-\d+(?![\w.-])")
+_INSTANCE_ID = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]*__[\w.-]+?-\d+(?!\w|[.-]\w)")
 
 
 def prompt_instance(text):
     """The one SWE-bench instance id (owner__repo-123) a first prompt names, or None.
 
-    >>> prompt_instance("Fix django__django-11066 (see the issue)"), prompt_instance("hi")
+    >>> prompt_instance("Fix django__django-11066."), prompt_instance("a__b-1 or c__d-2")
     ('django__django-11066', None)
     """
     found = set(_INSTANCE_ID.findall(str(text or "")))
@@ -3476,7 +3519,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 b064dd8c36234e4c ---
+# --- end shared helpers body sha256 f4251b8827e93c23 ---
 
 
 # === Diffs ===

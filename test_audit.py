@@ -2212,6 +2212,65 @@ class TestRealShapeShellCommands(unittest.TestCase):
                                    rf"{re.escape(programs)}\n")
 
 
+class TestEditsAndTestsThroughOtherTools(unittest.TestCase):
+    # Shaped like mini-swe-agent 2.x runs that edit only through an inline program, and
+    # SWE-agent runs on a Java benchmark (mvn, gradle): commands written for this test.
+    CASES = {
+        "python - <<'PY'\nfrom pathlib import Path\np = Path('pkg/mod.py')\n"
+        "s = p.read_text()\np.write_text(s.replace('a', 'b'))\nPY": "edit",
+        "python3 - <<'PY'\nimport re\nwith open('pkg/mod.py', 'w') as f:\n"
+        "    f.write('x')\nPY": "edit",
+        "python -c \"open('a.py', 'a').write('x = 1')\"": "edit",
+        "python -c \"import shutil; shutil.copy('a.py', 'b.py')\"": "edit",
+        "python -c \"import shutil; shutil.move('a.py', 'b.py')\"": "edit",
+        "python -c \"import os; os.replace('a.tmp', 'a.py')\"": "edit",
+        "python - <<'PY'\np = __import__('pathlib').Path('x.bin')\n"
+        "p.write_bytes(b'1')\nPY": "edit",
+        "perl -e 'open(my $fh, \">\", \"f.txt\"); print $fh 1'": "edit",
+        "node -e \"require('fs').writeFileSync('a.js', 'x')\"": "edit",
+        "python - <<'PY'\nprint(open('pkg/mod.py').read())\nPY": "bash",
+        "python -c \"print(open('a.py', 'rb').read())\"": "bash",
+        "git commit -m \"$(cat <<'EOF'\nopen(x, 'w')\nEOF\n)\"": "bash",
+        "mvn test": "test", "mvn -q clean test -Dtest=JsonParserTest": "test",
+        "./mvnw -B -pl core test": "test", "gradle test": "test",
+        "./gradlew test --info": "test", "./gradlew :core:test": "test",
+        "mvn -q compile": "bash", "./gradlew build -x test": "bash",
+        "uv run pytest -q": "test", "poetry run pytest tests": "test",
+        "hatch run pytest": "test", "tox -e py39": "test"}
+
+    def test_commands_by_what_they_run(self):
+        category = load("delivery_audit.py").command_category
+        for command, expected in self.CASES.items():
+            self.assertEqual(category(command), expected, command)
+
+    def test_a_run_that_edits_only_through_a_script_gets_its_phase_split(self):
+        # mini-swe-agent 2.x shape: actions in extra, epoch timestamps in extra.
+        edit = ("python - <<'PY'\nfrom pathlib import Path\np = Path('pkg/mod.py')\n"
+                "p.write_text(p.read_text().replace('a', 'b'))\nPY")
+        steps = [("cat pkg/mod.py", 10, 12), (edit, 20, 21), ("python -m pytest -q", 30, 35)]
+        messages = [{"role": "system", "content": "s"},
+                    {"role": "user", "content": "fix it", "extra": {"timestamp": 1000}}]
+        for command, start, end in steps:
+            messages += [{"role": "assistant", "content": "next",
+                          "extra": {"actions": [{"command": command}], "timestamp": 1000 + start}},
+                         {"role": "tool", "content": "ok", "extra": {"timestamp": 1000 + end}}]
+        messages.append({"role": "exit", "content": "",
+                         "extra": {"exit_status": "Submitted", "timestamp": 1040}})
+        with TempDir() as folder:
+            write(folder, "a__b-1/a__b-1.traj.json", json.dumps(
+                {"info": {"exit_status": "Submitted", "submission": "diff",
+                          "mini_version": "2.2.4"}, "messages": messages,
+                 "trajectory_format": "mini-swe-agent-1.1"}))
+            rows, _ = derived_rows(folder)
+        row = rows["a__b-1"]
+        # by hand: first edit starts at 20 (orient 20 - 0), ends at 21 (impl 1),
+        # the run's last timestamp is 40 (verify 19); a test follows the edit
+        self.assertEqual((row["edit_calls"], row["test_calls"]), ("1", "1"))
+        self.assertEqual(tuple(row[c] for c in ("orient_seconds", "impl_seconds",
+                                                "verify_seconds", "ran_tests_after_last_edit")),
+                         ("20", "1", "19", "1"))
+
+
 class TestRealShapeSweAgentAndOpenHands(unittest.TestCase):
     def test_swe_agent_edits_it_did_not_apply(self):
         # 0.x: the linting edit reverts ("Your changes have NOT been applied"); 1.x
@@ -2389,6 +2448,213 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
                 rows = list(csv.DictReader(handle))
             self.assertEqual([(r["run_id"], r["format"], r["submitted"]) for r in rows],
                              [("t1@m", "toy", "yes"), ("t1@m#2", "toy", "yes")])
+
+
+# Synthetic runs shaped like each harness's real files, with the endings its own source
+# writes (SWE-agent agents.py and run/common.py, mini-swe-agent 1.x agents/default.py
+# and 2.x exceptions.py, OpenHands' finish action, Claude Code's result subtypes,
+# Codex's task_complete / turn_aborted events); the expected claim is each harness's
+# rule as its documentation states it, written out by hand.
+def swe_agent_traj(status, submission="diff --git a/x b/x"):
+    info = {"model_stats": {"instance_cost": 0.5, "tokens_sent": 10, "tokens_received": 1,
+                            "api_calls": 2}}
+    if status is not None:
+        info["exit_status"], info["submission"] = status, submission
+    return json.dumps({"environment": "synthetic", "history": [], "info": info,
+                       "trajectory": [{"action": "ls", "observation": "a.py", "thought": "t",
+                                       "response": "r", "execution_time": 1.0}]})
+
+
+def mini_traj(status, version="2.2.4"):
+    return json.dumps({"info": {"exit_status": status, "submission": "", "mini_version": version},
+                       "messages": [{"role": "user", "content": "fix it"},
+                                    {"role": "assistant", "content": "```bash\nls\n```"}],
+                       "trajectory_format": "mini-swe-agent-1.1" if version[0] == "2"
+                       else "mini-swe-agent-1"})
+
+
+def openhands_line(instance, finish_args):
+    history = [{"id": 0, "timestamp": "2026-01-05T12:00:00", "source": "user",
+                "action": "message", "args": {"content": "fix it"}}]
+    if finish_args is not None:
+        history.append({"id": 1, "timestamp": "2026-01-05T12:00:10", "source": "agent",
+                        "action": "finish", "args": finish_args})
+    return json.dumps({"instance_id": instance, "history": history,
+                       "metadata": {"llm_config": {"model": "m"}},
+                       "test_result": {"git_patch": ""}}) + "\n"
+
+
+def claude_stream(session, prompt, result=None):
+    lines = [{"type": "system", "subtype": "init", "session_id": session, "model": "claude-x",
+              "cwd": "/workspace/repo"},
+             {"type": "user", "session_id": session, "message": {"role": "user",
+                                                                 "content": prompt}},
+             {"type": "assistant", "session_id": session, "message": {
+                 "id": "m1", "content": [{"type": "text", "text": "done"}],
+                 "usage": {"input_tokens": 5, "output_tokens": 2}, "stop_reason": "end_turn"}}]
+    if result:
+        lines.append(dict({"type": "result", "session_id": session, "result": "done"}, **result))
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def codex_rollout(session, prompt, events):
+    lines = [{"timestamp": "2026-01-05T12:00:00Z", "type": "session_meta",
+              "payload": {"id": session, "cwd": "/workspace"}},
+             {"timestamp": "2026-01-05T12:00:01Z", "type": "response_item",
+              "payload": {"type": "message", "role": "user",
+                          "content": [{"type": "input_text", "text": prompt}]}}]
+    lines += [{"timestamp": "2026-01-05T12:00:09Z", "type": "event_msg",
+               "payload": {"type": event}} for event in events]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+class TestHarnessSubmissions(unittest.TestCase):
+    def submitted(self, folder):
+        rows, _ = derived_rows(folder)
+        return {run_id: row["submitted"] for run_id, row in rows.items()}
+
+    def test_swe_agent_exit_status(self):
+        cases = {"a__a-1": ("submitted", "yes"), "a__a-2": ("submitted (exit_cost)", "no"),
+                 "a__a-3": ("submitted (exit_context)", "no"), "a__a-4": ("exit_cost", "no"),
+                 "a__a-5": ("exit_format", "no"), "a__a-6": (None, "no")}
+        with TempDir() as folder:
+            for instance, (status, _) in cases.items():
+                write(folder, f"trajs/{instance}.traj", swe_agent_traj(status))
+            self.assertEqual(self.submitted(folder),
+                             {i: claim for i, (_, claim) in cases.items()})
+
+    def test_mini_swe_agent_exit_status_1_and_2(self):
+        cases = {"b__b-1": ("Submitted", "1.15.0", "yes"), "b__b-2": ("LimitsExceeded", "1.15.0", "no"),
+                 "b__b-3": ("RuntimeError", "1.15.0", "no"), "b__b-4": ("Submitted", "2.2.4", "yes"),
+                 "b__b-5": ("TimeExceeded", "2.2.4", "no"),
+                 "b__b-6": ("RepeatedFormatError", "2.2.4", "no"), "b__b-7": ("", "2.2.4", "no")}
+        with TempDir() as folder:
+            for instance, (status, version, _) in cases.items():
+                write(folder, f"{instance}/{instance}.traj.json", mini_traj(status, version))
+            self.assertEqual(self.submitted(folder),
+                             {i: claim for i, (_, _, claim) in cases.items()})
+
+    def test_openhands_finish_refined_by_task_completed(self):
+        # A fork's finish without task_completed is still the agent's own stop.
+        cases = {"c__c-1": ({"final_thought": "done", "task_completed": "true"}, "yes"),
+                 "c__c-2": ({"final_thought": "stuck", "task_completed": "false"}, "no"),
+                 "c__c-3": ({"final_thought": "most", "task_completed": "partial"}, "equivocal"),
+                 "c__c-4": ({"thought": "done"}, "yes"), "c__c-5": (None, "no")}
+        with TempDir() as folder:
+            write(folder, "output.jsonl", "".join(openhands_line(i, args)
+                                                  for i, (args, _) in cases.items()))
+            self.assertEqual(self.submitted(folder),
+                             {f"{i}@m": claim for i, (_, claim) in cases.items()})
+
+    def test_claude_code_result_subtype_and_codex_task_complete(self):
+        with TempDir() as folder:
+            write(folder, "s1.jsonl", claude_stream("s1", "hi", {"subtype": "success",
+                                                                 "is_error": False}))
+            write(folder, "s2.jsonl", claude_stream("s2", "hi", {"subtype": "error_max_turns",
+                                                                 "is_error": True}))
+            write(folder, "s3.jsonl", claude_stream("s3", "hi", {"subtype": "success",
+                                                                 "is_error": True}))
+            write(folder, "s4.jsonl", claude_stream("s4", "hi"))   # no result line
+            write(folder, "r1.jsonl", codex_rollout("c1", "hi", ["task_started",
+                                                                 "task_complete"]))
+            write(folder, "r2.jsonl", codex_rollout("c2", "hi", ["task_started",
+                                                                 "turn_aborted"]))
+            write(folder, "r3.jsonl", codex_rollout("c3", "hi", ["task_started"]))
+            self.assertEqual(self.submitted(folder), {"s1": "yes", "s2": "no", "s3": "no",
+                                                      "s4": "", "c1": "yes", "c2": "no",
+                                                      "c3": ""})
+
+    def java_folder(self, folder, beside=None):
+        """Four SWE-agent runs and a verdicts table: by hand, submitted and resolved
+        (tp), submitted and unresolved (fp), autosubmitted and resolved (fn),
+        stopped at a limit and unresolved (tn)."""
+        runs = {"j__j-1": "submitted", "j__j-2": "submitted", "j__j-3": "submitted (exit_cost)",
+                "j__j-4": "exit_cost"}
+        for instance, status in runs.items():
+            write(folder, f"agent/trajs/{instance}.traj", swe_agent_traj(status))
+        if beside:
+            write(folder, "agent/runs.csv", beside)
+        return os.path.join(folder, "agent"), write(
+            folder, "verdicts.csv", "instance_id,completed\nj__j-1,true\nj__j-2,false\n"
+            "j__j-3,true\nj__j-4,false\n")
+
+    def test_a_harness_folder_with_no_table_beside_it_gives_a_report(self):
+        with TempDir() as folder:
+            agent, verdicts = self.java_folder(folder)
+            result = audit_json([agent, "--verdicts", verdicts, "--boot", "0"])
+            status, text, err = run("delivery_audit.py", [agent, "--verdicts", verdicts,
+                                                          "--boot", "0"])
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"],
+                          result["counts"]["fn"], result["counts"]["tn"]), (1, 1, 1, 1))
+        self.assertEqual(result["claim_definition"], "submitted")
+        self.assertIn("weaker claim", result["claim_definition_text"])
+        self.assertEqual(status, 0, err)
+        prose = " ".join(text.split())
+        self.assertIn("A claim here is the harness's own record of how each run ended", prose)
+        self.assertIn("XO Labs, What Observational Data Can't Tell You About Work Done, "
+                      "August 2026", prose)
+
+    def test_both_definitions_side_by_side(self):
+        # Rated claims beside the harness's record: claimed yes on j-1, j-2, j-3 (2 of 3
+        # verified: 0.667); submitted on j-1, j-2 (1 of 2: 0.5).
+        beside = "run_id,claimed\nj__j-1,yes\nj__j-2,yes\nj__j-3,yes\nj__j-4,no\n"
+        with TempDir() as folder:
+            agent, verdicts = self.java_folder(folder, beside)
+            result = audit_json([agent, "--verdicts", verdicts, "--boot", "0"])
+            other = audit_json([agent, "--verdicts", verdicts, "--boot", "0",
+                                "--claim-from", "submitted"])
+            status, text, err = run("delivery_audit.py", [agent, "--verdicts", verdicts,
+                                                          "--boot", "0", "--format", "markdown"])
+        self.assertEqual(result["claim_definition"], "column")
+        self.assertEqual(result["delivery_rate"]["value"], 2 / 3)
+        self.assertEqual([(d["definition"], d["claims"], d["verified"],
+                           d["delivery_rate"]["value"]) for d in result["other_definitions"]],
+                         [("submitted", 2, 1, 0.5)])
+        self.assertEqual(other["claim_definition"], "submitted")
+        self.assertEqual([(d["definition"], d["delivery_rate"]["value"])
+                          for d in other["other_definitions"]], [("column", 2 / 3)])
+        self.assertEqual(status, 0, err)
+        self.assertIn("| submitted | submitted | 2 | 1 | 0.500 |", text)
+
+    def test_claim_from_asks_for_what_it_needs(self):
+        with TempDir() as folder:
+            agent, verdicts = self.java_folder(folder)
+            status, out, err = run("delivery_audit.py", [agent, "--verdicts", verdicts,
+                                                         "--claim-from", "rated"])
+            assert_one_error(self, status, out, err, "--claim-from rated", "--raters")
+            table = write(folder, "runs.csv", runs_csv([["r1", "t1", "yes", "1"],
+                                                        ["r2", "t2", "no", "0"]]))
+            status, out, err = run("delivery_audit.py", [table, "--claim-from", "submitted"])
+            assert_one_error(self, status, out, err, "--claim-from submitted",
+                             "not agent output")
+
+    def test_a_transcript_with_no_ending_names_the_limit(self):
+        with TempDir() as folder:
+            write(folder, "t/s4.jsonl", claude_stream("s4", "hi"))
+            verdicts = write(folder, "v.csv", "run_id,completed\ns4,true\n")
+            status, out, err = run("delivery_audit.py", [os.path.join(folder, "t"),
+                                                         "--verdicts", verdicts])
+        assert_one_error(self, status, out, err, "records no ending", "--rating-sheet")
+
+
+class TestTasksWithoutAMap(unittest.TestCase):
+    def test_instance_id_in_the_first_prompt_else_each_run_its_own_task(self):
+        with TempDir() as folder:
+            write(folder, "s1.jsonl", claude_stream(
+                "s1", "Fix the issue in astropy__astropy-12907 and run its tests.",
+                {"subtype": "success"}))
+            write(folder, "s2.jsonl", claude_stream("s2", "Tidy up the README.",
+                                                    {"subtype": "success"}))
+            write(folder, "r1.jsonl", codex_rollout("c1", "Solve django__django-11066.",
+                                                    ["task_complete"]))
+            rows, derived = derived_rows(folder)
+        self.assertEqual({r: row["task_id"] for r, row in rows.items()},
+                         {"s1": "astropy__astropy-12907", "s2": "s2",
+                          "c1": "django__django-11066"})
+        notes = " ".join(derived["runs"].notes)
+        self.assertIn("2 runs (claude-code, codex) name no task; each task is the instance "
+                      "id its first prompt names", notes)
+        self.assertIn("1 run (claude-code) name no task, so each is its own task", notes)
 
 
 # === delivery_audit.py ===
