@@ -609,6 +609,8 @@ FALSE_WORDS = frozenset({"0", "0.0", "false", "f", "no", "n", "fail", "failed",
                          "unclaimed", "not_claimed", "failure"})
 RUNS_TABLE_NAMES = ("runs.csv", "runs.tsv", "runs.jsonl", "runs.json")
 FOOTER_COMMAND_WIDTH = 76     # a longer footer command breaks into lines ending in a backslash
+FOOTER_FILES = 12             # more files than this: the footer lists none, the manifest holds them
+PASTE_LIMIT = 65536           # characters GitHub takes in an issue or a comment
 
 
 def is_missing(value):
@@ -810,6 +812,48 @@ def table_kind(path, text=""):
     return "tsv" if "\t" in first_line and "," not in first_line else "csv"
 
 
+SPREADSHEET_ADVICE = "save the sheet as CSV (Save As > CSV UTF-8) and give that file"
+WRONG_KINDS = (   # (first bytes, what the file is, what to do); the first match wins
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Excel 97-2003 workbook (.xls)",
+     SPREADSHEET_ADVICE),
+    (b"%PDF-", "a PDF document", "export the data it shows as a CSV table"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", "give the table the image was made from"),
+    (b"\xff\xd8\xff", "a JPEG image", "give the table the image was made from"),
+    (b"GIF8", "a GIF image", "give the table the image was made from"),
+    (b"\x1f\x8b", "a gzip archive", "unpack it (gunzip) and give the file inside"),
+)
+
+
+def wrong_kind(data):
+    """(what the file is, what to do) when its first bytes say it is no text table
+    (a spreadsheet, PDF, image, SVG/XML, HTML page or archive), else None.
+
+    >>> wrong_kind(b"PK\\x03\\x04....[Content_Types].xml....xl/workbook.xml")[0]
+    'an Excel workbook (.xlsx)'
+    >>> wrong_kind(b"run_id,claimed\\nr1,yes\\n") is None
+    True
+    """
+    for magic, kind, advice in WRONG_KINDS:
+        if data.startswith(magic):
+            return kind, advice
+    head = data[:4096]
+    if data.startswith(b"PK\x03\x04"):
+        if b"opendocument.spreadsheet" in head:
+            return "an OpenDocument spreadsheet (.ods)", SPREADSHEET_ADVICE
+        if b"xl/" in head:
+            return "an Excel workbook (.xlsx)", SPREADSHEET_ADVICE
+        return "a zip archive", "unpack it and give the folder or the table inside"
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if start.startswith((b"<!doctype html", b"<html")):
+        return "an HTML page", "save the table itself as CSV (a saved web page is not one)"
+    if start.startswith((b"<?xml", b"<svg")):
+        if b"<svg" in start[:2048]:
+            return ("an SVG figure", "give the runs table or report it was drawn from "
+                    "(a figure holds no rows)")
+        return "an XML file", "export its records as CSV or JSON"
+    return None
+
+
 def refuse_predictions(table, text):
     """A predictions file (mini-swe-agent's preds.json, SWE-bench's predictions) is what
     a harness submits for grading, not a runs table: say so, and what to run instead."""
@@ -852,6 +896,9 @@ class Inputs:
 
     def read_text(self, path):
         data = self.read_bytes(path)
+        kind = wrong_kind(data)
+        if kind:
+            raise InputError(f"{path}: {kind[0]}, not a text table or JSON; {kind[1]}")
         try:
             return data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -1067,6 +1114,45 @@ def render_table(headers, rows, style):
     return "\n".join([aligned(headers), rule] + [aligned(row) for row in cells])
 
 
+def fit_to_paste(text, attach):
+    """Markdown within PASTE_LIMIT characters (what GitHub takes in an issue or a
+    comment): while it is longer, its longest table keeps the rows that fit, folded
+    into a <details> block whose summary says how many are left out and what to
+    attach instead (`attach`); the footer is never cut. Text within the limit is
+    returned as it is.
+
+    >>> table = "| a |\\n|---|\\n" + "".join(f"| {i} |\\n" for i in range(20000))
+    >>> folded = fit_to_paste("x\\n\\n" + table + "\\nend\\n", "attach runs.csv")
+    >>> len(folded) <= PASTE_LIMIT, "rows of 20,000 shown" in folded, folded.endswith("end\\n")
+    (True, True, True)
+    """
+    while len(text) > PASTE_LIMIT:
+        lines = text.split("\n")
+        spans, start = [], None
+        for i, line in enumerate(lines + [""]):
+            if line.startswith("|") and start is None:
+                start = i
+            elif not line.startswith("|") and start is not None:
+                if i - start > 2 and "<details>" not in lines[start - 3:start]:
+                    spans.append((start, i))
+                start = None
+        if not spans:
+            return text                      # no table left to fold: nothing to cut safely
+        first, end = max(spans, key=lambda s: sum(len(line) + 1 for line in lines[s[0]:s[1]]))
+        header, body = lines[first:first + 2], lines[first + 2:end]
+        budget = PASTE_LIMIT - (len(text) - sum(len(line) + 1 for line in lines[first:end]))
+        budget -= 400 + len(attach) + sum(len(line) + 1 for line in header)
+        kept, used = 0, 0
+        while kept < len(body) and used + len(body[kept]) + 1 <= budget:
+            used += len(body[kept]) + 1
+            kept += 1
+        summary = (f"<summary>{kept:,} rows of {len(body):,} shown: the whole table would "
+                   f"pass GitHub's {PASTE_LIMIT:,}-character limit; {attach}</summary>")
+        lines[first:end] = ["<details>", summary, ""] + header + body[:kept] + ["", "</details>"]
+        text = "\n".join(lines)
+    return text
+
+
 def markdown_paragraphs(lines):
     """Markdown lines with a blank line between two adjacent sentences, which GitHub
     would otherwise run into one paragraph (or break apart in a comment).
@@ -1275,8 +1361,9 @@ def provenance(script_path, version, argv, seed, inputs, output_flags=()):
     options named in `output_flags` left out (listed in `outputs`).
     """
     launcher, script = launcher_and_script(script_path)
+    output_flags = tuple(output_flags) + ("--manifest",)
     arguments, outputs = rerun_arguments(list(argv), inputs, output_flags)
-    return {
+    prov = {
         "script": os.path.basename(script_path),
         "script_path": script,
         "launcher": launcher,
@@ -1290,6 +1377,35 @@ def provenance(script_path, version, argv, seed, inputs, output_flags=()):
         "inputs": [{"path": relative_path(p), "relative_path": relative_path(p), "sha256": h}
                    for p, h in inputs.files],
     }
+    text = manifest_text(prov)
+    prov["manifest"] = {"files": text.count("\n"),
+                        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+    target = option_value(list(argv), "--manifest")
+    if target:
+        inputs.guard_output(target)
+        write_atomic(target, text)
+    return prov
+
+
+def option_value(argv, flag):
+    """The value given to `flag` in argv (--flag VALUE, --flag=VALUE, or an
+    abbreviation argparse took), or None."""
+    for i, token in enumerate(argv):
+        if token == "--":
+            return None
+        name, equals, value = token.partition("=")
+        if name.startswith("--") and len(name) > 2 and flag.startswith(name):
+            return value if equals else (argv[i + 1] if i + 1 < len(argv) else None)
+    return None
+
+
+def manifest_text(prov):
+    """The manifest of the script and its inputs: 'sha256  path' per file (sha256sum's
+    format, so `sha256sum -c` checks it), one line per file, sorted by path. The
+    footer gives the SHA-256 of this text, so one hash pins every input."""
+    entries = {(f.get("relative_path", f["path"]), f["sha256"]) for f in prov["inputs"]}
+    entries.add((prov.get("script_path", prov["script"]), prov["script_sha256"]))
+    return "".join(f"{digest}  {path}\n" for path, digest in sorted(entries))
 
 
 def command_lines(command, width=FOOTER_COMMAND_WIDTH):
@@ -1331,21 +1447,39 @@ def render_provenance(prov, style):
     outputs = prov.get("outputs") or []
     hashes = [f"{prov['script_sha256']}  {prov.get('script_path', prov['script'])}"]
     hashes += [f"{f['sha256']}  {f.get('relative_path', f['path'])}" for f in prov["inputs"]]
+    manifest = manifest_sentence(prov, style)
     if style == "markdown":
         about = (f"# {prov['script']} {prov['version']}, Python {prov['python']}, seed "
                  f"{seed}; run it from the same folder")
         lines = [about] + command
         if outputs:
             lines.append(f"# left out, as outputs: {'; '.join(outputs)}")
-        return ("Provenance:\n\n```sh\n" + "\n".join(lines) + "\n```\n\n"
-                "SHA-256 of the script and its inputs (check with `sha256sum -c`):\n\n```\n"
-                + "\n".join(hashes) + "\n```")
+        listed = ("SHA-256 of the script and its inputs (check with `sha256sum -c`):\n\n```\n"
+                  + "\n".join(hashes) + "\n```\n\n" if len(hashes) <= FOOTER_FILES else "")
+        return "Provenance:\n\n```sh\n" + "\n".join(lines) + "\n```\n\n" + listed + manifest
     lines = [f"{prov['script']} {prov['version']}, Python {prov['python']}",
              "command: " + command[0]] + command[1:]
     if outputs:
         lines.append(f"outputs, left out of the command: {'; '.join(outputs)}")
-    lines += [f"seed: {seed}", "sha256 of the script and its inputs:"] + hashes
-    return "-- provenance --\n" + "\n".join(lines)
+    lines.append(f"seed: {seed}")
+    if len(hashes) <= FOOTER_FILES:
+        lines += ["sha256 of the script and its inputs:"] + hashes
+    return "-- provenance --\n" + "\n".join(lines + [manifest])
+
+
+def manifest_sentence(prov, style):
+    """The footer's line on the manifest: its files, its SHA-256, how to check it."""
+    manifest = prov.get("manifest") or {"files": 1 + len(prov["inputs"]), "sha256": "?"}
+    code = (lambda t: f"`{t}`") if style == "markdown" else (lambda t: t)
+    listed = ("listed above" if len(prov["inputs"]) < FOOTER_FILES else "too many to list "
+              "here")
+    text = (f"manifest: {manifest['files']} files ({listed}), SHA-256 "
+            f"{code(manifest['sha256'])} of their sorted list (path and SHA-256 per line); "
+            f"to check, rerun with {code('--manifest inputs.sha256')}, then "
+            f"{code('sha256sum inputs.sha256')} prints that hash and "
+            f"{code('sha256sum -c inputs.sha256')} checks every file")
+    return text if style == "markdown" else textwrap.fill(text, 100, subsequent_indent="  ",
+                                                          break_on_hyphens=False)
 
 
 # ---- figures ----
@@ -1926,9 +2060,13 @@ class Parser(argparse.ArgumentParser):
 
 
 def add_common_options(parser, version, script_path, seed=None):
-    """--format, --seed (when the script draws random numbers) and --version."""
+    """--format, --seed (when the script draws random numbers), --manifest and
+    --version."""
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                         help="output format (default: text)")
+    parser.add_argument("--manifest", metavar="FILE",
+                        help="also write the footer's manifest of the inputs to FILE (sha256 "
+                             "and path per line, sorted; check with sha256sum -c FILE)")
     if seed is not None:
         parser.add_argument("--seed", type=int, default=seed,
                             help=f"seed for resampling and shuffles (default: {seed})")
@@ -3519,7 +3657,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 f4251b8827e93c23 ---
+# --- end shared helpers body sha256 dbdb1d8f56d782ad ---
 
 
 # === Diffs ===

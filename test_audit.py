@@ -965,6 +965,63 @@ def fleiss_by_hand(rows, categories=("claimed", "not", "equivocal")):
     return (p_bar - p_chance) / (1 - p_chance)
 
 
+class TestWrongKindOfFile(unittest.TestCase):
+    """Files that are no text table, made here with the standard library in the layout
+    their programs write (a workbook is a zip whose parts name it), refused by their
+    first bytes with one line naming what they are and what to do."""
+
+    def samples(self, folder):
+        import zipfile
+        xlsx = os.path.join(folder, "runs.xlsx")
+        with zipfile.ZipFile(xlsx, "w") as book:
+            book.writestr("[Content_Types].xml", "<?xml version='1.0'?><Types/>")
+            book.writestr("xl/workbook.xml", "<workbook/>")
+            book.writestr("xl/worksheets/sheet1.xml", "<worksheet/>")
+        ods = os.path.join(folder, "runs.ods")
+        with zipfile.ZipFile(ods, "w") as book:
+            book.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+            book.writestr("content.xml", "<office:document-content/>")
+        archive = os.path.join(folder, "runs.zip")
+        with zipfile.ZipFile(archive, "w") as packed:
+            packed.writestr("runs/runs.csv", "run_id,claimed\nr1,yes\n")
+        binary = {"runs.xls": b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504),
+                  "runs.pdf": b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n",
+                  "runs.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+                  "runs.jpg": b"\xff\xd8\xff\xe0\x00\x10JFIF",
+                  "runs.csv": b"<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\">"
+                              b"<rect/></svg>\n",
+                  "runs.html": b"<!DOCTYPE html>\n<html><body><table></table></body></html>\n",
+                  "runs.xml": b"<?xml version=\"1.0\"?>\n<runs><run id=\"r1\"/></runs>\n"}
+        for name, data in binary.items():
+            with open(os.path.join(folder, name), "wb") as handle:
+                handle.write(data)
+        return {xlsx: ("an Excel workbook (.xlsx)", "save the sheet as CSV"),
+                ods: ("an OpenDocument spreadsheet (.ods)", "save the sheet as CSV"),
+                archive: ("a zip archive", "unpack it"),
+                os.path.join(folder, "runs.xls"): ("an Excel 97-2003 workbook (.xls)",
+                                                   "save the sheet as CSV"),
+                os.path.join(folder, "runs.pdf"): ("a PDF document", "CSV"),
+                os.path.join(folder, "runs.png"): ("a PNG image", "table"),
+                os.path.join(folder, "runs.jpg"): ("a JPEG image", "table"),
+                os.path.join(folder, "runs.csv"): ("an SVG figure", "runs table"),
+                os.path.join(folder, "runs.html"): ("an HTML page", "CSV"),
+                os.path.join(folder, "runs.xml"): ("an XML file", "CSV")}
+
+    def test_refused_by_first_bytes_in_one_line(self):
+        with TempDir() as folder:
+            for path, (kind, advice) in self.samples(folder).items():
+                for script in ("delivery_audit.py", "auc_audit.py"):
+                    status, out, err = run(script, [path])
+                    assert_one_error(self, status, out, err, f"{path}: {kind}", advice)
+
+    def test_a_workbook_given_as_verdicts(self):
+        with TempDir() as folder:
+            path = next(p for p in self.samples(folder) if p.endswith(".xlsx"))
+            status, out, err = run("delivery_audit.py", [EXAMPLE_RUNS, "--verdicts", path])
+        assert_one_error(self, status, out, err, "an Excel workbook (.xlsx)",
+                         "save the sheet as CSV")
+
+
 class TestRatingSheets(unittest.TestCase):
     # Twelve runs whose ids, models and outcomes must not reach the sheet.
     RUNS = [[f"secret-run-{i:02d}", f"inst-{i % 5}", "model-zeta-9", "1" if i % 3 else "0",
@@ -9524,6 +9581,62 @@ def footer_command(out):
                                 for line in lines))
 
 
+def big_harness_folder(root, runs):
+    """`runs` synthetic mini-swe-agent 2.x runs, each with its own SWE-bench report.json
+    (logs/run_evaluation/<run>/<model>/<instance>/), as a SWE-bench Verified run is laid
+    out: one input file per run on each side."""
+    rng = random.Random(runs)
+    for i in range(runs):
+        instance = f"org{i % 23}__repo{i % 23}-{1000 + i}"
+        status = "Submitted" if rng.random() < 0.8 else "LimitsExceeded"
+        messages = [{"role": "user", "content": "fix it", "extra": {"timestamp": 1000}}]
+        for step in range(rng.randint(1, 4)):
+            messages += [{"role": "assistant", "content": "n", "extra": {
+                             "actions": [{"command": "sed -i s/a/b/ a.py"}],
+                             "timestamp": 1005 + 10 * step}},
+                         {"role": "tool", "content": "ok", "extra": {"timestamp": 1009 + 10 * step}}]
+        write(root, f"trajs/{instance}/{instance}.traj.json", json.dumps(
+            {"info": {"exit_status": status, "submission": "d", "mini_version": "2.2.4",
+                      "config": {"model": {"model_name": "m/x"}}},
+             "messages": messages, "trajectory_format": "mini-swe-agent-1.1"}))
+        write(root, f"logs/run_evaluation/e/m__x/{instance}/report.json", json.dumps(
+            {instance: {"patch_is_None": False, "resolved": rng.random() < 0.5}}))
+    return os.path.join(root, "trajs"), os.path.join(root, "logs", "run_evaluation", "e")
+
+
+class TestReportFitsWherePasted(unittest.TestCase):
+    def test_a_500_run_folder_fits_and_its_manifest_checks(self):
+        with TempDir() as folder:
+            trajs, logs = big_harness_folder(folder, 500)
+            manifest = os.path.join(folder, "inputs.sha256")
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                extra = ["--boot", "200"] + (["--perms", "99"] if script == AUC else [])
+                status, out, err = run(script, [trajs, "--verdicts", logs, "--format",
+                                                "markdown", "--manifest", manifest] + extra)
+                self.assertEqual(status, 0, err)
+                self.assertLessEqual(len(out), 65536, script)
+                with open(manifest, "rb") as handle:
+                    data = handle.read()
+                self.assertIn(f"manifest: 1001 files (too many to list here), SHA-256 "
+                              f"`{hashlib.sha256(data).hexdigest()}`", out)
+                lines = data.decode("utf-8").splitlines()
+                self.assertEqual(len(lines), 1001)
+                self.assertEqual(lines, sorted(lines, key=lambda l: l.split("  ", 1)[1]))
+                for line in lines:                     # what sha256sum -c does
+                    digest, path = line.split("  ", 1)
+                    full = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+                    with open(full, "rb") as handle:
+                        self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest)
+                self.assertNotIn("--manifest", footer_command(out))
+                self.assertIn("# left out, as outputs: --manifest", out)
+
+    def test_a_few_inputs_are_still_listed_one_by_one(self):
+        status, out, err = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
+        self.assertEqual(status, 0, err)
+        self.assertIn("sha256 of the script and its inputs:", out)
+        self.assertIn("files (listed above), SHA-256", out)
+
+
 class TestFooterReruns(unittest.TestCase):
     """Run each script from a parent folder with relative paths (and absolute ones that
     the footer must make relative), take the command from the footer, run it from the
@@ -9560,6 +9673,7 @@ class TestFooterReruns(unittest.TestCase):
             hashes = second.rsplit("sha256 of the script and its inputs:\n", 1)[-1] \
                 if "-- provenance --" in second else \
                 second.rsplit("sha256sum -c`):\n\n```\n", 1)[1].split("\n```")[0]
+            hashes = hashes.split("\nmanifest: ")[0]          # the manifest's line follows
             checked = 0
             for line in hashes.strip().splitlines():
                 digest, path = line.split("  ", 1)
