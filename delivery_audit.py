@@ -61,13 +61,24 @@ Input
     table shows every figure that changes if they count as claims. A blank
     verified cell means that run was not checked (see sampling mode).
     A runs folder may also hold criteria.csv (run_id, criterion, passed): one row
-    per graded acceptance criterion. The report says where the claim came from:
-    a column, rater columns, rating sheets, or, where the runs table carries it
-    (a 'format' column beside 'claimed', e.g. OpenHands task_completed), the
-    harness's own explicit claim. Nothing guesses a claim from the message.
+    per graded acceptance criterion. Nothing guesses a claim from the message.
     RUNS may also be agent output (a SWE-agent, mini-swe-agent or OpenHands
     folder, Claude Code transcripts, Codex rollouts): see "Reading harness
     folders" at the end of --help for what is derived from each.
+    Which claim (--claim-from; the report says which in one sentence, and the
+    JSON names it as claim_definition):
+      rated      the raters' majority (--raters, --ratings): the seed report's
+                 claim, a blind rating of the final message; the default with
+                 raters
+      column     the claim column as the table gives it; the default for a runs
+                 table, and for agent output whose runs.csv beside it fills it
+      submitted  the harness's own record of how each run ended (column
+                 submitted: yes when the agent chose to stop and submit, no when
+                 the harness stopped it); the default for agent output with no
+                 claim column filled. A weaker claim than the seed's
+    Where the input carries another of these beside the one audited (a
+    submission beside raters' claims, or the reverse), the report shows the
+    delivery rate under each, on the same checked runs, side by side.
 
 Verdicts (--verdicts FILE or FOLDER; also auc_audit.py's), recognised by content:
     regrade.py verdicts.csv / verdicts.jsonl, or its --out folder: completed
@@ -267,8 +278,16 @@ Output
     end with a provenance footer: script version and SHA-256 of its own bytes,
     Python version, the seed, a command that reruns the audit from the folder it
     ran in (launcher and script path as invoked, input paths relative to that
-    folder, --svg left out and listed apart) and the SHA-256 of every input in
-    sha256sum's format, so anyone can rerun it and get the same bytes. --svg FILE
+    folder, --svg and --manifest left out and listed apart), the SHA-256 of
+    every input in sha256sum's format (up to 12 files), and one SHA-256 over
+    their sorted manifest (path and hash per line), so anyone can rerun it and
+    get the same bytes. --manifest FILE writes that manifest: `sha256sum FILE`
+    prints the footer's hash, `sha256sum -c FILE` checks the inputs. Markdown
+    stays within GitHub's 65,536 characters whatever the number of inputs (a
+    table too long keeps the rows that fit, in a <details> block that says to
+    attach the JSON instead). A spreadsheet (.xlsx, .xls, .ods), PDF, image,
+    SVG/XML, HTML page or zip given as a table is refused by its first bytes,
+    in one line naming what it is and what to do. --svg FILE
     draws the rates with their exact and bootstrap intervals from the same
     numbers the text prints, on a background of its own.
     Exit status: 0 the audit ran; 2 bad input or usage, with one line
@@ -295,13 +314,16 @@ Output
 #                             claim AUC, sampling mode, stratified exact test, raters,
 #                             criteria, cost, verdict; the cluster bootstrap and the
 #                             few-clusters rule; "What each test assumes"
-#   Input                     read_runs read_claim claim_source apply_verdicts
-#                             read_criteria runs_from_counts
+#   Input                     read_runs read_claim claim_from claim_source
+#                             other_definitions apply_verdicts read_criteria
+#                             runs_from_counts
 #                             rules: Input (columns by name, claims, equivocal
-#                             messages, a blank verified cell); Verdicts (--verdicts)
+#                             messages, a blank verified cell, which claim:
+#                             --claim-from); Verdicts (--verdicts)
 #   Rating sheets             write_rating_sheet read_ratings
 #                             rules: "Rating sheets" (blind sheets, the key, raters)
-#   Report                    render render_verdict withheld_notes render_svg
+#   Report                    render render_definitions render_verdict withheld_notes
+#                             render_svg
 #                             rules: Output (3 decimals, --format, --svg)
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Output (exit status)
@@ -327,7 +349,6 @@ SIGNIFICANCE = 0.05        # Fisher's p below this: the claim and the outcome ar
 USEFUL_AGREEMENT = 0.2     # Landis & Koch (1977): a kappa below 0.2 is at best "slight"
 CLAIM_COLUMNS = ("claimed", "claim")
 SUBMITTED_COLUMN = "submitted"   # the harness's own record of how a run ended
-SEED_REPORT = "XO Labs, What Observational Data Can't Tell You About Work Done, August 2026"
 VERIFIED_COLUMNS = ("verified", "completed", "resolved", "gt_completed")
 TASK_COLUMNS = ("task_id", "instance_id", "task")
 RUN_ID_COLUMNS = ("run_id", "id", "run")
@@ -359,15 +380,18 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
-#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind
-#                       (missing words, yes/no words, CSV/TSV/JSONL/JSON tables)
+#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
+#                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
+#                       tables; a spreadsheet, PDF, image or archive refused)
 #   the input record    Inputs (every input read once, hashed for the footer)
 #   writing files       write_atomic (a failed write leaves nothing behind)
-#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json
+#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json, fit_to_paste
 #                       (3 decimals, p-values never rounded across 0.05 nor to
-#                       0.000; text, Markdown and JSON at full precision)
-#   provenance          script_sha256, shared_block_sha256, provenance,
-#                       render_provenance (the footer: hashes, command, seed)
+#                       0.000; text, Markdown and JSON at full precision;
+#                       Markdown within 65,536 characters)
+#   provenance          script_sha256, shared_block_sha256, provenance, manifest_text,
+#                       render_provenance (the footer: hashes, the manifest and
+#                       --manifest, command, seed)
 #   figures             svg_open, svg_escape (SVG with its own background)
 #   verdicts            read_verdicts, join_verdicts (VERDICT_FORMATS: regrade's
 #                       verdicts, SWE-bench run report and report.json, OpenHands;
@@ -379,10 +403,11 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       command_category (HARNESS_MANUAL's tool categories and
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, manual paragraph: a new format is one record plus
-#                       its reader); agent_files, assign_run_ids/number_run_ids
-#                       (run ids), phase_measures, derive_tables, write_runs
-#                       (--task-map, --write-runs)
+#                       keys, submission rule, manual paragraph: a new format is
+#                       one record plus its reader); agent_files,
+#                       assign_run_ids/number_run_ids (run ids), tasks_from_record
+#                       (tasks without a map), phase_measures, derive_tables,
+#                       write_runs (--task-map, --write-runs)
 import argparse
 import csv
 import hashlib
@@ -401,6 +426,8 @@ import textwrap
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
 # delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
 FEW_CLUSTERS = 10
+# The report the scripts come from, named where printed text first refers to it.
+SEED_REPORT = "XO Labs, What Observational Data Can't Tell You About Work Done, August 2026"
 
 
 # ---- cells and tables ----
@@ -1278,16 +1305,18 @@ def render_provenance(prov, style):
 def manifest_sentence(prov, style):
     """The footer's line on the manifest: its files, its SHA-256, how to check it."""
     manifest = prov.get("manifest") or {"files": 1 + len(prov["inputs"]), "sha256": "?"}
-    code = (lambda t: f"`{t}`") if style == "markdown" else (lambda t: t)
     listed = ("listed above" if len(prov["inputs"]) < FOOTER_FILES else "too many to list "
               "here")
-    text = (f"manifest: {manifest['files']} files ({listed}), SHA-256 "
-            f"{code(manifest['sha256'])} of their sorted list (path and SHA-256 per line); "
-            f"to check, rerun with {code('--manifest inputs.sha256')}, then "
-            f"{code('sha256sum inputs.sha256')} prints that hash and "
-            f"{code('sha256sum -c inputs.sha256')} checks every file")
-    return text if style == "markdown" else textwrap.fill(text, 100, subsequent_indent="  ",
-                                                          break_on_hyphens=False)
+    if style == "markdown":
+        return (f"manifest: {manifest['files']} files ({listed}), SHA-256 "
+                f"`{manifest['sha256']}` of their sorted list (path and SHA-256 per line); "
+                f"to check, rerun with `--manifest inputs.sha256`, then `sha256sum "
+                f"inputs.sha256` prints that hash and `sha256sum -c inputs.sha256` checks "
+                f"every file")
+    return (f"manifest: {manifest['files']} files ({listed}); SHA-256 of their sorted list "
+            f"(path and SHA-256 per line):\n  {manifest['sha256']}\n  to check: rerun with "
+            f"--manifest inputs.sha256; sha256sum inputs.sha256 prints that hash,\n  "
+            f"sha256sum -c inputs.sha256 checks every file")
 
 
 # ---- figures ----
@@ -3465,7 +3494,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 dbdb1d8f56d782ad ---
+# --- end shared helpers body sha256 0ad3a69963a03416 ---
 
 
 # === Statistics ===

@@ -253,7 +253,8 @@ json) goes to stdout; progress to stderr when it is a terminal (--progress
 forces it): one line per run with its status and seconds. --timings adds a
 table of each run's test, total and grader seconds. Its provenance footer holds a
 command that reruns the grading from the same folder (input paths relative to it,
---out left out and listed apart) and the SHA-256 of every input.
+--out left out and listed apart) and the SHA-256 of every input (past 12 files,
+one SHA-256 over their sorted manifest, which --manifest FILE writes).
 
 To regrade the shipped example (offline, standard library only):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
@@ -551,15 +552,18 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
-#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind
-#                       (missing words, yes/no words, CSV/TSV/JSONL/JSON tables)
+#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
+#                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
+#                       tables; a spreadsheet, PDF, image or archive refused)
 #   the input record    Inputs (every input read once, hashed for the footer)
 #   writing files       write_atomic (a failed write leaves nothing behind)
-#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json
+#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json, fit_to_paste
 #                       (3 decimals, p-values never rounded across 0.05 nor to
-#                       0.000; text, Markdown and JSON at full precision)
-#   provenance          script_sha256, shared_block_sha256, provenance,
-#                       render_provenance (the footer: hashes, command, seed)
+#                       0.000; text, Markdown and JSON at full precision;
+#                       Markdown within 65,536 characters)
+#   provenance          script_sha256, shared_block_sha256, provenance, manifest_text,
+#                       render_provenance (the footer: hashes, the manifest and
+#                       --manifest, command, seed)
 #   figures             svg_open, svg_escape (SVG with its own background)
 #   verdicts            read_verdicts, join_verdicts (VERDICT_FORMATS: regrade's
 #                       verdicts, SWE-bench run report and report.json, OpenHands;
@@ -571,10 +575,11 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #                       command_category (HARNESS_MANUAL's tool categories and
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, manual paragraph: a new format is one record plus
-#                       its reader); agent_files, assign_run_ids/number_run_ids
-#                       (run ids), phase_measures, derive_tables, write_runs
-#                       (--task-map, --write-runs)
+#                       keys, submission rule, manual paragraph: a new format is
+#                       one record plus its reader); agent_files,
+#                       assign_run_ids/number_run_ids (run ids), tasks_from_record
+#                       (tasks without a map), phase_measures, derive_tables,
+#                       write_runs (--task-map, --write-runs)
 import argparse
 import csv
 import hashlib
@@ -593,6 +598,8 @@ import textwrap
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
 # delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
 FEW_CLUSTERS = 10
+# The report the scripts come from, named where printed text first refers to it.
+SEED_REPORT = "XO Labs, What Observational Data Can't Tell You About Work Done, August 2026"
 
 
 # ---- cells and tables ----
@@ -1470,16 +1477,18 @@ def render_provenance(prov, style):
 def manifest_sentence(prov, style):
     """The footer's line on the manifest: its files, its SHA-256, how to check it."""
     manifest = prov.get("manifest") or {"files": 1 + len(prov["inputs"]), "sha256": "?"}
-    code = (lambda t: f"`{t}`") if style == "markdown" else (lambda t: t)
     listed = ("listed above" if len(prov["inputs"]) < FOOTER_FILES else "too many to list "
               "here")
-    text = (f"manifest: {manifest['files']} files ({listed}), SHA-256 "
-            f"{code(manifest['sha256'])} of their sorted list (path and SHA-256 per line); "
-            f"to check, rerun with {code('--manifest inputs.sha256')}, then "
-            f"{code('sha256sum inputs.sha256')} prints that hash and "
-            f"{code('sha256sum -c inputs.sha256')} checks every file")
-    return text if style == "markdown" else textwrap.fill(text, 100, subsequent_indent="  ",
-                                                          break_on_hyphens=False)
+    if style == "markdown":
+        return (f"manifest: {manifest['files']} files ({listed}), SHA-256 "
+                f"`{manifest['sha256']}` of their sorted list (path and SHA-256 per line); "
+                f"to check, rerun with `--manifest inputs.sha256`, then `sha256sum "
+                f"inputs.sha256` prints that hash and `sha256sum -c inputs.sha256` checks "
+                f"every file")
+    return (f"manifest: {manifest['files']} files ({listed}); SHA-256 of their sorted list "
+            f"(path and SHA-256 per line):\n  {manifest['sha256']}\n  to check: rerun with "
+            f"--manifest inputs.sha256; sha256sum inputs.sha256 prints that hash,\n  "
+            f"sha256sum -c inputs.sha256 checks every file")
 
 
 # ---- figures ----
@@ -3657,7 +3666,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 dbdb1d8f56d782ad ---
+# --- end shared helpers body sha256 0ad3a69963a03416 ---
 
 
 # === Diffs ===

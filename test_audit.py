@@ -427,7 +427,7 @@ class TestFamily(unittest.TestCase):
             status, out, err = run(script, argv)
             self.assertEqual(status, 0, err)
             footer = out.split("sha256 of the script and its inputs:\n", 1)[1].strip()
-            lines = footer.splitlines()
+            lines = footer.split("\nmanifest: ")[0].splitlines()
             self.assertGreaterEqual(len(lines), 2)
             for line in lines:                     # sha256sum -c format: '<hex>  <path>'
                 digest, path = line.split("  ", 1)
@@ -435,7 +435,7 @@ class TestFamily(unittest.TestCase):
                 with open(path, "rb") as handle:
                     self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest, path)
             markdown = run(script, argv + ["--format", "markdown"])[1]
-            self.assertTrue(markdown.rstrip().endswith("\n".join(lines[-1:]) + "\n```"))
+            self.assertIn("\n".join(lines[-1:]) + "\n```\n\nmanifest: ", markdown)
             self.assertIn(f"command: python3 {os.path.relpath(os.path.join(HERE, script))} "
                           f"{os.path.relpath(EXAMPLE_RUNS)}", out)
             self.assertIn("seed: 20260801", out)
@@ -1605,17 +1605,22 @@ def readme_commands(needle):
 
 
 class TestShippedGraderExamples(unittest.TestCase):
-    # model-a resolved (claimed), model-b unresolved (claimed), model-c an empty
-    # patch (not claimed), model-d resolved (equivocal, read as not claiming).
+    # model-a resolved (submitted), model-b unresolved (submitted), model-c an empty
+    # patch (stopped at a cost limit: not submitted), model-d resolved (submitted; in
+    # OpenHands its finish says task_completed partial: equivocal, read as not claiming).
     EXPECTED = {"swebench": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
                 "sb-cli-reports": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
                 "logs/run_evaluation/calc-eval": (
                     {"tp": 1, "fp": 1, "fn": 1, "tn": 0},
                     {"error (no report.json)": ["example__calc-1@model-c"]})}
+    SUBMITTED = {"swebench": {"tp": 2, "fp": 1, "fn": 0, "tn": 1},
+                 "sb-cli-reports": {"tp": 2, "fp": 1, "fn": 0, "tn": 1},
+                 "logs/run_evaluation/calc-eval": {"tp": 2, "fp": 1, "fn": 0, "tn": 0}}
 
     def test_each_agent_folder_joins_each_shipped_report(self):
         for agent in ("swe-agent", "mini-swe-agent", "openhands"):
             for name, (counts, unchecked) in self.EXPECTED.items():
+                counts = counts if agent == "openhands" else self.SUBMITTED[name]
                 with self.subTest(agent=agent, report=name):
                     result = audit_json([os.path.join(HERE, "examples", "agents", agent),
                                          "--verdicts", os.path.join(AGENT_VERDICTS, name),
@@ -1700,8 +1705,9 @@ class TestAgentOutputMeasures(unittest.TestCase):
     def test_swe_agent_durations_only(self):
         rows, derived = self.check_format("swe-agent", SWE_AGENT)
         row = rows["example__calc-1@model-a"]
-        self.assertEqual((row["cost_usd"], row["tokens_total"], row["claimed"]),
-                         ("0.5", "1100", "yes"))       # claimed: from runs.csv beside it
+        self.assertEqual((row["cost_usd"], row["tokens_total"], row["claimed"],
+                          row["submitted"]), ("0.5", "1100", "", "yes"))
+        self.assertEqual(rows["example__calc-1@model-c"]["submitted"], "no")   # exit_cost
         self.assertEqual(len(derived["predictions"]), 4)
 
     def test_timestamped_formats(self):
@@ -1963,9 +1969,10 @@ class TestAgentOutputPipeline(unittest.TestCase):
                     folder, "--verdicts", verdicts, "--boot", "0", "--format", "json"])
                 self.assertEqual(status, 0, stderr)
                 # claims yes, yes, no, equivocal against verified a, d: tp 1 (a),
-                # fp 1 (b), and c, d not claiming
+                # fp 1 (b), and c, d not claiming; SWE-agent and mini-swe-agent record
+                # d's submission as a plain yes: tp 2 (a, d)
                 self.assertEqual([json.loads(text)["counts"][k] for k in ("tp", "fp", "fn", "tn")],
-                                 [1, 1, 1, 1])
+                                 [1, 1, 1, 1] if fmt == "openhands" else [2, 1, 0, 1])
                 status, _, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
                                                          "--perms", "50", "--boot", "50"])
                 self.assertEqual(status, 0, stderr)
@@ -9619,6 +9626,10 @@ class TestReportFitsWherePasted(unittest.TestCase):
                     data = handle.read()
                 self.assertIn(f"manifest: 1001 files (too many to list here), SHA-256 "
                               f"`{hashlib.sha256(data).hexdigest()}`", out)
+                text = run(script, [trajs, "--verdicts", logs] + extra)[1]
+                self.assertIn(f"manifest: 1001 files (too many to list here); SHA-256 of "
+                              f"their sorted list (path and SHA-256 per line):\n  "
+                              f"{hashlib.sha256(data).hexdigest()}\n", text)
                 lines = data.decode("utf-8").splitlines()
                 self.assertEqual(len(lines), 1001)
                 self.assertEqual(lines, sorted(lines, key=lambda l: l.split("  ", 1)[1]))
@@ -9634,7 +9645,31 @@ class TestReportFitsWherePasted(unittest.TestCase):
         status, out, err = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
         self.assertEqual(status, 0, err)
         self.assertIn("sha256 of the script and its inputs:", out)
-        self.assertIn("files (listed above), SHA-256", out)
+        self.assertIn("3 files (listed above); SHA-256 of their sorted list", out)
+
+
+class TestSeedReportNamed(unittest.TestCase):
+    TITLE = "What Observational Data Can't Tell You About Work Done"
+
+    def test_the_readme_first_screen_cites_it(self):
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as handle:
+            first_screen = " ".join(handle.read().splitlines()[:24])
+        self.assertIn(f"XO Labs, *{self.TITLE}*, August 2026", " ".join(first_screen.split()))
+
+    def test_each_report_that_refers_to_it_names_it_once(self):
+        seed = f"XO Labs, {self.TITLE}, August 2026"
+        cases = [("auc_audit.py", [EXAMPLE_RUNS, "--perms", "99", "--boot", "99"]),
+                 ("delivery_audit.py", [os.path.join(AGENTS, "swe-agent"), "--verdicts",
+                                        os.path.join(AGENT_VERDICTS, "swebench"), "--boot", "0"])]
+        for script, argv in cases:
+            for style in ("text", "markdown"):
+                status, out, err = run(script, argv + ["--format", style])
+                self.assertEqual(status, 0, err)
+                prose = " ".join(out.replace("\u00a0", " ").split())
+                self.assertEqual(prose.count(seed), 1, (script, style))
+                if script == "auc_audit.py":          # every §7 is the seed report's
+                    self.assertEqual(prose.count("§7"), 2)
+                    self.assertNotIn("the report's §7", prose)
 
 
 class TestFooterReruns(unittest.TestCase):
@@ -10759,6 +10794,11 @@ GOLDEN_MASKS = (
     (re.compile(r'("(?:python|distributions|grader|key)": )"[0-9a-f]{16,64}"'), r'\1"<hash>"'),
     # regrade's grader_version carries the first 12 hex digits of its own hash.
     (re.compile(r'("grader_version": "[^"+]*\+)[0-9a-f]{12}"'), r'\1<hash>"'),
+    # the footer's manifest hash covers the script's own bytes, so it moves with each edit
+    (re.compile(r"(manifest: \d+ files[^\n]*\n?\s*`?)[0-9a-f]{64}"),
+     r"\1<manifest sha256>"),
+    (re.compile(r'("manifest": \{\s*"files": \d+,\s*"sha256": )"[0-9a-f]{64}"'),
+     r'\1"<manifest sha256>"'),
 )
 
 
