@@ -5205,7 +5205,8 @@ def render_definitions(result, style, sub):
     others = result.get("other_definitions") or []
     if not others:
         return []
-    own = {"definition": result["claim_definition"], "column": "(this audit)",
+    own = {"definition": result["claim_definition"],
+           "column": f"{result['claim_column']} (audited above)",
            "claims": result["counts"]["claims"], "verified": result["counts"]["tp"],
            "delivery_rate": result["delivery_rate"]}
     rows = [[d["definition"], d["column"], d["claims"], d["verified"],
@@ -5666,6 +5667,8 @@ def _main(argv):
                              f"{found['verified']!r} is empty on every row); grade the runs "
                              f"and give the verdicts with --verdicts")
         extras.update(claim_definition=chosen, claim_definition_text=CLAIM_DEFINITIONS[chosen],
+                      claim_column="raters" if chosen == "rated" else table.column(
+                          args.claim, flag="--claim", candidates=CLAIM_COLUMNS),
                       other_definitions=other_definitions(table, runs, chosen, found),
                       assumptions=list(getattr(table, "notes", ())))
         if found["raters"]:
