@@ -1846,9 +1846,17 @@ def model_remedy(source, key, runs):
     return ""
 
 
+# A harness run whose diff is empty, absent from the grader's files: graders skip it,
+# and SWE-bench's run report counts it as an empty patch, failed; so is it here.
+EMPTY_UNGRADED = "empty_patch (not in the verdicts: an empty diff is not graded)"
+
+
 def joined_summary(source, runs, joined, key, n_keys):
     """The checks after a join, and what the report says about it."""
     name = source["name"]
+    joined = [v if v is not None or not r.get("empty_diff") else verdict_record(
+        False, EMPTY_UNGRADED, name, run_id=r["run_id"], model=r.get("model"),
+        instance_id=r["task"]) for r, v in zip(runs, joined)]
     missing = sorted(run_label(r) for r, v in zip(runs, joined) if v is None)
     if missing:
         raise InputError(f"{name}: no verdict for {len(missing)} "
@@ -1863,8 +1871,15 @@ def joined_summary(source, runs, joined, key, n_keys):
     if all(v["verified"] is None for v in joined):
         raise InputError(f"{name}: no run has a verified outcome: every verdict is a grading "
                          f"error ({grading_error_text(unchecked)})")
+    ungraded = sorted(run_label(r) for r, v in zip(runs, joined) if v["status"] == EMPTY_UNGRADED)
     return {"verdicts": joined, "key": key, "format": source["format"], "name": name,
-            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined})}
+            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined}),
+            "empty_ungraded": ungraded,
+            "empty_ungraded_note": (
+                f"{plural(len(ungraded), 'run')} with an empty diff, not in the verdicts, "
+                f"counted failed (empty_patch, as SWE-bench counts an empty patch): "
+                f"{', '.join(ungraded[:5])}{' ...' if len(ungraded) > 5 else ''}")
+            if ungraded else None}
 
 
 def grading_error_text(unchecked, limit=5):
@@ -3423,6 +3438,9 @@ def derive_tables(inputs, path):
     table = Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
                   [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)])
     table.notes = notes                      # what was assumed, for the report to say
+    # runs whose harness records a diff, an empty one: a grader skips them (EMPTY_UNGRADED)
+    table.empty_diffs = {run["run_id"] for run in runs
+                         if "diff" in run and not str(run["diff"] or "").strip()}
     return {"runs": table,
             "tool_calls": Table(f"{path} (tool calls)", list(TOOL_CALL_COLUMNS),
                                 calls, list(range(1, len(calls) + 1))) if calls else None,
@@ -3488,7 +3506,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 0ad3a69963a03416 ---
+# --- end shared helpers body sha256 f957a1bab9f74c17 ---
 
 
 # === Statistics ===
@@ -5249,9 +5267,12 @@ def joined_outcome(args, inputs, table, rows, run_col, task_col, notes):
         return table.rows[i][column].strip() if column else None
     joined = join_verdicts(source, [
         {"run_id": cell(i, run_col), "task": cell(i, task_col) or None,
-         "model": cell(i, model_col) or None, "label": f"row {table.lines[i]}"}
+         "model": cell(i, model_col) or None, "label": f"row {table.lines[i]}",
+         "empty_diff": cell(i, run_col) in getattr(table, "empty_diffs", ())}
         for i in rows], runs_table=table.name, any_model=args.any_model)
     notes.append(f"verdicts' model: {joined['model_check']}")
+    if joined["empty_ungraded_note"]:
+        notes.append(joined["empty_ungraded_note"])
     own = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES,
                        required=False) if not args.outcome else None
     if own:

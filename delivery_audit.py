@@ -109,7 +109,10 @@ Verdicts (--verdicts FILE or FOLDER; also auc_audit.py's), recognised by content
     OpenHands' llm_config.model, the run report's file name; '/' reads as '__');
     else on instance id alone. Several runs of one instance against verdicts keyed
     by instance, a run with no verdict, a file that matches no run, or one where
-    every verdict is a grading error is an error naming the file.
+    every verdict is a grading error is an error naming the file; but a run from
+    agent output whose diff is empty and that the verdicts leave out failed
+    (empty_patch: graders skip an empty diff, and SWE-bench's run report counts
+    it failed).
     Another model's report: where the report names its model (the log folder,
     OpenHands' model, the run report's file name <model>.<run_id>.json, gold for
     SWE-bench's own gold-patch runs; an sb-cli run id, in its file name
@@ -1852,9 +1855,17 @@ def model_remedy(source, key, runs):
     return ""
 
 
+# A harness run whose diff is empty, absent from the grader's files: graders skip it,
+# and SWE-bench's run report counts it as an empty patch, failed; so is it here.
+EMPTY_UNGRADED = "empty_patch (not in the verdicts: an empty diff is not graded)"
+
+
 def joined_summary(source, runs, joined, key, n_keys):
     """The checks after a join, and what the report says about it."""
     name = source["name"]
+    joined = [v if v is not None or not r.get("empty_diff") else verdict_record(
+        False, EMPTY_UNGRADED, name, run_id=r["run_id"], model=r.get("model"),
+        instance_id=r["task"]) for r, v in zip(runs, joined)]
     missing = sorted(run_label(r) for r, v in zip(runs, joined) if v is None)
     if missing:
         raise InputError(f"{name}: no verdict for {len(missing)} "
@@ -1869,8 +1880,15 @@ def joined_summary(source, runs, joined, key, n_keys):
     if all(v["verified"] is None for v in joined):
         raise InputError(f"{name}: no run has a verified outcome: every verdict is a grading "
                          f"error ({grading_error_text(unchecked)})")
+    ungraded = sorted(run_label(r) for r, v in zip(runs, joined) if v["status"] == EMPTY_UNGRADED)
     return {"verdicts": joined, "key": key, "format": source["format"], "name": name,
-            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined})}
+            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined}),
+            "empty_ungraded": ungraded,
+            "empty_ungraded_note": (
+                f"{plural(len(ungraded), 'run')} with an empty diff, not in the verdicts, "
+                f"counted failed (empty_patch, as SWE-bench counts an empty patch): "
+                f"{', '.join(ungraded[:5])}{' ...' if len(ungraded) > 5 else ''}")
+            if ungraded else None}
 
 
 def grading_error_text(unchecked, limit=5):
@@ -3429,6 +3447,9 @@ def derive_tables(inputs, path):
     table = Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
                   [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)])
     table.notes = notes                      # what was assumed, for the report to say
+    # runs whose harness records a diff, an empty one: a grader skips them (EMPTY_UNGRADED)
+    table.empty_diffs = {run["run_id"] for run in runs
+                         if "diff" in run and not str(run["diff"] or "").strip()}
     return {"runs": table,
             "tool_calls": Table(f"{path} (tool calls)", list(TOOL_CALL_COLUMNS),
                                 calls, list(range(1, len(calls) + 1))) if calls else None,
@@ -3494,7 +3515,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 0ad3a69963a03416 ---
+# --- end shared helpers body sha256 f957a1bab9f74c17 ---
 
 
 # === Statistics ===
@@ -4918,12 +4939,14 @@ def other_definitions(table, runs, chosen, found):
     return out
 
 
-def apply_verdicts(runs, found, source, runs_table, any_model=False):
+def apply_verdicts(runs, found, source, runs_table, any_model=False, empty_diffs=()):
     """Join the verdicts to the runs; fill verified (and the task where the table has
-    none); return what the report says about the join."""
+    none); return what the report says about the join. `empty_diffs`: the run ids
+    agent output records an empty diff for (failed where the verdicts leave them out)."""
     keyed = [{"run_id": run["run_id"] if found["run_id"] else None,
               "task": run["task"] if found["task"] else None,
-              "model": run.get("model") or None, "label": run["run_id"]} for run in runs]
+              "model": run.get("model") or None, "label": run["run_id"],
+              "empty_diff": run["run_id"] in empty_diffs} for run in runs]
     joined = join_verdicts(source, keyed, runs_table=runs_table, any_model=any_model)
     replaced = column_against_verdicts(runs, joined["verdicts"], found)
     for run, verdict in zip(runs, joined["verdicts"]):
@@ -4937,6 +4960,9 @@ def apply_verdicts(runs, found, source, runs_table, any_model=False):
                                  "joined_on": joined["key"],
                                  "model_check": joined["model_check"]},
               "verdicts_not_in_runs": joined["not_in_runs"]}
+    if joined["empty_ungraded_note"]:
+        extras["assumptions"] = [joined["empty_ungraded_note"][0].upper()
+                                 + joined["empty_ungraded_note"][1:] + "."]
     if replaced:
         extras["verdict_source"]["replaces"] = replaced
     if joined["unchecked"]:
@@ -5661,7 +5687,7 @@ def _main(argv):
         extras["claim_source"] = found["claim_source"]
         if verdict_source:
             extras.update(apply_verdicts(runs, found, verdict_source, table.name,
-                                         args.any_model))
+                                         args.any_model, getattr(table, "empty_diffs", ())))
         elif not any(r["verified"] is not None for r in runs):
             raise InputError(f"{table.name}: no run has a verified outcome (column "
                              f"{found['verified']!r} is empty on every row); grade the runs "
@@ -5670,7 +5696,8 @@ def _main(argv):
                       claim_column="raters" if chosen == "rated" else table.column(
                           args.claim, flag="--claim", candidates=CLAIM_COLUMNS),
                       other_definitions=other_definitions(table, runs, chosen, found),
-                      assumptions=list(getattr(table, "notes", ())))
+                      assumptions=list(getattr(table, "notes", ()))
+                      + extras.get("assumptions", []))
         if found["raters"]:
             extras["raters"] = rater_agreement([r["raters"] for r in runs])
         criteria_table = (inputs.read_table(args.criteria) if args.criteria

@@ -2692,6 +2692,34 @@ class TestHarnessSubmissions(unittest.TestCase):
             assert_one_error(self, status, out, err, "--claim-from submitted",
                              "not agent output")
 
+    def test_an_empty_diff_the_grader_skipped_counts_failed(self):
+        # mini-swe-agent 2.x: a run that submitted an empty diff, which SWE-bench's
+        # harness never grades (no instance folder), as in a real eval_results folder.
+        with TempDir() as folder:
+            for instance, diff, resolved in (("d__d-1", "diff --git a/x b/x", True),
+                                             ("d__d-2", "diff --git a/y b/y", False),
+                                             ("d__d-3", "", None)):
+                data = json.loads(mini_traj("Submitted"))
+                data["info"].update(submission=diff, config={"model": {"model_name": "m/x"}})
+                write(folder, f"agent/{instance}/{instance}.traj.json", json.dumps(data))
+                if resolved is not None:
+                    write(folder, f"eval/m__x/{instance}/report.json", json.dumps(
+                        {instance: {"patch_is_None": False, "resolved": resolved}}))
+            agent, logs = os.path.join(folder, "agent"), os.path.join(folder, "eval")
+            result = audit_json([agent, "--verdicts", logs, "--boot", "0"])
+            status, out, err = run(AUC, [agent, "--verdicts", logs, "--perms", "99",
+                                         "--boot", "99"])
+        # by hand: three claims, d-1 verified, d-2 and the ungraded empty d-3 failed
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (1, 2))
+        self.assertIn("1 run with an empty diff, not in the verdicts, counted failed",
+                      result["assumptions"][0])
+        self.assertIn("d__d-3@m/x", result["assumptions"][0])
+        # auc_audit joins the same way: it stops later, at the constant baseline (every
+        # run here makes one call), not at the join
+        self.assertEqual(status, 2, out)
+        self.assertIn("constant baseline", err)
+        self.assertNotIn("no verdict for", err)
+
     def test_a_transcript_with_no_ending_names_the_limit(self):
         with TempDir() as folder:
             write(folder, "t/s4.jsonl", claude_stream("s4", "hi"))
