@@ -4887,8 +4887,10 @@ def claim_source(table, claim_col, raters, ratings):
     """Where the claim came from, in the report's words."""
     if claim_col == SUBMITTED_COLUMN and "format" in table.columns:
         formats = sorted({row["format"] for row in table.rows} - {""})
+        records = [f"{HARNESS_BY_FORMAT[f]['label']}, {HARNESS_BY_FORMAT[f]['records']}"
+                   for f in formats if f in HARNESS_BY_FORMAT]
         return (f"column {claim_col!r}, the harness's own record of how each run ended "
-                f"({'; '.join(f + ': ' + submission_rule(f) for f in formats)})")
+                f"({'; '.join(records) or ', '.join(formats)})")
     if ratings:
         return (f"the majority label of {len(ratings['files'])} blind rating sheets "
                 f"({', '.join(map(relative_path, ratings['files']))}), mapped to runs by "
@@ -4898,16 +4900,6 @@ def claim_source(table, claim_col, raters, ratings):
     if "format" not in table.columns:
         return f"column {claim_col!r}"
     return f"column {claim_col!r}, from the runs table beside the agent output"
-
-
-def submission_rule(fmt):
-    """The short rule of one harness's submitted column, for the report."""
-    return {"swe-agent": "exit_status 'submitted' is yes, any other no",
-            "mini-swe-agent": "exit_status 'Submitted' is yes, any other no",
-            "openhands": "a finish action is yes (task_completed false no, partial "
-                         "equivocal), none no",
-            "claude-code": "result subtype 'success' is yes, an error subtype no",
-            "codex": "task_complete is yes, turn_aborted no"}.get(fmt, fmt)
 
 
 def other_definitions(table, runs, chosen, found):
