@@ -61,21 +61,33 @@ Input
     table shows every figure that changes if they count as claims. A blank
     verified cell means that run was not checked (see sampling mode).
     A runs folder may also hold criteria.csv (run_id, criterion, passed): one row
-    per graded acceptance criterion. The report says where the claim came from:
-    a column, rater columns, rating sheets, or, where the runs table carries it
-    (a 'format' column beside 'claimed', e.g. OpenHands task_completed), the
-    harness's own explicit claim. Nothing guesses a claim from the message.
+    per graded acceptance criterion. Nothing guesses a claim from the message.
     RUNS may also be agent output (a SWE-agent, mini-swe-agent or OpenHands
     folder, Claude Code transcripts, Codex rollouts): see "Reading harness
     folders" at the end of --help for what is derived from each.
+    Which claim (--claim-from; the report says which in one sentence, and the
+    JSON names it as claim_definition):
+      rated      the raters' majority (--raters, --ratings): the seed report's
+                 claim, a blind rating of the final message; the default with
+                 raters
+      column     the claim column as the table gives it; the default for a runs
+                 table, and for agent output whose runs.csv beside it fills it
+      submitted  the harness's own record of how each run ended (column
+                 submitted: yes when the agent chose to stop and submit, no when
+                 the harness stopped it); the default for agent output with no
+                 claim column filled. A weaker claim than the seed's
+    Where the input carries another of these beside the one audited (a
+    submission beside raters' claims, or the reverse), the report shows the
+    delivery rate under each, on the same checked runs, side by side.
 
 Verdicts (--verdicts FILE or FOLDER; also auc_audit.py's), recognised by content:
     regrade.py verdicts.csv / verdicts.jsonl, or its --out folder: completed
         true/false; an empty completed is a grading error, counted by status
     SWE-bench run report <model>.<run_id>.json (and regrade.py's
-        swebench_summary.json): resolved_ids resolve; unresolved_ids and
-        empty_patch_ids fail (an empty patch delivered nothing); error_ids,
-        incomplete_ids, infra_failure_ids and ambiguous_failure_ids are unchecked
+        swebench_summary.json; SWE-bench-java's, whose list is 'resolved'):
+        resolved_ids resolve; unresolved_ids and empty_patch_ids fail (an empty
+        patch delivered nothing); error_ids, incomplete_ids, infra_failure_ids
+        and ambiguous_failure_ids are unchecked
     a report.json {instance_id: {resolved, patch_is_None, infra_failure, ...}}
         (or the older flat {resolved, patch_exists, ...}, whose instance is its
         folder's name), or a folder of them (logs/run_evaluation/<run_id>/<model>/
@@ -97,7 +109,10 @@ Verdicts (--verdicts FILE or FOLDER; also auc_audit.py's), recognised by content
     OpenHands' llm_config.model, the run report's file name; '/' reads as '__');
     else on instance id alone. Several runs of one instance against verdicts keyed
     by instance, a run with no verdict, a file that matches no run, or one where
-    every verdict is a grading error is an error naming the file.
+    every verdict is a grading error is an error naming the file; but a run from
+    agent output whose diff is empty and that the verdicts leave out failed
+    (empty_patch: graders skip an empty diff, and SWE-bench's run report counts
+    it failed).
     Another model's report: where the report names its model (the log folder,
     OpenHands' model, the run report's file name <model>.<run_id>.json, gold for
     SWE-bench's own gold-patch runs; an sb-cli run id, in its file name
@@ -266,8 +281,16 @@ Output
     end with a provenance footer: script version and SHA-256 of its own bytes,
     Python version, the seed, a command that reruns the audit from the folder it
     ran in (launcher and script path as invoked, input paths relative to that
-    folder, --svg left out and listed apart) and the SHA-256 of every input in
-    sha256sum's format, so anyone can rerun it and get the same bytes. --svg FILE
+    folder, --svg and --manifest left out and listed apart), the SHA-256 of
+    every input in sha256sum's format (up to 12 files), and one SHA-256 over
+    their sorted manifest (path and hash per line), so anyone can rerun it and
+    get the same bytes. --manifest FILE writes that manifest: `sha256sum FILE`
+    prints the footer's hash, `sha256sum -c FILE` checks the inputs. Markdown
+    stays within GitHub's 65,536 characters whatever the number of inputs (a
+    table too long keeps the rows that fit, in a <details> block that says to
+    attach the JSON instead). A spreadsheet (.xlsx, .xls, .ods), PDF, image,
+    SVG/XML, HTML page or zip given as a table is refused by its first bytes,
+    in one line naming what it is and what to do. --svg FILE
     draws the rates with their exact and bootstrap intervals from the same
     numbers the text prints, on a background of its own.
     Exit status: 0 the audit ran; 2 bad input or usage, with one line
@@ -294,13 +317,16 @@ Output
 #                             claim AUC, sampling mode, stratified exact test, raters,
 #                             criteria, cost, verdict; the cluster bootstrap and the
 #                             few-clusters rule; "What each test assumes"
-#   Input                     read_runs read_claim claim_source apply_verdicts
-#                             read_criteria runs_from_counts
+#   Input                     read_runs read_claim claim_from claim_source
+#                             other_definitions apply_verdicts read_criteria
+#                             runs_from_counts
 #                             rules: Input (columns by name, claims, equivocal
-#                             messages, a blank verified cell); Verdicts (--verdicts)
+#                             messages, a blank verified cell, which claim:
+#                             --claim-from); Verdicts (--verdicts)
 #   Rating sheets             write_rating_sheet read_ratings
 #                             rules: "Rating sheets" (blind sheets, the key, raters)
-#   Report                    render render_verdict withheld_notes render_svg
+#   Report                    render render_definitions render_verdict withheld_notes
+#                             render_svg
 #                             rules: Output (3 decimals, --format, --svg)
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Output (exit status)
@@ -325,6 +351,7 @@ CLUSTER_INTERVAL = "percentile"   # which cluster bootstrap interval is printed:
 SIGNIFICANCE = 0.05        # Fisher's p below this: the claim and the outcome are not independent
 USEFUL_AGREEMENT = 0.2     # Landis & Koch (1977): a kappa below 0.2 is at best "slight"
 CLAIM_COLUMNS = ("claimed", "claim")
+SUBMITTED_COLUMN = "submitted"   # the harness's own record of how a run ended
 VERIFIED_COLUMNS = ("verified", "completed", "resolved", "gt_completed")
 TASK_COLUMNS = ("task_id", "instance_id", "task")
 RUN_ID_COLUMNS = ("run_id", "id", "run")
@@ -356,15 +383,18 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
-#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind
-#                       (missing words, yes/no words, CSV/TSV/JSONL/JSON tables)
+#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
+#                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
+#                       tables; a spreadsheet, PDF, image or archive refused)
 #   the input record    Inputs (every input read once, hashed for the footer)
 #   writing files       write_atomic (a failed write leaves nothing behind)
-#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json
+#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json, fit_to_paste
 #                       (3 decimals, p-values never rounded across 0.05 nor to
-#                       0.000; text, Markdown and JSON at full precision)
-#   provenance          script_sha256, shared_block_sha256, provenance,
-#                       render_provenance (the footer: hashes, command, seed)
+#                       0.000; text, Markdown and JSON at full precision;
+#                       Markdown within 65,536 characters)
+#   provenance          script_sha256, shared_block_sha256, provenance, manifest_text,
+#                       render_provenance (the footer: hashes, the manifest and
+#                       --manifest, command, seed)
 #   figures             svg_open, svg_escape (SVG with its own background)
 #   verdicts            read_verdicts, join_verdicts (VERDICT_FORMATS: regrade's
 #                       verdicts, SWE-bench run report and report.json, OpenHands;
@@ -376,10 +406,11 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       command_category (HARNESS_MANUAL's tool categories and
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, manual paragraph: a new format is one record plus
-#                       its reader); agent_files, assign_run_ids/number_run_ids
-#                       (run ids), phase_measures, derive_tables, write_runs
-#                       (--task-map, --write-runs)
+#                       keys, submission rule, manual paragraph: a new format is
+#                       one record plus its reader); agent_files,
+#                       assign_run_ids/number_run_ids (run ids), tasks_from_record
+#                       (tasks without a map), phase_measures, derive_tables,
+#                       write_runs (--task-map, --write-runs)
 import argparse
 import csv
 import hashlib
@@ -392,11 +423,14 @@ import re
 import shlex
 import sys
 import tempfile
+import textwrap
 
 # A rule the scripts share has its one home here. Below FEW_CLUSTERS clusters
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
 # delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
 FEW_CLUSTERS = 10
+# The report the scripts come from, named where printed text first refers to it.
+SEED_REPORT = "XO Labs, What Observational Data Can't Tell You About Work Done, August 2026"
 
 
 # ---- cells and tables ----
@@ -413,6 +447,8 @@ FALSE_WORDS = frozenset({"0", "0.0", "false", "f", "no", "n", "fail", "failed",
                          "unclaimed", "not_claimed", "failure"})
 RUNS_TABLE_NAMES = ("runs.csv", "runs.tsv", "runs.jsonl", "runs.json")
 FOOTER_COMMAND_WIDTH = 76     # a longer footer command breaks into lines ending in a backslash
+FOOTER_FILES = 12             # more files than this: the footer lists none, the manifest holds them
+PASTE_LIMIT = 65536           # characters GitHub takes in an issue or a comment
 
 
 def is_missing(value):
@@ -614,6 +650,48 @@ def table_kind(path, text=""):
     return "tsv" if "\t" in first_line and "," not in first_line else "csv"
 
 
+SPREADSHEET_ADVICE = "save the sheet as CSV (Save As > CSV UTF-8) and give that file"
+WRONG_KINDS = (   # (first bytes, what the file is, what to do); the first match wins
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Excel 97-2003 workbook (.xls)",
+     SPREADSHEET_ADVICE),
+    (b"%PDF-", "a PDF document", "export the data it shows as a CSV table"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", "give the table the image was made from"),
+    (b"\xff\xd8\xff", "a JPEG image", "give the table the image was made from"),
+    (b"GIF8", "a GIF image", "give the table the image was made from"),
+    (b"\x1f\x8b", "a gzip archive", "unpack it (gunzip) and give the file inside"),
+)
+
+
+def wrong_kind(data):
+    """(what the file is, what to do) when its first bytes say it is no text table
+    (a spreadsheet, PDF, image, SVG/XML, HTML page or archive), else None.
+
+    >>> wrong_kind(b"PK\\x03\\x04....[Content_Types].xml....xl/workbook.xml")[0]
+    'an Excel workbook (.xlsx)'
+    >>> wrong_kind(b"run_id,claimed\\nr1,yes\\n") is None
+    True
+    """
+    for magic, kind, advice in WRONG_KINDS:
+        if data.startswith(magic):
+            return kind, advice
+    head = data[:4096]
+    if data.startswith(b"PK\x03\x04"):
+        if b"opendocument.spreadsheet" in head:
+            return "an OpenDocument spreadsheet (.ods)", SPREADSHEET_ADVICE
+        if b"xl/" in head:
+            return "an Excel workbook (.xlsx)", SPREADSHEET_ADVICE
+        return "a zip archive", "unpack it and give the folder or the table inside"
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if start.startswith((b"<!doctype html", b"<html")):
+        return "an HTML page", "save the table itself as CSV (a saved web page is not one)"
+    if start.startswith((b"<?xml", b"<svg")):
+        if b"<svg" in start[:2048]:
+            return ("an SVG figure", "give the runs table or report it was drawn from "
+                    "(a figure holds no rows)")
+        return "an XML file", "export its records as CSV or JSON"
+    return None
+
+
 def refuse_predictions(table, text):
     """A predictions file (mini-swe-agent's preds.json, SWE-bench's predictions) is what
     a harness submits for grading, not a runs table: say so, and what to run instead."""
@@ -656,6 +734,9 @@ class Inputs:
 
     def read_text(self, path):
         data = self.read_bytes(path)
+        kind = wrong_kind(data)
+        if kind:
+            raise InputError(f"{path}: {kind[0]}, not a text table or JSON; {kind[1]}")
         try:
             return data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -871,6 +952,45 @@ def render_table(headers, rows, style):
     return "\n".join([aligned(headers), rule] + [aligned(row) for row in cells])
 
 
+def fit_to_paste(text, attach):
+    """Markdown within PASTE_LIMIT characters (what GitHub takes in an issue or a
+    comment): while it is longer, its longest table keeps the rows that fit, folded
+    into a <details> block whose summary says how many are left out and what to
+    attach instead (`attach`); the footer is never cut. Text within the limit is
+    returned as it is.
+
+    >>> table = "| a |\\n|---|\\n" + "".join(f"| {i} |\\n" for i in range(20000))
+    >>> folded = fit_to_paste("x\\n\\n" + table + "\\nend\\n", "attach runs.csv")
+    >>> len(folded) <= PASTE_LIMIT, "rows of 20,000 shown" in folded, folded.endswith("end\\n")
+    (True, True, True)
+    """
+    while len(text) > PASTE_LIMIT:
+        lines = text.split("\n")
+        spans, start = [], None
+        for i, line in enumerate(lines + [""]):
+            if line.startswith("|") and start is None:
+                start = i
+            elif not line.startswith("|") and start is not None:
+                if i - start > 2 and "<details>" not in lines[start - 3:start]:
+                    spans.append((start, i))
+                start = None
+        if not spans:
+            return text                      # no table left to fold: nothing to cut safely
+        first, end = max(spans, key=lambda s: sum(len(line) + 1 for line in lines[s[0]:s[1]]))
+        header, body = lines[first:first + 2], lines[first + 2:end]
+        budget = PASTE_LIMIT - (len(text) - sum(len(line) + 1 for line in lines[first:end]))
+        budget -= 400 + len(attach) + sum(len(line) + 1 for line in header)
+        kept, used = 0, 0
+        while kept < len(body) and used + len(body[kept]) + 1 <= budget:
+            used += len(body[kept]) + 1
+            kept += 1
+        summary = (f"<summary>{kept:,} rows of {len(body):,} shown: the whole table would "
+                   f"pass GitHub's {PASTE_LIMIT:,}-character limit; {attach}</summary>")
+        lines[first:end] = ["<details>", summary, ""] + header + body[:kept] + ["", "</details>"]
+        text = "\n".join(lines)
+    return text
+
+
 def markdown_paragraphs(lines):
     """Markdown lines with a blank line between two adjacent sentences, which GitHub
     would otherwise run into one paragraph (or break apart in a comment).
@@ -1079,8 +1199,9 @@ def provenance(script_path, version, argv, seed, inputs, output_flags=()):
     options named in `output_flags` left out (listed in `outputs`).
     """
     launcher, script = launcher_and_script(script_path)
+    output_flags = tuple(output_flags) + ("--manifest",)
     arguments, outputs = rerun_arguments(list(argv), inputs, output_flags)
-    return {
+    prov = {
         "script": os.path.basename(script_path),
         "script_path": script,
         "launcher": launcher,
@@ -1094,6 +1215,35 @@ def provenance(script_path, version, argv, seed, inputs, output_flags=()):
         "inputs": [{"path": relative_path(p), "relative_path": relative_path(p), "sha256": h}
                    for p, h in inputs.files],
     }
+    text = manifest_text(prov)
+    prov["manifest"] = {"files": text.count("\n"),
+                        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+    target = option_value(list(argv), "--manifest")
+    if target:
+        inputs.guard_output(target)
+        write_atomic(target, text)
+    return prov
+
+
+def option_value(argv, flag):
+    """The value given to `flag` in argv (--flag VALUE, --flag=VALUE, or an
+    abbreviation argparse took), or None."""
+    for i, token in enumerate(argv):
+        if token == "--":
+            return None
+        name, equals, value = token.partition("=")
+        if name.startswith("--") and len(name) > 2 and flag.startswith(name):
+            return value if equals else (argv[i + 1] if i + 1 < len(argv) else None)
+    return None
+
+
+def manifest_text(prov):
+    """The manifest of the script and its inputs: 'sha256  path' per file (sha256sum's
+    format, so `sha256sum -c` checks it), one line per file, sorted by path. The
+    footer gives the SHA-256 of this text, so one hash pins every input."""
+    entries = {(f.get("relative_path", f["path"]), f["sha256"]) for f in prov["inputs"]}
+    entries.add((prov.get("script_path", prov["script"]), prov["script_sha256"]))
+    return "".join(f"{digest}  {path}\n" for path, digest in sorted(entries))
 
 
 def command_lines(command, width=FOOTER_COMMAND_WIDTH):
@@ -1135,21 +1285,41 @@ def render_provenance(prov, style):
     outputs = prov.get("outputs") or []
     hashes = [f"{prov['script_sha256']}  {prov.get('script_path', prov['script'])}"]
     hashes += [f"{f['sha256']}  {f.get('relative_path', f['path'])}" for f in prov["inputs"]]
+    manifest = manifest_sentence(prov, style)
     if style == "markdown":
         about = (f"# {prov['script']} {prov['version']}, Python {prov['python']}, seed "
                  f"{seed}; run it from the same folder")
         lines = [about] + command
         if outputs:
             lines.append(f"# left out, as outputs: {'; '.join(outputs)}")
-        return ("Provenance:\n\n```sh\n" + "\n".join(lines) + "\n```\n\n"
-                "SHA-256 of the script and its inputs (check with `sha256sum -c`):\n\n```\n"
-                + "\n".join(hashes) + "\n```")
+        listed = ("SHA-256 of the script and its inputs (check with `sha256sum -c`):\n\n```\n"
+                  + "\n".join(hashes) + "\n```\n\n" if len(hashes) <= FOOTER_FILES else "")
+        return "Provenance:\n\n```sh\n" + "\n".join(lines) + "\n```\n\n" + listed + manifest
     lines = [f"{prov['script']} {prov['version']}, Python {prov['python']}",
              "command: " + command[0]] + command[1:]
     if outputs:
         lines.append(f"outputs, left out of the command: {'; '.join(outputs)}")
-    lines += [f"seed: {seed}", "sha256 of the script and its inputs:"] + hashes
-    return "-- provenance --\n" + "\n".join(lines)
+    lines.append(f"seed: {seed}")
+    if len(hashes) <= FOOTER_FILES:
+        lines += ["sha256 of the script and its inputs:"] + hashes
+    return "-- provenance --\n" + "\n".join(lines + [manifest])
+
+
+def manifest_sentence(prov, style):
+    """The footer's line on the manifest: its files, its SHA-256, how to check it."""
+    manifest = prov.get("manifest") or {"files": 1 + len(prov["inputs"]), "sha256": "?"}
+    listed = ("listed above" if len(prov["inputs"]) < FOOTER_FILES else "too many to list "
+              "here")
+    if style == "markdown":
+        return (f"manifest: {manifest['files']} files ({listed}), SHA-256 "
+                f"`{manifest['sha256']}` of their sorted list (path and SHA-256 per line); "
+                f"to check, rerun with `--manifest inputs.sha256`, then `sha256sum "
+                f"inputs.sha256` prints that hash and `sha256sum -c inputs.sha256` checks "
+                f"every file")
+    return (f"manifest: {manifest['files']} files ({listed}); SHA-256 of their sorted list "
+            f"(path and SHA-256 per line):\n  {manifest['sha256']}\n  to check: rerun with "
+            f"--manifest inputs.sha256; sha256sum inputs.sha256 prints that hash,\n  "
+            f"sha256sum -c inputs.sha256 checks every file")
 
 
 # ---- figures ----
@@ -1233,6 +1403,9 @@ def read_verdicts(inputs, path, outcome=None):
 def verdicts_from_json(data, name):
     """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json
     (keyed by instance id, or the older flat shape named by its folder)."""
+    if isinstance(data.get("resolved"), list) and isinstance(data.get("unresolved_ids"), list) \
+            and "resolved_ids" not in data:
+        data = dict(data, resolved_ids=data["resolved"])   # SWE-bench-java's run report
     if isinstance(data.get("resolved_ids"), list):
         return swebench_run_report(data, name)
     if isinstance(data.get("resolved"), bool):
@@ -1682,9 +1855,17 @@ def model_remedy(source, key, runs):
     return ""
 
 
+# A harness run whose diff is empty, absent from the grader's files: graders skip it,
+# and SWE-bench's run report counts it as an empty patch, failed; so is it here.
+EMPTY_UNGRADED = "empty_patch (not in the verdicts: an empty diff is not graded)"
+
+
 def joined_summary(source, runs, joined, key, n_keys):
     """The checks after a join, and what the report says about it."""
     name = source["name"]
+    joined = [v if v is not None or not r.get("empty_diff") else verdict_record(
+        False, EMPTY_UNGRADED, name, run_id=r["run_id"], model=r.get("model"),
+        instance_id=r["task"]) for r, v in zip(runs, joined)]
     missing = sorted(run_label(r) for r, v in zip(runs, joined) if v is None)
     if missing:
         raise InputError(f"{name}: no verdict for {len(missing)} "
@@ -1699,8 +1880,15 @@ def joined_summary(source, runs, joined, key, n_keys):
     if all(v["verified"] is None for v in joined):
         raise InputError(f"{name}: no run has a verified outcome: every verdict is a grading "
                          f"error ({grading_error_text(unchecked)})")
+    ungraded = sorted(run_label(r) for r, v in zip(runs, joined) if v["status"] == EMPTY_UNGRADED)
     return {"verdicts": joined, "key": key, "format": source["format"], "name": name,
-            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined})}
+            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined}),
+            "empty_ungraded": ungraded,
+            "empty_ungraded_note": (
+                f"{plural(len(ungraded), 'run')} with an empty diff, not in the verdicts, "
+                f"counted failed (empty_patch, as SWE-bench counts an empty patch): "
+                f"{', '.join(ungraded[:5])}{' ...' if len(ungraded) > 5 else ''}")
+            if ungraded else None}
 
 
 def grading_error_text(unchecked, limit=5):
@@ -1727,9 +1915,13 @@ class Parser(argparse.ArgumentParser):
 
 
 def add_common_options(parser, version, script_path, seed=None):
-    """--format, --seed (when the script draws random numbers) and --version."""
+    """--format, --seed (when the script draws random numbers), --manifest and
+    --version."""
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                         help="output format (default: text)")
+    parser.add_argument("--manifest", metavar="FILE",
+                        help="also write the footer's manifest of the inputs to FILE (sha256 "
+                             "and path per line, sorted; check with sha256sum -c FILE)")
     if seed is not None:
         parser.add_argument("--seed", type=int, default=seed,
                             help=f"seed for resampling and shuffles (default: {seed})")
@@ -1771,12 +1963,24 @@ Reading harness folders (agent output as the runs input; all three scripts)
     RUNS may be the folder (or one file) an agent harness wrote. Files are
     recognised by content, in sorted path order, anywhere under the folder:
 {formats}
-    Claude Code and Codex name no task: give --task-map FILE (session_id or file
-    -> task_id), or a runs.csv in the folder. A runs.csv in the folder is joined
-    on run id: it fills cells the harness left blank (task_id, claimed, model)
-    and adds its other columns (e.g. raters); a cell that disagrees, or a row
-    that matches no run, is an error.
-    No claim is ever guessed: blank unless the harness or that table states one.
+    Claude Code and Codex name no task. Where the first prompt names exactly one
+    SWE-bench instance id (owner__repo-123), that is the task; else each session
+    is its own task (its run id). The report says which, and how many; give
+    --task-map FILE (session_id or file -> task_id), or a runs.csv in the folder,
+    to group sessions into tasks. A runs.csv in the folder is joined on run id:
+    it fills cells the harness left blank (task_id, claimed, model) and adds its
+    other columns (e.g. raters); a cell that disagrees, or a row that matches no
+    run, is an error.
+    The harness's own claim (column submitted) is how it recorded the run's end:
+    yes when the agent itself chose to stop and submit (or finish), no when the
+    harness stopped it (a cost, turn, time, context or format limit, an
+    autosubmission after one, a crash), blank where it records no ending. It is
+    a different, weaker claim than the seed report's, a blind rating of the
+    final message: submitting says "I stop here", not "it works". What each
+    harness records:
+{submissions}
+    The claimed column is never guessed: blank unless the runs table beside the
+    output (or raters) states one.
     Run id: instance@model (the instance alone with no model; the session id for
     Claude Code and Codex), then #2, #3 in path order, as regrade.py names runs.
     Tool categories (first match wins):
@@ -1796,10 +2000,14 @@ Reading harness folders (agent output as the runs input; all three scripts)
     sudo, env, timeout, nice, nohup, time, command, exec, xargs, stdbuf, npx and
     uv/poetry/pipenv/pdm/hatch run give way to the command they run (their own
     options skipped); bash/sh -c STRING is STRING parsed; python -m MODULE is
-    MODULE and python SCRIPT is SCRIPT's file name (-c is bash). Each program
-    (by its file name) takes the first row of this table that holds ("given a
-    file": an operand besides grep's pattern or sed's script, or < FILE; grep
-    -r searches the folder):
+    MODULE and python SCRIPT is SCRIPT's file name. Each program (by its file
+    name) takes the first row of this table that holds ("given a file": an
+    operand besides grep's pattern or sed's script, or < FILE; grep -r searches
+    the folder; "goal test": test or :test among its goals or tasks; "inline
+    code writes": the program it runs from -c/-e CODE or from a heredoc on its
+    stdin (python - <<EOF) opens a file for writing (open(f, "w"), "a", "x",
+    "+"), calls write_text, write_bytes, shutil.copy/move, os.replace/rename,
+    Perl's open to >, Node's writeFile or Ruby's File.write; else it is bash):
 {shell rules}
     The command's category is the first of test, edit, search, read that any
     of its simple commands has; anything else is bash. So git add, git commit
@@ -1857,7 +2065,7 @@ Reading harness folders (agent output as the runs input; all three scripts)
 
 # --- agent output: run records, fields and timestamps ---
 RUN_COLUMNS = ("run_id", "task_id", "model", "format", "exit_status", "claimed",
-               "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
+               "submitted", "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
                "tokens_source", "turns", "tool_calls", "read_calls", "edit_calls",
                "search_calls", "bash_calls", "test_calls", "other_calls", "attempted_calls",
                "failed_calls", "orient_seconds", "impl_seconds",
@@ -1959,7 +2167,8 @@ def new_run(fmt, where, **fields):
     run = {"format": fmt, "where": where, "task_id": None, "model": None, "session": None,
            "exit_status": None, "claimed": None, "final_message": None, "cost_usd": None,
            "tokens_in": None, "tokens_out": None, "tokens_source": None, "turns": None,
-           "calls": [], "turn_tokens": None, "start": None, "end": None}
+           "calls": [], "turn_tokens": None, "start": None, "end": None,
+           "first_prompt": None}
     run.update(fields)
     return run
 
@@ -2015,7 +2224,9 @@ def count_tokens(run, tokens_in, tokens_out):
 SHELL_RULES = (   # (category, programs, when): the first row that matches; --help prints it
     ("test", "pytest py.test tox nox unittest runtests.py", "always"),
     ("test", "manage.py go cargo make npm yarn pnpm", "subcommand test"),
+    ("test", "mvn mvnw gradle gradlew", "goal test"),
     ("edit", "sed perl", "option -i"),
+    ("edit", "python perl node ruby", "inline code writes"),
     ("edit", "patch apply_patch", "always"),
     ("edit", "git", "subcommand apply"),
     ("edit", "tee", "given a file"),
@@ -2035,7 +2246,9 @@ SHELL_WRAPPERS = {   # program: its options that take a value; the command follo
 SHELL_RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch"})   # X run CMD
 SHELL_VALUE_OPTIONS = {"grep": "-e -f -m -A -B -C -d -D", "head": "-n -c", "tail": "-n -c",
                        "sed": "-e -f -l", "make": "-C -f -I -o -W", "git": "-C -c",
-                       "python": "-W -X -Q", "find": ""}
+                       "python": "-W -X -Q", "find": "",
+                       "mvn": "-f -s -gs -pl -rf -P -T -b -l -t",
+                       "gradle": "-p -b -c -g -x -I --exclude-task --project-dir"}
 SHELL_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while",
                             "until", "for", "in", "case", "esac", "{", "}", "!", "function",
                             "select", "[[", "]]"})
@@ -2043,6 +2256,30 @@ _REDIRECT = re.compile(r"<<<|<<-|<<|>>|>&|<&|>\||<>|&>>|&>|>|<")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*$")
 _FILE_TARGET = re.compile(r"[\w.~+-]*[./][\w.~/+-]*")
+# What an inline program (-c/-e CODE, or a heredoc on its stdin) does that writes a
+# file: Python's open(..., "w"/"a"/"x") and write_text/write_bytes, shutil's copies and
+# moves, os.replace/rename; Perl's open to > or >>; Node's fs writes; Ruby's File.write.
+_INLINE_WRITES = re.compile(
+    r"""\bopen\s*\([^()]*(?:\([^()]*\)[^()]*)*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]"""
+    r"""|\.open\(\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]|\.write_(?:text|bytes)\s*\("""
+    r"""|\bshutil\.(?:copy\w*|move)\s*\(|\bos\.(?:replace|rename)\s*\("""
+    r"""|\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['"]?\+?>"""
+    r"""|\b(?:writeFile|appendFile|copyFile|rename)(?:Sync)?\s*\(|\bcreateWriteStream\s*\("""
+    r"""|\bFile\.(?:write|open\s*\([^)]*['"][wa])""")
+INLINE_CODE_OPTIONS = {"python": ("-c",), "perl": ("-e", "-E"), "node": ("-e", "--eval", "-p"),
+                       "ruby": ("-e",)}
+
+
+def inline_code(program, args, redirects):
+    """The program text an interpreter runs from its command line (-c/-e CODE) or from
+    a heredoc on its stdin (python - <<EOF, perl <<EOF), else ''."""
+    options = INLINE_CODE_OPTIONS.get(program, ())
+    for i, arg in enumerate(args):
+        if arg in options and i + 1 < len(args):
+            return args[i + 1]
+    if not args or args[0] == "-" or all(a.startswith("-") for a in args):
+        return "\n".join(target for op, target in redirects if op == "<<body")
+    return ''
 
 
 def shell_rules_text():
@@ -2059,13 +2296,14 @@ def shell_commands(text):
     when the command reads the one before it through a pipe.
 
     Quotes are removed from words; a substitution's commands are listed before the
-    command that holds it; heredoc bodies are skipped.
+    command that holds it; heredoc bodies are not parsed, but kept as a '<<body'
+    redirect of the command that opened them.
 
     >>> for command in shell_commands("cd r && git commit -m \\"$(cat <<'EOF'\\n"
     ...                               "fix (x)\\nEOF\\n)\\" | tee log"):
     ...     print(command)
     (['cd', 'r'], [], False)
-    (['cat'], [('<<', 'EOF')], False)
+    (['cat'], [('<<', 'EOF'), ('<<body', 'fix (x)')], False)
     (['git', 'commit', '-m', '$(...)'], [], False)
     (['tee', 'log'], [], True)
     """
@@ -2085,7 +2323,8 @@ def _shell_parse(text, pos, out, closer):
             if state["redirect"]:
                 state["redirects"].append((state["redirect"], word))
                 if state["redirect"] in ("<<", "<<-"):
-                    state["heredocs"].append((word, state["redirect"] == "<<-"))
+                    state["heredocs"].append((word, state["redirect"] == "<<-",
+                                              state["redirects"]))
                 state["redirect"] = None
             else:
                 state["words"].append(word)
@@ -2200,8 +2439,10 @@ def _shell_skip_nested(text, pos, opener, closer):
 
 
 def _shell_skip_heredocs(text, pos, heredocs):
-    """Skip the bodies of the heredocs opened on the line that just ended."""
-    for delimiter, strip_tabs in heredocs:
+    """Skip the bodies of the heredocs opened on the line that just ended; each body is
+    kept as a ('<<body', text) redirect of its command (an interpreter's program)."""
+    for delimiter, strip_tabs, redirects in heredocs:
+        body = []
         while pos < len(text):
             end = text.find("\n", pos)
             end = len(text) if end < 0 else end
@@ -2209,6 +2450,8 @@ def _shell_skip_heredocs(text, pos, heredocs):
             pos = end + 1
             if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                 break
+            body.append(line)
+        redirects.append(("<<body", "\n".join(body)))
     return pos
 
 
@@ -2277,6 +2520,11 @@ def shell_rule_holds(when, program, args, redirects):
         if program in ("npm", "yarn", "pnpm") and words[:1] in (["run"], ["run-script"]):
             words = words[1:]
         return words[:1] == [when.split()[1]]
+    if when == "goal test":                    # mvn clean test, ./gradlew :core:test
+        words = shell_positional(args, SHELL_VALUE_OPTIONS.get(program.rstrip("w"), ""))
+        return any(w == "test" or w.endswith(":test") for w in words)
+    if when == "inline code writes":
+        return bool(_INLINE_WRITES.search(inline_code(program, args, redirects)))
     if when == "option -i":
         before = "MmeEIxCdDV0" if program == "perl" else "efl"
         return any(re.match(rf"-[^-{before}]*i", a) or a.startswith("--in-place")
@@ -2572,8 +2820,8 @@ def openhands_events(run, history, where):
         if action == "finish":
             run["final_message"] = args.get("final_thought") or args.get("thought")
             run["exit_status"] = run["exit_status"] or "finished"
-            completed = str(args.get("task_completed") or "").lower()
-            run["claimed"] = OPENHANDS_CLAIMS.get(completed)
+            run["finished"] = True
+            run["task_completed"] = str(args.get("task_completed") or "").lower()
         elif action == "message":
             run["final_message"] = args.get("content")
         elif action not in OPENHANDS_NOT_CALLS:
@@ -2615,7 +2863,10 @@ def read_claude_code(inputs, path):
         message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         if entry.get("type") == "assistant":
             claude_assistant(run, message, turns, calls, micro, entry.get("timestamp"), where)
-        elif entry.get("type") == "user" and isinstance(message.get("content"), list):
+        elif entry.get("type") == "user" and run["first_prompt"] is None and \
+                not entry.get("isMeta") and text_of(message.get("content")).strip():
+            run["first_prompt"] = text_of(message.get("content"))
+        if entry.get("type") == "user" and isinstance(message.get("content"), list):
             for block in message["content"]:
                 call = calls.pop(block.get("tool_use_id"), None) if isinstance(block, dict) \
                     else None
@@ -2626,7 +2877,8 @@ def read_claude_code(inputs, path):
         elif entry.get("type") == "result":
             result = entry
             run.update(final_message=entry.get("result"), exit_status=entry.get("subtype"),
-                       cost_usd=entry.get("total_cost_usd"))
+                       cost_usd=entry.get("total_cost_usd"),
+                       result_error=bool(entry.get("is_error")))
         elif entry.get("type") == "system" and entry.get("model"):
             run["model"] = run["model"] or entry["model"]
     if not run["session"]:
@@ -2755,6 +3007,9 @@ def read_codex(inputs, path):
             call["seconds"] = micro - call["start"]
         elif item == "message" and payload.get("role") == "assistant":
             run["final_message"] = text_of(payload.get("content")) or run["final_message"]
+        elif item == "message" and payload.get("role") == "user" and \
+                not text_of(payload.get("content")).lstrip().startswith("<"):
+            run["first_prompt"] = run["first_prompt"] or text_of(payload.get("content"))
         elif item == "token_count" and isinstance(payload.get("info"), dict):
             info = payload["info"]
             if info.get("total_token_usage") == last_total:
@@ -2765,6 +3020,8 @@ def read_codex(inputs, path):
             run["tokens_in"] = (last_total or {}).get("input_tokens")
             run["tokens_out"] = (last_total or {}).get("output_tokens")
             run["tokens_source"] = "token_count total"
+        elif item == "turn_aborted":
+            run["exit_status"] = "turn_aborted"
         elif item == "task_complete":
             run["exit_status"] = "task_complete"
             run["final_message"] = payload.get("last_agent_message") or run["final_message"]
@@ -2772,6 +3029,55 @@ def read_codex(inputs, path):
         raise InputError(f"{path}: no session_meta line with a payload 'id'")
     run["turns"] = len(run["turn_tokens"]) or None
     return [run]
+
+
+# --- agent output: how a run ended (the harness's own record of a submission) ---
+# Each harness that records how a run ended gives a claim of its own kind, the
+# submitted column: yes when the agent itself chose to stop and submit (or finish), no
+# when the harness stopped it (a cost, turn, time, context or format limit, an
+# autosubmission after one, a crash), None where the record names no ending. It is a
+# weaker claim than the seed report's (a blind rating of the final message): a
+# submission says "I stop here", not "it works". Each rule is its record's "submitted".
+def swe_agent_submitted(run):
+    """SWE-agent: exactly 'submitted' is the agent's own submit; 'submitted (exit_cost)'
+    and the like are autosubmissions after a limit (SWE-agent's own run/common.py trusts
+    a patch only on exactly 'submitted'); no exit_status is a run that died.
+
+    >>> [swe_agent_submitted({"exit_status": s}) for s in
+    ...  ("submitted", "submitted (exit_cost)", "exit_context", None)]
+    ['yes', 'no', 'no', 'no']
+    """
+    return "yes" if run["exit_status"] == "submitted" else "no"
+
+
+def mini_submitted(run):
+    """mini-swe-agent 1.x and 2.x: 'Submitted' is yes; LimitsExceeded, TimeExceeded,
+    RepeatedFormatError, an exception's class name, or blank (a run cut off) are no."""
+    return "yes" if run["exit_status"] == "Submitted" else "no"
+
+
+def openhands_submitted(run):
+    """OpenHands: a finish action is yes, refined by its task_completed (false no,
+    partial equivocal); no finish (an iteration or budget limit, an error) is no."""
+    if not run.get("finished"):
+        return "no"
+    return OPENHANDS_CLAIMS.get(run.get("task_completed") or "", "yes")
+
+
+def claude_submitted(run):
+    """Claude Code: the result line's subtype 'success' (is_error false) is yes; any
+    error subtype, or success with is_error, is no; no result line records no ending."""
+    if run["exit_status"] is None:
+        return None
+    return "yes" if run["exit_status"] == "success" and not run.get("result_error") else "no"
+
+
+def codex_submitted(run):
+    """Codex CLI: task_complete ending its last turn is yes; turn_aborted is no; a
+    rollout with neither records no ending."""
+    if run["exit_status"] is None:
+        return None
+    return "yes" if run["exit_status"] == "task_complete" else "no"
 
 
 # --- agent output: the registry of harness formats ---
@@ -2786,20 +3092,30 @@ def read_codex(inputs, path):
 #              files are refused rather than skipped without a word
 #   run_id     the base of its run ids: "instance@model" or "session"
 #   task_map   the --task-map key columns that name its tasks (formats that name none)
+#   submitted  submitted(run) -> yes / no / equivocal / None: the harness's own record
+#              of how the run ended (None: it records none); None for a format not read
+#   records    what the harness records of a claim, one sentence (manual and README)
 #   manual     its paragraph in HARNESS_MANUAL's list of formats, line by line
 TASK_MAP_KEYS = ("session_id", "run_id", "session", "file", "path")
 HARNESS_FORMATS = (
     {"format": "swe-agent", "label": "SWE-agent", "names": (".traj",),
      "json_keys": lambda keys: "info" in keys and "trajectory" in keys,
      "line": None, "truncated": (), "reader": read_swe_agent, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": swe_agent_submitted,
+     "records": 'info.exit_status: "submitted" when the agent ran submit; "submitted '
+                '(exit_cost)" and the like when the harness submitted for it after a cost, '
+                'context or format limit; exit_cost, exit_context, exit_format, exit_error '
+                'when it stopped the agent',
      "manual": ("<iid>/<iid>.traj (trajectory[], info); model from <iid>.pred",
                 "or preds.json; diff info.submission; seconds are the steps'",
                 "execution_time only (no timestamps); no per-turn tokens")},
     {"format": "mini-swe-agent", "label": "mini-swe-agent", "names": (".traj.json",),
      "json_keys": lambda keys: "info" in keys and "messages" in keys,
      "line": None, "truncated": (), "reader": read_mini_swe_agent, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": mini_submitted,
+     "records": 'info.exit_status: "Submitted" when the agent printed its submit command; '
+                'LimitsExceeded, TimeExceeded, RepeatedFormatError or an error\'s name when '
+                'the harness stopped it',
      "manual": ("<iid>/<iid>.traj.json (messages[] with extra.actions,",
                 "extra.timestamp and extra.response.usage, info; format 1:",
                 "the reply's bash block); diff info.submission")},
@@ -2808,16 +3124,22 @@ HARNESS_FORMATS = (
      "line": lambda record: "history" in record and "instance_id" in record
      and not get_field(record, "test_result.report", "", required=False),
      "truncated": ('"history"',), "reader": read_openhands, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": openhands_submitted,
+     "records": "a finish action when the agent chose to stop, with task_completed (true, "
+                "false, partial) where the version writes it; no finish when an iteration "
+                "or budget limit or an error stopped it",
      "manual": ("output.jsonl (instance_id, V0 history[] events, metrics;",
                 "V1 SDK events are refused, not misread); diff",
-                "test_result.git_patch; claim from the finish action's",
-                "task_completed: true yes, false no, partial equivocal")},
+                "test_result.git_patch; the finish action and its",
+                "task_completed give the submitted column (below)")},
     {"format": "claude-code", "label": "Claude Code", "names": (), "json_keys": None,
      "line": lambda record: "sessionId" in record
      or (record.get("type") in ("system", "result") and "session_id" in record),
      "truncated": ('"sessionId"',), "reader": read_claude_code, "run_id": "session",
-     "task_map": TASK_MAP_KEYS,
+     "task_map": TASK_MAP_KEYS, "submitted": claude_submitted,
+     "records": "the result line's subtype (success; error_max_turns, "
+                "error_during_execution and other error_ subtypes) in `claude -p` logs; "
+                "an interactive session transcript has no result line and records none",
      "manual": ("session transcripts (*.jsonl with sessionId) and",
                 "`claude -p --output-format stream-json` logs; assistant",
                 "entries repeating one message id count once; input tokens",
@@ -2827,12 +3149,14 @@ HARNESS_FORMATS = (
      "line": lambda record: "payload" in record
      and record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context"),
      "truncated": ('"payload"', '"type"'), "reader": read_codex, "run_id": "session",
-     "task_map": TASK_MAP_KEYS,
+     "task_map": TASK_MAP_KEYS, "submitted": codex_submitted,
+     "records": "a task_complete event when the agent ended its turn, turn_aborted when "
+                "it was interrupted",
      "manual": ("rollout JSONL (session_meta, response_item, event_msg);",
                 "a repeated token_count with the same total counts once")},
     {"format": "aider", "label": "Aider", "names": (".aider.chat.history.md",),
      "json_keys": None, "line": None, "truncated": (), "reader": None, "run_id": None,
-     "task_map": (),
+     "task_map": (), "submitted": None, "records": None,
      "manual": (".aider.chat.history.md: not read; a folder holding one is",
                 "refused rather than audited without its runs")},
 )
@@ -2849,7 +3173,16 @@ def formats_text():
                    for record in HARNESS_FORMATS if record["manual"])
 
 
-HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text())
+def submission_rules_text():
+    """HARNESS_MANUAL's list of what each harness records of a claim."""
+    return "".join(
+        f"      {record['label']:<16}" + "\n      {:16}".format("").join(
+            textwrap.wrap(record["records"], 56)) + "\n"
+        for record in HARNESS_FORMATS if record["records"])
+
+
+HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text()).replace(
+    "{submissions}\n", submission_rules_text())
 
 
 # --- agent output: detection, run ids, measures, tables ---
@@ -2994,6 +3327,41 @@ def map_tasks(inputs, runs, task_map):
                 run["task_id"] = run["task_id"] or mapping.get(name)
 
 
+_INSTANCE_ID = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]*__[\w.-]+?-\d+(?!\w|[.-]\w)")
+
+
+def prompt_instance(text):
+    """The one SWE-bench instance id (owner__repo-123) a first prompt names, or None.
+
+    >>> prompt_instance("Fix django__django-11066."), prompt_instance("a__b-1 or c__d-2")
+    ('django__django-11066', None)
+    """
+    found = set(_INSTANCE_ID.findall(str(text or "")))
+    return found.pop() if len(found) == 1 else None
+
+
+def tasks_from_record(runs):
+    """Give each run whose record names no task one: the instance id its first prompt
+    names, else its own run id (each its own task). Return the sentences that say so."""
+    by_prompt, alone = [], []
+    for run in runs:
+        if run["task_id"]:
+            continue
+        run["task_id"] = prompt_instance(run.get("first_prompt"))
+        (by_prompt if run["task_id"] else alone).append(run)
+        run["task_id"] = run["task_id"] or run["run_id"]
+    notes = []
+    if by_prompt:
+        notes.append(f"Tasks: {plural_runs(len(by_prompt))} ({', '.join(sorted({r['format'] for r in by_prompt}))}) "
+                     f"name no task; each task is the instance id its first prompt names "
+                     f"(e.g. {by_prompt[0]['task_id']!r}).")
+    if alone:
+        notes.append(f"Tasks: {plural_runs(len(alone))} ({', '.join(sorted({r['format'] for r in alone}))}) "
+                     f"name no task, so each is its own task (its run id); give --task-map "
+                     f"FILE (session_id,task_id) to group runs of one task.")
+    return notes
+
+
 def phase_measures(run):
     """orient / impl / verify seconds and tokens around the first and last file edit."""
     calls = run["calls"]
@@ -3062,12 +3430,9 @@ def derive_tables(inputs, path):
                              f"{runs[0]['run_id']!r})")
     if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
+    notes = tasks_from_record(runs)
     for run in runs:
-        if not run["task_id"]:
-            raise InputError(f"{run['where']}: no task for {run['format']} session "
-                             f"{run['run_id']!r} (the transcript names none); give --task-map "
-                             f"FILE (columns session_id,task_id) or a runs.csv (run_id,task_id) "
-                             f"in {path if os.path.isdir(path) else 'the folder'}")
+        run["submitted"] = HARNESS_BY_FORMAT[run["format"]]["submitted"](run)
     runs.sort(key=lambda r: r["run_id"])
     rows = [run_row(run) for run in runs]
     extra = [c for row in rows for c in row if c not in RUN_COLUMNS]
@@ -3079,8 +3444,13 @@ def derive_tables(inputs, path):
     predictions = [{"run_id": run["run_id"], "instance_id": run["task_id"],
                     "model_name_or_path": run["model"], "model_patch": run["diff"]}
                    for run in runs if "diff" in run]
-    return {"runs": Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
-                          [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)]),
+    table = Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
+                  [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)])
+    table.notes = notes                      # what was assumed, for the report to say
+    # runs whose harness records a diff, an empty one: a grader skips them (EMPTY_UNGRADED)
+    table.empty_diffs = {run["run_id"] for run in runs
+                         if "diff" in run and not str(run["diff"] or "").strip()}
+    return {"runs": table,
             "tool_calls": Table(f"{path} (tool calls)", list(TOOL_CALL_COLUMNS),
                                 calls, list(range(1, len(calls) + 1))) if calls else None,
             "predictions": predictions, "formats": sorted({r["format"] for r in runs})}
@@ -3145,7 +3515,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 394de2d13dd5a707 ---
+# --- end shared helpers body sha256 f957a1bab9f74c17 ---
 
 
 # === Statistics ===
@@ -4459,6 +4829,13 @@ def read_runs(table, args, verdicts=False, ratings=None):
 def claim_cell(table, index, column):
     """A run's claim; an empty cell in a table of agent runs says how to rate it."""
     value = table.rows[index][column]
+    if is_missing(value) and column == SUBMITTED_COLUMN:
+        fmt = table.rows[index].get("format", "")
+        raise InputError(f"{table.where(index, column)}: {fmt or 'this'} run records no "
+                         f"ending (no result line or task_complete: an interactive "
+                         f"session), so no submission to read; rate the final messages "
+                         f"(--rating-sheet sheet.csv, then --ratings), or give a runs.csv "
+                         f"with a claimed column beside the transcripts")
     if is_missing(value) and any(c in table.columns for c in MESSAGE_COLUMNS):
         raise InputError(f"{table.where(index, column)}: the claim is empty: this run's "
                          f"record states no claim of its own, so rate the final messages: "
@@ -4468,36 +4845,100 @@ def claim_cell(table, index, column):
     return read_claim(value, table.where(index, column))
 
 
+def claim_from(table, args):
+    """Which definition of a claim the audit uses (--claim-from, else the input's
+    default): 'rated' with --raters or --ratings; 'column' for a runs table, or agent
+    output whose claimed column the runs table beside it fills; 'submitted' for agent
+    output with no such column (the harness's own record of how each run ended)."""
+    rated = bool(args.raters or args.ratings)
+    claim_col = table.column(args.claim, flag="--claim", candidates=CLAIM_COLUMNS,
+                             required=False)
+    has_column = claim_col is not None and (bool(args.claim) or any(
+        not is_missing(row[claim_col]) for row in table.rows))
+    has_submitted = SUBMITTED_COLUMN in table.columns and "format" in table.columns
+    chosen = args.claim_from or ("rated" if rated else "column" if has_column or
+                                 not has_submitted else "submitted")
+    if chosen == "rated" and not rated:
+        raise InputError("--claim-from rated: give the raters (--raters a,b,c, or --ratings "
+                         "with --rating-key; --rating-sheet writes the blind sheet)")
+    if chosen == "submitted" and not has_submitted:
+        raise InputError(f"--claim-from submitted: {table.name} is not agent output, so no "
+                         f"harness recorded how its runs ended (use --claim-from column)")
+    if chosen != "rated" and rated:
+        raise InputError(f"--claim-from {chosen}: --raters and --ratings give a rated claim; "
+                         f"drop them or use --claim-from rated")
+    return chosen
+
+
+CLAIM_DEFINITIONS = {
+    "submitted": "the harness's own record of how each run ended (yes: the agent itself "
+                 "chose to stop and submit; no: the harness stopped it at a limit, "
+                 "submitted for it or it crashed): a different, weaker claim than the "
+                 "seed report's, a blind rating of the final message (the seed report: "
+                 f"{SEED_REPORT}, section 8)",
+    "rated": "a blind rating of each run's final message, as in the seed report "
+             f"({SEED_REPORT}, section 8)",
+    "column": "the claim column as the runs table gives it (the table does not say how "
+              "it was made)",
+}
+
+
 def claim_source(table, claim_col, raters, ratings):
     """Where the claim came from, in the report's words."""
+    if claim_col == SUBMITTED_COLUMN and "format" in table.columns:
+        formats = sorted({row["format"] for row in table.rows} - {""})
+        records = [f"{HARNESS_BY_FORMAT[f]['label']}, {HARNESS_BY_FORMAT[f]['records']}"
+                   for f in formats if f in HARNESS_BY_FORMAT]
+        return (f"column {claim_col!r}, the harness's own record of how each run ended "
+                f"({'; '.join(records) or ', '.join(formats)})")
     if ratings:
         return (f"the majority label of {len(ratings['files'])} blind rating sheets "
                 f"({', '.join(map(relative_path, ratings['files']))}), mapped to runs by "
                 f"{relative_path(ratings['key'])}")
     if raters:
         return f"the majority label of the rater columns {', '.join(raters)}"
-    formats = sorted({row.get("format", "").strip() for row in table.rows
-                      if not is_missing(row[claim_col])} - {""})
-    if "format" not in table.columns or not formats:
+    if "format" not in table.columns:
         return f"column {claim_col!r}"
-    # Only OpenHands records a claim of its own (task_completed); any other claim in
-    # a table derived from agent output came from the runs table beside it.
-    if formats == ["openhands"]:
-        return (f"column {claim_col!r}: the harness's own explicit claim (OpenHands "
-                f"task_completed) where the run recorded one, else the runs table beside "
-                f"the agent output; not a rating")
-    return (f"column {claim_col!r}, from the runs table beside the agent output (format "
-            f"{', '.join(formats)} records no claim of its own)"
-            + ("; for OpenHands runs, task_completed where recorded" if "openhands" in formats
-               else ""))
+    return f"column {claim_col!r}, from the runs table beside the agent output"
 
 
-def apply_verdicts(runs, found, source, runs_table, any_model=False):
+def other_definitions(table, runs, chosen, found):
+    """The delivery rate under each other definition of a claim the input carries
+    (the harness's submission beside a rated or column claim, or the column beside the
+    submission), on the same checked runs: [{definition, column, claims, verified,
+    delivery_rate}]. A definition left blank on some of those runs is left out."""
+    if found["run_id"] is None:
+        return []
+    index = {row[found["run_id"]].strip(): row for row in table.rows}
+    candidates = []
+    if chosen != "submitted" and SUBMITTED_COLUMN in table.columns and \
+            "format" in table.columns:
+        candidates.append(("submitted", SUBMITTED_COLUMN))
+    claim_col = table.column(None, candidates=CLAIM_COLUMNS, required=False)
+    if chosen == "submitted" and claim_col:
+        candidates.append(("column", claim_col))
+    out = []
+    for definition, column in candidates:
+        cells = [(index[run["run_id"]][column], run["verified"]) for run in runs
+                 if run["verified"] is not None and run["run_id"] in index]
+        if not cells or any(is_missing(cell) for cell, _ in cells):
+            continue
+        claims = [bool(v) for cell, v in cells if read_claim(cell, column) is True]
+        out.append({"definition": definition, "column": column, "claims": len(claims),
+                    "verified": sum(claims),
+                    "delivery_rate": proportion(sum(claims), len(claims),
+                                                "no run claimed completion")})
+    return out
+
+
+def apply_verdicts(runs, found, source, runs_table, any_model=False, empty_diffs=()):
     """Join the verdicts to the runs; fill verified (and the task where the table has
-    none); return what the report says about the join."""
+    none); return what the report says about the join. `empty_diffs`: the run ids
+    agent output records an empty diff for (failed where the verdicts leave them out)."""
     keyed = [{"run_id": run["run_id"] if found["run_id"] else None,
               "task": run["task"] if found["task"] else None,
-              "model": run.get("model") or None, "label": run["run_id"]} for run in runs]
+              "model": run.get("model") or None, "label": run["run_id"],
+              "empty_diff": run["run_id"] in empty_diffs} for run in runs]
     joined = join_verdicts(source, keyed, runs_table=runs_table, any_model=any_model)
     replaced = column_against_verdicts(runs, joined["verdicts"], found)
     for run, verdict in zip(runs, joined["verdicts"]):
@@ -4511,6 +4952,9 @@ def apply_verdicts(runs, found, source, runs_table, any_model=False):
                                  "joined_on": joined["key"],
                                  "model_check": joined["model_check"]},
               "verdicts_not_in_runs": joined["not_in_runs"]}
+    if joined["empty_ungraded_note"]:
+        extras["assumptions"] = [joined["empty_ungraded_note"][0].upper()
+                                 + joined["empty_ungraded_note"][1:] + "."]
     if replaced:
         extras["verdict_source"]["replaces"] = replaced
     if joined["unchecked"]:
@@ -4739,8 +5183,12 @@ def render_opening(result, style, source, heading):
                + (f"; {result['n_checked']} verified (sampling mode, see below)"
                   if "sampling" in result else "") + ".")
     apart = [""] if style == "markdown" else []      # Markdown would join the lines
+    for note in result.get("assumptions", ()):
+        out += apart + [note]
     if "claim_source" in result:
         out += apart + [f"Claims: {result['claim_source']}."]
+    if "claim_definition_text" in result:
+        out += apart + [f"A claim here is {result['claim_definition_text']}."]
     if "verdict_source" in result:
         v = result["verdict_source"]
         out += apart + [f"Verified outcomes: {v['format']} {v['file']}, joined on "
@@ -4767,6 +5215,26 @@ def render_counts(result, style, sub):
                f"{c['equivocal_verified']} verified, {c['equivocal_failed']} not)."
                if c["equivocal"] else "No equivocal messages.")
     return out
+
+
+def render_definitions(result, style, sub):
+    """The delivery rate under each definition of a claim the input carries, side by
+    side (only where it carries more than one)."""
+    others = result.get("other_definitions") or []
+    if not others:
+        return []
+    own = {"definition": result["claim_definition"],
+           "column": f"{result['claim_column']} (audited above)",
+           "claims": result["counts"]["claims"], "verified": result["counts"]["tp"],
+           "delivery_rate": result["delivery_rate"]}
+    rows = [[d["definition"], d["column"], d["claims"], d["verified"],
+             fmt(d["delivery_rate"]["value"]), fmt_ci(d["delivery_rate"]["ci"])]
+            for d in [own] + others]
+    return ["", sub("Delivery rate by each definition of a claim"), "",
+            render_table(["claim", "column", "claims", "verified", "delivery rate r",
+                          "95% exact"], rows, style), "",
+            "The same checked runs under each definition the input carries; published "
+            "rates that define a claim differently cannot be compared."]
 
 
 def render_figures(result, style, sub):
@@ -4945,7 +5413,7 @@ def render(result, style, source):
     heading = (lambda t: f"## {t}") if style == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
     sub = (lambda t: f"### {t}") if style == "markdown" else (lambda t: t)
     out = (render_opening(result, style, source, heading) + render_counts(result, style, sub)
-           + render_figures(result, style, sub) + render_equivocal(result, style, sub)
+           + render_figures(result, style, sub) + render_definitions(result, style, sub) + render_equivocal(result, style, sub)
            + render_sampling(result, sub) + render_conditions(result, style, sub)
            + render_raters_and_criteria(result, sub) + render_cost(result, style, sub)
            + render_verdict(result, style, sub))
@@ -4955,7 +5423,9 @@ def render(result, style, source):
     if style == "text":       # wrap prose; tables, headings and the footer stay as they are
         out = [line if "\n" in line or line.startswith((" ", "-", "=")) or "  " in line
                else textwrap.fill(line, 100, break_on_hyphens=False) for line in out]
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    return fit_to_paste(text, "attach the --format json output, which holds every row") \
+        if style == "markdown" else text
 
 
 SVG_COLOURS = {"exact": SVG_INK, "bootstrap": "#0969da", "value": "#cf222e", "grid": "#d0d7de"}
@@ -5129,6 +5599,12 @@ def build_parser():
     parser.add_argument("--task", metavar="COL",
                         help="task (cluster) column (default: task_id, instance_id, task)")
     parser.add_argument("--claim", metavar="COL", help="claim column (default: claimed, claim)")
+    parser.add_argument("--claim-from", choices=("submitted", "rated", "column"),
+                        help="which claim to audit: the harness's record of how each run "
+                             "ended (submitted), blind raters' reading of the final message "
+                             "(rated: --raters or --ratings), or the claim column (column); "
+                             "default: rated with raters, else the claim column where the "
+                             "runs table fills it, else submitted for agent output")
     parser.add_argument("--verified", metavar="COL", help="verified outcome column "
                         "(default: verified, completed, resolved, gt_completed)")
     parser.add_argument("--condition", metavar="COL",
@@ -5175,6 +5651,9 @@ def _main(argv):
         counts = DEMO_COUNTS if args.demo else parse_counts(args.counts)
         runs = runs_from_counts(counts)
         source = "the seed report's section 8 table (--demo)" if args.demo else "--counts"
+        extras.update(claim_definition="rated" if args.demo else "column",
+                      claim_definition_text=CLAIM_DEFINITIONS["rated" if args.demo
+                                                              else "column"])
         clusters_named = False
         pair_column = None
     else:
@@ -5188,6 +5667,9 @@ def _main(argv):
         ratings = (read_ratings(inputs, [f.strip() for f in args.ratings.split(",") if f.strip()],
                                 args.rating_key) if args.ratings else None)
         verdict_source = read_verdicts(inputs, args.verdicts) if args.verdicts else None
+        chosen = claim_from(table, args)
+        if chosen == "submitted":
+            args.claim = SUBMITTED_COLUMN
         runs, found = read_runs(table, args, bool(verdict_source), ratings)
         if ratings:
             unknown = sorted(set(ratings["labels"]) - {r["run_id"] for r in runs})
@@ -5197,11 +5679,17 @@ def _main(argv):
         extras["claim_source"] = found["claim_source"]
         if verdict_source:
             extras.update(apply_verdicts(runs, found, verdict_source, table.name,
-                                         args.any_model))
+                                         args.any_model, getattr(table, "empty_diffs", ())))
         elif not any(r["verified"] is not None for r in runs):
             raise InputError(f"{table.name}: no run has a verified outcome (column "
                              f"{found['verified']!r} is empty on every row); grade the runs "
                              f"and give the verdicts with --verdicts")
+        extras.update(claim_definition=chosen, claim_definition_text=CLAIM_DEFINITIONS[chosen],
+                      claim_column="raters" if chosen == "rated" else table.column(
+                          args.claim, flag="--claim", candidates=CLAIM_COLUMNS),
+                      other_definitions=other_definitions(table, runs, chosen, found),
+                      assumptions=list(getattr(table, "notes", ()))
+                      + extras.get("assumptions", []))
         if found["raters"]:
             extras["raters"] = rater_agreement([r["raters"] for r in runs])
         criteria_table = (inputs.read_table(args.criteria) if args.criteria

@@ -253,7 +253,8 @@ json) goes to stdout; progress to stderr when it is a terminal (--progress
 forces it): one line per run with its status and seconds. --timings adds a
 table of each run's test, total and grader seconds. Its provenance footer holds a
 command that reruns the grading from the same folder (input paths relative to it,
---out left out and listed apart) and the SHA-256 of every input.
+--out left out and listed apart) and the SHA-256 of every input (past 12 files,
+one SHA-256 over their sorted manifest, which --manifest FILE writes).
 
 To regrade the shipped example (offline, standard library only):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
@@ -551,15 +552,18 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
-#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind
-#                       (missing words, yes/no words, CSV/TSV/JSONL/JSON tables)
+#   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
+#                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
+#                       tables; a spreadsheet, PDF, image or archive refused)
 #   the input record    Inputs (every input read once, hashed for the footer)
 #   writing files       write_atomic (a failed write leaves nothing behind)
-#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json
+#   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json, fit_to_paste
 #                       (3 decimals, p-values never rounded across 0.05 nor to
-#                       0.000; text, Markdown and JSON at full precision)
-#   provenance          script_sha256, shared_block_sha256, provenance,
-#                       render_provenance (the footer: hashes, command, seed)
+#                       0.000; text, Markdown and JSON at full precision;
+#                       Markdown within 65,536 characters)
+#   provenance          script_sha256, shared_block_sha256, provenance, manifest_text,
+#                       render_provenance (the footer: hashes, the manifest and
+#                       --manifest, command, seed)
 #   figures             svg_open, svg_escape (SVG with its own background)
 #   verdicts            read_verdicts, join_verdicts (VERDICT_FORMATS: regrade's
 #                       verdicts, SWE-bench run report and report.json, OpenHands;
@@ -571,10 +575,11 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #                       command_category (HARNESS_MANUAL's tool categories and
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, manual paragraph: a new format is one record plus
-#                       its reader); agent_files, assign_run_ids/number_run_ids
-#                       (run ids), phase_measures, derive_tables, write_runs
-#                       (--task-map, --write-runs)
+#                       keys, submission rule, manual paragraph: a new format is
+#                       one record plus its reader); agent_files,
+#                       assign_run_ids/number_run_ids (run ids), tasks_from_record
+#                       (tasks without a map), phase_measures, derive_tables,
+#                       write_runs (--task-map, --write-runs)
 import argparse
 import csv
 import hashlib
@@ -587,11 +592,14 @@ import re
 import shlex
 import sys
 import tempfile
+import textwrap
 
 # A rule the scripts share has its one home here. Below FEW_CLUSTERS clusters
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
 # delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
 FEW_CLUSTERS = 10
+# The report the scripts come from, named where printed text first refers to it.
+SEED_REPORT = "XO Labs, What Observational Data Can't Tell You About Work Done, August 2026"
 
 
 # ---- cells and tables ----
@@ -608,6 +616,8 @@ FALSE_WORDS = frozenset({"0", "0.0", "false", "f", "no", "n", "fail", "failed",
                          "unclaimed", "not_claimed", "failure"})
 RUNS_TABLE_NAMES = ("runs.csv", "runs.tsv", "runs.jsonl", "runs.json")
 FOOTER_COMMAND_WIDTH = 76     # a longer footer command breaks into lines ending in a backslash
+FOOTER_FILES = 12             # more files than this: the footer lists none, the manifest holds them
+PASTE_LIMIT = 65536           # characters GitHub takes in an issue or a comment
 
 
 def is_missing(value):
@@ -809,6 +819,48 @@ def table_kind(path, text=""):
     return "tsv" if "\t" in first_line and "," not in first_line else "csv"
 
 
+SPREADSHEET_ADVICE = "save the sheet as CSV (Save As > CSV UTF-8) and give that file"
+WRONG_KINDS = (   # (first bytes, what the file is, what to do); the first match wins
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Excel 97-2003 workbook (.xls)",
+     SPREADSHEET_ADVICE),
+    (b"%PDF-", "a PDF document", "export the data it shows as a CSV table"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", "give the table the image was made from"),
+    (b"\xff\xd8\xff", "a JPEG image", "give the table the image was made from"),
+    (b"GIF8", "a GIF image", "give the table the image was made from"),
+    (b"\x1f\x8b", "a gzip archive", "unpack it (gunzip) and give the file inside"),
+)
+
+
+def wrong_kind(data):
+    """(what the file is, what to do) when its first bytes say it is no text table
+    (a spreadsheet, PDF, image, SVG/XML, HTML page or archive), else None.
+
+    >>> wrong_kind(b"PK\\x03\\x04....[Content_Types].xml....xl/workbook.xml")[0]
+    'an Excel workbook (.xlsx)'
+    >>> wrong_kind(b"run_id,claimed\\nr1,yes\\n") is None
+    True
+    """
+    for magic, kind, advice in WRONG_KINDS:
+        if data.startswith(magic):
+            return kind, advice
+    head = data[:4096]
+    if data.startswith(b"PK\x03\x04"):
+        if b"opendocument.spreadsheet" in head:
+            return "an OpenDocument spreadsheet (.ods)", SPREADSHEET_ADVICE
+        if b"xl/" in head:
+            return "an Excel workbook (.xlsx)", SPREADSHEET_ADVICE
+        return "a zip archive", "unpack it and give the folder or the table inside"
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if start.startswith((b"<!doctype html", b"<html")):
+        return "an HTML page", "save the table itself as CSV (a saved web page is not one)"
+    if start.startswith((b"<?xml", b"<svg")):
+        if b"<svg" in start[:2048]:
+            return ("an SVG figure", "give the runs table or report it was drawn from "
+                    "(a figure holds no rows)")
+        return "an XML file", "export its records as CSV or JSON"
+    return None
+
+
 def refuse_predictions(table, text):
     """A predictions file (mini-swe-agent's preds.json, SWE-bench's predictions) is what
     a harness submits for grading, not a runs table: say so, and what to run instead."""
@@ -851,6 +903,9 @@ class Inputs:
 
     def read_text(self, path):
         data = self.read_bytes(path)
+        kind = wrong_kind(data)
+        if kind:
+            raise InputError(f"{path}: {kind[0]}, not a text table or JSON; {kind[1]}")
         try:
             return data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -1066,6 +1121,45 @@ def render_table(headers, rows, style):
     return "\n".join([aligned(headers), rule] + [aligned(row) for row in cells])
 
 
+def fit_to_paste(text, attach):
+    """Markdown within PASTE_LIMIT characters (what GitHub takes in an issue or a
+    comment): while it is longer, its longest table keeps the rows that fit, folded
+    into a <details> block whose summary says how many are left out and what to
+    attach instead (`attach`); the footer is never cut. Text within the limit is
+    returned as it is.
+
+    >>> table = "| a |\\n|---|\\n" + "".join(f"| {i} |\\n" for i in range(20000))
+    >>> folded = fit_to_paste("x\\n\\n" + table + "\\nend\\n", "attach runs.csv")
+    >>> len(folded) <= PASTE_LIMIT, "rows of 20,000 shown" in folded, folded.endswith("end\\n")
+    (True, True, True)
+    """
+    while len(text) > PASTE_LIMIT:
+        lines = text.split("\n")
+        spans, start = [], None
+        for i, line in enumerate(lines + [""]):
+            if line.startswith("|") and start is None:
+                start = i
+            elif not line.startswith("|") and start is not None:
+                if i - start > 2 and "<details>" not in lines[start - 3:start]:
+                    spans.append((start, i))
+                start = None
+        if not spans:
+            return text                      # no table left to fold: nothing to cut safely
+        first, end = max(spans, key=lambda s: sum(len(line) + 1 for line in lines[s[0]:s[1]]))
+        header, body = lines[first:first + 2], lines[first + 2:end]
+        budget = PASTE_LIMIT - (len(text) - sum(len(line) + 1 for line in lines[first:end]))
+        budget -= 400 + len(attach) + sum(len(line) + 1 for line in header)
+        kept, used = 0, 0
+        while kept < len(body) and used + len(body[kept]) + 1 <= budget:
+            used += len(body[kept]) + 1
+            kept += 1
+        summary = (f"<summary>{kept:,} rows of {len(body):,} shown: the whole table would "
+                   f"pass GitHub's {PASTE_LIMIT:,}-character limit; {attach}</summary>")
+        lines[first:end] = ["<details>", summary, ""] + header + body[:kept] + ["", "</details>"]
+        text = "\n".join(lines)
+    return text
+
+
 def markdown_paragraphs(lines):
     """Markdown lines with a blank line between two adjacent sentences, which GitHub
     would otherwise run into one paragraph (or break apart in a comment).
@@ -1274,8 +1368,9 @@ def provenance(script_path, version, argv, seed, inputs, output_flags=()):
     options named in `output_flags` left out (listed in `outputs`).
     """
     launcher, script = launcher_and_script(script_path)
+    output_flags = tuple(output_flags) + ("--manifest",)
     arguments, outputs = rerun_arguments(list(argv), inputs, output_flags)
-    return {
+    prov = {
         "script": os.path.basename(script_path),
         "script_path": script,
         "launcher": launcher,
@@ -1289,6 +1384,35 @@ def provenance(script_path, version, argv, seed, inputs, output_flags=()):
         "inputs": [{"path": relative_path(p), "relative_path": relative_path(p), "sha256": h}
                    for p, h in inputs.files],
     }
+    text = manifest_text(prov)
+    prov["manifest"] = {"files": text.count("\n"),
+                        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+    target = option_value(list(argv), "--manifest")
+    if target:
+        inputs.guard_output(target)
+        write_atomic(target, text)
+    return prov
+
+
+def option_value(argv, flag):
+    """The value given to `flag` in argv (--flag VALUE, --flag=VALUE, or an
+    abbreviation argparse took), or None."""
+    for i, token in enumerate(argv):
+        if token == "--":
+            return None
+        name, equals, value = token.partition("=")
+        if name.startswith("--") and len(name) > 2 and flag.startswith(name):
+            return value if equals else (argv[i + 1] if i + 1 < len(argv) else None)
+    return None
+
+
+def manifest_text(prov):
+    """The manifest of the script and its inputs: 'sha256  path' per file (sha256sum's
+    format, so `sha256sum -c` checks it), one line per file, sorted by path. The
+    footer gives the SHA-256 of this text, so one hash pins every input."""
+    entries = {(f.get("relative_path", f["path"]), f["sha256"]) for f in prov["inputs"]}
+    entries.add((prov.get("script_path", prov["script"]), prov["script_sha256"]))
+    return "".join(f"{digest}  {path}\n" for path, digest in sorted(entries))
 
 
 def command_lines(command, width=FOOTER_COMMAND_WIDTH):
@@ -1330,21 +1454,41 @@ def render_provenance(prov, style):
     outputs = prov.get("outputs") or []
     hashes = [f"{prov['script_sha256']}  {prov.get('script_path', prov['script'])}"]
     hashes += [f"{f['sha256']}  {f.get('relative_path', f['path'])}" for f in prov["inputs"]]
+    manifest = manifest_sentence(prov, style)
     if style == "markdown":
         about = (f"# {prov['script']} {prov['version']}, Python {prov['python']}, seed "
                  f"{seed}; run it from the same folder")
         lines = [about] + command
         if outputs:
             lines.append(f"# left out, as outputs: {'; '.join(outputs)}")
-        return ("Provenance:\n\n```sh\n" + "\n".join(lines) + "\n```\n\n"
-                "SHA-256 of the script and its inputs (check with `sha256sum -c`):\n\n```\n"
-                + "\n".join(hashes) + "\n```")
+        listed = ("SHA-256 of the script and its inputs (check with `sha256sum -c`):\n\n```\n"
+                  + "\n".join(hashes) + "\n```\n\n" if len(hashes) <= FOOTER_FILES else "")
+        return "Provenance:\n\n```sh\n" + "\n".join(lines) + "\n```\n\n" + listed + manifest
     lines = [f"{prov['script']} {prov['version']}, Python {prov['python']}",
              "command: " + command[0]] + command[1:]
     if outputs:
         lines.append(f"outputs, left out of the command: {'; '.join(outputs)}")
-    lines += [f"seed: {seed}", "sha256 of the script and its inputs:"] + hashes
-    return "-- provenance --\n" + "\n".join(lines)
+    lines.append(f"seed: {seed}")
+    if len(hashes) <= FOOTER_FILES:
+        lines += ["sha256 of the script and its inputs:"] + hashes
+    return "-- provenance --\n" + "\n".join(lines + [manifest])
+
+
+def manifest_sentence(prov, style):
+    """The footer's line on the manifest: its files, its SHA-256, how to check it."""
+    manifest = prov.get("manifest") or {"files": 1 + len(prov["inputs"]), "sha256": "?"}
+    listed = ("listed above" if len(prov["inputs"]) < FOOTER_FILES else "too many to list "
+              "here")
+    if style == "markdown":
+        return (f"manifest: {manifest['files']} files ({listed}), SHA-256 "
+                f"`{manifest['sha256']}` of their sorted list (path and SHA-256 per line); "
+                f"to check, rerun with `--manifest inputs.sha256`, then `sha256sum "
+                f"inputs.sha256` prints that hash and `sha256sum -c inputs.sha256` checks "
+                f"every file")
+    return (f"manifest: {manifest['files']} files ({listed}); SHA-256 of their sorted list "
+            f"(path and SHA-256 per line):\n  {manifest['sha256']}\n  to check: rerun with "
+            f"--manifest inputs.sha256; sha256sum inputs.sha256 prints that hash,\n  "
+            f"sha256sum -c inputs.sha256 checks every file")
 
 
 # ---- figures ----
@@ -1428,6 +1572,9 @@ def read_verdicts(inputs, path, outcome=None):
 def verdicts_from_json(data, name):
     """A JSON object: a SWE-bench or sb-cli run report, or per-instance report.json
     (keyed by instance id, or the older flat shape named by its folder)."""
+    if isinstance(data.get("resolved"), list) and isinstance(data.get("unresolved_ids"), list) \
+            and "resolved_ids" not in data:
+        data = dict(data, resolved_ids=data["resolved"])   # SWE-bench-java's run report
     if isinstance(data.get("resolved_ids"), list):
         return swebench_run_report(data, name)
     if isinstance(data.get("resolved"), bool):
@@ -1877,9 +2024,17 @@ def model_remedy(source, key, runs):
     return ""
 
 
+# A harness run whose diff is empty, absent from the grader's files: graders skip it,
+# and SWE-bench's run report counts it as an empty patch, failed; so is it here.
+EMPTY_UNGRADED = "empty_patch (not in the verdicts: an empty diff is not graded)"
+
+
 def joined_summary(source, runs, joined, key, n_keys):
     """The checks after a join, and what the report says about it."""
     name = source["name"]
+    joined = [v if v is not None or not r.get("empty_diff") else verdict_record(
+        False, EMPTY_UNGRADED, name, run_id=r["run_id"], model=r.get("model"),
+        instance_id=r["task"]) for r, v in zip(runs, joined)]
     missing = sorted(run_label(r) for r, v in zip(runs, joined) if v is None)
     if missing:
         raise InputError(f"{name}: no verdict for {len(missing)} "
@@ -1894,8 +2049,15 @@ def joined_summary(source, runs, joined, key, n_keys):
     if all(v["verified"] is None for v in joined):
         raise InputError(f"{name}: no run has a verified outcome: every verdict is a grading "
                          f"error ({grading_error_text(unchecked)})")
+    ungraded = sorted(run_label(r) for r, v in zip(runs, joined) if v["status"] == EMPTY_UNGRADED)
     return {"verdicts": joined, "key": key, "format": source["format"], "name": name,
-            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined})}
+            "unchecked": unchecked, "not_in_runs": n_keys - len({id(v) for v in joined}),
+            "empty_ungraded": ungraded,
+            "empty_ungraded_note": (
+                f"{plural(len(ungraded), 'run')} with an empty diff, not in the verdicts, "
+                f"counted failed (empty_patch, as SWE-bench counts an empty patch): "
+                f"{', '.join(ungraded[:5])}{' ...' if len(ungraded) > 5 else ''}")
+            if ungraded else None}
 
 
 def grading_error_text(unchecked, limit=5):
@@ -1922,9 +2084,13 @@ class Parser(argparse.ArgumentParser):
 
 
 def add_common_options(parser, version, script_path, seed=None):
-    """--format, --seed (when the script draws random numbers) and --version."""
+    """--format, --seed (when the script draws random numbers), --manifest and
+    --version."""
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                         help="output format (default: text)")
+    parser.add_argument("--manifest", metavar="FILE",
+                        help="also write the footer's manifest of the inputs to FILE (sha256 "
+                             "and path per line, sorted; check with sha256sum -c FILE)")
     if seed is not None:
         parser.add_argument("--seed", type=int, default=seed,
                             help=f"seed for resampling and shuffles (default: {seed})")
@@ -1966,12 +2132,24 @@ Reading harness folders (agent output as the runs input; all three scripts)
     RUNS may be the folder (or one file) an agent harness wrote. Files are
     recognised by content, in sorted path order, anywhere under the folder:
 {formats}
-    Claude Code and Codex name no task: give --task-map FILE (session_id or file
-    -> task_id), or a runs.csv in the folder. A runs.csv in the folder is joined
-    on run id: it fills cells the harness left blank (task_id, claimed, model)
-    and adds its other columns (e.g. raters); a cell that disagrees, or a row
-    that matches no run, is an error.
-    No claim is ever guessed: blank unless the harness or that table states one.
+    Claude Code and Codex name no task. Where the first prompt names exactly one
+    SWE-bench instance id (owner__repo-123), that is the task; else each session
+    is its own task (its run id). The report says which, and how many; give
+    --task-map FILE (session_id or file -> task_id), or a runs.csv in the folder,
+    to group sessions into tasks. A runs.csv in the folder is joined on run id:
+    it fills cells the harness left blank (task_id, claimed, model) and adds its
+    other columns (e.g. raters); a cell that disagrees, or a row that matches no
+    run, is an error.
+    The harness's own claim (column submitted) is how it recorded the run's end:
+    yes when the agent itself chose to stop and submit (or finish), no when the
+    harness stopped it (a cost, turn, time, context or format limit, an
+    autosubmission after one, a crash), blank where it records no ending. It is
+    a different, weaker claim than the seed report's, a blind rating of the
+    final message: submitting says "I stop here", not "it works". What each
+    harness records:
+{submissions}
+    The claimed column is never guessed: blank unless the runs table beside the
+    output (or raters) states one.
     Run id: instance@model (the instance alone with no model; the session id for
     Claude Code and Codex), then #2, #3 in path order, as regrade.py names runs.
     Tool categories (first match wins):
@@ -1991,10 +2169,14 @@ Reading harness folders (agent output as the runs input; all three scripts)
     sudo, env, timeout, nice, nohup, time, command, exec, xargs, stdbuf, npx and
     uv/poetry/pipenv/pdm/hatch run give way to the command they run (their own
     options skipped); bash/sh -c STRING is STRING parsed; python -m MODULE is
-    MODULE and python SCRIPT is SCRIPT's file name (-c is bash). Each program
-    (by its file name) takes the first row of this table that holds ("given a
-    file": an operand besides grep's pattern or sed's script, or < FILE; grep
-    -r searches the folder):
+    MODULE and python SCRIPT is SCRIPT's file name. Each program (by its file
+    name) takes the first row of this table that holds ("given a file": an
+    operand besides grep's pattern or sed's script, or < FILE; grep -r searches
+    the folder; "goal test": test or :test among its goals or tasks; "inline
+    code writes": the program it runs from -c/-e CODE or from a heredoc on its
+    stdin (python - <<EOF) opens a file for writing (open(f, "w"), "a", "x",
+    "+"), calls write_text, write_bytes, shutil.copy/move, os.replace/rename,
+    Perl's open to >, Node's writeFile or Ruby's File.write; else it is bash):
 {shell rules}
     The command's category is the first of test, edit, search, read that any
     of its simple commands has; anything else is bash. So git add, git commit
@@ -2052,7 +2234,7 @@ Reading harness folders (agent output as the runs input; all three scripts)
 
 # --- agent output: run records, fields and timestamps ---
 RUN_COLUMNS = ("run_id", "task_id", "model", "format", "exit_status", "claimed",
-               "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
+               "submitted", "final_message", "cost_usd", "tokens_in", "tokens_out", "tokens_total",
                "tokens_source", "turns", "tool_calls", "read_calls", "edit_calls",
                "search_calls", "bash_calls", "test_calls", "other_calls", "attempted_calls",
                "failed_calls", "orient_seconds", "impl_seconds",
@@ -2154,7 +2336,8 @@ def new_run(fmt, where, **fields):
     run = {"format": fmt, "where": where, "task_id": None, "model": None, "session": None,
            "exit_status": None, "claimed": None, "final_message": None, "cost_usd": None,
            "tokens_in": None, "tokens_out": None, "tokens_source": None, "turns": None,
-           "calls": [], "turn_tokens": None, "start": None, "end": None}
+           "calls": [], "turn_tokens": None, "start": None, "end": None,
+           "first_prompt": None}
     run.update(fields)
     return run
 
@@ -2210,7 +2393,9 @@ def count_tokens(run, tokens_in, tokens_out):
 SHELL_RULES = (   # (category, programs, when): the first row that matches; --help prints it
     ("test", "pytest py.test tox nox unittest runtests.py", "always"),
     ("test", "manage.py go cargo make npm yarn pnpm", "subcommand test"),
+    ("test", "mvn mvnw gradle gradlew", "goal test"),
     ("edit", "sed perl", "option -i"),
+    ("edit", "python perl node ruby", "inline code writes"),
     ("edit", "patch apply_patch", "always"),
     ("edit", "git", "subcommand apply"),
     ("edit", "tee", "given a file"),
@@ -2230,7 +2415,9 @@ SHELL_WRAPPERS = {   # program: its options that take a value; the command follo
 SHELL_RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch"})   # X run CMD
 SHELL_VALUE_OPTIONS = {"grep": "-e -f -m -A -B -C -d -D", "head": "-n -c", "tail": "-n -c",
                        "sed": "-e -f -l", "make": "-C -f -I -o -W", "git": "-C -c",
-                       "python": "-W -X -Q", "find": ""}
+                       "python": "-W -X -Q", "find": "",
+                       "mvn": "-f -s -gs -pl -rf -P -T -b -l -t",
+                       "gradle": "-p -b -c -g -x -I --exclude-task --project-dir"}
 SHELL_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while",
                             "until", "for", "in", "case", "esac", "{", "}", "!", "function",
                             "select", "[[", "]]"})
@@ -2238,6 +2425,30 @@ _REDIRECT = re.compile(r"<<<|<<-|<<|>>|>&|<&|>\||<>|&>>|&>|>|<")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _PYTHON = re.compile(r"(?:python|pypy)[\d.]*$")
 _FILE_TARGET = re.compile(r"[\w.~+-]*[./][\w.~/+-]*")
+# What an inline program (-c/-e CODE, or a heredoc on its stdin) does that writes a
+# file: Python's open(..., "w"/"a"/"x") and write_text/write_bytes, shutil's copies and
+# moves, os.replace/rename; Perl's open to > or >>; Node's fs writes; Ruby's File.write.
+_INLINE_WRITES = re.compile(
+    r"""\bopen\s*\([^()]*(?:\([^()]*\)[^()]*)*,\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]"""
+    r"""|\.open\(\s*(?:mode\s*=\s*)?['"][rbt]*[wax+]|\.write_(?:text|bytes)\s*\("""
+    r"""|\bshutil\.(?:copy\w*|move)\s*\(|\bos\.(?:replace|rename)\s*\("""
+    r"""|\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['"]?\+?>"""
+    r"""|\b(?:writeFile|appendFile|copyFile|rename)(?:Sync)?\s*\(|\bcreateWriteStream\s*\("""
+    r"""|\bFile\.(?:write|open\s*\([^)]*['"][wa])""")
+INLINE_CODE_OPTIONS = {"python": ("-c",), "perl": ("-e", "-E"), "node": ("-e", "--eval", "-p"),
+                       "ruby": ("-e",)}
+
+
+def inline_code(program, args, redirects):
+    """The program text an interpreter runs from its command line (-c/-e CODE) or from
+    a heredoc on its stdin (python - <<EOF, perl <<EOF), else ''."""
+    options = INLINE_CODE_OPTIONS.get(program, ())
+    for i, arg in enumerate(args):
+        if arg in options and i + 1 < len(args):
+            return args[i + 1]
+    if not args or args[0] == "-" or all(a.startswith("-") for a in args):
+        return "\n".join(target for op, target in redirects if op == "<<body")
+    return ''
 
 
 def shell_rules_text():
@@ -2254,13 +2465,14 @@ def shell_commands(text):
     when the command reads the one before it through a pipe.
 
     Quotes are removed from words; a substitution's commands are listed before the
-    command that holds it; heredoc bodies are skipped.
+    command that holds it; heredoc bodies are not parsed, but kept as a '<<body'
+    redirect of the command that opened them.
 
     >>> for command in shell_commands("cd r && git commit -m \\"$(cat <<'EOF'\\n"
     ...                               "fix (x)\\nEOF\\n)\\" | tee log"):
     ...     print(command)
     (['cd', 'r'], [], False)
-    (['cat'], [('<<', 'EOF')], False)
+    (['cat'], [('<<', 'EOF'), ('<<body', 'fix (x)')], False)
     (['git', 'commit', '-m', '$(...)'], [], False)
     (['tee', 'log'], [], True)
     """
@@ -2280,7 +2492,8 @@ def _shell_parse(text, pos, out, closer):
             if state["redirect"]:
                 state["redirects"].append((state["redirect"], word))
                 if state["redirect"] in ("<<", "<<-"):
-                    state["heredocs"].append((word, state["redirect"] == "<<-"))
+                    state["heredocs"].append((word, state["redirect"] == "<<-",
+                                              state["redirects"]))
                 state["redirect"] = None
             else:
                 state["words"].append(word)
@@ -2395,8 +2608,10 @@ def _shell_skip_nested(text, pos, opener, closer):
 
 
 def _shell_skip_heredocs(text, pos, heredocs):
-    """Skip the bodies of the heredocs opened on the line that just ended."""
-    for delimiter, strip_tabs in heredocs:
+    """Skip the bodies of the heredocs opened on the line that just ended; each body is
+    kept as a ('<<body', text) redirect of its command (an interpreter's program)."""
+    for delimiter, strip_tabs, redirects in heredocs:
+        body = []
         while pos < len(text):
             end = text.find("\n", pos)
             end = len(text) if end < 0 else end
@@ -2404,6 +2619,8 @@ def _shell_skip_heredocs(text, pos, heredocs):
             pos = end + 1
             if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                 break
+            body.append(line)
+        redirects.append(("<<body", "\n".join(body)))
     return pos
 
 
@@ -2472,6 +2689,11 @@ def shell_rule_holds(when, program, args, redirects):
         if program in ("npm", "yarn", "pnpm") and words[:1] in (["run"], ["run-script"]):
             words = words[1:]
         return words[:1] == [when.split()[1]]
+    if when == "goal test":                    # mvn clean test, ./gradlew :core:test
+        words = shell_positional(args, SHELL_VALUE_OPTIONS.get(program.rstrip("w"), ""))
+        return any(w == "test" or w.endswith(":test") for w in words)
+    if when == "inline code writes":
+        return bool(_INLINE_WRITES.search(inline_code(program, args, redirects)))
     if when == "option -i":
         before = "MmeEIxCdDV0" if program == "perl" else "efl"
         return any(re.match(rf"-[^-{before}]*i", a) or a.startswith("--in-place")
@@ -2767,8 +2989,8 @@ def openhands_events(run, history, where):
         if action == "finish":
             run["final_message"] = args.get("final_thought") or args.get("thought")
             run["exit_status"] = run["exit_status"] or "finished"
-            completed = str(args.get("task_completed") or "").lower()
-            run["claimed"] = OPENHANDS_CLAIMS.get(completed)
+            run["finished"] = True
+            run["task_completed"] = str(args.get("task_completed") or "").lower()
         elif action == "message":
             run["final_message"] = args.get("content")
         elif action not in OPENHANDS_NOT_CALLS:
@@ -2810,7 +3032,10 @@ def read_claude_code(inputs, path):
         message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
         if entry.get("type") == "assistant":
             claude_assistant(run, message, turns, calls, micro, entry.get("timestamp"), where)
-        elif entry.get("type") == "user" and isinstance(message.get("content"), list):
+        elif entry.get("type") == "user" and run["first_prompt"] is None and \
+                not entry.get("isMeta") and text_of(message.get("content")).strip():
+            run["first_prompt"] = text_of(message.get("content"))
+        if entry.get("type") == "user" and isinstance(message.get("content"), list):
             for block in message["content"]:
                 call = calls.pop(block.get("tool_use_id"), None) if isinstance(block, dict) \
                     else None
@@ -2821,7 +3046,8 @@ def read_claude_code(inputs, path):
         elif entry.get("type") == "result":
             result = entry
             run.update(final_message=entry.get("result"), exit_status=entry.get("subtype"),
-                       cost_usd=entry.get("total_cost_usd"))
+                       cost_usd=entry.get("total_cost_usd"),
+                       result_error=bool(entry.get("is_error")))
         elif entry.get("type") == "system" and entry.get("model"):
             run["model"] = run["model"] or entry["model"]
     if not run["session"]:
@@ -2950,6 +3176,9 @@ def read_codex(inputs, path):
             call["seconds"] = micro - call["start"]
         elif item == "message" and payload.get("role") == "assistant":
             run["final_message"] = text_of(payload.get("content")) or run["final_message"]
+        elif item == "message" and payload.get("role") == "user" and \
+                not text_of(payload.get("content")).lstrip().startswith("<"):
+            run["first_prompt"] = run["first_prompt"] or text_of(payload.get("content"))
         elif item == "token_count" and isinstance(payload.get("info"), dict):
             info = payload["info"]
             if info.get("total_token_usage") == last_total:
@@ -2960,6 +3189,8 @@ def read_codex(inputs, path):
             run["tokens_in"] = (last_total or {}).get("input_tokens")
             run["tokens_out"] = (last_total or {}).get("output_tokens")
             run["tokens_source"] = "token_count total"
+        elif item == "turn_aborted":
+            run["exit_status"] = "turn_aborted"
         elif item == "task_complete":
             run["exit_status"] = "task_complete"
             run["final_message"] = payload.get("last_agent_message") or run["final_message"]
@@ -2967,6 +3198,55 @@ def read_codex(inputs, path):
         raise InputError(f"{path}: no session_meta line with a payload 'id'")
     run["turns"] = len(run["turn_tokens"]) or None
     return [run]
+
+
+# --- agent output: how a run ended (the harness's own record of a submission) ---
+# Each harness that records how a run ended gives a claim of its own kind, the
+# submitted column: yes when the agent itself chose to stop and submit (or finish), no
+# when the harness stopped it (a cost, turn, time, context or format limit, an
+# autosubmission after one, a crash), None where the record names no ending. It is a
+# weaker claim than the seed report's (a blind rating of the final message): a
+# submission says "I stop here", not "it works". Each rule is its record's "submitted".
+def swe_agent_submitted(run):
+    """SWE-agent: exactly 'submitted' is the agent's own submit; 'submitted (exit_cost)'
+    and the like are autosubmissions after a limit (SWE-agent's own run/common.py trusts
+    a patch only on exactly 'submitted'); no exit_status is a run that died.
+
+    >>> [swe_agent_submitted({"exit_status": s}) for s in
+    ...  ("submitted", "submitted (exit_cost)", "exit_context", None)]
+    ['yes', 'no', 'no', 'no']
+    """
+    return "yes" if run["exit_status"] == "submitted" else "no"
+
+
+def mini_submitted(run):
+    """mini-swe-agent 1.x and 2.x: 'Submitted' is yes; LimitsExceeded, TimeExceeded,
+    RepeatedFormatError, an exception's class name, or blank (a run cut off) are no."""
+    return "yes" if run["exit_status"] == "Submitted" else "no"
+
+
+def openhands_submitted(run):
+    """OpenHands: a finish action is yes, refined by its task_completed (false no,
+    partial equivocal); no finish (an iteration or budget limit, an error) is no."""
+    if not run.get("finished"):
+        return "no"
+    return OPENHANDS_CLAIMS.get(run.get("task_completed") or "", "yes")
+
+
+def claude_submitted(run):
+    """Claude Code: the result line's subtype 'success' (is_error false) is yes; any
+    error subtype, or success with is_error, is no; no result line records no ending."""
+    if run["exit_status"] is None:
+        return None
+    return "yes" if run["exit_status"] == "success" and not run.get("result_error") else "no"
+
+
+def codex_submitted(run):
+    """Codex CLI: task_complete ending its last turn is yes; turn_aborted is no; a
+    rollout with neither records no ending."""
+    if run["exit_status"] is None:
+        return None
+    return "yes" if run["exit_status"] == "task_complete" else "no"
 
 
 # --- agent output: the registry of harness formats ---
@@ -2981,20 +3261,30 @@ def read_codex(inputs, path):
 #              files are refused rather than skipped without a word
 #   run_id     the base of its run ids: "instance@model" or "session"
 #   task_map   the --task-map key columns that name its tasks (formats that name none)
+#   submitted  submitted(run) -> yes / no / equivocal / None: the harness's own record
+#              of how the run ended (None: it records none); None for a format not read
+#   records    what the harness records of a claim, one sentence (manual and README)
 #   manual     its paragraph in HARNESS_MANUAL's list of formats, line by line
 TASK_MAP_KEYS = ("session_id", "run_id", "session", "file", "path")
 HARNESS_FORMATS = (
     {"format": "swe-agent", "label": "SWE-agent", "names": (".traj",),
      "json_keys": lambda keys: "info" in keys and "trajectory" in keys,
      "line": None, "truncated": (), "reader": read_swe_agent, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": swe_agent_submitted,
+     "records": 'info.exit_status: "submitted" when the agent ran submit; "submitted '
+                '(exit_cost)" and the like when the harness submitted for it after a cost, '
+                'context or format limit; exit_cost, exit_context, exit_format, exit_error '
+                'when it stopped the agent',
      "manual": ("<iid>/<iid>.traj (trajectory[], info); model from <iid>.pred",
                 "or preds.json; diff info.submission; seconds are the steps'",
                 "execution_time only (no timestamps); no per-turn tokens")},
     {"format": "mini-swe-agent", "label": "mini-swe-agent", "names": (".traj.json",),
      "json_keys": lambda keys: "info" in keys and "messages" in keys,
      "line": None, "truncated": (), "reader": read_mini_swe_agent, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": mini_submitted,
+     "records": 'info.exit_status: "Submitted" when the agent printed its submit command; '
+                'LimitsExceeded, TimeExceeded, RepeatedFormatError or an error\'s name when '
+                'the harness stopped it',
      "manual": ("<iid>/<iid>.traj.json (messages[] with extra.actions,",
                 "extra.timestamp and extra.response.usage, info; format 1:",
                 "the reply's bash block); diff info.submission")},
@@ -3003,16 +3293,22 @@ HARNESS_FORMATS = (
      "line": lambda record: "history" in record and "instance_id" in record
      and not get_field(record, "test_result.report", "", required=False),
      "truncated": ('"history"',), "reader": read_openhands, "run_id": "instance@model",
-     "task_map": (),
+     "task_map": (), "submitted": openhands_submitted,
+     "records": "a finish action when the agent chose to stop, with task_completed (true, "
+                "false, partial) where the version writes it; no finish when an iteration "
+                "or budget limit or an error stopped it",
      "manual": ("output.jsonl (instance_id, V0 history[] events, metrics;",
                 "V1 SDK events are refused, not misread); diff",
-                "test_result.git_patch; claim from the finish action's",
-                "task_completed: true yes, false no, partial equivocal")},
+                "test_result.git_patch; the finish action and its",
+                "task_completed give the submitted column (below)")},
     {"format": "claude-code", "label": "Claude Code", "names": (), "json_keys": None,
      "line": lambda record: "sessionId" in record
      or (record.get("type") in ("system", "result") and "session_id" in record),
      "truncated": ('"sessionId"',), "reader": read_claude_code, "run_id": "session",
-     "task_map": TASK_MAP_KEYS,
+     "task_map": TASK_MAP_KEYS, "submitted": claude_submitted,
+     "records": "the result line's subtype (success; error_max_turns, "
+                "error_during_execution and other error_ subtypes) in `claude -p` logs; "
+                "an interactive session transcript has no result line and records none",
      "manual": ("session transcripts (*.jsonl with sessionId) and",
                 "`claude -p --output-format stream-json` logs; assistant",
                 "entries repeating one message id count once; input tokens",
@@ -3022,12 +3318,14 @@ HARNESS_FORMATS = (
      "line": lambda record: "payload" in record
      and record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context"),
      "truncated": ('"payload"', '"type"'), "reader": read_codex, "run_id": "session",
-     "task_map": TASK_MAP_KEYS,
+     "task_map": TASK_MAP_KEYS, "submitted": codex_submitted,
+     "records": "a task_complete event when the agent ended its turn, turn_aborted when "
+                "it was interrupted",
      "manual": ("rollout JSONL (session_meta, response_item, event_msg);",
                 "a repeated token_count with the same total counts once")},
     {"format": "aider", "label": "Aider", "names": (".aider.chat.history.md",),
      "json_keys": None, "line": None, "truncated": (), "reader": None, "run_id": None,
-     "task_map": (),
+     "task_map": (), "submitted": None, "records": None,
      "manual": (".aider.chat.history.md: not read; a folder holding one is",
                 "refused rather than audited without its runs")},
 )
@@ -3044,7 +3342,16 @@ def formats_text():
                    for record in HARNESS_FORMATS if record["manual"])
 
 
-HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text())
+def submission_rules_text():
+    """HARNESS_MANUAL's list of what each harness records of a claim."""
+    return "".join(
+        f"      {record['label']:<16}" + "\n      {:16}".format("").join(
+            textwrap.wrap(record["records"], 56)) + "\n"
+        for record in HARNESS_FORMATS if record["records"])
+
+
+HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text()).replace(
+    "{submissions}\n", submission_rules_text())
 
 
 # --- agent output: detection, run ids, measures, tables ---
@@ -3189,6 +3496,41 @@ def map_tasks(inputs, runs, task_map):
                 run["task_id"] = run["task_id"] or mapping.get(name)
 
 
+_INSTANCE_ID = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]*__[\w.-]+?-\d+(?!\w|[.-]\w)")
+
+
+def prompt_instance(text):
+    """The one SWE-bench instance id (owner__repo-123) a first prompt names, or None.
+
+    >>> prompt_instance("Fix django__django-11066."), prompt_instance("a__b-1 or c__d-2")
+    ('django__django-11066', None)
+    """
+    found = set(_INSTANCE_ID.findall(str(text or "")))
+    return found.pop() if len(found) == 1 else None
+
+
+def tasks_from_record(runs):
+    """Give each run whose record names no task one: the instance id its first prompt
+    names, else its own run id (each its own task). Return the sentences that say so."""
+    by_prompt, alone = [], []
+    for run in runs:
+        if run["task_id"]:
+            continue
+        run["task_id"] = prompt_instance(run.get("first_prompt"))
+        (by_prompt if run["task_id"] else alone).append(run)
+        run["task_id"] = run["task_id"] or run["run_id"]
+    notes = []
+    if by_prompt:
+        notes.append(f"Tasks: {plural_runs(len(by_prompt))} ({', '.join(sorted({r['format'] for r in by_prompt}))}) "
+                     f"name no task; each task is the instance id its first prompt names "
+                     f"(e.g. {by_prompt[0]['task_id']!r}).")
+    if alone:
+        notes.append(f"Tasks: {plural_runs(len(alone))} ({', '.join(sorted({r['format'] for r in alone}))}) "
+                     f"name no task, so each is its own task (its run id); give --task-map "
+                     f"FILE (session_id,task_id) to group runs of one task.")
+    return notes
+
+
 def phase_measures(run):
     """orient / impl / verify seconds and tokens around the first and last file edit."""
     calls = run["calls"]
@@ -3257,12 +3599,9 @@ def derive_tables(inputs, path):
                              f"{runs[0]['run_id']!r})")
     if inputs.task_map:
         map_tasks(inputs, runs, inputs.task_map)
+    notes = tasks_from_record(runs)
     for run in runs:
-        if not run["task_id"]:
-            raise InputError(f"{run['where']}: no task for {run['format']} session "
-                             f"{run['run_id']!r} (the transcript names none); give --task-map "
-                             f"FILE (columns session_id,task_id) or a runs.csv (run_id,task_id) "
-                             f"in {path if os.path.isdir(path) else 'the folder'}")
+        run["submitted"] = HARNESS_BY_FORMAT[run["format"]]["submitted"](run)
     runs.sort(key=lambda r: r["run_id"])
     rows = [run_row(run) for run in runs]
     extra = [c for row in rows for c in row if c not in RUN_COLUMNS]
@@ -3274,8 +3613,13 @@ def derive_tables(inputs, path):
     predictions = [{"run_id": run["run_id"], "instance_id": run["task_id"],
                     "model_name_or_path": run["model"], "model_patch": run["diff"]}
                    for run in runs if "diff" in run]
-    return {"runs": Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
-                          [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)]),
+    table = Table(path, columns, [dict(dict.fromkeys(columns, ""), **r) for r in rows],
+                  [f"{i} (run {r['run_id']})" for i, r in enumerate(rows, 1)])
+    table.notes = notes                      # what was assumed, for the report to say
+    # runs whose harness records a diff, an empty one: a grader skips them (EMPTY_UNGRADED)
+    table.empty_diffs = {run["run_id"] for run in runs
+                         if "diff" in run and not str(run["diff"] or "").strip()}
+    return {"runs": table,
             "tool_calls": Table(f"{path} (tool calls)", list(TOOL_CALL_COLUMNS),
                                 calls, list(range(1, len(calls) + 1))) if calls else None,
             "predictions": predictions, "formats": sorted({r["format"] for r in runs})}
@@ -3340,7 +3684,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 394de2d13dd5a707 ---
+# --- end shared helpers body sha256 f957a1bab9f74c17 ---
 
 
 # === Diffs ===

@@ -427,7 +427,7 @@ class TestFamily(unittest.TestCase):
             status, out, err = run(script, argv)
             self.assertEqual(status, 0, err)
             footer = out.split("sha256 of the script and its inputs:\n", 1)[1].strip()
-            lines = footer.splitlines()
+            lines = footer.split("\nmanifest: ")[0].splitlines()
             self.assertGreaterEqual(len(lines), 2)
             for line in lines:                     # sha256sum -c format: '<hex>  <path>'
                 digest, path = line.split("  ", 1)
@@ -435,7 +435,7 @@ class TestFamily(unittest.TestCase):
                 with open(path, "rb") as handle:
                     self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest, path)
             markdown = run(script, argv + ["--format", "markdown"])[1]
-            self.assertTrue(markdown.rstrip().endswith("\n".join(lines[-1:]) + "\n```"))
+            self.assertIn("\n".join(lines[-1:]) + "\n```\n\nmanifest: ", markdown)
             self.assertIn(f"command: python3 {os.path.relpath(os.path.join(HERE, script))} "
                           f"{os.path.relpath(EXAMPLE_RUNS)}", out)
             self.assertIn("seed: 20260801", out)
@@ -483,9 +483,10 @@ class TestWalkthroughFixes(unittest.TestCase):
             status, text, err = run("delivery_audit.py", [path, "--boot", "0",
                                                           "--format", "json"])
         self.assertEqual(status, 0, err)
-        source = json.loads(text)["claim_source"]
-        self.assertNotIn("harness's own", source)
-        self.assertIn("records no claim of its own", source)
+        result = json.loads(text)
+        self.assertNotIn("harness's own", result["claim_source"])
+        self.assertIn("from the runs table beside", result["claim_source"])
+        self.assertEqual(result["claim_definition"], "column")
 
     def test_help_fits_100_columns(self):
         # A '\\' at a docstring line's end joined two example lines into one of 282.
@@ -964,6 +965,63 @@ def fleiss_by_hand(rows, categories=("claimed", "not", "equivocal")):
     return (p_bar - p_chance) / (1 - p_chance)
 
 
+class TestWrongKindOfFile(unittest.TestCase):
+    """Files that are no text table, made here with the standard library in the layout
+    their programs write (a workbook is a zip whose parts name it), refused by their
+    first bytes with one line naming what they are and what to do."""
+
+    def samples(self, folder):
+        import zipfile
+        xlsx = os.path.join(folder, "runs.xlsx")
+        with zipfile.ZipFile(xlsx, "w") as book:
+            book.writestr("[Content_Types].xml", "<?xml version='1.0'?><Types/>")
+            book.writestr("xl/workbook.xml", "<workbook/>")
+            book.writestr("xl/worksheets/sheet1.xml", "<worksheet/>")
+        ods = os.path.join(folder, "runs.ods")
+        with zipfile.ZipFile(ods, "w") as book:
+            book.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+            book.writestr("content.xml", "<office:document-content/>")
+        archive = os.path.join(folder, "runs.zip")
+        with zipfile.ZipFile(archive, "w") as packed:
+            packed.writestr("runs/runs.csv", "run_id,claimed\nr1,yes\n")
+        binary = {"runs.xls": b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504),
+                  "runs.pdf": b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n",
+                  "runs.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+                  "runs.jpg": b"\xff\xd8\xff\xe0\x00\x10JFIF",
+                  "runs.csv": b"<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\">"
+                              b"<rect/></svg>\n",
+                  "runs.html": b"<!DOCTYPE html>\n<html><body><table></table></body></html>\n",
+                  "runs.xml": b"<?xml version=\"1.0\"?>\n<runs><run id=\"r1\"/></runs>\n"}
+        for name, data in binary.items():
+            with open(os.path.join(folder, name), "wb") as handle:
+                handle.write(data)
+        return {xlsx: ("an Excel workbook (.xlsx)", "save the sheet as CSV"),
+                ods: ("an OpenDocument spreadsheet (.ods)", "save the sheet as CSV"),
+                archive: ("a zip archive", "unpack it"),
+                os.path.join(folder, "runs.xls"): ("an Excel 97-2003 workbook (.xls)",
+                                                   "save the sheet as CSV"),
+                os.path.join(folder, "runs.pdf"): ("a PDF document", "CSV"),
+                os.path.join(folder, "runs.png"): ("a PNG image", "table"),
+                os.path.join(folder, "runs.jpg"): ("a JPEG image", "table"),
+                os.path.join(folder, "runs.csv"): ("an SVG figure", "runs table"),
+                os.path.join(folder, "runs.html"): ("an HTML page", "CSV"),
+                os.path.join(folder, "runs.xml"): ("an XML file", "CSV")}
+
+    def test_refused_by_first_bytes_in_one_line(self):
+        with TempDir() as folder:
+            for path, (kind, advice) in self.samples(folder).items():
+                for script in ("delivery_audit.py", "auc_audit.py"):
+                    status, out, err = run(script, [path])
+                    assert_one_error(self, status, out, err, f"{path}: {kind}", advice)
+
+    def test_a_workbook_given_as_verdicts(self):
+        with TempDir() as folder:
+            path = next(p for p in self.samples(folder) if p.endswith(".xlsx"))
+            status, out, err = run("delivery_audit.py", [EXAMPLE_RUNS, "--verdicts", path])
+        assert_one_error(self, status, out, err, "an Excel workbook (.xlsx)",
+                         "save the sheet as CSV")
+
+
 class TestRatingSheets(unittest.TestCase):
     # Twelve runs whose ids, models and outcomes must not reach the sheet.
     RUNS = [[f"secret-run-{i:02d}", f"inst-{i % 5}", "model-zeta-9", "1" if i % 3 else "0",
@@ -1083,8 +1141,9 @@ class TestRatingSheets(unittest.TestCase):
                 ["r1", "t1", "openhands", "yes", "1", "done"],
                 ["r2", "t2", "openhands", "no", "0", "stuck"]]))
             result = audit_json([path, "--boot", "0"])
-            self.assertIn("the harness's own explicit claim (OpenHands task_completed)",
-                          result["claim_source"])
+            # a table with a format column is still a table: its claim is its column's
+            self.assertEqual(result["claim_definition"], "column")
+            self.assertIn("does not say how it was made", result["claim_definition_text"])
             blank = write(folder, "blank.csv", csv_text(header, [
                 ["r1", "t1", "swe-agent", "", "1", "done"]]))
             status, out, err = run("delivery_audit.py", [blank])
@@ -1546,17 +1605,22 @@ def readme_commands(needle):
 
 
 class TestShippedGraderExamples(unittest.TestCase):
-    # model-a resolved (claimed), model-b unresolved (claimed), model-c an empty
-    # patch (not claimed), model-d resolved (equivocal, read as not claiming).
+    # model-a resolved (submitted), model-b unresolved (submitted), model-c an empty
+    # patch (stopped at a cost limit: not submitted), model-d resolved (submitted; in
+    # OpenHands its finish says task_completed partial: equivocal, read as not claiming).
     EXPECTED = {"swebench": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
                 "sb-cli-reports": ({"tp": 1, "fp": 1, "fn": 1, "tn": 1}, {}),
                 "logs/run_evaluation/calc-eval": (
                     {"tp": 1, "fp": 1, "fn": 1, "tn": 0},
                     {"error (no report.json)": ["example__calc-1@model-c"]})}
+    SUBMITTED = {"swebench": {"tp": 2, "fp": 1, "fn": 0, "tn": 1},
+                 "sb-cli-reports": {"tp": 2, "fp": 1, "fn": 0, "tn": 1},
+                 "logs/run_evaluation/calc-eval": {"tp": 2, "fp": 1, "fn": 0, "tn": 0}}
 
     def test_each_agent_folder_joins_each_shipped_report(self):
         for agent in ("swe-agent", "mini-swe-agent", "openhands"):
             for name, (counts, unchecked) in self.EXPECTED.items():
+                counts = counts if agent == "openhands" else self.SUBMITTED[name]
                 with self.subTest(agent=agent, report=name):
                     result = audit_json([os.path.join(HERE, "examples", "agents", agent),
                                          "--verdicts", os.path.join(AGENT_VERDICTS, name),
@@ -1641,8 +1705,9 @@ class TestAgentOutputMeasures(unittest.TestCase):
     def test_swe_agent_durations_only(self):
         rows, derived = self.check_format("swe-agent", SWE_AGENT)
         row = rows["example__calc-1@model-a"]
-        self.assertEqual((row["cost_usd"], row["tokens_total"], row["claimed"]),
-                         ("0.5", "1100", "yes"))       # claimed: from runs.csv beside it
+        self.assertEqual((row["cost_usd"], row["tokens_total"], row["claimed"],
+                          row["submitted"]), ("0.5", "1100", "", "yes"))
+        self.assertEqual(rows["example__calc-1@model-c"]["submitted"], "no")   # exit_cost
         self.assertEqual(len(derived["predictions"]), 4)
 
     def test_timestamped_formats(self):
@@ -1669,9 +1734,12 @@ class TestAgentOutputMeasures(unittest.TestCase):
         self.assertEqual(rows["synthetic-0b"]["tokens_total"], "2160")  # 110 + ... + 610
 
     def test_openhands_claims_are_the_harness_own(self):
+        # The finish action, refined by task_completed, is the harness's submission;
+        # the claimed column (the seed's claim, a rating) stays blank.
         rows, _ = derived_rows("openhands")
-        self.assertEqual([rows[r]["claimed"] for r in sorted(rows)],
+        self.assertEqual([rows[r]["submitted"] for r in sorted(rows)],
                          ["yes", "yes", "no", "equivocal"])
+        self.assertEqual({rows[r]["claimed"] for r in rows}, {""})
 
     def test_run_ids_and_models(self):
         rows, _ = derived_rows("mini-swe-agent")
@@ -1796,12 +1864,18 @@ class TestAgentOutputErrors(unittest.TestCase):
             self.assert_refused([root], f"{path} line {len(lines)}: not valid JSON")
 
     def test_transcript_with_no_task_mapping(self):
+        # Without a map each session is its own task, and both reports say so.
         for fmt in ("claude-code", "codex"):
             with TempDir() as folder:
                 root = copy_sample(fmt, folder, drop=("runs.csv",))
-                for script in SCRIPTS:
-                    self.assert_refused([root], "no task for", "--task-map", "synthetic-0a",
-                                        script=script)
+                rows, _ = derived_rows(root)
+                self.assertEqual({r: row["task_id"] for r, row in rows.items()},
+                                 {r: r for r in rows})
+                status, out, err = run("auc_audit.py", [root, "--verdicts", os.path.join(
+                    root, "verdicts.csv"), "--perms", "99", "--boot", "99"])
+                self.assertEqual(status, 0, err)
+                self.assertIn(f"4 runs ({fmt}) name no task, so each is its own task",
+                              " ".join(out.split()))
 
     def test_task_map_names_the_tasks(self):
         with TempDir() as folder:
@@ -1848,8 +1922,8 @@ class TestAgentOutputErrors(unittest.TestCase):
     def test_side_table_that_disagrees(self):
         with TempDir() as folder:
             root = copy_sample("openhands", folder)
-            write(root, "runs.csv", "run_id,claimed\nexample__calc-1@model-c,yes\n")
-            self.assert_refused([root], "runs.csv row 2, column 'claimed'", "disagrees")
+            write(root, "runs.csv", "run_id,model\nexample__calc-1@model-c,model-x\n")
+            self.assert_refused([root], "runs.csv row 2, column 'model'", "disagrees")
 
     def test_regrade_refuses_transcripts_without_diffs(self):
         status, _, stderr = run("regrade.py", [
@@ -1895,9 +1969,10 @@ class TestAgentOutputPipeline(unittest.TestCase):
                     folder, "--verdicts", verdicts, "--boot", "0", "--format", "json"])
                 self.assertEqual(status, 0, stderr)
                 # claims yes, yes, no, equivocal against verified a, d: tp 1 (a),
-                # fp 1 (b), and c, d not claiming
+                # fp 1 (b), and c, d not claiming; SWE-agent and mini-swe-agent record
+                # d's submission as a plain yes: tp 2 (a, d)
                 self.assertEqual([json.loads(text)["counts"][k] for k in ("tp", "fp", "fn", "tn")],
-                                 [1, 1, 1, 1])
+                                 [1, 1, 1, 1] if fmt == "openhands" else [2, 1, 0, 1])
                 status, _, stderr = run("auc_audit.py", [folder, "--verdicts", verdicts,
                                                          "--perms", "50", "--boot", "50"])
                 self.assertEqual(status, 0, stderr)
@@ -2201,6 +2276,65 @@ class TestRealShapeShellCommands(unittest.TestCase):
                                    rf"{re.escape(programs)}\n")
 
 
+class TestEditsAndTestsThroughOtherTools(unittest.TestCase):
+    # Shaped like mini-swe-agent 2.x runs that edit only through an inline program, and
+    # SWE-agent runs on a Java benchmark (mvn, gradle): commands written for this test.
+    CASES = {
+        "python - <<'PY'\nfrom pathlib import Path\np = Path('pkg/mod.py')\n"
+        "s = p.read_text()\np.write_text(s.replace('a', 'b'))\nPY": "edit",
+        "python3 - <<'PY'\nimport re\nwith open('pkg/mod.py', 'w') as f:\n"
+        "    f.write('x')\nPY": "edit",
+        "python -c \"open('a.py', 'a').write('x = 1')\"": "edit",
+        "python -c \"import shutil; shutil.copy('a.py', 'b.py')\"": "edit",
+        "python -c \"import shutil; shutil.move('a.py', 'b.py')\"": "edit",
+        "python -c \"import os; os.replace('a.tmp', 'a.py')\"": "edit",
+        "python - <<'PY'\np = __import__('pathlib').Path('x.bin')\n"
+        "p.write_bytes(b'1')\nPY": "edit",
+        "perl -e 'open(my $fh, \">\", \"f.txt\"); print $fh 1'": "edit",
+        "node -e \"require('fs').writeFileSync('a.js', 'x')\"": "edit",
+        "python - <<'PY'\nprint(open('pkg/mod.py').read())\nPY": "bash",
+        "python -c \"print(open('a.py', 'rb').read())\"": "bash",
+        "git commit -m \"$(cat <<'EOF'\nopen(x, 'w')\nEOF\n)\"": "bash",
+        "mvn test": "test", "mvn -q clean test -Dtest=JsonParserTest": "test",
+        "./mvnw -B -pl core test": "test", "gradle test": "test",
+        "./gradlew test --info": "test", "./gradlew :core:test": "test",
+        "mvn -q compile": "bash", "./gradlew build -x test": "bash",
+        "uv run pytest -q": "test", "poetry run pytest tests": "test",
+        "hatch run pytest": "test", "tox -e py39": "test"}
+
+    def test_commands_by_what_they_run(self):
+        category = load("delivery_audit.py").command_category
+        for command, expected in self.CASES.items():
+            self.assertEqual(category(command), expected, command)
+
+    def test_a_run_that_edits_only_through_a_script_gets_its_phase_split(self):
+        # mini-swe-agent 2.x shape: actions in extra, epoch timestamps in extra.
+        edit = ("python - <<'PY'\nfrom pathlib import Path\np = Path('pkg/mod.py')\n"
+                "p.write_text(p.read_text().replace('a', 'b'))\nPY")
+        steps = [("cat pkg/mod.py", 10, 12), (edit, 20, 21), ("python -m pytest -q", 30, 35)]
+        messages = [{"role": "system", "content": "s"},
+                    {"role": "user", "content": "fix it", "extra": {"timestamp": 1000}}]
+        for command, start, end in steps:
+            messages += [{"role": "assistant", "content": "next",
+                          "extra": {"actions": [{"command": command}], "timestamp": 1000 + start}},
+                         {"role": "tool", "content": "ok", "extra": {"timestamp": 1000 + end}}]
+        messages.append({"role": "exit", "content": "",
+                         "extra": {"exit_status": "Submitted", "timestamp": 1040}})
+        with TempDir() as folder:
+            write(folder, "a__b-1/a__b-1.traj.json", json.dumps(
+                {"info": {"exit_status": "Submitted", "submission": "diff",
+                          "mini_version": "2.2.4"}, "messages": messages,
+                 "trajectory_format": "mini-swe-agent-1.1"}))
+            rows, _ = derived_rows(folder)
+        row = rows["a__b-1"]
+        # by hand: first edit starts at 20 (orient 20 - 0), ends at 21 (impl 1),
+        # the run's last timestamp is 40 (verify 19); a test follows the edit
+        self.assertEqual((row["edit_calls"], row["test_calls"]), ("1", "1"))
+        self.assertEqual(tuple(row[c] for c in ("orient_seconds", "impl_seconds",
+                                                "verify_seconds", "ran_tests_after_last_edit")),
+                         ("20", "1", "19", "1"))
+
+
 class TestRealShapeSweAgentAndOpenHands(unittest.TestCase):
     def test_swe_agent_edits_it_did_not_apply(self):
         # 0.x: the linting edit reverts ("Your changes have NOT been applied"); 1.x
@@ -2322,7 +2456,7 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
     def test_each_record_names_every_part_and_reads_its_shipped_example(self):
         module = load("delivery_audit.py")
         parts = {"format", "label", "names", "json_keys", "line", "truncated", "reader",
-                 "run_id", "task_map", "manual"}
+                 "run_id", "task_map", "submitted", "records", "manual"}
         shipped = {"swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent",
                    "openhands": "openhands", "claude-code": "claude-code", "codex": "codex"}
         for record in module.HARNESS_FORMATS:
@@ -2362,6 +2496,7 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
         toy = {"format": "toy", "label": "Toy", "names": (), "json_keys": None,
                "line": lambda record: "toy" in record, "truncated": ('"toy"',),
                "reader": read_toy, "run_id": "instance@model", "task_map": (),
+               "submitted": lambda run: "yes", "records": "a toy's word",
                "manual": ("toy.jsonl (one line)",)}
         formats = module.HARNESS_FORMATS + (toy,)
         with TempDir() as folder, \
@@ -2375,8 +2510,243 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
             self.assertEqual(status, 0, err)
             with open(os.path.join(folder, "out", "runs.csv"), encoding="utf-8") as handle:
                 rows = list(csv.DictReader(handle))
-            self.assertEqual([(r["run_id"], r["format"]) for r in rows],
-                             [("t1@m", "toy"), ("t1@m#2", "toy")])
+            self.assertEqual([(r["run_id"], r["format"], r["submitted"]) for r in rows],
+                             [("t1@m", "toy", "yes"), ("t1@m#2", "toy", "yes")])
+
+
+# Synthetic runs shaped like each harness's real files, with the endings its own source
+# writes (SWE-agent agents.py and run/common.py, mini-swe-agent 1.x agents/default.py
+# and 2.x exceptions.py, OpenHands' finish action, Claude Code's result subtypes,
+# Codex's task_complete / turn_aborted events); the expected claim is each harness's
+# rule as its documentation states it, written out by hand.
+def swe_agent_traj(status, submission="diff --git a/x b/x"):
+    info = {"model_stats": {"instance_cost": 0.5, "tokens_sent": 10, "tokens_received": 1,
+                            "api_calls": 2}}
+    if status is not None:
+        info["exit_status"], info["submission"] = status, submission
+    return json.dumps({"environment": "synthetic", "history": [], "info": info,
+                       "trajectory": [{"action": "ls", "observation": "a.py", "thought": "t",
+                                       "response": "r", "execution_time": 1.0}]})
+
+
+def mini_traj(status, version="2.2.4"):
+    return json.dumps({"info": {"exit_status": status, "submission": "", "mini_version": version},
+                       "messages": [{"role": "user", "content": "fix it"},
+                                    {"role": "assistant", "content": "```bash\nls\n```"}],
+                       "trajectory_format": "mini-swe-agent-1.1" if version[0] == "2"
+                       else "mini-swe-agent-1"})
+
+
+def openhands_line(instance, finish_args):
+    history = [{"id": 0, "timestamp": "2026-01-05T12:00:00", "source": "user",
+                "action": "message", "args": {"content": "fix it"}}]
+    if finish_args is not None:
+        history.append({"id": 1, "timestamp": "2026-01-05T12:00:10", "source": "agent",
+                        "action": "finish", "args": finish_args})
+    return json.dumps({"instance_id": instance, "history": history,
+                       "metadata": {"llm_config": {"model": "m"}},
+                       "test_result": {"git_patch": ""}}) + "\n"
+
+
+def claude_stream(session, prompt, result=None):
+    lines = [{"type": "system", "subtype": "init", "session_id": session, "model": "claude-x",
+              "cwd": "/workspace/repo"},
+             {"type": "user", "session_id": session, "message": {"role": "user",
+                                                                 "content": prompt}},
+             {"type": "assistant", "session_id": session, "message": {
+                 "id": "m1", "content": [{"type": "text", "text": "done"}],
+                 "usage": {"input_tokens": 5, "output_tokens": 2}, "stop_reason": "end_turn"}}]
+    if result:
+        lines.append(dict({"type": "result", "session_id": session, "result": "done"}, **result))
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def codex_rollout(session, prompt, events):
+    lines = [{"timestamp": "2026-01-05T12:00:00Z", "type": "session_meta",
+              "payload": {"id": session, "cwd": "/workspace"}},
+             {"timestamp": "2026-01-05T12:00:01Z", "type": "response_item",
+              "payload": {"type": "message", "role": "user",
+                          "content": [{"type": "input_text", "text": prompt}]}}]
+    lines += [{"timestamp": "2026-01-05T12:00:09Z", "type": "event_msg",
+               "payload": {"type": event}} for event in events]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+class TestHarnessSubmissions(unittest.TestCase):
+    def submitted(self, folder):
+        rows, _ = derived_rows(folder)
+        return {run_id: row["submitted"] for run_id, row in rows.items()}
+
+    def test_swe_agent_exit_status(self):
+        cases = {"a__a-1": ("submitted", "yes"), "a__a-2": ("submitted (exit_cost)", "no"),
+                 "a__a-3": ("submitted (exit_context)", "no"), "a__a-4": ("exit_cost", "no"),
+                 "a__a-5": ("exit_format", "no"), "a__a-6": (None, "no")}
+        with TempDir() as folder:
+            for instance, (status, _) in cases.items():
+                write(folder, f"trajs/{instance}.traj", swe_agent_traj(status))
+            self.assertEqual(self.submitted(folder),
+                             {i: claim for i, (_, claim) in cases.items()})
+
+    def test_mini_swe_agent_exit_status_1_and_2(self):
+        cases = {"b__b-1": ("Submitted", "1.15.0", "yes"), "b__b-2": ("LimitsExceeded", "1.15.0", "no"),
+                 "b__b-3": ("RuntimeError", "1.15.0", "no"), "b__b-4": ("Submitted", "2.2.4", "yes"),
+                 "b__b-5": ("TimeExceeded", "2.2.4", "no"),
+                 "b__b-6": ("RepeatedFormatError", "2.2.4", "no"), "b__b-7": ("", "2.2.4", "no")}
+        with TempDir() as folder:
+            for instance, (status, version, _) in cases.items():
+                write(folder, f"{instance}/{instance}.traj.json", mini_traj(status, version))
+            self.assertEqual(self.submitted(folder),
+                             {i: claim for i, (_, _, claim) in cases.items()})
+
+    def test_openhands_finish_refined_by_task_completed(self):
+        # A fork's finish without task_completed is still the agent's own stop.
+        cases = {"c__c-1": ({"final_thought": "done", "task_completed": "true"}, "yes"),
+                 "c__c-2": ({"final_thought": "stuck", "task_completed": "false"}, "no"),
+                 "c__c-3": ({"final_thought": "most", "task_completed": "partial"}, "equivocal"),
+                 "c__c-4": ({"thought": "done"}, "yes"), "c__c-5": (None, "no")}
+        with TempDir() as folder:
+            write(folder, "output.jsonl", "".join(openhands_line(i, args)
+                                                  for i, (args, _) in cases.items()))
+            self.assertEqual(self.submitted(folder),
+                             {f"{i}@m": claim for i, (_, claim) in cases.items()})
+
+    def test_claude_code_result_subtype_and_codex_task_complete(self):
+        with TempDir() as folder:
+            write(folder, "s1.jsonl", claude_stream("s1", "hi", {"subtype": "success",
+                                                                 "is_error": False}))
+            write(folder, "s2.jsonl", claude_stream("s2", "hi", {"subtype": "error_max_turns",
+                                                                 "is_error": True}))
+            write(folder, "s3.jsonl", claude_stream("s3", "hi", {"subtype": "success",
+                                                                 "is_error": True}))
+            write(folder, "s4.jsonl", claude_stream("s4", "hi"))   # no result line
+            write(folder, "r1.jsonl", codex_rollout("c1", "hi", ["task_started",
+                                                                 "task_complete"]))
+            write(folder, "r2.jsonl", codex_rollout("c2", "hi", ["task_started",
+                                                                 "turn_aborted"]))
+            write(folder, "r3.jsonl", codex_rollout("c3", "hi", ["task_started"]))
+            self.assertEqual(self.submitted(folder), {"s1": "yes", "s2": "no", "s3": "no",
+                                                      "s4": "", "c1": "yes", "c2": "no",
+                                                      "c3": ""})
+
+    def java_folder(self, folder, beside=None):
+        """Four SWE-agent runs and a verdicts table: by hand, submitted and resolved
+        (tp), submitted and unresolved (fp), autosubmitted and resolved (fn),
+        stopped at a limit and unresolved (tn)."""
+        runs = {"j__j-1": "submitted", "j__j-2": "submitted", "j__j-3": "submitted (exit_cost)",
+                "j__j-4": "exit_cost"}
+        for instance, status in runs.items():
+            write(folder, f"agent/trajs/{instance}.traj", swe_agent_traj(status))
+        if beside:
+            write(folder, "agent/runs.csv", beside)
+        return os.path.join(folder, "agent"), write(
+            folder, "verdicts.csv", "instance_id,completed\nj__j-1,true\nj__j-2,false\n"
+            "j__j-3,true\nj__j-4,false\n")
+
+    def test_a_harness_folder_with_no_table_beside_it_gives_a_report(self):
+        with TempDir() as folder:
+            agent, verdicts = self.java_folder(folder)
+            result = audit_json([agent, "--verdicts", verdicts, "--boot", "0"])
+            status, text, err = run("delivery_audit.py", [agent, "--verdicts", verdicts,
+                                                          "--boot", "0"])
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"],
+                          result["counts"]["fn"], result["counts"]["tn"]), (1, 1, 1, 1))
+        self.assertEqual(result["claim_definition"], "submitted")
+        self.assertIn("weaker claim", result["claim_definition_text"])
+        self.assertEqual(status, 0, err)
+        prose = " ".join(text.split())
+        self.assertIn("A claim here is the harness's own record of how each run ended", prose)
+        self.assertIn("XO Labs, What Observational Data Can't Tell You About Work Done, "
+                      "August 2026", prose)
+
+    def test_both_definitions_side_by_side(self):
+        # Rated claims beside the harness's record: claimed yes on j-1, j-2, j-3 (2 of 3
+        # verified: 0.667); submitted on j-1, j-2 (1 of 2: 0.5).
+        beside = "run_id,claimed\nj__j-1,yes\nj__j-2,yes\nj__j-3,yes\nj__j-4,no\n"
+        with TempDir() as folder:
+            agent, verdicts = self.java_folder(folder, beside)
+            result = audit_json([agent, "--verdicts", verdicts, "--boot", "0"])
+            other = audit_json([agent, "--verdicts", verdicts, "--boot", "0",
+                                "--claim-from", "submitted"])
+            status, text, err = run("delivery_audit.py", [agent, "--verdicts", verdicts,
+                                                          "--boot", "0", "--format", "markdown"])
+        self.assertEqual(result["claim_definition"], "column")
+        self.assertEqual(result["delivery_rate"]["value"], 2 / 3)
+        self.assertEqual([(d["definition"], d["claims"], d["verified"],
+                           d["delivery_rate"]["value"]) for d in result["other_definitions"]],
+                         [("submitted", 2, 1, 0.5)])
+        self.assertEqual(other["claim_definition"], "submitted")
+        self.assertEqual([(d["definition"], d["delivery_rate"]["value"])
+                          for d in other["other_definitions"]], [("column", 2 / 3)])
+        self.assertEqual(status, 0, err)
+        self.assertIn("| submitted | submitted | 2 | 1 | 0.500 |", text)
+
+    def test_claim_from_asks_for_what_it_needs(self):
+        with TempDir() as folder:
+            agent, verdicts = self.java_folder(folder)
+            status, out, err = run("delivery_audit.py", [agent, "--verdicts", verdicts,
+                                                         "--claim-from", "rated"])
+            assert_one_error(self, status, out, err, "--claim-from rated", "--raters")
+            table = write(folder, "runs.csv", runs_csv([["r1", "t1", "yes", "1"],
+                                                        ["r2", "t2", "no", "0"]]))
+            status, out, err = run("delivery_audit.py", [table, "--claim-from", "submitted"])
+            assert_one_error(self, status, out, err, "--claim-from submitted",
+                             "not agent output")
+
+    def test_an_empty_diff_the_grader_skipped_counts_failed(self):
+        # mini-swe-agent 2.x: a run that submitted an empty diff, which SWE-bench's
+        # harness never grades (no instance folder), as in a real eval_results folder.
+        with TempDir() as folder:
+            for instance, diff, resolved in (("d__d-1", "diff --git a/x b/x", True),
+                                             ("d__d-2", "diff --git a/y b/y", False),
+                                             ("d__d-3", "", None)):
+                data = json.loads(mini_traj("Submitted"))
+                data["info"].update(submission=diff, config={"model": {"model_name": "m/x"}})
+                write(folder, f"agent/{instance}/{instance}.traj.json", json.dumps(data))
+                if resolved is not None:
+                    write(folder, f"eval/m__x/{instance}/report.json", json.dumps(
+                        {instance: {"patch_is_None": False, "resolved": resolved}}))
+            agent, logs = os.path.join(folder, "agent"), os.path.join(folder, "eval")
+            result = audit_json([agent, "--verdicts", logs, "--boot", "0"])
+            status, out, err = run(AUC, [agent, "--verdicts", logs, "--perms", "99",
+                                         "--boot", "99"])
+        # by hand: three claims, d-1 verified, d-2 and the ungraded empty d-3 failed
+        self.assertEqual((result["counts"]["tp"], result["counts"]["fp"]), (1, 2))
+        self.assertIn("1 run with an empty diff, not in the verdicts, counted failed",
+                      result["assumptions"][0])
+        self.assertIn("d__d-3@m/x", result["assumptions"][0])
+        # auc_audit joins the same way: it stops later, at the constant baseline (every
+        # run here makes one call), not at the join
+        self.assertEqual(status, 2, out)
+        self.assertIn("constant baseline", err)
+        self.assertNotIn("no verdict for", err)
+
+    def test_a_transcript_with_no_ending_names_the_limit(self):
+        with TempDir() as folder:
+            write(folder, "t/s4.jsonl", claude_stream("s4", "hi"))
+            verdicts = write(folder, "v.csv", "run_id,completed\ns4,true\n")
+            status, out, err = run("delivery_audit.py", [os.path.join(folder, "t"),
+                                                         "--verdicts", verdicts])
+        assert_one_error(self, status, out, err, "records no ending", "--rating-sheet")
+
+
+class TestTasksWithoutAMap(unittest.TestCase):
+    def test_instance_id_in_the_first_prompt_else_each_run_its_own_task(self):
+        with TempDir() as folder:
+            write(folder, "s1.jsonl", claude_stream(
+                "s1", "Fix the issue in astropy__astropy-12907 and run its tests.",
+                {"subtype": "success"}))
+            write(folder, "s2.jsonl", claude_stream("s2", "Tidy up the README.",
+                                                    {"subtype": "success"}))
+            write(folder, "r1.jsonl", codex_rollout("c1", "Solve django__django-11066.",
+                                                    ["task_complete"]))
+            rows, derived = derived_rows(folder)
+        self.assertEqual({r: row["task_id"] for r, row in rows.items()},
+                         {"s1": "astropy__astropy-12907", "s2": "s2",
+                          "c1": "django__django-11066"})
+        notes = " ".join(derived["runs"].notes)
+        self.assertIn("2 runs (claude-code, codex) name no task; each task is the instance "
+                      "id its first prompt names", notes)
+        self.assertIn("1 run (claude-code) name no task, so each is its own task", notes)
 
 
 # === delivery_audit.py ===
@@ -9246,6 +9616,90 @@ def footer_command(out):
                                 for line in lines))
 
 
+def big_harness_folder(root, runs):
+    """`runs` synthetic mini-swe-agent 2.x runs, each with its own SWE-bench report.json
+    (logs/run_evaluation/<run>/<model>/<instance>/), as a SWE-bench Verified run is laid
+    out: one input file per run on each side."""
+    rng = random.Random(runs)
+    for i in range(runs):
+        instance = f"org{i % 23}__repo{i % 23}-{1000 + i}"
+        status = "Submitted" if rng.random() < 0.8 else "LimitsExceeded"
+        messages = [{"role": "user", "content": "fix it", "extra": {"timestamp": 1000}}]
+        for step in range(rng.randint(1, 4)):
+            messages += [{"role": "assistant", "content": "n", "extra": {
+                             "actions": [{"command": "sed -i s/a/b/ a.py"}],
+                             "timestamp": 1005 + 10 * step}},
+                         {"role": "tool", "content": "ok", "extra": {"timestamp": 1009 + 10 * step}}]
+        write(root, f"trajs/{instance}/{instance}.traj.json", json.dumps(
+            {"info": {"exit_status": status, "submission": "d", "mini_version": "2.2.4",
+                      "config": {"model": {"model_name": "m/x"}}},
+             "messages": messages, "trajectory_format": "mini-swe-agent-1.1"}))
+        write(root, f"logs/run_evaluation/e/m__x/{instance}/report.json", json.dumps(
+            {instance: {"patch_is_None": False, "resolved": rng.random() < 0.5}}))
+    return os.path.join(root, "trajs"), os.path.join(root, "logs", "run_evaluation", "e")
+
+
+class TestReportFitsWherePasted(unittest.TestCase):
+    def test_a_500_run_folder_fits_and_its_manifest_checks(self):
+        with TempDir() as folder:
+            trajs, logs = big_harness_folder(folder, 500)
+            manifest = os.path.join(folder, "inputs.sha256")
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                extra = ["--boot", "200"] + (["--perms", "99"] if script == AUC else [])
+                status, out, err = run(script, [trajs, "--verdicts", logs, "--format",
+                                                "markdown", "--manifest", manifest] + extra)
+                self.assertEqual(status, 0, err)
+                self.assertLessEqual(len(out), 65536, script)
+                with open(manifest, "rb") as handle:
+                    data = handle.read()
+                self.assertIn(f"manifest: 1001 files (too many to list here), SHA-256 "
+                              f"`{hashlib.sha256(data).hexdigest()}`", out)
+                text = run(script, [trajs, "--verdicts", logs] + extra)[1]
+                self.assertIn(f"manifest: 1001 files (too many to list here); SHA-256 of "
+                              f"their sorted list (path and SHA-256 per line):\n  "
+                              f"{hashlib.sha256(data).hexdigest()}\n", text)
+                lines = data.decode("utf-8").splitlines()
+                self.assertEqual(len(lines), 1001)
+                self.assertEqual(lines, sorted(lines, key=lambda l: l.split("  ", 1)[1]))
+                for line in lines:                     # what sha256sum -c does
+                    digest, path = line.split("  ", 1)
+                    full = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+                    with open(full, "rb") as handle:
+                        self.assertEqual(hashlib.sha256(handle.read()).hexdigest(), digest)
+                self.assertNotIn("--manifest", footer_command(out))
+                self.assertIn("# left out, as outputs: --manifest", out)
+
+    def test_a_few_inputs_are_still_listed_one_by_one(self):
+        status, out, err = run("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "0"])
+        self.assertEqual(status, 0, err)
+        self.assertIn("sha256 of the script and its inputs:", out)
+        self.assertIn("3 files (listed above); SHA-256 of their sorted list", out)
+
+
+class TestSeedReportNamed(unittest.TestCase):
+    TITLE = "What Observational Data Can't Tell You About Work Done"
+
+    def test_the_readme_first_screen_cites_it(self):
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as handle:
+            first_screen = " ".join(handle.read().splitlines()[:24])
+        self.assertIn(f"XO Labs, *{self.TITLE}*, August 2026", " ".join(first_screen.split()))
+
+    def test_each_report_that_refers_to_it_names_it_once(self):
+        seed = f"XO Labs, {self.TITLE}, August 2026"
+        cases = [("auc_audit.py", [EXAMPLE_RUNS, "--perms", "99", "--boot", "99"]),
+                 ("delivery_audit.py", [os.path.join(AGENTS, "swe-agent"), "--verdicts",
+                                        os.path.join(AGENT_VERDICTS, "swebench"), "--boot", "0"])]
+        for script, argv in cases:
+            for style in ("text", "markdown"):
+                status, out, err = run(script, argv + ["--format", style])
+                self.assertEqual(status, 0, err)
+                prose = " ".join(out.replace("\u00a0", " ").split())
+                self.assertEqual(prose.count(seed), 1, (script, style))
+                if script == "auc_audit.py":          # every §7 is the seed report's
+                    self.assertEqual(prose.count("§7"), 2)
+                    self.assertNotIn("the report's §7", prose)
+
+
 class TestFooterReruns(unittest.TestCase):
     """Run each script from a parent folder with relative paths (and absolute ones that
     the footer must make relative), take the command from the footer, run it from the
@@ -9282,6 +9736,7 @@ class TestFooterReruns(unittest.TestCase):
             hashes = second.rsplit("sha256 of the script and its inputs:\n", 1)[-1] \
                 if "-- provenance --" in second else \
                 second.rsplit("sha256sum -c`):\n\n```\n", 1)[1].split("\n```")[0]
+            hashes = hashes.split("\nmanifest: ")[0]          # the manifest's line follows
             checked = 0
             for line in hashes.strip().splitlines():
                 digest, path = line.split("  ", 1)
@@ -10367,6 +10822,11 @@ GOLDEN_MASKS = (
     (re.compile(r'("(?:python|distributions|grader|key)": )"[0-9a-f]{16,64}"'), r'\1"<hash>"'),
     # regrade's grader_version carries the first 12 hex digits of its own hash.
     (re.compile(r'("grader_version": "[^"+]*\+)[0-9a-f]{12}"'), r'\1<hash>"'),
+    # the footer's manifest hash covers the script's own bytes, so it moves with each edit
+    (re.compile(r"(manifest: \d+ files[^\n]*\n?\s*`?)[0-9a-f]{64}"),
+     r"\1<manifest sha256>"),
+    (re.compile(r'("manifest": \{\s*"files": \d+,\s*"sha256": )"[0-9a-f]{64}"'),
+     r'\1"<manifest sha256>"'),
 )
 
 

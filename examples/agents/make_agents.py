@@ -16,8 +16,12 @@ derived from them against values worked out by hand):
     model-c  read, search, bash                         never edits: no diff, and
                                                         the phase measures undefined
     model-d  read, edit, edit, test, read               correct fix
-Claude Code and Codex transcripts name no task and carry no diff: runs.csv beside
-them names the task (and the claim), and verdicts.csv stands in for a grader.
+SWE-agent, mini-swe-agent and OpenHands record how each run ended, and that is the
+claim their folders carry (no runs.csv beside them): model-c stops at a cost limit
+(exit_cost, LimitsExceeded; OpenHands task_completed false), the others submit
+(model-d's OpenHands finish says partial). Claude Code and Codex transcripts name no
+task and carry no diff: runs.csv beside them names the task (and the claim), and
+verdicts.csv stands in for a grader.
 The same inputs always write the same bytes.
 """
 import json
@@ -103,7 +107,8 @@ def swe_agent(diff, problem):
         steps.append({"action": "submit", "execution_time": 0.5, "observation": diff[model],
                       "query": [], "response": FINAL[CLAIM[model]], "state": {},
                       "thought": FINAL[CLAIM[model]], "extra_info": {}})
-        info = {"exit_status": "submitted", "submission": diff[model] or None,
+        info = {"exit_status": "exit_cost" if model == "model-c" else "submitted",
+                "submission": diff[model] or None,
                 "model_stats": {"instance_cost": COST[model], "tokens_sent": 1000,
                                 "tokens_received": 100, "api_calls": len(steps)},
                 "swe_agent_version": "synthetic"}
@@ -115,7 +120,6 @@ def swe_agent(diff, problem):
                "info": info, "trajectory": steps, "replay_config": "{}"})
         write(os.path.join(out, INSTANCE, INSTANCE + ".pred"), pred)
         write(os.path.join(out, "preds.json"), {INSTANCE: pred})
-    write_text(os.path.join(root, "runs.csv"), claims_csv(lambda m: f"{INSTANCE}@{m}"))
 
 
 def mini_swe_agent(diff, problem):
@@ -139,9 +143,10 @@ def mini_swe_agent(diff, problem):
                          "extra": {"actions": [], "timestamp": START + end,
                                    "response": {"usage": {"prompt_tokens": prompt,
                                                           "completion_tokens": completion}}}})
-        messages.append({"role": "user", "content": "",
-                         "extra": {"exit_status": "Submitted", "submission": diff[model]}})
-        info = {"exit_status": "Submitted", "submission": diff[model],
+        status = "LimitsExceeded" if model == "model-c" else "Submitted"
+        messages.append({"role": "exit", "content": status,
+                         "extra": {"exit_status": status, "submission": diff[model]}})
+        info = {"exit_status": status, "submission": diff[model],
                 "model_stats": {"instance_cost": COST[model], "api_calls": turn + 1},
                 "config": {"model": {"model_name": model}}, "mini_version": "synthetic"}
         out = os.path.join(root, model)
@@ -151,7 +156,6 @@ def mini_swe_agent(diff, problem):
         write(os.path.join(out, "preds.json"),
               {INSTANCE: {"model_name_or_path": model, "instance_id": INSTANCE,
                           "model_patch": diff[model]}})
-    write_text(os.path.join(root, "runs.csv"), claims_csv(lambda m: f"{INSTANCE}@{m}"))
 
 
 def openhands_history(model, calls, end, problem):
