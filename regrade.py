@@ -40,17 +40,27 @@ Arguments (python3 regrade.py INSTANCES RUNS --repo PATH [--out DIR]):
 
 Procedure per run (each step is recorded in the verdict):
     1. Check out base_commit into a throwaway folder: a private git repository
-       that borrows the clone's objects read-only (objects/info/alternates), so
-       the clone's branches, index, work files and metadata are never written.
-       Under bwrap a tree is kept for the next run (checking out and deleting a
-       large tree costs seconds; Django's has 6,900 files). After each run every
+       that holds base_commit alone, so the code under test finds no future in
+       it: one pack of that commit, its tree and blobs (built once per base and
+       job, by a helper that only reads the clone, so the clone's branches,
+       index, work files and metadata are never written), HEAD detached at it
+       and marked shallow (git log shows that one commit), no ref, no reflog, no
+       ORIG_HEAD or FETCH_HEAD, no remote, no alternates, no other object (git
+       log --all, rev-list --all, cat-file on the fix's sha and a read of .git
+       find nothing after base), and PWD and OLDPWD (a shell's folders, often
+       the clone) are not passed on. Under bwrap a tree is kept for the next
+       run (checking out and deleting a large tree costs seconds; Django's has
+       6,900 files). After each run every
        file changed since the tree was handed out (its ctime, which no one can
        set back) is deleted so that git writes it anew, FIFOs and sockets (which
        git ignores) are deleted, folders get a checkout's mode back, and git
        clean -ffdx, git reset --hard and git clean -ffdx again (untracked files
        go first: git would read an untracked .gitattributes while writing files
        back) return it to its commit, with ignored files, __pycache__ and nested
-       repositories gone; it moves to the next run's commit with git checkout.
+       repositories gone, and its repository again holds its commit alone (what
+       the grader's git wrote, ORIG_HEAD and the blobs git apply --3way stored,
+       is deleted); it moves to the next run's commit with git checkout, that
+       commit's pack copied in and the other's deleted.
        The code under test could not touch it meanwhile: the tree and its .git
        are mounts of their own (neither can be moved aside), .git read-only. A
        tree is deleted, never reused, when a step fails or times out, its HEAD,
@@ -346,7 +356,8 @@ install bubblewrap, pacman -S bubblewrap). Inside it:
       test left there, and it reads back only regular files (never a link or a
       FIFO), the test output through its own handle;
     - not visible: your home, your clone (nor its git history: git in the tree
-      finds no objects), the rest of /etc, /root, /run, /var, /sys;
+      finds base_commit alone), the job's packs, other runs' folders, the rest
+      of /etc, /root, /run, /var, /sys;
     - a new PID namespace, killed with the run (--die-with-parent), so no
       process outlives it; no capabilities, no nested user namespaces.
 git and patch run outside it, reading the diff as data. auto uses bwrap where
@@ -358,7 +369,11 @@ network, no process outlives a run, the filesystem not isolated, every run a
 fresh checkout), and exits 2 where it cannot run. Each verdict records its
 isolation (bwrap, unshare or none), and so does the resume key. Where bwrap
 cannot run, the error names the reason it found (user namespaces off,
-AppArmor's restriction, a container's seccomp profile).
+AppArmor's restriction, a container's seccomp profile). Under every sandbox the
+checkout holds base_commit alone and names no other place (step 1); but only
+bwrap hides your clone itself: under unshare and none code that knows or
+searches for its path on disk (under none, also in the grader's command line
+in /proc) can read the fix there.
 
 Not contained, even under bwrap: CPU, memory and disk use (only --timeout bounds
 a run), and the recorder shares a process with the code under test. The checks
@@ -382,10 +397,11 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             shadowing_paths
 #                             rules: "Procedure per run" 2 (normalise the diff), 3 (the
 #                             test tree)
-#   Git work trees            Source open_source make_tree apply_diff reset_paths
-#                             restore_tree switch_commit TreePool
-#                             rules: "Procedure per run" 1 (check out base_commit; kept
-#                             trees), 2 (git apply, --3way, patch), 3 (reset), 9
+#   Git work trees            Source open_source base_pack hold_only make_tree apply_diff
+#                             reset_paths restore_tree switch_commit TreePool
+#                             rules: "Procedure per run" 1 (check out base_commit, holding
+#                             that commit alone; kept trees), 2 (git apply, --3way,
+#                             patch), 3 (reset), 9
 #   Test runners              test_files unittest_name read_results parse_test_log
 #                             tampering_plugins scrubbed_environment run_command
 #                             test_command
@@ -491,7 +507,7 @@ CREDENTIAL_PREFIXES = ("AWS_", "GITHUB_", "GH_", "GITLAB_", "OPENAI_", "ANTHROPI
                        "TWINE_", "DOCKER_", "KUBE")
 # Variables of the grader's own environment that would change how tests run.
 DROPPED_PREFIXES = ("PYTHON", "PYTEST_", "GIT_", "VIRTUAL_ENV", "CONDA_PREFIX", "COV_")
-DROPPED_NAMES = ("NETRC",)
+DROPPED_NAMES = ("NETRC", "PWD", "OLDPWD")    # a shell's folders: the clone, often
 CREDENTIAL_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s@:]*:[^/\s@]*@")
 TAMPERED = "the code under test tampered with the test runner"
 GIT_OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
@@ -3589,11 +3605,25 @@ def git(args, *, cwd=None, input_text=None, check=True, timeout=None, errors="re
 class Source:
     """A repository to check commits out of: a clone, or a bundle imported once."""
 
-    def __init__(self, label, git_dir):
+    def __init__(self, label, git_dir, scratch=None):
         self.label = label                          # as the user named it
         self.git_dir = git_dir                      # absolute path of a git directory
         self.objects = os.path.join(git_dir, "objects")
         self.identity = {"path": label}               # what the environment record names
+        self.scratch = scratch          # where each base's pack is kept for the job (None: a
+        self.packs = {}                 # temporary folder per pack); {commit: [pack files]}
+        self.packs_lock = threading.Lock()
+
+    def base_pack(self, commit):
+        """The files of a pack holding `commit` alone (see base_pack), built once per commit;
+        None without a scratch folder to keep it in."""
+        if self.scratch is None:
+            return None
+        with self.packs_lock:
+            if commit not in self.packs:
+                folder = tempfile.mkdtemp(prefix="pack-", dir=self.scratch)
+                self.packs[commit] = base_pack(self.git_dir, commit, folder)
+            return self.packs[commit]
 
     def resolve(self, commits):
         """Map each commit name to its full hash, or None where the repository lacks it."""
@@ -3627,7 +3657,7 @@ def open_source(path, scratch, inputs):
                               "--git-common-dir"], check=False)
         if status != 0:
             raise InputError(f"--repo {path}: not a git repository")
-        source = Source(path, output.strip().splitlines()[-1])
+        source = Source(path, output.strip().splitlines()[-1], scratch)
         status, head = git(["--git-dir", source.git_dir, "rev-parse", "--verify", "-q", "HEAD"],
                            check=False)
         source.identity = {"path": relative_path(path), "kind": "clone",
@@ -3652,21 +3682,107 @@ def open_source(path, scratch, inputs):
                              check=False)
         if status != 0:
             raise InputError(f"--repo {path}: cannot read the bundle ({output.strip()[-200:]})")
-        source = Source(path, cache)
+        source = Source(path, cache, scratch)
         source.identity = {"path": relative_path(path), "kind": "bundle",
                            "sha256": digest.hexdigest()}
         return source
     raise InputError(f"--repo {path}: no such folder or file")
 
 
+# --- checkouts that hold no future ---
+# The code under test must not find the fix in history: a checkout that borrowed
+# the clone's objects (objects/info/alternates) let `git cat-file -p FIX:path`,
+# `git log --all` or a read of the object store find the upstream fix. A tree's
+# repository holds its base commit alone: one pack of that commit, its tree and
+# blobs, copied from a pack built once per base and job; HEAD detached at it,
+# marked shallow (git log shows that one commit), no ref, no reflog, no
+# alternates, no remote, no other object.
+FORGOTTEN = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
+             "AUTO_MERGE", "packed-refs", "logs", "refs")
+
+
+def base_pack(git_dir, commit, folder):
+    """Build the pack of `commit` alone in folder (a helper repository borrowing git_dir's
+    objects, so nothing is written into git_dir); return its files' paths."""
+    helper = os.path.join(folder, "helper.git")
+    git(["init", "-q", "--bare", "--template=", helper])
+    with open(os.path.join(helper, "objects", "info", "alternates"), "w",
+              encoding="utf-8") as handle:
+        handle.write(os.path.join(git_dir, "objects") + "\n")
+    # --no-walk: the commit's own tree and blobs, none of its parents'. Bytes
+    # throughout: a path that is not UTF-8 (or holds a newline) must not break a line.
+    command = ["git", *GIT_OPTIONS, "--git-dir", helper]
+    try:
+        listing = subprocess.run([*command, "rev-list", "--objects", "--no-object-names",
+                                  "--no-walk", commit], env=GIT_ENV, stdin=subprocess.DEVNULL,
+                                 capture_output=True, timeout=RESTORE_TIMEOUT)
+        if listing.returncode != 0:
+            raise GradingError(f"git rev-list {commit[:12]} failed: "
+                               f"{listing.stderr.decode('utf-8', 'replace').strip()[-300:]}")
+        packed = subprocess.run([*command, "pack-objects", "-q",
+                                 os.path.join(helper, "objects", "pack", "pack")],
+                                env=GIT_ENV, input=listing.stdout, capture_output=True,
+                                timeout=RESTORE_TIMEOUT)
+    except OSError as exc:
+        raise GradingError(f"cannot run git ({exc.strerror or exc})") from None
+    except subprocess.TimeoutExpired:
+        raise GradingError(f"packing {commit[:12]} ran over {RESTORE_TIMEOUT} s") from None
+    if packed.returncode != 0:
+        raise GradingError(f"git pack-objects {commit[:12]} failed: "
+                           f"{packed.stderr.decode('utf-8', 'replace').strip()[-300:]}")
+    name = "pack-" + packed.stdout.decode("ascii", "replace").strip()
+    pack_dir = os.path.join(helper, "objects", "pack")
+    return sorted(os.path.join(pack_dir, entry) for entry in os.listdir(pack_dir)
+                  if entry.startswith(name + "."))
+
+
+def hold_only(git_dir, commit, packs):
+    """Make a tree's repository hold `commit` alone: its pack (file names in `packs`), no
+    other pack or loose object, no ref, reflog, ORIG_HEAD or FETCH_HEAD; shallow at it."""
+    objects = os.path.join(git_dir, "objects")
+    for entry in os.listdir(objects):
+        path = os.path.join(objects, entry)
+        if entry == "pack":
+            for name in os.listdir(path):
+                if name not in packs:
+                    remove_entry(os.path.join(path, name))
+        elif entry != "info":
+            remove_entry(path)
+    remove_entry(os.path.join(objects, "info", "alternates"))
+    for name in FORGOTTEN:
+        remove_entry(os.path.join(git_dir, name))
+    os.makedirs(os.path.join(git_dir, "refs"))      # git wants the folder, even empty
+    with open(os.path.join(git_dir, "shallow"), "w", encoding="ascii") as handle:
+        handle.write(commit + "\n")
+
+
+def install_pack(source, commit, git_dir):
+    """Copy `commit`'s pack into a tree's repository (a copy: a run under unshare or none
+    can write its .git, and must not reach the pack other trees copy); its file names."""
+    files, built = source.base_pack(commit), None
+    if files is None:           # no job folder to keep packs in: one for this tree only
+        built = tempfile.mkdtemp(prefix="pack-", dir=os.path.dirname(os.path.dirname(git_dir)))
+        files = base_pack(source.git_dir, commit, built)
+    try:
+        names = []
+        for path in files:
+            names.append(os.path.basename(path))
+            target = os.path.join(git_dir, "objects", "pack", names[-1])
+            if not os.path.exists(target):
+                shutil.copyfile(path, target)
+        return names
+    finally:
+        if built:
+            remove_folder(built)
+
+
 def make_tree(source, commit, folder):
-    """Check `commit` out into folder/tree: a private repository borrowing the source's objects."""
+    """Check `commit` out into folder/tree: a private repository holding that commit alone."""
     tree = os.path.join(folder, "tree")
     git(["init", "-q", "--template=", tree])
-    info = os.path.join(tree, ".git", "objects", "info")
-    os.makedirs(info, exist_ok=True)
-    with open(os.path.join(info, "alternates"), "w", encoding="utf-8") as handle:
-        handle.write(source.objects + "\n")
+    git_dir = os.path.join(tree, ".git")
+    git(["--git-dir", git_dir, "config", "core.logAllRefUpdates", "false"])
+    hold_only(git_dir, commit, install_pack(source, commit, git_dir))
     git(["-C", tree, "checkout", "-q", "--detach", commit])
     return tree
 
@@ -3766,7 +3882,16 @@ def restore_tree(tree, commit, identity, since):
         if git(["-C", tree, *args], check=False, timeout=RESTORE_TIMEOUT)[0] != 0:
             return False
     status, head = git(["-C", tree, "rev-parse", "--verify", "-q", "HEAD^{commit}"], check=False)
-    return status == 0 and head.strip() == commit and tree_is_its_index(tree)
+    if status != 0 or head.strip() != commit or not tree_is_its_index(tree):
+        return False
+    # What the grader's own git wrote during the run (ORIG_HEAD, the blobs git apply
+    # --3way stored from the run's diff) is not for the next run to find.
+    git_dir = os.path.join(tree, ".git")
+    try:
+        hold_only(git_dir, commit, os.listdir(os.path.join(git_dir, "objects", "pack")))
+    except OSError:
+        return False
+    return True
 
 
 def tracked_entries(tree):
@@ -3838,10 +3963,19 @@ def odd_attributes(folder):
         name.startswith(("user.", "system.")) for name in os.listxattr(folder))
 
 
-def switch_commit(tree, commit):
-    """Move a clean kept tree to another commit (only the files that differ are written)."""
-    return all(git(["-C", tree, *args], check=False, timeout=RESTORE_TIMEOUT)[0] == 0 for args in
-               (["checkout", "-q", "--detach", "-f", commit], ["clean", "-q", "-ffdx"]))
+def switch_commit(tree, source, commit):
+    """Move a clean kept tree to another commit (only the files that differ are written);
+    its repository then holds that commit alone, the other's objects gone."""
+    git_dir = os.path.join(tree, ".git")
+    try:
+        packs = install_pack(source, commit, git_dir)
+    except (GradingError, OSError):
+        return False
+    if not all(git(["-C", tree, *args], check=False, timeout=RESTORE_TIMEOUT)[0] == 0 for args in
+               (["checkout", "-q", "--detach", "-f", commit], ["clean", "-q", "-ffdx"])):
+        return False
+    hold_only(git_dir, commit, packs)
+    return True
 
 
 def folder_mode():
@@ -3924,7 +4058,7 @@ class TreePool:
         how = "fresh checkout"
         if lease is not None:
             how = "kept tree" if lease["commit"] == commit else "kept tree, moved to its commit"
-            if lease["commit"] != commit and not switch_commit(lease["tree"], commit):
+            if lease["commit"] != commit and not switch_commit(lease["tree"], source, commit):
                 remove_folder(lease["folder"])
                 lease, how = None, "fresh checkout"
         if lease is None:
