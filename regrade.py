@@ -4434,6 +4434,20 @@ def unittest_module(dotted, roots):
     return dotted
 
 
+def file_module(path, roots, tree):
+    """The dotted module a test file is imported as, below the first import root holding it.
+
+    >>> [file_module(p, ["/t/src", "/t"], "/t") for p in ("src/pkg/test_a.py", "tests/test_b.py")]
+    ['pkg.test_a', 'tests.test_b']
+    """
+    full = os.path.join(tree, path)
+    for root in roots:
+        relative = os.path.relpath(full, root)
+        if not relative.startswith(os.pardir + os.sep):
+            return relative[:-3].replace(os.sep, ".") if relative.endswith(".py") else relative
+    return path
+
+
 def unfound_tests(test_ids, dotted_ids, tree, roots):
     """Listed ids whose test file (pytest ids) or module (dotted ids) is nowhere in the tree.
 
@@ -6111,6 +6125,8 @@ def plan_tests(job, verdict):
         files = list(instance["run_files"])
     dotted = [unittest_name(t) for t in listed]
     modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
+    if instance.get("run_files") is not None and not listed:
+        modules = sorted({file_module(p, [import_root, tree], tree) for p in files})
     unfound = [] if template else unfound_tests(listed, dotted, tree, [import_root, tree])
     project = None
     if runner in PROJECT_RUNNERS:
@@ -6264,6 +6280,9 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
     record["output"] = output
     if job["settings"].get("observe_all"):          # --make-instances reads every test's outcome
         verdict.setdefault("all_outcomes", []).append(dict(outcomes))
+        if runner == "django":      # and spells each test as Django's verbose runner prints it
+            verdict.setdefault("all_descriptions", []).append(
+                test_descriptions(results_path, secret))
     if plan["project"] is not None:
         # A Django or SymPy id stands for the tests its plan mapped it to.
         described = test_descriptions(results_path, secret)
@@ -7725,11 +7744,19 @@ Making instances (--make-instances FIXES --repo [OWNER/NAME=]PATH --out DIR)
     test_patch and K times at base + patch + test_patch, each in its own
     checkout under the sandbox, with the runner regrading uses (--runner auto:
     django or sympy for those repositories, else pytest, which also runs
-    unittest tests; --runner log with a --test-cmd holding {files}). Django
-    runs the test patch's labels and SymPy its test files, as SWE-bench does.
-    Lists (a test id is as the runner records it: pytest's node id; Django's
-    test_x (module.Class), never a docstring, so every id names one test;
-    SymPy's bare test_x, or path.py::test_x when two run files define it):
+    unittest tests; --runner unittest loads the test modules with unittest;
+    --runner log with a --test-cmd holding {files}). Django runs the test
+    patch's labels and SymPy its test files, as SWE-bench does.
+    Lists (a test id is spelled as SWE-bench's log parser reads it from the
+    same run, so the harness can grade the instance: pytest's node id;
+    unittest's module.Class.test_x; Django's `test_x (module.Class.test_x)`
+    where the tests ran on Python 3.11+ and `test_x (module.Class)` before
+    (unittest's str(test)), or the first line of the test's docstring where it
+    has one (the line Django's verbose runner ends with ' ... ok'); SymPy's
+    bare test_x. An id naming several tests, a docstring line two tests share
+    or a name two run files define, counts as one, as grading reads it: their
+    worst outcome when they agree; where one passed and another did not in
+    any run, the id is in neither list (validation.excluded.ambiguous)):
         FAIL_TO_PASS  not passed in any before-run (a test that does not
                       exist or does not collect in a run counts as failing
                       there) and passed in every after-run
@@ -7741,7 +7768,8 @@ Making instances (--make-instances FIXES --repo [OWNER/NAME=]PATH --out DIR)
                       (validation.excluded.skipped)
     validation.excluded also lists the tests the fix breaks (passed before, not
     after) and those failing on both sides, so every test that ran is accounted
-    for. A run that timed out is left out of its side (validation.timed_out).
+    for; validation.python_version is the interpreter the runs reported, which
+    decided Django's spelling. A run that timed out is left out of its side (validation.timed_out).
     Rejected, with the reason (DIR/rejected.jsonl, counted in the report):
         a diff that is not UTF-8; no test file touched; only tests changed;
         the test patch does not apply; the patch does not apply; every run
@@ -8050,28 +8078,63 @@ def problem_statement(entry, git_dir, context):
     return (git_text(git_dir, ["show", "-s", "--format=%B", entry["sha"]]) or "").strip() + "\n"
 
 
-def spelled_ids(outcomes, runner):
+AMBIGUOUS = "ambiguous"      # an id naming tests that disagree in a run: in neither list
+
+
+def django_spelling(test_id, doc, python_version):
+    """SWE-bench's Django id for a recorded test: what its log parser reads before ' ... ok'.
+
+    Django's verbose runner prints str(test), `test_x (module.Class.test_x)` on Python
+    3.11+ and `test_x (module.Class)` before, and on the next line (the one holding
+    the outcome) the first line of the test's docstring where it has one.
+
+    >>> django_spelling("m.C.test_a", None, "3.11.7"), django_spelling("m.C.test_a", "", "3.9.18")
+    ('test_a (m.C.test_a)', 'test_a (m.C)')
+    >>> django_spelling("m.C.test_a", "Say A.", "3.12.1")
+    'Say A.'
+    """
+    if doc:
+        return doc
+    owner, _, name = test_id.rpartition(".")
+    if not owner:
+        return test_id
+    version = tuple(int(p) for p in re.findall(r"\d+", python_version or "")[:2])
+    return f"{name} ({owner}.{name})" if version >= (3, 11) else f"{name} ({owner})"
+
+
+def spelled_ids(outcomes, runner, descriptions=None, python_version=None):
     """One run's recorded outcomes keyed by SWE-bench's spelling of each id.
 
-    Django: test_x (module.Class); SymPy: the bare name, unless two files define it.
+    Django: django_spelling (the docstring line where the test has one); SymPy: the
+    bare name. Tests that one spelling names together (two docstrings alike, a name
+    two files define) count as one, as grading reads that id: their worst outcome
+    when they agree (AMBIGUOUS when one passes and another does not).
 
-    >>> spelled_ids({"m.C.test_a": "passed"}, "django")
-    {'test_a (m.C)': 'passed'}
+    >>> spelled_ids({"m.C.test_a": "passed", "m.C.test_b": "failed"}, "django",
+    ...             {"m.C.test_b": "Say B."}, "3.9.18")
+    {'test_a (m.C)': 'passed', 'Say B.': 'failed'}
     >>> sorted(spelled_ids({"a/t.py::test_x": "passed", "b/t.py::test_x": "failed",
-    ...                     "a/t.py::test_y": "failed"}, "sympy").items())
-    [('a/t.py::test_x', 'passed'), ('b/t.py::test_x', 'failed'), ('test_y', 'failed')]
+    ...                     "a/t.py::test_y": "error", "b/t.py::test_y": "failed"},
+    ...                    "sympy").items())
+    [('test_x', 'ambiguous'), ('test_y', 'error')]
     """
     if runner == "django":
-        spelled = {}
-        for test_id, outcome in outcomes.items():
-            parts = test_id.rsplit(".", 1)
-            spelled[f"{parts[1]} ({parts[0]})" if len(parts) == 2 else test_id] = outcome
-        return spelled
-    if runner == "sympy":
-        names = collections.Counter(t.rsplit("::", 1)[-1] for t in outcomes)
-        return {t.rsplit("::", 1)[-1] if names[t.rsplit("::", 1)[-1]] == 1 else t: o
-                for t, o in outcomes.items()}
-    return dict(outcomes)
+        descriptions = descriptions or {}
+        names = {t: django_spelling(t, descriptions.get(t), python_version) for t in outcomes}
+    elif runner == "sympy":
+        names = {t: t.rsplit("::", 1)[-1] for t in outcomes}
+    else:
+        return dict(outcomes)
+    seen = {}
+    for test_id in sorted(outcomes):
+        seen.setdefault(names[test_id], []).append(outcomes[test_id])
+    spelled = {}
+    for name, found in seen.items():
+        if len({outcome_group(o) for o in found}) > 1:
+            spelled[name] = AMBIGUOUS
+        else:
+            spelled[name] = max(found, key=lambda o: OUTCOME_RANK.get(o, 0))
+    return spelled
 
 
 def derive_lists(before, after):
@@ -8088,12 +8151,16 @@ def derive_lists(before, after):
     >>> lists["FAIL_TO_PASS"], lists["PASS_TO_PASS"], lists["flaky"]
     (['a'], ['b'], ['c'])
     >>> lists["excluded"]
-    {'skipped': ['d'], 'broken_by_fix': ['e'], 'failing_after': []}
+    {'skipped': ['d'], 'broken_by_fix': ['e'], 'failing_after': [], 'ambiguous': []}
     """
     lists = {"FAIL_TO_PASS": [], "PASS_TO_PASS": [], "flaky": [],
-             "excluded": {"skipped": [], "broken_by_fix": [], "failing_after": []}}
+             "excluded": {"skipped": [], "broken_by_fix": [], "failing_after": [],
+                          "ambiguous": []}}
     ids = sorted(set().union(*before, *after))
     for test_id in ids:
+        if any(run.get(test_id) == AMBIGUOUS for run in before + after):
+            lists["excluded"]["ambiguous"].append(test_id)
+            continue
         # A test that did not run in a run (absent, or its file did not collect) failed there.
         seen_before = [run.get(test_id) or "failed" for run in before]
         seen_after = [run.get(test_id) or "failed" for run in after]
@@ -8145,10 +8212,13 @@ def run_side(fix, side, attempt, context):
     verdict, log_text = grade_run(run, instance, context["source"], settings)
     context["write_log"](f"{run['run_id']}.log", log_text)
     outcomes = (verdict.get("all_outcomes") or [None])[0]
+    python_version = (verdict.get("environment") or {}).get("python_version")
     return {"status": verdict["status"], "reason": verdict["reason"], "test_s": verdict["test_s"],
             "duration_s": verdict["duration_s"], "work_tree": verdict["work_tree"],
-            "outcomes": None if outcomes is None else spelled_ids(outcomes, fix["runner"]),
-            "python_version": (verdict.get("environment") or {}).get("python_version")}
+            "outcomes": None if outcomes is None else spelled_ids(
+                outcomes, fix["runner"], (verdict.get("all_descriptions") or [None])[0],
+                python_version),
+            "python_version": python_version}
 
 
 def side_problem(side, runs):
@@ -8318,9 +8388,6 @@ def make_context(args, inputs):
     if len(named) + (fallback is not None) != 1:
         raise InputError("--make-instances takes one --repo [OWNER/NAME=]PATH")
     repo, path = next(iter(named.items())) if named else (None, fallback)
-    if args.runner == "unittest":
-        raise InputError("--make-instances --runner unittest: use pytest (it runs unittest "
-                         "tests too), log with --test-cmd, or django/sympy")
     if args.runner == "log" and not (args.test_cmd and "{files}" in args.test_cmd):
         raise InputError("--make-instances --runner log needs a --test-cmd holding {files}")
     settings = new_settings(args, repeat=1)

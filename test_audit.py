@@ -9435,6 +9435,118 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
         self.assertEqual(regrade.is_test_module("tests/test_x.py"), True)
 
 
+# Issue 24: made instances in SWE-bench's spelling. SWE-bench reads a Django id
+# off the verbose runner's line before ' ... ok': str(test), which Python 3.11
+# changed from `test_x (module.Class)` to `test_x (module.Class.test_x)`, or the
+# first docstring line printed under it. This is its parse_log_django for the
+# lines these runs print (swebench/harness/log_parsers/python.py), written from
+# its source, so the made ids are checked against the harness's own reading.
+def swebench_django_log(text):
+    """{test id: PASSED|FAILED|ERROR|SKIPPED} as SWE-bench's Django log parser reads a log."""
+    found, previous = {}, None
+    for line in text.split("\n"):
+        line = line.strip()
+        if " ... " in line:
+            previous = line.split(" ... ")[0]
+        for suffix in (" ... ok", " ... OK", " ...  OK"):
+            if line.endswith(suffix):
+                found[line.rsplit(suffix, 1)[0]] = "PASSED"
+                break
+        if " ... skipped" in line:
+            found[line.split(" ... skipped")[0]] = "SKIPPED"
+        if line.endswith(" ... FAIL"):
+            found[line.split(" ... FAIL")[0]] = "FAILED"
+        if line.startswith("FAIL:"):
+            found[line.split()[1].strip()] = "FAILED"
+        if line.endswith(" ... ERROR"):
+            found[line.split(" ... ERROR")[0]] = "ERROR"
+        if line.startswith("ERROR:"):
+            found[line.split()[1].strip()] = "ERROR"
+        if line.lstrip().startswith("ok") and previous is not None:
+            found[previous] = "PASSED"
+    return found
+
+
+class TestRegradeMadeSpelling(RegradeRepoCase):
+    """Made instances' ids are SWE-bench's: Django's for the interpreter, docstring
+    lines included; unittest's dotted ids with --runner unittest."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.make_repo(DJANGOISH_BASE)
+        files = dict(DJANGOISH_TESTS, **DJANGOISH_FIX)
+        regrade_write_files(cls.repo, files)
+        regrade_git(["add", "-A"], cls.repo)
+        regrade_git(["commit", "-q", "-m", "Fixed prices in cents"], cls.repo)
+        cls.fix = regrade_git(["rev-parse", "HEAD"], cls.repo).strip()
+        cls.fixes = write(cls.folder, "fixes.txt", f"{cls.fix} shop-1\n")
+        cls.out = os.path.join(cls.folder, "made")
+        cls.status, cls.report, cls.err = regrade_json([
+            "--make-instances", cls.fixes, "--repo", f"acme/shop={cls.repo}", "--out", cls.out,
+            "--repeat", "1", "--sandbox", "none", "--runner", "django"])
+
+    def log(self, side):
+        path = os.path.join(self.out, "logs", f"shop-1.{side}.1.log")
+        with open(path, encoding="utf-8") as handle:
+            return swebench_django_log(handle.read())
+
+    def test_django_ids_are_what_swebench_reads_from_the_same_runs(self):
+        self.assertEqual(self.status, 0, self.err)
+        with open(os.path.join(self.out, "instances.jsonl"), encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle]
+        self.assertEqual(len(rows), 1, self.report)
+        f2p, p2p = (json.loads(rows[0][key]) for key in ("FAIL_TO_PASS", "PASS_TO_PASS"))
+        before, after = self.log("before"), self.log("after")
+        # SWE-bench's lists from its own reading: failed (or absent) before, passed after.
+        self.assertEqual(sorted(f2p), sorted(t for t, s in after.items() if s == "PASSED" and
+                                             before.get(t) != "PASSED" and t != "Twin docstring."))
+        self.assertEqual(p2p, [t for t, s in after.items() if s == "PASSED" and
+                               before.get(t) == "PASSED" and t != "Twin docstring."])
+        # What that reading is, by the interpreter's version: its str(test), and the
+        # docstring line for the test that has one.
+        owner = "shop.tests.PriceTests"
+        spell = (lambda n: f"{n} ({owner}.{n})") if sys.version_info >= (3, 11) else \
+            (lambda n: f"{n} ({owner})")
+        self.assertEqual(sorted(f2p), sorted([spell("test_cents"), "Prices keep their cents."]))
+        self.assertEqual(p2p, [spell("test_whole")])
+        # Two tests share a docstring and disagree before the fix: the id is in neither list.
+        self.assertEqual(rows[0]["validation"]["excluded"]["ambiguous"], ["Twin docstring."])
+        self.assertEqual(rows[0]["validation"]["self_check"],
+                         {"gold": "resolved", "empty": "unresolved"})
+
+    def test_made_ids_grade_as_swebench_spells_them(self):
+        # The grading side reads both Django spellings and docstring lines.
+        instances = os.path.join(self.out, "instances.jsonl")
+        for runs, want in (("gold", "resolved"), ("empty", "unresolved")):
+            status, report, err = regrade_json([instances, runs, "--repo", self.repo,
+                                                "--sandbox", "none"])
+            self.assertEqual((status, [v["status"] for v in report["runs"]]), (0, [want]), err)
+
+    def test_unittest_runner_makes_dotted_ids(self):
+        with TempDir() as folder:
+            repo, _ = regrade_repo(folder, CORE_BASE)
+            regrade_write_files(repo, dict(CORE_FIX, **{"tests/test_ops.py": (
+                CORE_BASE["tests/test_ops.py"].split("    def test_unlisted_broken")[0] +
+                "    def test_add_negative(self):\n        self.assertEqual(add(-1, -2), -3)\n")}))
+            regrade_git(["add", "-A"], repo)
+            regrade_git(["commit", "-q", "-m", "Fix add"], repo)
+            fixes = write(folder, "fixes.txt", "HEAD calc-1\n")
+            out = os.path.join(folder, "made")
+            status, report, err = regrade_json(["--make-instances", fixes, "--repo", repo,
+                                                "--out", out, "--runner", "unittest",
+                                                "--repeat", "1", "--sandbox", "none"])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "instances.jsonl"), encoding="utf-8") as handle:
+                rows = [json.loads(line) for line in handle]
+        self.assertEqual(len(rows), 1, report)
+        self.assertEqual(rows[0]["test_runner"], "unittest")
+        self.assertEqual(json.loads(rows[0]["FAIL_TO_PASS"]), ["tests.test_ops.TestOps.test_add",
+                                                               "tests.test_ops.TestOps.test_add_negative"])
+        self.assertEqual(json.loads(rows[0]["PASS_TO_PASS"]), ["tests.test_ops.TestOps.test_zero"])
+        self.assertEqual(rows[0]["validation"]["self_check"],
+                         {"gold": "resolved", "empty": "unresolved"})
+
+
 # === Paste-ready output ===
 def footer_command(out):
     """The command in a report's provenance footer (text or Markdown), as words."""
