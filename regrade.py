@@ -3732,8 +3732,13 @@ def base_pack(git_dir, commit, folder):
                            f"{packed.stderr.decode('utf-8', 'replace').strip()[-300:]}")
     name = "pack-" + packed.stdout.decode("ascii", "replace").strip()
     pack_dir = os.path.join(helper, "objects", "pack")
-    return sorted(os.path.join(pack_dir, entry) for entry in os.listdir(pack_dir)
-                  if entry.startswith(name + "."))
+    files = []
+    for entry in sorted(os.listdir(pack_dir)):
+        if entry.startswith(name + "."):
+            files.append(os.path.join(folder, entry))
+            os.replace(os.path.join(pack_dir, entry), files[-1])
+    remove_folder(helper)       # its alternates name the clone: nothing is left to point there
+    return files
 
 
 def hold_only(git_dir, commit, packs):
