@@ -9522,6 +9522,37 @@ class TestRegradeMadeSpelling(RegradeRepoCase):
                                                 "--sandbox", "none"])
             self.assertEqual((status, [v["status"] for v in report["runs"]]), (0, [want]), err)
 
+    def test_sympy_ids_are_bare_names_as_swebench_reads_them(self):
+        with TempDir() as folder:
+            repo, _ = regrade_repo(folder, SYMPYISH_BASE)
+            # A second test file defines test_double too: it fails before the fix,
+            # test_basic.py's passes; SWE-bench's log keeps one test_double.
+            regrade_write_files(repo, dict(SYMPYISH_TESTS, **SYMPYISH_FIX, **{
+                "sympy/core/tests/test_other.py": "from sympy import double\n\n\n"
+                "def test_double():\n    assert double(-3) == -6\n\n\n"
+                "def test_double_one():\n    assert double(1) == 2\n"}))
+            regrade_git(["add", "-A"], repo)
+            regrade_git(["commit", "-q", "-m", "Fix double"], repo)
+            fixes = write(folder, "fixes.txt", "HEAD sym-1\n")
+            out = os.path.join(folder, "made")
+            status, report, err = regrade_json(["--make-instances", fixes, "--repo", repo,
+                                                "--out", out, "--runner", "sympy",
+                                                "--repeat", "1", "--sandbox", "none"])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "instances.jsonl"), encoding="utf-8") as handle:
+                rows = [json.loads(line) for line in handle]
+            with open(os.path.join(out, "logs", "sym-1.after.1.log"), encoding="utf-8") as handle:
+                # SWE-bench's parse_log_sympy: a line starting test_ and ending ' ok' passed.
+                read = [line.split()[0] for line in map(str.strip, handle)
+                        if line.startswith("test_") and line.endswith(" ok")]
+        self.assertEqual(len(rows), 1, report)
+        f2p, p2p = (json.loads(rows[0][key]) for key in ("FAIL_TO_PASS", "PASS_TO_PASS"))
+        self.assertEqual((f2p, p2p), (["test_double_negative"], ["test_double_one"]))
+        # The spelling is the parser's; a file's last test it never reads (its line
+        # ends 'test_double_one ok [OK]'): SWE-bench's defect, said in the manual.
+        self.assertEqual(sorted(set(read)), ["test_double", "test_double_negative"])
+        self.assertEqual(rows[0]["validation"]["excluded"]["ambiguous"], ["test_double"])
+
     def test_unittest_runner_makes_dotted_ids(self):
         with TempDir() as folder:
             repo, _ = regrade_repo(folder, CORE_BASE)
