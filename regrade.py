@@ -40,17 +40,27 @@ Arguments (python3 regrade.py INSTANCES RUNS --repo PATH [--out DIR]):
 
 Procedure per run (each step is recorded in the verdict):
     1. Check out base_commit into a throwaway folder: a private git repository
-       that borrows the clone's objects read-only (objects/info/alternates), so
-       the clone's branches, index, work files and metadata are never written.
-       Under bwrap a tree is kept for the next run (checking out and deleting a
-       large tree costs seconds; Django's has 6,900 files). After each run every
+       that holds base_commit alone, so the code under test finds no future in
+       it: one pack of that commit, its tree and blobs (built once per base and
+       job, by a helper that only reads the clone, so the clone's branches,
+       index, work files and metadata are never written), HEAD detached at it
+       and marked shallow (git log shows that one commit), no ref, no reflog, no
+       ORIG_HEAD or FETCH_HEAD, no remote, no alternates, no other object (git
+       log --all, rev-list --all, cat-file on the fix's sha and a read of .git
+       find nothing after base), and PWD and OLDPWD (a shell's folders, often
+       the clone) are not passed on. Under bwrap a tree is kept for the next
+       run (checking out and deleting a large tree costs seconds; Django's has
+       6,900 files). After each run every
        file changed since the tree was handed out (its ctime, which no one can
        set back) is deleted so that git writes it anew, FIFOs and sockets (which
        git ignores) are deleted, folders get a checkout's mode back, and git
        clean -ffdx, git reset --hard and git clean -ffdx again (untracked files
        go first: git would read an untracked .gitattributes while writing files
        back) return it to its commit, with ignored files, __pycache__ and nested
-       repositories gone; it moves to the next run's commit with git checkout.
+       repositories gone, and its repository again holds its commit alone (what
+       the grader's git wrote, ORIG_HEAD and the blobs git apply --3way stored,
+       is deleted); it moves to the next run's commit with git checkout, that
+       commit's pack copied in and the other's deleted.
        The code under test could not touch it meanwhile: the tree and its .git
        are mounts of their own (neither can be moved aside), .git read-only. A
        tree is deleted, never reused, when a step fails or times out, its HEAD,
@@ -347,7 +357,8 @@ install bubblewrap, pacman -S bubblewrap). Inside it:
       test left there, and it reads back only regular files (never a link or a
       FIFO), the test output through its own handle;
     - not visible: your home, your clone (nor its git history: git in the tree
-      finds no objects), the rest of /etc, /root, /run, /var, /sys;
+      finds base_commit alone), the job's packs, other runs' folders, the rest
+      of /etc, /root, /run, /var, /sys;
     - a new PID namespace, killed with the run (--die-with-parent), so no
       process outlives it; no capabilities, no nested user namespaces.
 git and patch run outside it, reading the diff as data. auto uses bwrap where
@@ -359,7 +370,11 @@ network, no process outlives a run, the filesystem not isolated, every run a
 fresh checkout), and exits 2 where it cannot run. Each verdict records its
 isolation (bwrap, unshare or none), and so does the resume key. Where bwrap
 cannot run, the error names the reason it found (user namespaces off,
-AppArmor's restriction, a container's seccomp profile).
+AppArmor's restriction, a container's seccomp profile). Under every sandbox the
+checkout holds base_commit alone and names no other place (step 1); but only
+bwrap hides your clone itself: under unshare and none code that knows or
+searches for its path on disk (under none, also in the grader's command line
+in /proc) can read the fix there.
 
 Not contained, even under bwrap: CPU, memory and disk use (only --timeout bounds
 a run), and the recorder shares a process with the code under test. The checks
@@ -383,10 +398,11 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             shadowing_paths
 #                             rules: "Procedure per run" 2 (normalise the diff), 3 (the
 #                             test tree)
-#   Git work trees            Source open_source make_tree apply_diff reset_paths
-#                             restore_tree switch_commit TreePool
-#                             rules: "Procedure per run" 1 (check out base_commit; kept
-#                             trees), 2 (git apply, --3way, patch), 3 (reset), 9
+#   Git work trees            Source open_source base_pack hold_only make_tree apply_diff
+#                             reset_paths restore_tree switch_commit TreePool
+#                             rules: "Procedure per run" 1 (check out base_commit, holding
+#                             that commit alone; kept trees), 2 (git apply, --3way,
+#                             patch), 3 (reset), 9
 #   Test runners              test_files unittest_name read_results parse_test_log
 #                             tampering_plugins scrubbed_environment run_command
 #                             test_command
@@ -492,7 +508,7 @@ CREDENTIAL_PREFIXES = ("AWS_", "GITHUB_", "GH_", "GITLAB_", "OPENAI_", "ANTHROPI
                        "TWINE_", "DOCKER_", "KUBE")
 # Variables of the grader's own environment that would change how tests run.
 DROPPED_PREFIXES = ("PYTHON", "PYTEST_", "GIT_", "VIRTUAL_ENV", "CONDA_PREFIX", "COV_")
-DROPPED_NAMES = ("NETRC",)
+DROPPED_NAMES = ("NETRC", "PWD", "OLDPWD")    # a shell's folders: the clone, often
 CREDENTIAL_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s@:]*:[^/\s@]*@")
 TAMPERED = "the code under test tampered with the test runner"
 GIT_OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
@@ -3933,11 +3949,25 @@ def git(args, *, cwd=None, input_text=None, check=True, timeout=None, errors="re
 class Source:
     """A repository to check commits out of: a clone, or a bundle imported once."""
 
-    def __init__(self, label, git_dir):
+    def __init__(self, label, git_dir, scratch=None):
         self.label = label                          # as the user named it
         self.git_dir = git_dir                      # absolute path of a git directory
         self.objects = os.path.join(git_dir, "objects")
         self.identity = {"path": label}               # what the environment record names
+        self.scratch = scratch          # where each base's pack is kept for the job (None: a
+        self.packs = {}                 # temporary folder per pack); {commit: [pack files]}
+        self.packs_lock = threading.Lock()
+
+    def base_pack(self, commit):
+        """The files of a pack holding `commit` alone (see base_pack), built once per commit;
+        None without a scratch folder to keep it in."""
+        if self.scratch is None:
+            return None
+        with self.packs_lock:
+            if commit not in self.packs:
+                folder = tempfile.mkdtemp(prefix="pack-", dir=self.scratch)
+                self.packs[commit] = base_pack(self.git_dir, commit, folder)
+            return self.packs[commit]
 
     def resolve(self, commits):
         """Map each commit name to its full hash, or None where the repository lacks it."""
@@ -3971,7 +4001,7 @@ def open_source(path, scratch, inputs):
                               "--git-common-dir"], check=False)
         if status != 0:
             raise InputError(f"--repo {path}: not a git repository")
-        source = Source(path, output.strip().splitlines()[-1])
+        source = Source(path, output.strip().splitlines()[-1], scratch)
         status, head = git(["--git-dir", source.git_dir, "rev-parse", "--verify", "-q", "HEAD"],
                            check=False)
         source.identity = {"path": relative_path(path), "kind": "clone",
@@ -3996,21 +4026,112 @@ def open_source(path, scratch, inputs):
                              check=False)
         if status != 0:
             raise InputError(f"--repo {path}: cannot read the bundle ({output.strip()[-200:]})")
-        source = Source(path, cache)
+        source = Source(path, cache, scratch)
         source.identity = {"path": relative_path(path), "kind": "bundle",
                            "sha256": digest.hexdigest()}
         return source
     raise InputError(f"--repo {path}: no such folder or file")
 
 
+# --- checkouts that hold no future ---
+# The code under test must not find the fix in history: a checkout that borrowed
+# the clone's objects (objects/info/alternates) let `git cat-file -p FIX:path`,
+# `git log --all` or a read of the object store find the upstream fix. A tree's
+# repository holds its base commit alone: one pack of that commit, its tree and
+# blobs, copied from a pack built once per base and job; HEAD detached at it,
+# marked shallow (git log shows that one commit), no ref, no reflog, no
+# alternates, no remote, no other object.
+FORGOTTEN = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD",
+             "AUTO_MERGE", "packed-refs", "logs", "refs")
+
+
+def base_pack(git_dir, commit, folder):
+    """Build the pack of `commit` alone in folder (a helper repository borrowing git_dir's
+    objects, so nothing is written into git_dir); return its files' paths."""
+    helper = os.path.join(folder, "helper.git")
+    git(["init", "-q", "--bare", "--template=", helper])
+    with open(os.path.join(helper, "objects", "info", "alternates"), "w",
+              encoding="utf-8") as handle:
+        handle.write(os.path.join(git_dir, "objects") + "\n")
+    # --no-walk: the commit's own tree and blobs, none of its parents'. Bytes
+    # throughout: a path that is not UTF-8 (or holds a newline) must not break a line.
+    command = ["git", *GIT_OPTIONS, "--git-dir", helper]
+    try:
+        listing = subprocess.run([*command, "rev-list", "--objects", "--no-object-names",
+                                  "--no-walk", commit], env=GIT_ENV, stdin=subprocess.DEVNULL,
+                                 capture_output=True, timeout=RESTORE_TIMEOUT)
+        if listing.returncode != 0:
+            raise GradingError(f"git rev-list {commit[:12]} failed: "
+                               f"{listing.stderr.decode('utf-8', 'replace').strip()[-300:]}")
+        packed = subprocess.run([*command, "pack-objects", "-q",
+                                 os.path.join(helper, "objects", "pack", "pack")],
+                                env=GIT_ENV, input=listing.stdout, capture_output=True,
+                                timeout=RESTORE_TIMEOUT)
+    except OSError as exc:
+        raise GradingError(f"cannot run git ({exc.strerror or exc})") from None
+    except subprocess.TimeoutExpired:
+        raise GradingError(f"packing {commit[:12]} ran over {RESTORE_TIMEOUT} s") from None
+    if packed.returncode != 0:
+        raise GradingError(f"git pack-objects {commit[:12]} failed: "
+                           f"{packed.stderr.decode('utf-8', 'replace').strip()[-300:]}")
+    name = "pack-" + packed.stdout.decode("ascii", "replace").strip()
+    pack_dir = os.path.join(helper, "objects", "pack")
+    files = []
+    for entry in sorted(os.listdir(pack_dir)):
+        if entry.startswith(name + "."):
+            files.append(os.path.join(folder, entry))
+            os.replace(os.path.join(pack_dir, entry), files[-1])
+    remove_folder(helper)       # its alternates name the clone: nothing is left to point there
+    return files
+
+
+def hold_only(git_dir, commit, packs):
+    """Make a tree's repository hold `commit` alone: its pack (file names in `packs`), no
+    other pack or loose object, no ref, reflog, ORIG_HEAD or FETCH_HEAD; shallow at it."""
+    objects = os.path.join(git_dir, "objects")
+    for entry in os.listdir(objects):
+        path = os.path.join(objects, entry)
+        if entry == "pack":
+            for name in os.listdir(path):
+                if name not in packs:
+                    remove_entry(os.path.join(path, name))
+        elif entry != "info":
+            remove_entry(path)
+    remove_entry(os.path.join(objects, "info", "alternates"))
+    for name in FORGOTTEN:
+        remove_entry(os.path.join(git_dir, name))
+    os.makedirs(os.path.join(git_dir, "refs"))      # git wants the folder, even empty
+    with open(os.path.join(git_dir, "shallow"), "w", encoding="ascii") as handle:
+        handle.write(commit + "\n")
+
+
+def install_pack(source, commit, git_dir):
+    """Copy `commit`'s pack into a tree's repository (a copy: a run under unshare or none
+    can write its .git, and must not reach the pack other trees copy); its file names."""
+    files, built = source.base_pack(commit), None
+    if files is None:           # no job folder to keep packs in: one for this tree only
+        built = tempfile.mkdtemp(prefix="pack-", dir=os.path.dirname(os.path.dirname(git_dir)))
+        files = base_pack(source.git_dir, commit, built)
+    try:
+        names = []
+        for path in files:
+            names.append(os.path.basename(path))
+            target = os.path.join(git_dir, "objects", "pack", names[-1])
+            if not os.path.exists(target):
+                shutil.copyfile(path, target)
+        return names
+    finally:
+        if built:
+            remove_folder(built)
+
+
 def make_tree(source, commit, folder):
-    """Check `commit` out into folder/tree: a private repository borrowing the source's objects."""
+    """Check `commit` out into folder/tree: a private repository holding that commit alone."""
     tree = os.path.join(folder, "tree")
     git(["init", "-q", "--template=", tree])
-    info = os.path.join(tree, ".git", "objects", "info")
-    os.makedirs(info, exist_ok=True)
-    with open(os.path.join(info, "alternates"), "w", encoding="utf-8") as handle:
-        handle.write(source.objects + "\n")
+    git_dir = os.path.join(tree, ".git")
+    git(["--git-dir", git_dir, "config", "core.logAllRefUpdates", "false"])
+    hold_only(git_dir, commit, install_pack(source, commit, git_dir))
     git(["-C", tree, "checkout", "-q", "--detach", commit])
     return tree
 
@@ -4110,7 +4231,16 @@ def restore_tree(tree, commit, identity, since):
         if git(["-C", tree, *args], check=False, timeout=RESTORE_TIMEOUT)[0] != 0:
             return False
     status, head = git(["-C", tree, "rev-parse", "--verify", "-q", "HEAD^{commit}"], check=False)
-    return status == 0 and head.strip() == commit and tree_is_its_index(tree)
+    if status != 0 or head.strip() != commit or not tree_is_its_index(tree):
+        return False
+    # What the grader's own git wrote during the run (ORIG_HEAD, the blobs git apply
+    # --3way stored from the run's diff) is not for the next run to find.
+    git_dir = os.path.join(tree, ".git")
+    try:
+        hold_only(git_dir, commit, os.listdir(os.path.join(git_dir, "objects", "pack")))
+    except OSError:
+        return False
+    return True
 
 
 def tracked_entries(tree):
@@ -4182,10 +4312,19 @@ def odd_attributes(folder):
         name.startswith(("user.", "system.")) for name in os.listxattr(folder))
 
 
-def switch_commit(tree, commit):
-    """Move a clean kept tree to another commit (only the files that differ are written)."""
-    return all(git(["-C", tree, *args], check=False, timeout=RESTORE_TIMEOUT)[0] == 0 for args in
-               (["checkout", "-q", "--detach", "-f", commit], ["clean", "-q", "-ffdx"]))
+def switch_commit(tree, source, commit):
+    """Move a clean kept tree to another commit (only the files that differ are written);
+    its repository then holds that commit alone, the other's objects gone."""
+    git_dir = os.path.join(tree, ".git")
+    try:
+        packs = install_pack(source, commit, git_dir)
+    except (GradingError, OSError):
+        return False
+    if not all(git(["-C", tree, *args], check=False, timeout=RESTORE_TIMEOUT)[0] == 0 for args in
+               (["checkout", "-q", "--detach", "-f", commit], ["clean", "-q", "-ffdx"])):
+        return False
+    hold_only(git_dir, commit, packs)
+    return True
 
 
 def folder_mode():
@@ -4268,7 +4407,7 @@ class TreePool:
         how = "fresh checkout"
         if lease is not None:
             how = "kept tree" if lease["commit"] == commit else "kept tree, moved to its commit"
-            if lease["commit"] != commit and not switch_commit(lease["tree"], commit):
+            if lease["commit"] != commit and not switch_commit(lease["tree"], source, commit):
                 remove_folder(lease["folder"])
                 lease, how = None, "fresh checkout"
         if lease is None:
@@ -4642,6 +4781,20 @@ def unittest_module(dotted, roots):
             if os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py")):
                 return ".".join(parts[:size])
     return dotted
+
+
+def file_module(path, roots, tree):
+    """The dotted module a test file is imported as, below the first import root holding it.
+
+    >>> [file_module(p, ["/t/src", "/t"], "/t") for p in ("src/pkg/test_a.py", "tests/test_b.py")]
+    ['pkg.test_a', 'tests.test_b']
+    """
+    full = os.path.join(tree, path)
+    for root in roots:
+        relative = os.path.relpath(full, root)
+        if not relative.startswith(os.pardir + os.sep):
+            return relative[:-3].replace(os.sep, ".") if relative.endswith(".py") else relative
+    return path
 
 
 def unfound_tests(test_ids, dotted_ids, tree, roots):
@@ -6321,6 +6474,8 @@ def plan_tests(job, verdict):
         files = list(instance["run_files"])
     dotted = [unittest_name(t) for t in listed]
     modules = sorted({unittest_module(d, [import_root, tree]) for d in dotted})
+    if instance.get("run_files") is not None and not listed:
+        modules = sorted({file_module(p, [import_root, tree], tree) for p in files})
     unfound = [] if template else unfound_tests(listed, dotted, tree, [import_root, tree])
     project = None
     if runner in PROJECT_RUNNERS:
@@ -6474,6 +6629,9 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
     record["output"] = output
     if job["settings"].get("observe_all"):          # --make-instances reads every test's outcome
         verdict.setdefault("all_outcomes", []).append(dict(outcomes))
+        if runner == "django":      # and spells each test as Django's verbose runner prints it
+            verdict.setdefault("all_descriptions", []).append(
+                test_descriptions(results_path, secret))
     if plan["project"] is not None:
         # A Django or SymPy id stands for the tests its plan mapped it to.
         described = test_descriptions(results_path, secret)
@@ -7935,11 +8093,19 @@ Making instances (--make-instances FIXES --repo [OWNER/NAME=]PATH --out DIR)
     test_patch and K times at base + patch + test_patch, each in its own
     checkout under the sandbox, with the runner regrading uses (--runner auto:
     django or sympy for those repositories, else pytest, which also runs
-    unittest tests; --runner log with a --test-cmd holding {files}). Django
-    runs the test patch's labels and SymPy its test files, as SWE-bench does.
-    Lists (a test id is as the runner records it: pytest's node id; Django's
-    test_x (module.Class), never a docstring, so every id names one test;
-    SymPy's bare test_x, or path.py::test_x when two run files define it):
+    unittest tests; --runner unittest loads the test modules with unittest;
+    --runner log with a --test-cmd holding {files}). Django runs the test
+    patch's labels and SymPy its test files, as SWE-bench does.
+    Lists (a test id is spelled as SWE-bench's log parser reads it from the
+    same run, so the harness can grade the instance: pytest's node id;
+    unittest's module.Class.test_x; Django's `test_x (module.Class.test_x)`
+    where the tests ran on Python 3.11+ and `test_x (module.Class)` before
+    (unittest's str(test)), or the first line of the test's docstring where it
+    has one (the line Django's verbose runner ends with ' ... ok'); SymPy's
+    bare test_x. An id naming several tests, a docstring line two tests share
+    or a name two run files define, counts as one, as grading reads it: their
+    worst outcome when they agree; where one passed and another did not in
+    any run, the id is in neither list (validation.excluded.ambiguous)):
         FAIL_TO_PASS  not passed in any before-run (a test that does not
                       exist or does not collect in a run counts as failing
                       there) and passed in every after-run
@@ -7951,7 +8117,8 @@ Making instances (--make-instances FIXES --repo [OWNER/NAME=]PATH --out DIR)
                       (validation.excluded.skipped)
     validation.excluded also lists the tests the fix breaks (passed before, not
     after) and those failing on both sides, so every test that ran is accounted
-    for. A run that timed out is left out of its side (validation.timed_out).
+    for; validation.python_version is the interpreter the runs reported, which
+    decided Django's spelling. A run that timed out is left out of its side (validation.timed_out).
     Rejected, with the reason (DIR/rejected.jsonl, counted in the report):
         a diff that is not UTF-8; no test file touched; only tests changed;
         the test patch does not apply; the patch does not apply; every run
@@ -8260,28 +8427,63 @@ def problem_statement(entry, git_dir, context):
     return (git_text(git_dir, ["show", "-s", "--format=%B", entry["sha"]]) or "").strip() + "\n"
 
 
-def spelled_ids(outcomes, runner):
+AMBIGUOUS = "ambiguous"      # an id naming tests that disagree in a run: in neither list
+
+
+def django_spelling(test_id, doc, python_version):
+    """SWE-bench's Django id for a recorded test: what its log parser reads before ' ... ok'.
+
+    Django's verbose runner prints str(test), `test_x (module.Class.test_x)` on Python
+    3.11+ and `test_x (module.Class)` before, and on the next line (the one holding
+    the outcome) the first line of the test's docstring where it has one.
+
+    >>> django_spelling("m.C.test_a", None, "3.11.7"), django_spelling("m.C.test_a", "", "3.9.18")
+    ('test_a (m.C.test_a)', 'test_a (m.C)')
+    >>> django_spelling("m.C.test_a", "Say A.", "3.12.1")
+    'Say A.'
+    """
+    if doc:
+        return doc
+    owner, _, name = test_id.rpartition(".")
+    if not owner:
+        return test_id
+    version = tuple(int(p) for p in re.findall(r"\d+", python_version or "")[:2])
+    return f"{name} ({owner}.{name})" if version >= (3, 11) else f"{name} ({owner})"
+
+
+def spelled_ids(outcomes, runner, descriptions=None, python_version=None):
     """One run's recorded outcomes keyed by SWE-bench's spelling of each id.
 
-    Django: test_x (module.Class); SymPy: the bare name, unless two files define it.
+    Django: django_spelling (the docstring line where the test has one); SymPy: the
+    bare name. Tests that one spelling names together (two docstrings alike, a name
+    two files define) count as one, as grading reads that id: their worst outcome
+    when they agree (AMBIGUOUS when one passes and another does not).
 
-    >>> spelled_ids({"m.C.test_a": "passed"}, "django")
-    {'test_a (m.C)': 'passed'}
+    >>> spelled_ids({"m.C.test_a": "passed", "m.C.test_b": "failed"}, "django",
+    ...             {"m.C.test_b": "Say B."}, "3.9.18")
+    {'test_a (m.C)': 'passed', 'Say B.': 'failed'}
     >>> sorted(spelled_ids({"a/t.py::test_x": "passed", "b/t.py::test_x": "failed",
-    ...                     "a/t.py::test_y": "failed"}, "sympy").items())
-    [('a/t.py::test_x', 'passed'), ('b/t.py::test_x', 'failed'), ('test_y', 'failed')]
+    ...                     "a/t.py::test_y": "error", "b/t.py::test_y": "failed"},
+    ...                    "sympy").items())
+    [('test_x', 'ambiguous'), ('test_y', 'error')]
     """
     if runner == "django":
-        spelled = {}
-        for test_id, outcome in outcomes.items():
-            parts = test_id.rsplit(".", 1)
-            spelled[f"{parts[1]} ({parts[0]})" if len(parts) == 2 else test_id] = outcome
-        return spelled
-    if runner == "sympy":
-        names = collections.Counter(t.rsplit("::", 1)[-1] for t in outcomes)
-        return {t.rsplit("::", 1)[-1] if names[t.rsplit("::", 1)[-1]] == 1 else t: o
-                for t, o in outcomes.items()}
-    return dict(outcomes)
+        descriptions = descriptions or {}
+        names = {t: django_spelling(t, descriptions.get(t), python_version) for t in outcomes}
+    elif runner == "sympy":
+        names = {t: t.rsplit("::", 1)[-1] for t in outcomes}
+    else:
+        return dict(outcomes)
+    seen = {}
+    for test_id in sorted(outcomes):
+        seen.setdefault(names[test_id], []).append(outcomes[test_id])
+    spelled = {}
+    for name, found in seen.items():
+        if len({outcome_group(o) for o in found}) > 1:
+            spelled[name] = AMBIGUOUS
+        else:
+            spelled[name] = max(found, key=lambda o: OUTCOME_RANK.get(o, 0))
+    return spelled
 
 
 def derive_lists(before, after):
@@ -8298,12 +8500,16 @@ def derive_lists(before, after):
     >>> lists["FAIL_TO_PASS"], lists["PASS_TO_PASS"], lists["flaky"]
     (['a'], ['b'], ['c'])
     >>> lists["excluded"]
-    {'skipped': ['d'], 'broken_by_fix': ['e'], 'failing_after': []}
+    {'skipped': ['d'], 'broken_by_fix': ['e'], 'failing_after': [], 'ambiguous': []}
     """
     lists = {"FAIL_TO_PASS": [], "PASS_TO_PASS": [], "flaky": [],
-             "excluded": {"skipped": [], "broken_by_fix": [], "failing_after": []}}
+             "excluded": {"skipped": [], "broken_by_fix": [], "failing_after": [],
+                          "ambiguous": []}}
     ids = sorted(set().union(*before, *after))
     for test_id in ids:
+        if any(run.get(test_id) == AMBIGUOUS for run in before + after):
+            lists["excluded"]["ambiguous"].append(test_id)
+            continue
         # A test that did not run in a run (absent, or its file did not collect) failed there.
         seen_before = [run.get(test_id) or "failed" for run in before]
         seen_after = [run.get(test_id) or "failed" for run in after]
@@ -8355,10 +8561,13 @@ def run_side(fix, side, attempt, context):
     verdict, log_text = grade_run(run, instance, context["source"], settings)
     context["write_log"](f"{run['run_id']}.log", log_text)
     outcomes = (verdict.get("all_outcomes") or [None])[0]
+    python_version = (verdict.get("environment") or {}).get("python_version")
     return {"status": verdict["status"], "reason": verdict["reason"], "test_s": verdict["test_s"],
             "duration_s": verdict["duration_s"], "work_tree": verdict["work_tree"],
-            "outcomes": None if outcomes is None else spelled_ids(outcomes, fix["runner"]),
-            "python_version": (verdict.get("environment") or {}).get("python_version")}
+            "outcomes": None if outcomes is None else spelled_ids(
+                outcomes, fix["runner"], (verdict.get("all_descriptions") or [None])[0],
+                python_version),
+            "python_version": python_version}
 
 
 def side_problem(side, runs):
@@ -8528,9 +8737,6 @@ def make_context(args, inputs):
     if len(named) + (fallback is not None) != 1:
         raise InputError("--make-instances takes one --repo [OWNER/NAME=]PATH")
     repo, path = next(iter(named.items())) if named else (None, fallback)
-    if args.runner == "unittest":
-        raise InputError("--make-instances --runner unittest: use pytest (it runs unittest "
-                         "tests too), log with --test-cmd, or django/sympy")
     if args.runner == "log" and not (args.test_cmd and "{files}" in args.test_cmd):
         raise InputError("--make-instances --runner log needs a --test-cmd holding {files}")
     settings = new_settings(args, repeat=1)

@@ -35,7 +35,7 @@ Usage:
 #   regrade.py (in the order of its manual)
 #     instances, runs, settings and the shipped example (Basic usage: what is read and refused)
 #     the procedure end to end, per runner (steps 1-9 with unittest and pytest)
-#     step 1: check-out and kept trees
+#     step 1: check-out and kept trees (a checkout holds its base commit alone)
 #     steps 2-3: the diff and the test tree
 #     step 6: only the listed tests run
 #     step 7: results from the signed recorder only (the exploits of the outside review)
@@ -7038,7 +7038,7 @@ class TestRegradePytestRunner(RegradeFixture):
         self.assert_status(verdicts, {"fix": "resolved", "fake-passed": "unresolved"})
 
 
-# --- regrade.py step 1: check-out and kept trees ---
+# --- regrade.py step 1: check-out and kept trees (a checkout holds its base commit alone) ---
 def bwrap_missing():
     """Why bubblewrap cannot sandbox a test command here, or '' where it can."""
     regrade = load("regrade.py")
@@ -7345,6 +7345,213 @@ class TestRegradeKeptTrees(RegradeCoreFixture):
                                     ("kept tree, moved to its commit", True, True),
                                     ("kept tree, moved to its commit", True, False)])
             self.assertEqual([n for n in os.listdir(folder) if n.startswith("regrade-tree-")], [])
+
+
+# Issue 24: no future in the checkout. A checkout borrowed every object of the
+# clone (objects/info/alternates), so code under test that asked git for the
+# upstream fix found it and was graded resolved under --sandbox unshare and none.
+# The hostile diff below replaces calc/ops.py with code that, as it is imported,
+# looks for the fix every way history offers and behaves like the fix if any
+# finds it; it prints which ways found it.
+FUTURE_MARK = "FIXED" + "_UPSTREAM"
+HOSTILE_OPS = r'''import glob
+import os
+import re
+import subprocess
+import zlib
+
+MARK = "FIXED" + "_UPSTREAM"
+FIX = {fix!r}
+CLONE = {clone!r}
+LOOK_AT_PROCESSES = {processes!r}
+FOUND = set()
+
+
+def _git(*args, git_dir=None):
+    command = ["git"] + (["--git-dir", git_dir] if git_dir else []) + list(args)
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return ""
+    try:
+        data = zlib.decompress(data)
+    except zlib.error:
+        pass
+    return data.decode("latin-1")
+
+
+def _note(way, text):
+    if MARK in text:
+        FOUND.add(way)
+
+
+def _history(way, git_dir=None):
+    shas = set(re.findall(r"[0-9a-f]{{40}}", _git("log", "--all", "--reflog", "--format=%H",
+                                                  git_dir=git_dir)))
+    shas |= set(re.findall(r"[0-9a-f]{{40}}", _git("rev-list", "--all", "--reflog",
+                                                   git_dir=git_dir)))
+    for sha in sorted(shas):
+        _note(way, _git("show", sha + ":calc/ops.py", git_dir=git_dir))
+    _note(way, _git("cat-file", "-p", FIX + ":calc/ops.py", git_dir=git_dir))
+    _note(way, _git("cat-file", "--batch-all-objects", "--batch", git_dir=git_dir))
+
+
+def _places(git_dir):
+    places = []
+    alternates = os.path.join(git_dir, "objects", "info", "alternates")
+    places += [line.strip() for line in _read(alternates).splitlines() if line.strip()]
+    places += [w for w in _git("config", "--get-regexp", r"remote\..*\.url").split()
+               if os.path.isabs(w)]
+    places += [v for v in os.environ.values() if os.path.isabs(v) and os.path.isdir(v)]
+    if LOOK_AT_PROCESSES:
+        for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+            cwd = os.path.join(os.path.dirname(cmdline), "cwd")
+            for word in _read(cmdline).split("\0"):
+                for path in (word, os.path.join(cwd, word)):
+                    if word and os.path.isdir(path):
+                        places.append(path)
+    if CLONE:
+        places.append(CLONE)
+    return places
+
+
+def _probe():
+    tree = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    git_dir = os.path.join(tree, ".git")
+    _history("git log --all, rev-list --all, cat-file on the fix's sha")
+    for path in glob.glob(os.path.join(git_dir, "**"), recursive=True):
+        if os.path.isfile(path):
+            text = _read(path)
+            _note("reading .git (objects, packs)", text)
+            for sha in set(re.findall(r"[0-9a-f]{{40}}", text)):
+                _note("a sha in refs, packed-refs, reflogs, ORIG_HEAD, FETCH_HEAD",
+                      _git("show", sha + ":calc/ops.py"))
+    for place in _places(git_dir):
+        for up in range(3):
+            if os.path.isdir(os.path.join(place, ".git")) or os.path.isdir(
+                    os.path.join(place, "objects")):
+                _history("the clone, found at " + ("its path" if place == CLONE else
+                                                   "a path the run could see"),
+                         os.path.join(place, ".git") if os.path.isdir(
+                             os.path.join(place, ".git")) else place)
+            _note("the clone's files", _read(os.path.join(place, "calc", "ops.py")))
+            place = os.path.dirname(place)
+
+
+_probe()
+print("hostile probe: " + ("found the fix by " + "; ".join(sorted(FOUND)) if FOUND else
+                           "found no fix"))
+if FOUND:
+    def add(a, b):
+        return a + b
+else:
+    def add(a, b):
+        return a - b
+'''
+
+
+class TestRegradeNoFuture(RegradeRepoCase):
+    """The tree the code under test runs in holds its base commit alone."""
+
+    @classmethod
+    def setUpClass(cls):
+        work = cls.make_repo(CORE_BASE)
+        # The clone given as --repo holds the fix after base: on main (checked out),
+        # a branch, a tag, packed refs and a reflog.
+        write(cls.repo, "calc/ops.py", f"def add(a, b):\n    return a + b  # {FUTURE_MARK}\n")
+        regrade_git(["commit", "-q", "-am", "the upstream fix"], cls.repo)
+        cls.fix = regrade_git(["rev-parse", "HEAD"], cls.repo).strip()
+        regrade_git(["branch", "fix-branch"], cls.repo)
+        regrade_git(["tag", "v2"], cls.repo)
+        regrade_git(["pack-refs", "--all"], cls.repo)
+        cls.hostile = {mode: regrade_diff(work, {"calc/ops.py": HOSTILE_OPS.format(
+            fix=cls.fix, clone=cls.repo if mode == "bwrap" else "",
+            processes=mode != "none")}) for mode in ("bwrap", "unshare", "none")}
+
+    def test_a_checkout_holds_its_base_commit_alone(self):
+        regrade = load("regrade.py")
+        expected = set(regrade_git(["rev-list", "--objects", "--no-object-names", "--no-walk",
+                                    self.base], self.repo).split())
+        with TempDir() as folder:
+            source = regrade.Source("origin", os.path.join(self.repo, ".git"), folder)
+            pool = regrade.TreePool(1, folder)
+            for commit in (self.base, self.fix, self.base):
+                tree, lease, how = pool.take(source, commit, None)
+                held = regrade_git(["cat-file", "--batch-all-objects", "--batch-check"], tree)
+                wanted = set(regrade_git(["rev-list", "--objects", "--no-object-names",
+                                          "--no-walk", commit], self.repo).split())
+                self.assertEqual({line.split()[0] for line in held.splitlines()}, wanted, how)
+                git_dir = os.path.join(tree, ".git")
+                self.assertEqual(regrade_git(["for-each-ref"], tree), "")
+                self.assertEqual(regrade_git(["log", "--all", "--format=%H"], tree).split(),
+                                 [commit])
+                for name in ("ORIG_HEAD", "FETCH_HEAD", "packed-refs", "logs",
+                             "objects/info/alternates"):
+                    self.assertFalse(os.path.exists(os.path.join(git_dir, name)), (name, how))
+                write(tree, "untracked.txt", "x")
+                pool.give(lease)
+            pool.close()
+        self.assertEqual(wanted, expected)
+
+    def assert_unresolved(self, mode):
+        with TempDir() as folder:
+            regrade_jsonl(folder, "i.jsonl", [{
+                "instance_id": "calc", "repo": "acme/calc", "base_commit": self.base,
+                "patch": "", "test_patch": "", "FAIL_TO_PASS": json.dumps(CORE_IDS["unittest"][0]),
+                "PASS_TO_PASS": "[]"}])
+            regrade_jsonl(folder, "p.jsonl", [{"run_id": f"hostile-{mode}", "instance_id": "calc",
+                                               "model_patch": self.hostile[mode]}])
+            out = os.path.join(folder, "out")
+            # A shell's working folders reach a test process; say the user started in the clone.
+            with unittest.mock.patch.dict(os.environ, {"OLDPWD": self.repo, "PWD": self.repo}):
+                status, report, err = regrade_json([os.path.join(folder, "i.jsonl"),
+                                                    os.path.join(folder, "p.jsonl"), "--repo",
+                                                    self.repo, "--sandbox", mode, "--out", out])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "logs", f"hostile-{mode}.log"), encoding="utf-8") as handle:
+                probe = [line for line in handle if line.startswith("hostile probe: ")]
+        verdict = regrade_by_run(report)[f"hostile-{mode}"]
+        self.assertEqual(probe, ["hostile probe: found no fix\n"], mode)
+        self.assertEqual((verdict["status"], verdict["isolation"]), ("unresolved", mode),
+                         verdict["reason"])
+
+    def test_the_hostile_probe_finds_the_fix_in_a_clone(self):
+        # The probe is no straw man: in a full clone checked out at base it finds the fix.
+        with TempDir() as folder:
+            clone = os.path.join(folder, "clone")
+            regrade_git(["clone", "-q", self.repo, clone], folder)
+            regrade_git(["checkout", "-q", "--detach", self.base], clone)
+            with open(os.path.join(clone, "calc", "ops.py"), "w") as handle:
+                handle.write(HOSTILE_OPS.format(fix=self.fix, clone="", processes=False))
+            done = subprocess.run([sys.executable, "-c", "import calc.ops"], cwd=clone,
+                                  capture_output=True, text=True, timeout=120)
+        self.assertIn("git log --all, rev-list --all, cat-file on the fix's sha", done.stdout,
+                      done.stderr)
+
+    def test_a_hostile_run_under_none_finds_no_fix(self):
+        self.assert_unresolved("none")
+
+    def test_a_hostile_run_under_unshare_finds_no_fix(self):
+        regrade = load("regrade.py")
+        try:
+            regrade.choose_sandbox("unshare", sys.executable, False)
+        except regrade.InputError as exc:
+            self.skipTest(str(exc))
+        self.assert_unresolved("unshare")
+
+    def test_a_hostile_run_under_bwrap_finds_no_fix(self):
+        if bwrap_missing():
+            self.skipTest(bwrap_missing())
+        self.assert_unresolved("bwrap")
 
 
 # --- regrade.py steps 2-3: the diff and the test tree ---
@@ -9596,6 +9803,149 @@ class RegradeMakeInstancesRules(RegradeRepoCase):
         self.assertFalse(regrade.is_doc_file("requirements-dev.txt"))
         self.assertEqual(regrade.is_test_module("tests/helpers.py"), False)
         self.assertEqual(regrade.is_test_module("tests/test_x.py"), True)
+
+
+# Issue 24: made instances in SWE-bench's spelling. SWE-bench reads a Django id
+# off the verbose runner's line before ' ... ok': str(test), which Python 3.11
+# changed from `test_x (module.Class)` to `test_x (module.Class.test_x)`, or the
+# first docstring line printed under it. This is its parse_log_django for the
+# lines these runs print (swebench/harness/log_parsers/python.py), written from
+# its source, so the made ids are checked against the harness's own reading.
+def swebench_django_log(text):
+    """{test id: PASSED|FAILED|ERROR|SKIPPED} as SWE-bench's Django log parser reads a log."""
+    found, previous = {}, None
+    for line in text.split("\n"):
+        line = line.strip()
+        if " ... " in line:
+            previous = line.split(" ... ")[0]
+        for suffix in (" ... ok", " ... OK", " ...  OK"):
+            if line.endswith(suffix):
+                found[line.rsplit(suffix, 1)[0]] = "PASSED"
+                break
+        if " ... skipped" in line:
+            found[line.split(" ... skipped")[0]] = "SKIPPED"
+        if line.endswith(" ... FAIL"):
+            found[line.split(" ... FAIL")[0]] = "FAILED"
+        if line.startswith("FAIL:"):
+            found[line.split()[1].strip()] = "FAILED"
+        if line.endswith(" ... ERROR"):
+            found[line.split(" ... ERROR")[0]] = "ERROR"
+        if line.startswith("ERROR:"):
+            found[line.split()[1].strip()] = "ERROR"
+        if line.lstrip().startswith("ok") and previous is not None:
+            found[previous] = "PASSED"
+    return found
+
+
+class TestRegradeMadeSpelling(RegradeRepoCase):
+    """Made instances' ids are SWE-bench's: Django's for the interpreter, docstring
+    lines included; unittest's dotted ids with --runner unittest."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.make_repo(DJANGOISH_BASE)
+        files = dict(DJANGOISH_TESTS, **DJANGOISH_FIX)
+        regrade_write_files(cls.repo, files)
+        regrade_git(["add", "-A"], cls.repo)
+        regrade_git(["commit", "-q", "-m", "Fixed prices in cents"], cls.repo)
+        cls.fix = regrade_git(["rev-parse", "HEAD"], cls.repo).strip()
+        cls.fixes = write(cls.folder, "fixes.txt", f"{cls.fix} shop-1\n")
+        cls.out = os.path.join(cls.folder, "made")
+        cls.status, cls.report, cls.err = regrade_json([
+            "--make-instances", cls.fixes, "--repo", f"acme/shop={cls.repo}", "--out", cls.out,
+            "--repeat", "1", "--sandbox", "none", "--runner", "django"])
+
+    def log(self, side):
+        path = os.path.join(self.out, "logs", f"shop-1.{side}.1.log")
+        with open(path, encoding="utf-8") as handle:
+            return swebench_django_log(handle.read())
+
+    def test_django_ids_are_what_swebench_reads_from_the_same_runs(self):
+        self.assertEqual(self.status, 0, self.err)
+        with open(os.path.join(self.out, "instances.jsonl"), encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle]
+        self.assertEqual(len(rows), 1, self.report)
+        f2p, p2p = (json.loads(rows[0][key]) for key in ("FAIL_TO_PASS", "PASS_TO_PASS"))
+        before, after = self.log("before"), self.log("after")
+        # SWE-bench's lists from its own reading: failed (or absent) before, passed after.
+        self.assertEqual(sorted(f2p), sorted(t for t, s in after.items() if s == "PASSED" and
+                                             before.get(t) != "PASSED" and t != "Twin docstring."))
+        self.assertEqual(p2p, [t for t, s in after.items() if s == "PASSED" and
+                               before.get(t) == "PASSED" and t != "Twin docstring."])
+        # What that reading is, by the interpreter's version: its str(test), and the
+        # docstring line for the test that has one.
+        owner = "shop.tests.PriceTests"
+        spell = (lambda n: f"{n} ({owner}.{n})") if sys.version_info >= (3, 11) else \
+            (lambda n: f"{n} ({owner})")
+        self.assertEqual(sorted(f2p), sorted([spell("test_cents"), "Prices keep their cents."]))
+        self.assertEqual(p2p, [spell("test_whole")])
+        # Two tests share a docstring and disagree before the fix: the id is in neither list.
+        self.assertEqual(rows[0]["validation"]["excluded"]["ambiguous"], ["Twin docstring."])
+        self.assertEqual(rows[0]["validation"]["self_check"],
+                         {"gold": "resolved", "empty": "unresolved"})
+
+    def test_made_ids_grade_as_swebench_spells_them(self):
+        # The grading side reads both Django spellings and docstring lines.
+        instances = os.path.join(self.out, "instances.jsonl")
+        for runs, want in (("gold", "resolved"), ("empty", "unresolved")):
+            status, report, err = regrade_json([instances, runs, "--repo", self.repo,
+                                                "--sandbox", "none"])
+            self.assertEqual((status, [v["status"] for v in report["runs"]]), (0, [want]), err)
+
+    def test_sympy_ids_are_bare_names_as_swebench_reads_them(self):
+        with TempDir() as folder:
+            repo, _ = regrade_repo(folder, SYMPYISH_BASE)
+            # A second test file defines test_double too: it fails before the fix,
+            # test_basic.py's passes; SWE-bench's log keeps one test_double.
+            regrade_write_files(repo, dict(SYMPYISH_TESTS, **SYMPYISH_FIX, **{
+                "sympy/core/tests/test_other.py": "from sympy import double\n\n\n"
+                "def test_double():\n    assert double(-3) == -6\n\n\n"
+                "def test_double_one():\n    assert double(1) == 2\n"}))
+            regrade_git(["add", "-A"], repo)
+            regrade_git(["commit", "-q", "-m", "Fix double"], repo)
+            fixes = write(folder, "fixes.txt", "HEAD sym-1\n")
+            out = os.path.join(folder, "made")
+            status, report, err = regrade_json(["--make-instances", fixes, "--repo", repo,
+                                                "--out", out, "--runner", "sympy",
+                                                "--repeat", "1", "--sandbox", "none"])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "instances.jsonl"), encoding="utf-8") as handle:
+                rows = [json.loads(line) for line in handle]
+            with open(os.path.join(out, "logs", "sym-1.after.1.log"), encoding="utf-8") as handle:
+                # SWE-bench's parse_log_sympy: a line starting test_ and ending ' ok' passed.
+                read = [line.split()[0] for line in map(str.strip, handle)
+                        if line.startswith("test_") and line.endswith(" ok")]
+        self.assertEqual(len(rows), 1, report)
+        f2p, p2p = (json.loads(rows[0][key]) for key in ("FAIL_TO_PASS", "PASS_TO_PASS"))
+        self.assertEqual((f2p, p2p), (["test_double_negative"], ["test_double_one"]))
+        # The spelling is the parser's; a file's last test it never reads (its line
+        # ends 'test_double_one ok [OK]'): SWE-bench's defect, said in the manual.
+        self.assertEqual(sorted(set(read)), ["test_double", "test_double_negative"])
+        self.assertEqual(rows[0]["validation"]["excluded"]["ambiguous"], ["test_double"])
+
+    def test_unittest_runner_makes_dotted_ids(self):
+        with TempDir() as folder:
+            repo, _ = regrade_repo(folder, CORE_BASE)
+            regrade_write_files(repo, dict(CORE_FIX, **{"tests/test_ops.py": (
+                CORE_BASE["tests/test_ops.py"].split("    def test_unlisted_broken")[0] +
+                "    def test_add_negative(self):\n        self.assertEqual(add(-1, -2), -3)\n")}))
+            regrade_git(["add", "-A"], repo)
+            regrade_git(["commit", "-q", "-m", "Fix add"], repo)
+            fixes = write(folder, "fixes.txt", "HEAD calc-1\n")
+            out = os.path.join(folder, "made")
+            status, report, err = regrade_json(["--make-instances", fixes, "--repo", repo,
+                                                "--out", out, "--runner", "unittest",
+                                                "--repeat", "1", "--sandbox", "none"])
+            self.assertEqual(status, 0, err)
+            with open(os.path.join(out, "instances.jsonl"), encoding="utf-8") as handle:
+                rows = [json.loads(line) for line in handle]
+        self.assertEqual(len(rows), 1, report)
+        self.assertEqual(rows[0]["test_runner"], "unittest")
+        self.assertEqual(json.loads(rows[0]["FAIL_TO_PASS"]), ["tests.test_ops.TestOps.test_add",
+                                                               "tests.test_ops.TestOps.test_add_negative"])
+        self.assertEqual(json.loads(rows[0]["PASS_TO_PASS"]), ["tests.test_ops.TestOps.test_zero"])
+        self.assertEqual(rows[0]["validation"]["self_check"],
+                         {"gold": "resolved", "empty": "unresolved"})
 
 
 # === Paste-ready output ===
