@@ -36,7 +36,10 @@ Arguments (python3 regrade.py INSTANCES RUNS --repo PATH [--out DIR]):
                derive them), or a built-in set: gold (each instance's own
                patch) or empty (no change at all).
     --repo     a local clone or a git bundle file, or owner/name=PATH repeated
-               for several repositories. Nothing in it is ever changed.
+               for several repositories. Nothing in it is ever changed: an --out
+               that is a --repo folder or lies inside one, or that names an input
+               file (INSTANCES, RUNS, FIXES, --task-map, a bundle), is refused
+               (exit 2) before anything is written.
 
 Procedure per run (each step is recorded in the verdict):
     1. Check out base_commit into a throwaway folder: a private git repository
@@ -142,7 +145,8 @@ Procedure per run (each step is recorded in the verdict):
        --repeat K runs the tests K times and lists tests whose outcome changed
        as flaky; a test counts as passed only if it passed every time.
     9. Remove the throwaway folder, also on timeout, error, Ctrl-C, SIGTERM or
-       SIGHUP (--keep-trees keeps it for debugging, and keeps no tree for reuse);
+       SIGHUP (--keep-trees keeps it for debugging, its path in the run's log, and
+       keeps no tree for reuse);
        kept trees are removed when the job ends. A process killed outright
        (kill -9, a node lost) cannot remove its own: the next regrade.py on the
        machine does (see "Large jobs").
@@ -248,6 +252,13 @@ Outputs with --out DIR:
                      completed_instances keeps SWE-bench's meaning, graded
                      (resolved or unresolved; not empty, not an error), while
                      verdicts.csv's completed means resolved
+Shared and private: verdicts.jsonl, verdicts.csv, swebench_summary.json, reports/
+(and, when making instances, instances.jsonl, rejected.jsonl and self_check.jsonl)
+are the files people attach and merge: they name no host and no absolute path
+outside --out (a path below the current folder is relative to it, the temporary
+root is $TMPDIR, a run's tree <tree>, the home ~; the interpreter by name and
+version). logs/ and made.jsonl (the resume record, with each run's seconds) are
+this machine's and may name its paths.
 Without --out nothing is written. The summary (--format text, markdown or
 json) goes to stdout; progress to stderr when it is a terminal (--progress
 forces it): one line per run with its status and seconds. --timings adds a
@@ -305,14 +316,24 @@ Large jobs (schedulers that preempt, signal and rerun):
     they cut short gets no verdict (it is graded on resume), every verdict decided
     before is already on disk, this process's folders are removed, and one line
     says how many runs were graded and left ungraded and to rerun the same
-    command. Exit 130, 143 or 129. A second signal ends the process at once.
+    command. Exit 130, 143 or 129. A second signal ends the process at once. A
+    signal while the job starts (inputs read, interpreter probed, repository
+    opened) stops it the same way. An interruption is never a verdict: a step
+    whose git, patch or test process failed because the job is stopping (the job's
+    own signal reached it, as Ctrl-C reaches the whole process group) records
+    nothing and is redone on resume. --make-instances stops the same way: no fix
+    starts, a fix cut short records nothing (made on resume), the line counts the
+    fixes made and left.
     Leftovers. Every folder the grader makes under the temporary root (TMPDIR)
     is named after its owner: regrade-KIND.HOST.PID.START.BOOT.xxxx, START being
     the process's start time (/proc/PID/stat field 22) and BOOT the boot id. At
     start, this user's folders whose owner is gone (no such PID, a PID now used
     by a process started at another time, an earlier boot) are removed and
     stderr says how many. A folder of a live process, of another host, or of a
-    name without an owner is never touched.
+    name without an owner is never touched. So in --out: each file is written
+    through a temporary .tmp-regrade-part.HOST.PID.START.BOOT.xxxx.part and
+    renamed; at start the .tmp-*.part files whose writer is gone are removed and
+    counted the same way.
     One --out for many processes. Shards (or reruns) may grade into one folder
     at once. Each verdict is one line appended with an exclusive POSIX lock on
     --out/.verdicts.lock held (fcntl, which NFS honours), written whole (a short
@@ -329,7 +350,12 @@ Large jobs (schedulers that preempt, signal and rerun):
     shard its own --out and merge with --summarize, which skips a cut last line
     and says so. A write that fails (ENOSPC, EDQUOT, EFBIG under a file-size
     limit) removes its part line and ends the job (exit 2) with one line naming
-    the folder and how many verdicts are safe.
+    the folder and how many verdicts are safe. made.jsonl, instances.jsonl,
+    rejected.jsonl and self_check.jsonl of --make-instances go through the same
+    writer (RecordFile) under the same lock: appended whole and fsynced before the
+    fix's progress line, a cut line repaired, rewritten whole under the lock as
+    each process ends, from every process's made.jsonl lines in FIXES order; so
+    shards on one --out leave what one process leaves, byte for byte.
 
 The sandbox (--sandbox auto|bwrap|unshare|none, default auto). The test
 command, the only step that runs the code under test, runs inside bubblewrap
@@ -407,16 +433,17 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             Statuses; SWE-bench's FULL / PARTIAL / NO
 #   Input                     read_instances parse_instance load_runs load_predictions
 #                             default_run_ids check_test_commands pytest_needed
-#                             check_python grading_key
-#                             rules: INSTANCES and RUNS; Statuses (a malformed row, an
+#                             check_python grading_key check_out
+#                             rules: INSTANCES and RUNS; --out never in an input; Statuses (a malformed row, an
 #                             unknown instance); the resume key; --python
 #   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
-#                             write_all
+#                             write_all RecordFile write_out sweep_parts job_stopping
 #                             rules: "Large jobs (schedulers that preempt, signal and
 #                             rerun)"
 #   Report                    VerdictStore swebench_report swebench_summary verdicts_csv
-#                             summarise render_summary Progress
-#                             rules: "Outputs with --out DIR"; the summary (--format)
+#                             summarise render_summary Progress shareable_verdict
+#                             rules: "Outputs with --out DIR" (shared and private); the
+#                             summary (--format)
 #   Making instances          make_instances parse_fixes expand_fixes prepare_fix
 #                             make_fix derive_lists self_check MadeStore render_made
 #                             rules: "Making instances (--make-instances FIXES ...)"
@@ -5596,7 +5623,7 @@ SETTINGS = {
     "env": ({}, "--env KEY=VALUE, as {KEY: VALUE}"),
     "keep_env": (frozenset(), "--keep-env NAME: variables passed through the scrubbing"),
     "test_patterns": (None, "--test-files GLOB as a tuple, None for the default test files"),
-    "keep_trees": (False, "--keep-trees: the throwaway folders stay (named in the notes)"),
+    "keep_trees": (False, "--keep-trees: the throwaway folders stay (named in the logs)"),
     "fuzz": (DEFAULT_FUZZ, "--fuzz: fuzz for the patch fallback"),
     "select": ("ids", "--select: the listed test ids, or their whole files"),
     "python": (None, "set by the pre-flight: the test interpreter, checked (check_python)"),
@@ -5790,7 +5817,7 @@ def error_verdict(run, settings, reason):
                             settings)
     verdict["environment"] = environment_record(settings)
     verdict.update(status="error", completed=None, resolution="NO", reason=reason)
-    return verdict
+    return shareable_verdict(verdict, settings.get("private") or ())
 
 
 def environment_record(settings, source=None):
@@ -5813,7 +5840,7 @@ def grade_run(run, instance, source, settings):
     # The grader's own folder (recorders, their settings, results) lives apart
     # from the work tree, under a name the code under test cannot derive from it.
     grader_dir = tempfile.mkdtemp(prefix="g-", dir=settings.get("scratch"))
-    trees, lease = settings.get("trees") or TreePool(0), None
+    trees, lease, tree = settings.get("trees") or TreePool(0), None, None
     try:
         tree, lease, verdict["work_tree"] = trees.take(source, run["base_commit"], folder)
         log.append(f"checked out {run['base_commit']} ({verdict['work_tree']})\n")
@@ -5828,7 +5855,8 @@ def grade_run(run, instance, source, settings):
         remove_folder(grader_dir)
         trees.give(lease)
         if settings["keep_trees"]:
-            verdict["notes"].append(f"kept {folder}")
+            verdict["notes"].append("kept its folder (its path is in its log)")
+            log.append(f"kept {folder}\n")
         else:
             remove_folder(folder)
         verdict["duration_s"] = round(time.monotonic() - started, 3)
@@ -5838,7 +5866,10 @@ def grade_run(run, instance, source, settings):
         raise Interrupted()
     if verdict["status"] in GRADING_ERRORS:
         verdict.update(completed=None, resolution="NO")
-    return verdict, "".join(log)
+    # The verdict is shared (verdicts.jsonl, made instances); its log may name this machine.
+    here = [(tree + os.sep, ""), (tree, "<tree>")] if tree else []
+    here += [(folder, "<run folder>"), (grader_dir, "<grader folder>")]
+    return shareable_verdict(verdict, here + list(settings.get("private") or ())), "".join(log)
 
 
 def import_names(folder):
@@ -7338,6 +7369,57 @@ def write_failure(folder, exc, safe, left, making=False):
 
 
 # === Report ===
+# Shared files (verdicts.jsonl and .csv, swebench_summary.json, made instances and
+# self-check verdicts) are attached and merged by others: they name no host and no
+# absolute path outside --out. The logs may (see "Outputs").
+SHARED_TEXT_FIELDS = ("reason", "notes", "environment", "code_under_test")
+PRIVATE_OWNER = re.compile(r"(regrade-(?:" + "|".join(OWNER_KINDS) + r")\.)[A-Za-z0-9-]+\.")
+
+
+def private_paths(paths, scratch=None):
+    """What a shared file may not name, each with what it says instead, longest first: the
+    session folder, TMPDIR, each input as given (relative), the current folder (paths
+    below it become relative) and the home folder (~)."""
+    pairs = [(scratch, "<session folder>")] if scratch else []
+    for path in paths:
+        if path and path not in ("-", "gold", "empty") and os.path.exists(path):
+            shown = relative_path(path)
+            pairs += [(os.path.abspath(path), shown), (os.path.realpath(path), shown)]
+    temp, home = tempfile.gettempdir(), os.path.expanduser("~")
+    pairs += [(temp, "$TMPDIR"), (os.path.realpath(temp), "$TMPDIR"),
+              (os.getcwd() + os.sep, ""), (os.path.realpath(os.getcwd()) + os.sep, "")]
+    if home not in ("", "~", os.sep):
+        pairs.append((home, "~"))
+    unique = {old: new for old, new in pairs if old and old != os.sep}
+    return sorted(unique.items(), key=lambda pair: -len(pair[0]))
+
+
+def shareable(value, pairs):
+    """A verdict or record with every private path in its text replaced (pairs: (old, new),
+    longest first) and no host name left in a folder name.
+
+    >>> shareable({"reason": "/t/x/a.py failed", "n": [1, "/t/x"]}, [("/t/x/", ""), ("/t/x", "<tree>")])
+    {'reason': 'a.py failed', 'n': [1, '<tree>']}
+    """
+    if isinstance(value, str):
+        for old, new in pairs:
+            if old in value:
+                value = value.replace(old, new)
+        return PRIVATE_OWNER.sub(r"\1host.", value) if "regrade-" in value else value
+    if isinstance(value, dict):
+        return {key: shareable(item, pairs) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [shareable(item, pairs) for item in value]
+    return value
+
+
+def shareable_verdict(verdict, pairs):
+    """A verdict whose free text (reason, notes, environment, code_under_test) names nothing
+    private; test ids are data, never rewritten (a test may be named test_x[/tmp])."""
+    return dict(verdict, **{field: shareable(verdict[field], pairs)
+                            for field in SHARED_TEXT_FIELDS if field in verdict})
+
+
 def safe_name(run_id):
     """A file name for a run id: readable, and distinct even where characters were replaced.
 
@@ -7802,20 +7884,26 @@ Making instances (--make-instances FIXES --repo [OWNER/NAME=]PATH --out DIR)
                          (= base_commit), plus test_runner, test_cmd, test_env
                          (--env) and validation (K, the interpreter and its
                          version, isolation, flaky, excluded, left_out, each
-                         run's seconds, the self-check's statuses, the fix)
+                         run's status and reason, the self-check's statuses,
+                         the fix); no seconds, so a fix made again, resumed or
+                         in another shard gives the same bytes
         rejected.jsonl   the same fields where known, and `rejected` (the
                          reason); FAIL_TO_PASS may be empty, so it is not an
                          INSTANCES file: it is the audit of what was dropped
         self_check.jsonl the self-check's verdicts (run ids ID/gold and
                          ID/empty): regrade.py --summarize self_check.jsonl
-        made.jsonl       every fix's result with its key (resume): a rerun
+        made.jsonl       every fix's result with its key and each run's seconds
+                         and work tree (resume; shared by shards): a rerun
                          redoes only the fixes whose inputs changed (sha, diff,
                          id, problem statement, options, interpreter, isolation,
                          grader); --force redoes all
         logs/ID.SIDE.N.log  each run's commands and test output
     --shard K/N makes only the fixes whose sha falls in shard K (by hash, as for
-    runs); --jobs N makes N fixes at once. Merge shards with cat:
+    runs); --jobs N makes N fixes at once. Shards may share one --out (see
+    "Large jobs": each process as it ends writes every fix made so far, in FIXES
+    order), or each have its own, merged with cat:
         cat out/shard-*/instances.jsonl > instances.jsonl
+    Signals, kill -9 and a full disk are handled as in grading ("Large jobs").
     The report (--format text, markdown or json) lists each fix with its
     FAIL_TO_PASS, PASS_TO_PASS and flaky counts and seconds, then the rejected
     with their reasons and the count per reason, then the self-check's counts
@@ -8451,6 +8539,7 @@ def make_instances(args, argv):
     scratch = owned_folder("session")
     settings = context["settings"]
     settings["scratch"] = scratch
+    settings["private"] = private_paths([args.make_instances, context["repo_path"]], scratch)
     fixes, mine, store = [], [], None
     try:
         source = context["source"] = open_source(context["repo_path"], scratch, inputs)
@@ -8654,7 +8743,7 @@ def build_parser():
                         help="grade only runs of this instance (repeatable)")
     parser.add_argument("--force", action="store_true", help="regrade runs already in --out")
     parser.add_argument("--keep-trees", action="store_true",
-                        help="keep the throwaway folders (their paths go in the notes)")
+                        help="keep the throwaway folders (their paths go in the logs)")
     parser.add_argument("--progress", action="store_true",
                         help="show progress on stderr even when it is not a terminal")
     parser.add_argument("--timings", action="store_true",
@@ -8682,8 +8771,8 @@ def output(args, inputs, verdicts, instance_ids, argv, skipped=0, stored=None, r
                             "regraded_because": dict(sorted(regraded.items()))}
     if args.out and regraded is None:
         stored = verdicts if stored is None else stored
-        write_atomic(os.path.join(args.out, "verdicts.csv"), verdicts_csv(stored))
-        write_atomic(os.path.join(args.out, "swebench_summary.json"),
+        write_out(os.path.join(args.out, "verdicts.csv"), verdicts_csv(stored))
+        write_out(os.path.join(args.out, "swebench_summary.json"),
                      to_json(swebench_summary(stored, instance_ids)))
     prov = provenance(__file__, __version__, argv, None, inputs,
                       output_flags=("--out", "--write-runs"))
@@ -8734,7 +8823,7 @@ def summarize_only(args, argv):
         os.makedirs(args.out, exist_ok=True)
         target = os.path.join(args.out, "verdicts.jsonl")
         inputs.guard_output(target)
-        write_atomic(target, "".join(json.dumps(v, ensure_ascii=False, sort_keys=True) + "\n"
+        write_out(target, "".join(json.dumps(v, ensure_ascii=False, sort_keys=True) + "\n"
                                      for v in sorted(verdicts, key=lambda v: v["run_id"])))
     return output(args, inputs, verdicts, sorted({v["instance_id"] for v in verdicts}), argv)
 
@@ -8787,6 +8876,8 @@ def _main(argv):
     sweep_temporary(args.out)
     scratch = owned_folder("session")
     settings["scratch"] = scratch
+    settings["private"] = private_paths([args.instances, args.runs, args.task_map, fallback,
+                                         *named.values()], scratch)
     # Trees are kept between runs only where the code under test cannot touch their .git.
     reuse = settings["isolation"] == "bwrap" and not args.keep_trees
     settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
