@@ -7400,11 +7400,14 @@ def shareable(value, pairs):
 
     >>> shareable({"reason": "/t/x/a.py failed", "n": [1, "/t/x"]}, [("/t/x/", ""), ("/t/x", "<tree>")])
     {'reason': 'a.py failed', 'n': [1, '<tree>']}
+    >>> shareable("/tmp/r", [("/tmp/r", "../../tmp/r"), ("/tmp", "$TMPDIR")])
+    '../../tmp/r'
     """
     if isinstance(value, str):
-        for old, new in pairs:
-            if old in value:
-                value = value.replace(old, new)
+        if pairs:       # in one pass: a replacement is never itself replaced
+            olds = dict(pairs)
+            value = re.sub("|".join(re.escape(old) for old, _ in pairs),
+                           lambda match: olds[match.group(0)], value)
         return PRIVATE_OWNER.sub(r"\1host.", value) if "regrade-" in value else value
     if isinstance(value, dict):
         return {key: shareable(item, pairs) for key, item in value.items()}
