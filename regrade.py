@@ -8567,7 +8567,7 @@ def make_instances(args, argv):
             settings["trees"].close()
         remove_folder(scratch)
         if store is not None:       # every fix once in the files, however the job ended
-            finish_made(store, fixes, args)
+            finish_made(store, fixes, mine, args)
     signum = StopSignals.received()
     if signum is not None or made is None:
         done = len(made or [])
@@ -8584,12 +8584,18 @@ def make_instances(args, argv):
     return 0
 
 
-def finish_made(store, fixes, args):
+def finish_made(store, fixes, mine, args):
     """Rewrite the made files from made.jsonl at the end; a write that fails ends the job."""
     try:
         store.finish([f["key"] for f in fixes])
     except (OSError, InputError) as exc:
-        raise JobStopped(write_failure(args.out, exc, store.safe_count(), 0, making=True),
+        try:
+            with store.lock:
+                on_disk = store.made.records()
+        except OSError:
+            on_disk = store.previous
+        left = sum(f["key"] not in on_disk for f in mine)
+        raise JobStopped(write_failure(args.out, exc, store.safe_count(), left, making=True),
                          2) from None
 
 

@@ -42,7 +42,7 @@ Usage:
 #     step 8: the verdict (ids, xfail, subtests, uncollected tests, the environment record)
 #     runners (Django, SymPy, instance fields)
 #     statuses, outputs and the summary
-#     large jobs (signals, shards, one --out)
+#     large jobs (signals, shards, one --out; --out never an input, interruptions, making)
 #     the sandbox
 #     making instances
 #   Paste-ready output (footers that rerun, Markdown and SVG that read where pasted, no home paths)
@@ -10677,6 +10677,24 @@ def bench_regrade_cluster_rehearsal():
     finally:
         RegradeClusterCase.tearDownClass()
     print(f"regrade cluster rehearsal: {json.dumps(figures, sort_keys=True)}")
+
+
+def bench_regrade_interruptions(trials=20, load=2):
+    """Issue 26: grading and making each interrupted `trials` times (SIGINT, SIGTERM, SIGHUP
+    to the process group, start-up included) with `load` busy loops running, each rerun
+    to the end and compared with an uninterrupted run: how many differ."""
+    RegradeClusterMakeCase.setUpClass()
+    case = RegradeClusterMakeCase("run")
+    try:
+        for kind, step in (("grading", 0.25), ("making", 0.6)):
+            with TempDir() as folder:
+                started = time.monotonic()
+                figures = cluster_interruptions(case, folder, [i * step for i in range(trials)],
+                                                making=kind == "making", load=load)
+                figures["seconds"] = round(time.monotonic() - started, 1)
+            print(f"regrade interruptions, {kind}: {json.dumps(figures, sort_keys=True)}")
+    finally:
+        RegradeClusterMakeCase.tearDownClass()
 
 
 def bench_regrade_django_and_sympy_runners():
