@@ -9062,6 +9062,32 @@ class TestRegradeClusterInterruptions(RegradeClusterMakeCase):
                           figures["leftovers"]), (0, 0, 0), figures)
     # Making interrupted and rerun: TestRegradeClusterInterruptedStep and the benchmark.
 
+    def test_a_signal_while_starting_stops_the_job_as_one_later(self):
+        """The old code killed the job outright (exit -15) when SIGTERM came while it probed
+        the interpreter: its handler was set only once the runs began."""
+        with TempDir() as folder:
+            python = write(folder, "python", "#!/bin/sh\n"
+                           'if [ ! -e "$SIGNALLED" ]; then : > "$SIGNALLED"; kill -TERM $PPID; fi\n'
+                           f'exec {shlex.quote(sys.executable)} "$@"\n')
+            os.chmod(python, 0o755)
+            grading = self.job(folder, {"a": "fix", "b": "wrong"})
+            for kind, argv, line in (
+                    ("grading", grading, r"0 runs graded and on disk in .*, 2 left ungraded"),
+                    ("making", self.make_argv, r"0 fixes made and on disk in .*, 3 left unmade")):
+                with self.subTest(kind=kind):
+                    out, temp = os.path.join(folder, kind), os.path.join(folder, "tmp-" + kind)
+                    os.makedirs(temp)
+                    process = subprocess.run(
+                        [sys.executable, os.path.join(HERE, "regrade.py"), *argv, "--out", out,
+                         "--python", python, "--sandbox", "none"],
+                        env=dict(os.environ, TMPDIR=temp,
+                                 SIGNALLED=os.path.join(folder, "signalled-" + kind)),
+                        capture_output=True, text=True, timeout=CLUSTER_DEADLINE)
+                    self.assertEqual(process.returncode, 143, process.stderr)
+                    self.assertRegex(process.stderr.strip().splitlines()[-1],
+                                     r"^error: interrupted by SIGTERM: " + line)
+                    self.assertEqual(os.listdir(temp), [])
+
 
 # --- regrade.py: the sandbox ---
 # Hostile code under each --sandbox mode. The diff below fixes the toy bug and,
