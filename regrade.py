@@ -8616,8 +8616,8 @@ def make_all(fixes, context, store, args):
             store.add(result)
         except OSError as exc:
             stop_tests()
-            raise JobStopped(write_failure(args.out, exc, store.safe_count(),
-                                           len(todo) - len(results), making=True), 2) from None
+            raise JobStopped(write_failure(args.out, exc, store.safe_count(), sum(
+                f["key"] not in results for f in todo), making=True), 2) from None
         results[result["key"]] = result
         if progress:                # only now: its whole line is on disk
             sys.stderr.write(f"{result['instance_id']}: {result['rejected'] or 'made'} "
@@ -8628,8 +8628,8 @@ def make_all(fixes, context, store, args):
             return make_one(fix, context)
         except InputError as exc:           # a log that cannot be written
             stop_tests()
-            raise JobStopped(write_failure(args.out, exc, store.safe_count(),
-                                           len(todo) - len(results), making=True), 2) from None
+            raise JobStopped(write_failure(args.out, exc, store.safe_count(), sum(
+                f["key"] not in results for f in todo), making=True), 2) from None
     grade_runs(todo, one, finish, args.jobs)
     return results
 
