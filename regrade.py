@@ -36,7 +36,10 @@ Arguments (python3 regrade.py INSTANCES RUNS --repo PATH [--out DIR]):
                derive them), or a built-in set: gold (each instance's own
                patch) or empty (no change at all).
     --repo     a local clone or a git bundle file, or owner/name=PATH repeated
-               for several repositories. Nothing in it is ever changed.
+               for several repositories. Nothing in it is ever changed: an --out
+               that is a --repo folder or lies inside one, or that names an input
+               file (INSTANCES, RUNS, FIXES, --task-map, a bundle), is refused
+               (exit 2) before anything is written.
 
 Procedure per run (each step is recorded in the verdict):
     1. Check out base_commit into a throwaway folder: a private git repository
@@ -152,7 +155,8 @@ Procedure per run (each step is recorded in the verdict):
        --repeat K runs the tests K times and lists tests whose outcome changed
        as flaky; a test counts as passed only if it passed every time.
     9. Remove the throwaway folder, also on timeout, error, Ctrl-C, SIGTERM or
-       SIGHUP (--keep-trees keeps it for debugging, and keeps no tree for reuse);
+       SIGHUP (--keep-trees keeps it for debugging, its path in the run's log, and
+       keeps no tree for reuse);
        kept trees are removed when the job ends. A process killed outright
        (kill -9, a node lost) cannot remove its own: the next regrade.py on the
        machine does (see "Large jobs").
@@ -258,6 +262,13 @@ Outputs with --out DIR:
                      completed_instances keeps SWE-bench's meaning, graded
                      (resolved or unresolved; not empty, not an error), while
                      verdicts.csv's completed means resolved
+Shared and private: verdicts.jsonl, verdicts.csv, swebench_summary.json, reports/
+(and, when making instances, instances.jsonl, rejected.jsonl and self_check.jsonl)
+are the files people attach and merge: they name no host and no absolute path
+outside --out (a path below the current folder is relative to it, the temporary
+root is $TMPDIR, a run's tree <tree>, the home ~; the interpreter by name and
+version). logs/ and made.jsonl (the resume record, with each run's seconds) are
+this machine's and may name its paths.
 Without --out nothing is written. The summary (--format text, markdown or
 json) goes to stdout; progress to stderr when it is a terminal (--progress
 forces it): one line per run with its status and seconds. --timings adds a
@@ -316,14 +327,24 @@ Large jobs (schedulers that preempt, signal and rerun):
     they cut short gets no verdict (it is graded on resume), every verdict decided
     before is already on disk, this process's folders are removed, and one line
     says how many runs were graded and left ungraded and to rerun the same
-    command. Exit 130, 143 or 129. A second signal ends the process at once.
+    command. Exit 130, 143 or 129. A second signal ends the process at once. A
+    signal while the job starts (inputs read, interpreter probed, repository
+    opened) stops it the same way. An interruption is never a verdict: a step
+    whose git, patch or test process failed because the job is stopping (the job's
+    own signal reached it, as Ctrl-C reaches the whole process group) records
+    nothing and is redone on resume. --make-instances stops the same way: no fix
+    starts, a fix cut short records nothing (made on resume), the line counts the
+    fixes made and left.
     Leftovers. Every folder the grader makes under the temporary root (TMPDIR)
     is named after its owner: regrade-KIND.HOST.PID.START.BOOT.xxxx, START being
     the process's start time (/proc/PID/stat field 22) and BOOT the boot id. At
     start, this user's folders whose owner is gone (no such PID, a PID now used
     by a process started at another time, an earlier boot) are removed and
     stderr says how many. A folder of a live process, of another host, or of a
-    name without an owner is never touched.
+    name without an owner is never touched. So in --out: each file is written
+    through a temporary .tmp-regrade-part.HOST.PID.START.BOOT.xxxx.part and
+    renamed; at start the .tmp-*.part files whose writer is gone are removed and
+    counted the same way.
     One --out for many processes. Shards (or reruns) may grade into one folder
     at once. Each verdict is one line appended with an exclusive POSIX lock on
     --out/.verdicts.lock held (fcntl, which NFS honours), written whole (a short
@@ -340,7 +361,12 @@ Large jobs (schedulers that preempt, signal and rerun):
     shard its own --out and merge with --summarize, which skips a cut last line
     and says so. A write that fails (ENOSPC, EDQUOT, EFBIG under a file-size
     limit) removes its part line and ends the job (exit 2) with one line naming
-    the folder and how many verdicts are safe.
+    the folder and how many verdicts are safe. made.jsonl, instances.jsonl,
+    rejected.jsonl and self_check.jsonl of --make-instances go through the same
+    writer (RecordFile) under the same lock: appended whole and fsynced before the
+    fix's progress line, a cut line repaired, rewritten whole under the lock as
+    each process ends, from every process's made.jsonl lines in FIXES order; so
+    shards on one --out leave what one process leaves, byte for byte.
 
 The sandbox (--sandbox auto|bwrap|unshare|none, default auto). The test
 command, the only step that runs the code under test, runs inside bubblewrap
@@ -424,16 +450,17 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             Statuses; SWE-bench's FULL / PARTIAL / NO
 #   Input                     read_instances parse_instance load_runs load_predictions
 #                             default_run_ids check_test_commands pytest_needed
-#                             check_python grading_key
-#                             rules: INSTANCES and RUNS; Statuses (a malformed row, an
+#                             check_python grading_key check_out
+#                             rules: INSTANCES and RUNS; --out never in an input; Statuses (a malformed row, an
 #                             unknown instance); the resume key; --python
 #   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
-#                             write_all
+#                             write_all RecordFile write_out sweep_parts job_stopping
 #                             rules: "Large jobs (schedulers that preempt, signal and
 #                             rerun)"
 #   Report                    VerdictStore swebench_report swebench_summary verdicts_csv
-#                             summarise render_summary Progress
-#                             rules: "Outputs with --out DIR"; the summary (--format)
+#                             summarise render_summary Progress shareable_verdict
+#                             rules: "Outputs with --out DIR" (shared and private); the
+#                             summary (--format)
 #   Making instances          make_instances parse_fixes expand_fixes prepare_fix
 #                             make_fix derive_lists self_check MadeStore render_made
 #                             rules: "Making instances (--make-instances FIXES ...)"
@@ -3941,6 +3968,8 @@ def git(args, *, cwd=None, input_text=None, check=True, timeout=None, errors="re
             raise GradingError(f"git {' '.join(args[:2])} ran over {timeout:g} s") from None
         return 124, f"git {' '.join(args[:2])} ran over {timeout:g} s"
     output = done.stdout.decode("utf-8", errors)
+    if done.returncode != 0 and job_stopping(done.returncode):
+        raise Interrupted()         # the job's signal killed git: no verdict, redone on resume
     if check and done.returncode != 0:
         raise GradingError(f"git {' '.join(args[:2])} failed: {output.strip()[-500:]}")
     return done.returncode, output
@@ -4159,6 +4188,8 @@ def apply_diff(tree, patch_file, fuzz=DEFAULT_FUZZ):
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         output = done.stdout.decode("utf-8", "replace")
         log.append(f"$ {' '.join(shlex.quote(c) for c in command)}\n{output}exit {done.returncode}\n")
+        if done.returncode != 0 and job_stopping(done.returncode):
+            raise Interrupted()     # the job's signal, not the diff, stopped it
         reversed_hunk = "Reversed (or previously applied)" in output
         if done.returncode == 0 and not reversed_hunk:
             git(["-C", tree, "reset", "-q"])
@@ -5186,6 +5217,8 @@ def run_command(argv, *, cwd, env, timeout, output_path):
             with _LIVE_LOCK:
                 _LIVE_GROUPS.discard(process.pid)
         timed_out = expired.is_set()
+        if status != 0 and not timed_out and job_stopping(status):
+            raise Interrupted()     # killed by the job's stop, not by its own failure
         output.seek(0)
         text = output.read(MAX_OUTPUT_BYTES).decode("utf-8", "replace")
     return status, timed_out, time.monotonic() - start, text
@@ -6087,7 +6120,7 @@ SETTINGS = {
     "env": ({}, "--env KEY=VALUE, as {KEY: VALUE}"),
     "keep_env": (frozenset(), "--keep-env NAME: variables passed through the scrubbing"),
     "test_patterns": (None, "--test-files GLOB as a tuple, None for the default test files"),
-    "keep_trees": (False, "--keep-trees: the throwaway folders stay (named in the notes)"),
+    "keep_trees": (False, "--keep-trees: the throwaway folders stay (named in the logs)"),
     "fuzz": (DEFAULT_FUZZ, "--fuzz: fuzz for the patch fallback"),
     "select": ("ids", "--select: the listed test ids, or their whole files"),
     "python": (None, "set by the pre-flight: the test interpreter, checked (check_python)"),
@@ -6281,7 +6314,7 @@ def error_verdict(run, settings, reason):
                             settings)
     verdict["environment"] = environment_record(settings)
     verdict.update(status="error", completed=None, resolution="NO", reason=reason)
-    return verdict
+    return shareable_verdict(verdict, settings.get("private") or ())
 
 
 def environment_record(settings, source=None):
@@ -6304,7 +6337,7 @@ def grade_run(run, instance, source, settings):
     # The grader's own folder (recorders, their settings, results) lives apart
     # from the work tree, under a name the code under test cannot derive from it.
     grader_dir = tempfile.mkdtemp(prefix="g-", dir=settings.get("scratch"))
-    trees, lease = settings.get("trees") or TreePool(0), None
+    trees, lease, tree = settings.get("trees") or TreePool(0), None, None
     try:
         tree, lease, verdict["work_tree"] = trees.take(source, run["base_commit"], folder)
         log.append(f"checked out {run['base_commit']} ({verdict['work_tree']})\n")
@@ -6319,7 +6352,8 @@ def grade_run(run, instance, source, settings):
         remove_folder(grader_dir)
         trees.give(lease)
         if settings["keep_trees"]:
-            verdict["notes"].append(f"kept {folder}")
+            verdict["notes"].append("kept its folder (its path is in its log)")
+            log.append(f"kept {folder}\n")
         else:
             remove_folder(folder)
         verdict["duration_s"] = round(time.monotonic() - started, 3)
@@ -6329,7 +6363,10 @@ def grade_run(run, instance, source, settings):
         raise Interrupted()
     if verdict["status"] in GRADING_ERRORS:
         verdict.update(completed=None, resolution="NO")
-    return verdict, "".join(log)
+    # The verdict is shared (verdicts.jsonl, made instances); its log may name this machine.
+    here = [(tree + os.sep, ""), (tree, "<tree>")] if tree else []
+    here += [(folder, "<run folder>"), (grader_dir, "<grader folder>")]
+    return shareable_verdict(verdict, here + list(settings.get("private") or ())), "".join(log)
 
 
 def import_names(folder):
@@ -7187,6 +7224,29 @@ def parse_repo_options(values):
     return fallback, named
 
 
+def check_out(args):
+    """Refuse an --out that is an input or lies inside an input folder, before anything is
+    written: a --repo clone (never changed), a runs folder, the instances, predictions,
+    FIXES or --task-map file. A bundle is a file: --out may not name it."""
+    if not args.out:
+        return
+    target = os.path.realpath(args.out)
+    fallback, named = parse_repo_options(args.repo)
+    inputs = [("--repo", path) for path in [fallback, *named.values()] if path]
+    inputs += [(what, path) for what, path in (
+        ("the instances file", args.instances), ("the runs", args.runs),
+        ("the FIXES file", args.make_instances), ("--task-map", args.task_map)) if path]
+    for what, path in inputs:
+        if not os.path.exists(path):
+            continue            # gold, empty, or a path the reader will report
+        real = os.path.realpath(path)
+        if target == real or target.startswith(real.rstrip(os.sep) + os.sep):
+            where = "is" if target == real else "lies inside"
+            kind = "folder" if os.path.isdir(real) else "file"
+            raise InputError(f"--out {args.out}: {where} {what} {path} (an input {kind}, which "
+                             f"regrade.py never changes); choose a folder of its own")
+
+
 def parse_shard(value):
     """Read --shard K/N (1 <= K <= N).
 
@@ -7365,11 +7425,15 @@ def check_python(python, needs_pytest):
 # Every folder the grader makes under the temporary root is named after its
 # owner; a signal stops the job cleanly; a lock file in --out lets any number of
 # processes append to and compact one verdicts.jsonl (see "Large jobs").
-OWNER_KINDS = ("session", "run", "probe")
+OWNER_KINDS = ("session", "run", "probe", "part")
 OWNED_FOLDER = re.compile(r"regrade-(" + "|".join(OWNER_KINDS) + r")\.([A-Za-z0-9-]+)\."
                           r"(\d+)\.(\d+)\.([0-9a-f]+)\.")
 SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 LOCK_NAME = ".verdicts.lock"
+# A child (git, patch, the tests) that died of one of the job's stop signals may have
+# got it before the grader's handler ran (Ctrl-C reaches the whole process group; a
+# scheduler signals every process of the job): wait this long for the handler.
+STOP_GRACE_S = 5.0
 
 
 class JobStopped(Exception):
@@ -7482,6 +7546,74 @@ def sweep_leftovers(root=None):
     return removed
 
 
+def part_prefix():
+    """The name prefix of this process's temporary files in --out (.tmp-regrade-part.HOST...)."""
+    return ".tmp-" + owner_prefix("part")
+
+
+def sweep_parts(folder):
+    """Remove the unfinished .tmp-*.part files in --out (and its logs/ and reports/) whose
+    writer is gone; return how many. A file of a live writer, of another host or of a
+    name without an owner is never touched."""
+    removed = 0
+    for sub in ("", "logs", "reports"):
+        where = os.path.join(folder, sub)
+        try:
+            names = sorted(os.listdir(where))
+        except OSError:
+            continue
+        for name in names:
+            match = OWNED_FOLDER.match(name[len(".tmp-"):]) if name.startswith(".tmp-") and \
+                name.endswith(".part") else None
+            path = os.path.join(where, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if not match or not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or \
+                    owner_alive(match.group(2), int(match.group(3)), int(match.group(4)),
+                                match.group(5)):
+                continue
+            try:
+                os.remove(path)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def sweep_temporary(out):
+    """At start: remove what processes that are gone left in TMPDIR and --out; say how many."""
+    removed = sweep_leftovers()
+    if removed:
+        sys.stderr.write(f"removed {removed} folder{'' if removed == 1 else 's'} left in "
+                         f"{tempfile.gettempdir()} by regrade.py processes that are gone\n")
+    if out:
+        sweep_out(out)
+
+
+def sweep_out(folder):
+    """At start: remove what processes that are gone left in --out, and say how many."""
+    removed = sweep_parts(folder)
+    if removed:
+        sys.stderr.write(f"removed {removed} unfinished file{'' if removed == 1 else 's'} "
+                         f"(.tmp-*.part) left in {folder} by regrade.py processes that are gone\n")
+
+
+def job_stopping(returncode):
+    """Whether a child that failed (its return code) failed because this job is stopping.
+
+    The job's own signal may reach git, patch or the tests before the grader's handler
+    runs; a step it broke says nothing of the run (Interrupted: no verdict, redone on
+    resume). Only a child killed by a stop signal waits (STOP_GRACE_S) for the handler.
+    """
+    if returncode == 0:
+        return False
+    if returncode is not None and -returncode in SIGNAL_STATUS:
+        _STOPPING.wait(STOP_GRACE_S)
+    return _STOPPING.is_set()
+
+
 # --- signals ---
 # SIGINT, SIGTERM and SIGHUP stop the job the same way: no run starts, the running
 # tests' process groups are killed (bwrap dies with them), the runs they cut short
@@ -7524,20 +7656,35 @@ class StopSignals:
         return _SIGNALLED[0] if _SIGNALLED else None
 
 
-def stopped_line(signum, graded, left, out):
-    """The one line a stopped job ends with: what is left ungraded and how to resume.
+def stopped_line(signum, graded, left, out, making=False):
+    """The one line a stopped job ends with: what is left undone and how to resume.
 
     >>> stopped_line(signal.SIGTERM, 3, 4, "out")
     'interrupted by SIGTERM: 3 runs graded and on disk in out/verdicts.jsonl, 4 left ungraded; rerun the same command to grade only those'
+    >>> stopped_line(signal.SIGINT, 1, 2, "made", making=True)
+    'interrupted by SIGINT: 1 fix made and on disk in made/made.jsonl, 2 left unmade; rerun the same command to make only those'
     """
     name = signal.Signals(signum).name
+    unit, done, undone, verb, file = (("fix", "made", "unmade", "make", "made.jsonl") if making
+                                      else ("run", "graded", "ungraded", "grade",
+                                            "verdicts.jsonl"))
+    units = plural(graded, unit, unit + "es" if making else None)
     if out is None:
-        return (f"interrupted by {name}: {graded} run{'' if graded == 1 else 's'} graded, "
-                f"{left} left ungraded; nothing was written (no --out): rerun the command, "
+        return (f"interrupted by {name}: {units} {done}, "
+                f"{left} left {undone}; nothing was written (no --out): rerun the command, "
                 f"with --out DIR to make it resumable")
-    return (f"interrupted by {name}: {graded} run{'' if graded == 1 else 's'} graded and on "
-            f"disk in {os.path.join(out, 'verdicts.jsonl')}, {left} left ungraded; rerun the "
-            f"same command to grade only those")
+    return (f"interrupted by {name}: {units} {done} and on "
+            f"disk in {os.path.join(out, file)}, {left} left {undone}; rerun the "
+            f"same command to {verb} only those")
+
+
+def starting_line(signum):
+    """The line of a job stopped while it started (reading inputs, probing, opening the repository).
+
+    >>> starting_line(signal.SIGHUP)
+    'interrupted by SIGHUP while starting: no run began; rerun the same command'
+    """
+    return f"interrupted by {signal.Signals(signum).name} while starting: no run began; rerun the same command"
 
 
 # --- verdicts.jsonl shared by many processes ---
@@ -7561,17 +7708,26 @@ def whole_lines(data):
     return data[:data.rfind(b"\n") + 1]
 
 
-def verdict_lines(data):
-    """Each run's latest verdict from a verdicts file's whole lines, {run id: verdict}."""
-    verdicts = {}
+def record_lines(data, key):
+    """Each key's latest record from a record file's whole lines, {record[key]: record}.
+
+    >>> record_lines(b'{"k": 1, "v": 1}\\n{"k": 1, "v": 2}\\n{"k": 2', "k")
+    {1: {'k': 1, 'v': 2}}
+    """
+    records = {}
     for line in whole_lines(data).decode("utf-8", "replace").splitlines():
         try:
-            verdict = json.loads(line)
+            record = json.loads(line)
         except ValueError:
             continue
-        if isinstance(verdict, dict) and "run_id" in verdict:
-            verdicts[verdict["run_id"]] = verdict
-    return verdicts
+        if isinstance(record, dict) and key in record:
+            records[record[key]] = record
+    return records
+
+
+def record_line(record):
+    """A record as one line of a record file (its keys sorted, so equal records are equal bytes)."""
+    return json.dumps(jsonable(record), ensure_ascii=False, sort_keys=True) + "\n"
 
 
 class FolderLock:
@@ -7622,53 +7778,19 @@ def repair_tail(handle):
     return size
 
 
-def write_failure(folder, exc, safe, left):
-    """The one line for a --out that cannot be written (a full disk, a quota, a size limit)."""
-    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return (f"--out {folder}: cannot write ({why}): {safe} verdict"
-            f"{' is' if safe == 1 else 's are'} safe in {os.path.join(folder, 'verdicts.jsonl')} (whole lines on disk), "
-            f"{left} left ungraded; free space and rerun the same command to grade only those")
+class RecordFile:
+    """One append-only record file in --out (verdicts.jsonl, made.jsonl, instances.jsonl, ...),
+    shared by every process writing into the folder; the one writer of all of them.
 
-
-# === Report ===
-def safe_name(run_id):
-    """A file name for a run id: readable, and distinct even where characters were replaced.
-
-    >>> safe_name("django__django-1@gpt/4"), safe_name("plain-1")
-    ('django__django-1@gpt_4-3d9ba20e', 'plain-1')
-    """
-    cleaned = re.sub(r"[^A-Za-z0-9._@+-]", "_", run_id)[:120]
-    if cleaned == run_id:
-        return cleaned
-    return f"{cleaned}-{hashlib.sha256(run_id.encode('utf-8')).hexdigest()[:8]}"
-
-
-class VerdictStore:
-    """verdicts.jsonl in --out DIR, shared by every process grading into DIR.
-
-    Each verdict is one line appended under the folder's lock and fsynced before
-    the run counts as graded; a line a dead writer cut short is dropped. At the end
-    the file is rewritten from what is on disk (every process's lines), each run
-    once, its latest verdict, together with verdicts.csv and swebench_summary.json.
+    Each record is one line appended under the folder's lock, written whole (a short
+    write goes on where it stopped) and fsynced before it counts; a line a writer that
+    died cut short is cut off first; a failed write takes its part line back. At the
+    end the file is rewritten whole under the lock, each key once (rewrite).
     """
 
-    def __init__(self, folder, inputs):
-        self.folder = folder
-        self.path = os.path.join(folder, "verdicts.jsonl")
-        try:
-            for sub in ("", "logs", "reports"):
-                os.makedirs(os.path.join(folder, sub), exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"--out {folder}: cannot create ({exc.strerror or exc})") from None
-        for name in ("verdicts.jsonl", "verdicts.csv", "swebench_summary.json"):
-            inputs.guard_output(os.path.join(folder, name))
-        self.lock = FolderLock(folder)
-        try:
-            with self.lock:
-                self.previous = verdict_lines(self.read(repair=True))
-        except OSError as exc:
-            raise InputError(f"--out {folder}: cannot lock or read verdicts.jsonl "
-                             f"({exc.strerror or exc})") from None
+    def __init__(self, folder, name, key, lock):
+        self.folder, self.name, self.key, self.lock = folder, name, key, lock
+        self.path = os.path.join(folder, name)
 
     def read(self, repair=False):
         """The file's bytes (under the lock); with repair, a cut last line is cut off first."""
@@ -7688,6 +7810,161 @@ class VerdictStore:
         finally:
             os.close(handle)
 
+    def records(self, repair=False):
+        """{key: latest record} of the whole lines on disk (call under the lock)."""
+        return record_lines(self.read(repair=repair), self.key)
+
+    def append(self, record):
+        """Append one record whole, fsynced, or nothing at all (raises OSError)."""
+        data = record_line(record).encode("utf-8")
+        with self.lock:
+            handle = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                size = repair_tail(handle)
+                try:
+                    write_all(handle, data)
+                    os.fsync(handle)
+                except OSError:
+                    try:
+                        os.ftruncate(handle, size)    # no cut line is left behind
+                    except OSError:
+                        pass
+                    raise
+            finally:
+                os.close(handle)
+
+    def rewrite(self, records):
+        """Replace the file by these records, one line each (call under the lock)."""
+        write_out(self.path, "".join(record_line(r) for r in records))
+
+
+def write_out(path, text):
+    """Write a file in --out atomically, as write_atomic does, through a temporary file named
+    after its owner (part_prefix), so that one a killed writer left is removed at the next
+    start (sweep_parts). A failure leaves nothing behind and raises InputError."""
+    temp = None
+    try:
+        handle, temp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                                        prefix=part_prefix(), suffix=".part")
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
+        os.chmod(temp, 0o666 & ~current_umask())
+        os.replace(temp, path)
+    except OSError as exc:
+        if temp is not None and os.path.exists(temp):
+            os.remove(temp)
+        raise InputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def write_failure(folder, exc, safe, left, making=False):
+    """The one line for a --out that cannot be written (a full disk, a quota, a size limit)."""
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    if isinstance(exc, InputError):         # a log or report: keep why, not the file's name
+        why = re.sub(r"^.*: cannot write \((.*)\)$", r"\1", why)
+    unit, units, file, undone, verb = (("fix", "fixes", "made.jsonl", "unmade", "make")
+                                       if making else ("verdict", "verdicts", "verdicts.jsonl",
+                                                       "ungraded", "grade"))
+    return (f"--out {folder}: cannot write ({why}): {safe} "
+            f"{unit + ' is' if safe == 1 else units + ' are'} safe in {os.path.join(folder, file)} "
+            f"(whole lines on disk), {left} left {undone}; free space and rerun the same command "
+            f"to {verb} only those")
+
+
+# === Report ===
+# Shared files (verdicts.jsonl and .csv, swebench_summary.json, made instances and
+# self-check verdicts) are attached and merged by others: they name no host and no
+# absolute path outside --out. The logs may (see "Outputs").
+SHARED_TEXT_FIELDS = ("reason", "notes", "environment", "code_under_test")
+PRIVATE_OWNER = re.compile(r"(regrade-(?:" + "|".join(OWNER_KINDS) + r")\.)[A-Za-z0-9-]+\.")
+
+
+def private_paths(paths, scratch=None):
+    """What a shared file may not name, each with what it says instead, longest first: the
+    session folder, TMPDIR, each input as given (relative), the current folder (paths
+    below it become relative) and the home folder (~)."""
+    pairs = [(scratch, "<session folder>")] if scratch else []
+    for path in paths:
+        if path and path not in ("-", "gold", "empty") and os.path.exists(path):
+            shown = relative_path(path)
+            pairs += [(os.path.abspath(path), shown), (os.path.realpath(path), shown)]
+    temp, home = tempfile.gettempdir(), os.path.expanduser("~")
+    pairs += [(temp, "$TMPDIR"), (os.path.realpath(temp), "$TMPDIR"),
+              (os.getcwd() + os.sep, ""), (os.path.realpath(os.getcwd()) + os.sep, "")]
+    if home not in ("", "~", os.sep):
+        pairs.append((home, "~"))
+    unique = {old: new for old, new in pairs if old and old != os.sep}
+    return sorted(unique.items(), key=lambda pair: -len(pair[0]))
+
+
+def shareable(value, pairs):
+    """A verdict or record with every private path in its text replaced (pairs: (old, new),
+    longest first) and no host name left in a folder name.
+
+    >>> shareable({"reason": "/t/x/a.py failed", "n": [1, "/t/x"]}, [("/t/x/", ""), ("/t/x", "<tree>")])
+    {'reason': 'a.py failed', 'n': [1, '<tree>']}
+    >>> shareable("/tmp/r", [("/tmp/r", "../../tmp/r"), ("/tmp", "$TMPDIR")])
+    '../../tmp/r'
+    """
+    if isinstance(value, str):
+        if pairs:       # in one pass: a replacement is never itself replaced
+            olds = dict(pairs)
+            value = re.sub("|".join(re.escape(old) for old, _ in pairs),
+                           lambda match: olds[match.group(0)], value)
+        return PRIVATE_OWNER.sub(r"\1host.", value) if "regrade-" in value else value
+    if isinstance(value, dict):
+        return {key: shareable(item, pairs) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [shareable(item, pairs) for item in value]
+    return value
+
+
+def shareable_verdict(verdict, pairs):
+    """A verdict whose free text (reason, notes, environment, code_under_test) names nothing
+    private; test ids are data, never rewritten (a test may be named test_x[/tmp])."""
+    return dict(verdict, **{field: shareable(verdict[field], pairs)
+                            for field in SHARED_TEXT_FIELDS if field in verdict})
+
+
+def safe_name(run_id):
+    """A file name for a run id: readable, and distinct even where characters were replaced.
+
+    >>> safe_name("django__django-1@gpt/4"), safe_name("plain-1")
+    ('django__django-1@gpt_4-3d9ba20e', 'plain-1')
+    """
+    cleaned = re.sub(r"[^A-Za-z0-9._@+-]", "_", run_id)[:120]
+    if cleaned == run_id:
+        return cleaned
+    return f"{cleaned}-{hashlib.sha256(run_id.encode('utf-8')).hexdigest()[:8]}"
+
+
+class VerdictStore:
+    """verdicts.jsonl in --out DIR, shared by every process grading into DIR (a RecordFile).
+
+    Each verdict is one line appended under the folder's lock and fsynced before
+    the run counts as graded; a line a dead writer cut short is dropped. At the end
+    the file is rewritten from what is on disk (every process's lines), each run
+    once, its latest verdict, together with verdicts.csv and swebench_summary.json.
+    """
+
+    def __init__(self, folder, inputs):
+        self.folder = folder
+        try:
+            for sub in ("", "logs", "reports"):
+                os.makedirs(os.path.join(folder, sub), exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"--out {folder}: cannot create ({exc.strerror or exc})") from None
+        for name in ("verdicts.jsonl", "verdicts.csv", "swebench_summary.json"):
+            inputs.guard_output(os.path.join(folder, name))
+        self.lock = FolderLock(folder)
+        self.file = RecordFile(folder, "verdicts.jsonl", "run_id", self.lock)
+        self.path = self.file.path
+        try:
+            with self.lock:
+                self.previous = self.file.records(repair=True)
+        except OSError as exc:
+            raise InputError(f"--out {folder}: cannot lock or read verdicts.jsonl "
+                             f"({exc.strerror or exc})") from None
+
     def graded(self, run):
         """The earlier verdict of this run with the same inputs, or None."""
         verdict = self.previous.get(run["run_id"])
@@ -7699,32 +7976,17 @@ class VerdictStore:
         Raises OSError (or InputError from a log) when --out cannot be written.
         """
         name = safe_name(verdict["run_id"])
-        write_atomic(os.path.join(self.folder, "logs", name + ".log"), log_text)
-        write_atomic(os.path.join(self.folder, "reports", name + ".json"),
-                     to_json(swebench_report(verdict)))
-        line = (json.dumps(jsonable(verdict), ensure_ascii=False, sort_keys=True) + "\n")
-        with self.lock:
-            handle = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                size = repair_tail(handle)
-                try:
-                    write_all(handle, line.encode("utf-8"))
-                    os.fsync(handle)
-                except OSError:
-                    try:
-                        os.ftruncate(handle, size)    # no cut line is left behind
-                    except OSError:
-                        pass
-                    raise
-            finally:
-                os.close(handle)
-            self.previous[verdict["run_id"]] = verdict
+        write_out(os.path.join(self.folder, "logs", name + ".log"), log_text)
+        write_out(os.path.join(self.folder, "reports", name + ".json"),
+                  to_json(swebench_report(verdict)))
+        self.file.append(verdict)
+        self.previous[verdict["run_id"]] = verdict
 
     def safe_count(self):
         """How many runs have a whole verdict line on disk (this process's and others')."""
         try:
             with self.lock:
-                return len(verdict_lines(self.read()))
+                return len(self.file.records())
         except OSError:
             return len(self.previous)
 
@@ -7734,14 +7996,12 @@ class VerdictStore:
         cannot be written (the appended file stands: a reader takes each run's last line)."""
         try:
             with self.lock:
-                self.previous = verdict_lines(self.read(repair=True))
+                self.previous = self.file.records(repair=True)
                 stored = sorted(self.previous.values(), key=lambda v: v["run_id"])
-                write_atomic(self.path, "".join(
-                    json.dumps(jsonable(v), ensure_ascii=False, sort_keys=True) + "\n"
-                    for v in stored))
-                write_atomic(os.path.join(self.folder, "verdicts.csv"), verdicts_csv(stored))
-                write_atomic(os.path.join(self.folder, "swebench_summary.json"),
-                             to_json(swebench_summary(stored, instance_ids)))
+                self.file.rewrite(stored)
+                write_out(os.path.join(self.folder, "verdicts.csv"), verdicts_csv(stored))
+                write_out(os.path.join(self.folder, "swebench_summary.json"),
+                          to_json(swebench_summary(stored, instance_ids)))
         except (OSError, InputError):
             return False
         return True
@@ -8138,20 +8398,26 @@ Making instances (--make-instances FIXES --repo [OWNER/NAME=]PATH --out DIR)
                          (= base_commit), plus test_runner, test_cmd, test_env
                          (--env) and validation (K, the interpreter and its
                          version, isolation, flaky, excluded, left_out, each
-                         run's seconds, the self-check's statuses, the fix)
+                         run's status and reason, the self-check's statuses,
+                         the fix); no seconds, so a fix made again, resumed or
+                         in another shard gives the same bytes
         rejected.jsonl   the same fields where known, and `rejected` (the
                          reason); FAIL_TO_PASS may be empty, so it is not an
                          INSTANCES file: it is the audit of what was dropped
         self_check.jsonl the self-check's verdicts (run ids ID/gold and
                          ID/empty): regrade.py --summarize self_check.jsonl
-        made.jsonl       every fix's result with its key (resume): a rerun
+        made.jsonl       every fix's result with its key and each run's seconds
+                         and work tree (resume; shared by shards): a rerun
                          redoes only the fixes whose inputs changed (sha, diff,
                          id, problem statement, options, interpreter, isolation,
                          grader); --force redoes all
         logs/ID.SIDE.N.log  each run's commands and test output
     --shard K/N makes only the fixes whose sha falls in shard K (by hash, as for
-    runs); --jobs N makes N fixes at once. Merge shards with cat:
+    runs); --jobs N makes N fixes at once. Shards may share one --out (see
+    "Large jobs": each process as it ends writes every fix made so far, in FIXES
+    order), or each have its own, merged with cat:
         cat out/shard-*/instances.jsonl > instances.jsonl
+    Signals, kill -9 and a full disk are handled as in grading ("Large jobs").
     The report (--format text, markdown or json) lists each fix with its
     FAIL_TO_PASS, PASS_TO_PASS and flaky counts and seconds, then the rejected
     with their reasons and the count per reason, then the self-check's counts
@@ -8262,6 +8528,8 @@ def git_bytes(git_dir, args):
                               stderr=subprocess.PIPE)
     except OSError as exc:
         raise InputError(f"cannot run git ({exc.strerror or exc})") from None
+    if done.returncode != 0 and job_stopping(done.returncode):
+        raise Interrupted()         # not "not a commit": the job's signal killed git
     return done.returncode, done.stdout
 
 
@@ -8590,21 +8858,24 @@ def side_problem(side, runs):
 
 
 def make_fix(fix, context):
-    """Run a fix's before- and after-runs and derive its lists: (instance row, rejection)."""
+    """Run a fix's before- and after-runs and derive its lists: (instance row, rejection,
+    each run's seconds and work tree). The row holds what decided it, never how long it
+    took, so that the same fix gives the same bytes however the job was split or resumed."""
     repeat = context["repeat"]
     runs = {side: [run_side(fix, side, k, context) for k in range(1, repeat + 1)]
             for side in ("before", "after")}
     row = instance_row(fix, context)
-    row["validation"]["runs"] = {side: [{k: run[k] for k in ("status", "test_s", "duration_s",
-                                                             "work_tree", "reason")}
+    row["validation"]["runs"] = {side: [{k: run[k] for k in ("status", "reason")}
                                         for run in runs[side]] for side in runs}
+    timings = {side: [{k: run[k] for k in ("test_s", "duration_s", "work_tree")}
+                      for run in runs[side]] for side in runs}
     versions = [r["python_version"] for side in runs.values() for r in side if r["python_version"]]
     row["validation"]["python_version"] = versions[0] if versions else \
         row["validation"]["python_version"]
     for side in ("before", "after"):
         problem = side_problem(side, runs[side])
         if problem:
-            return row, problem
+            return row, problem, timings
     finished = {side: [run["outcomes"] or {} for run in runs[side] if run["status"] != "timeout"]
                 for side in runs}
     lists = derive_lists(finished["before"], finished["after"])
@@ -8613,8 +8884,9 @@ def make_fix(fix, context):
     row["validation"].update(flaky=lists["flaky"], excluded=lists["excluded"], timed_out={
         side: sum(run["status"] == "timeout" for run in runs[side]) for side in runs})
     if not lists["FAIL_TO_PASS"]:
-        return row, "no FAIL_TO_PASS test: no test failed before the fix and passed after it"
-    return row, None
+        return (row, "no FAIL_TO_PASS test: no test failed before the fix and passed after it",
+                timings)
+    return row, None, timings
 
 
 def instance_row(fix, context):
@@ -8678,57 +8950,88 @@ def rejection_kind(reason):
 
 def make_one(fix, context):
     """A fix start to end: its result record for made.jsonl (instance or rejection)."""
+    if _STOPPING.is_set():
+        raise Interrupted()         # no fix starts once the job is stopping
     started = time.monotonic()
-    row, reason, verdicts = instance_row(fix, context), fix["rejected"], {}
+    row, reason, verdicts, timings = instance_row(fix, context), fix["rejected"], {}, {}
     if reason is None:
-        row, reason = make_fix(fix, context)
+        row, reason, timings = make_fix(fix, context)
     if reason is None:
         verdicts, reason = self_check(row, context)
     return {"key": fix["key"], "instance_id": fix["instance_id"], "sha": fix["sha"],
             "row": row, "rejected": reason, "seconds": round(time.monotonic() - started, 3),
-            "self_check": list(verdicts.values())}
+            "self_check": list(verdicts.values()), "runs": timings}
 
 
 class MadeStore:
-    """DIR/made.jsonl: each fix's result as it is made, so a rerun redoes only what changed."""
+    """DIR/made.jsonl and the files made from it, shared by every process making into DIR.
+
+    Each fix's result is appended to made.jsonl (a RecordFile, as verdicts are) before
+    its progress line, then its instance, rejection and self-check verdicts to their
+    files; as each process ends it rewrites all four under the lock from made.jsonl:
+    the fixes of FIXES, in its order, each once. So the last process to end leaves
+    every fix once, and shards on one --out give what one process gives.
+    """
 
     def __init__(self, folder, inputs, force):
-        self.folder, self.lock, self.previous = folder, threading.Lock(), {}
-        os.makedirs(os.path.join(folder, "logs"), exist_ok=True)
-        self.path = os.path.join(folder, "made.jsonl")
+        self.folder = folder
+        try:
+            os.makedirs(os.path.join(folder, "logs"), exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"--out {folder}: cannot create ({exc.strerror or exc})") from None
         for name in ("instances.jsonl", "rejected.jsonl", "self_check.jsonl", "made.jsonl"):
             inputs.guard_output(os.path.join(folder, name))
-        if os.path.exists(self.path) and not force:
-            with open(self.path, encoding="utf-8") as handle:
-                for line in handle:
-                    try:
-                        record = json.loads(line)
-                    except ValueError:
-                        continue        # a line cut short by an interruption
-                    if isinstance(record, dict) and "key" in record:
-                        self.previous[record["key"]] = record
+        self.lock = FolderLock(folder)
+        self.made = RecordFile(folder, "made.jsonl", "key", self.lock)
+        self.instances = RecordFile(folder, "instances.jsonl", "instance_id", self.lock)
+        self.rejected = RecordFile(folder, "rejected.jsonl", "instance_id", self.lock)
+        self.checks = RecordFile(folder, "self_check.jsonl", "run_id", self.lock)
+        try:
+            with self.lock:
+                for file in (self.instances, self.rejected, self.checks):
+                    file.read(repair=True)
+                self.previous = {} if force else self.made.records(repair=True)
+        except OSError as exc:
+            raise InputError(f"--out {folder}: cannot lock or read made.jsonl "
+                             f"({exc.strerror or exc})") from None
 
     def add(self, record):
-        with self.lock, open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        """Append a fix's result, then its instance or rejection and its self-check verdicts.
+
+        Raises OSError when --out cannot be written (nothing half-written is left)."""
+        self.made.append(record)
+        if record["rejected"]:
+            self.rejected.append(dict(record["row"], rejected=record["rejected"]))
+        else:
+            self.instances.append(record["row"])
+        for verdict in record["self_check"]:
+            self.checks.append(verdict)
+
+    def safe_count(self):
+        """How many fixes have a whole line in made.jsonl (this process's and others')."""
+        try:
+            with self.lock:
+                return len(self.made.records())
+        except OSError:
+            return len(self.previous)
 
     def write_log(self, name, text):
-        write_atomic(os.path.join(self.folder, "logs", safe_name(name)), text)
+        write_out(os.path.join(self.folder, "logs", safe_name(name)), text)
 
-    def finish(self, results):
-        """Write instances.jsonl, rejected.jsonl, self_check.jsonl; made.jsonl once per key."""
-        def lines(rows):
-            return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
-        made = [r["row"] for r in results if not r["rejected"]]
-        rejected = [dict(r["row"], rejected=r["rejected"]) for r in results if r["rejected"]]
-        checks = sorted((v for r in results for v in r["self_check"]), key=lambda v: v["run_id"])
-        write_atomic(os.path.join(self.folder, "instances.jsonl"), lines(made))
-        write_atomic(os.path.join(self.folder, "rejected.jsonl"), lines(rejected))
-        write_atomic(os.path.join(self.folder, "self_check.jsonl"), lines(checks))
-        kept = dict(self.previous)
-        kept.update((r["key"], r) for r in results)
-        write_atomic(self.path, lines(sorted(kept.values(), key=lambda r: (r["instance_id"],
-                                                                           r["key"]))))
+    def finish(self, keys):
+        """Rewrite instances.jsonl, rejected.jsonl and self_check.jsonl from made.jsonl (every
+        process's lines): the fixes whose keys are given, in that order; made.jsonl once per
+        key. Returns the results of those keys on disk."""
+        with self.lock:
+            stored = self.made.records(repair=True)
+            results = [stored[k] for k in dict.fromkeys(keys) if k in stored]
+            self.instances.rewrite(r["row"] for r in results if not r["rejected"])
+            self.rejected.rewrite(dict(r["row"], rejected=r["rejected"])
+                                  for r in results if r["rejected"])
+            self.checks.rewrite(sorted((v for r in results for v in r["self_check"]),
+                                       key=lambda v: v["run_id"]))
+            self.made.rewrite(sorted(stored.values(), key=lambda r: (r["instance_id"], r["key"])))
+        return results
 
 
 def make_context(args, inputs):
@@ -8782,29 +9085,46 @@ def make_instances(args, argv):
         raise InputError("--repeat and --jobs must be at least 1")
     if not args.timeout > 0:
         raise InputError(f"--timeout {args.timeout:g}: must be positive")
+    check_out(args)
     entries = parse_fixes(inputs.read_text(args.make_instances), args.make_instances)
     context = make_context(args, inputs)
-    scratch = tempfile.mkdtemp(prefix="regrade-session-")
+    sweep_temporary(args.out)
+    scratch = owned_folder("session")
     settings = context["settings"]
     settings["scratch"] = scratch
+    settings["private"] = private_paths([args.make_instances, context["repo_path"]], scratch)
+    fixes, mine, store = [], [], None
     try:
         source = context["source"] = open_source(context["repo_path"], scratch, inputs)
         repo = repo_name_of(source, context["repo_name"])
         fixes = [prepare_fix(e, source.git_dir, repo, context)
                  for e in expand_fixes(entries, source.git_dir, context["patterns"])]
+        for fix in fixes:
+            fix["key"] = fix_key(fix, context)
+        mine = fixes
         if args.shard:
             shard = parse_shard(args.shard)
-            fixes = [f for f in fixes if in_shard(f["sha"] or f["rev"], shard)]
+            mine = [f for f in fixes if in_shard(f["sha"] or f["rev"], shard)]
         store = MadeStore(args.out, inputs, args.force)
         context["write_log"] = store.write_log
         reuse = settings["isolation"] == "bwrap" and not args.keep_trees
         settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
-        results = make_all(fixes, context, store, args)
+        made = make_all(mine, context, store, args)
+    except Interrupted:
+        made = None                 # a git the job's signal killed while fixes were read
     finally:
         if settings.get("trees"):
             settings["trees"].close()
         remove_folder(scratch)
-    store.finish(results)
+        if store is not None:       # every fix once in the files, however the job ended
+            finish_made(store, fixes, mine, args)
+    signum = StopSignals.received()
+    if signum is not None or made is None:
+        done = len(made or [])
+        left = len(mine) - done if mine else len(entries)
+        raise JobStopped(stopped_line(signum or signal.SIGINT, done, left, args.out,
+                                      making=True), SIGNAL_STATUS.get(signum, 130))
+    results = [dict(made.get(f["key"]) or {}) for f in mine]
     report = made_report(results, context, repo)
     prov = provenance(__file__, __version__, argv, None, inputs, output_flags=("--out",))
     if args.format == "json":
@@ -8814,39 +9134,54 @@ def make_instances(args, argv):
     return 0
 
 
+def finish_made(store, fixes, mine, args):
+    """Rewrite the made files from made.jsonl at the end; a write that fails ends the job."""
+    try:
+        store.finish([f["key"] for f in fixes])
+    except (OSError, InputError) as exc:
+        try:
+            with store.lock:
+                on_disk = store.made.records()
+        except OSError:
+            on_disk = store.previous
+        left = sum(f["key"] not in on_disk for f in mine)
+        raise JobStopped(write_failure(args.out, exc, store.safe_count(), left, making=True),
+                         2) from None
+
+
 def make_all(fixes, context, store, args):
-    """Each fix's result, from made.jsonl where its key is unchanged; in FIXES order."""
+    """Each fix's result by key, from made.jsonl where its key is unchanged; a fix the job's
+    stopping cut short has none (it is made on resume)."""
     results, todo = {}, []
-    for number, fix in enumerate(fixes):
-        fix["key"] = fix_key(fix, context)
+    for fix in fixes:
         earlier = store.previous.get(fix["key"])
         if earlier is not None:
-            results[number] = dict(earlier, reused=True)
+            results[fix["key"]] = dict(earlier, reused=True)
         else:
-            todo.append((number, fix))
+            todo.append(fix)
     progress = args.progress or sys.stderr.isatty()
 
-    def one(item):
-        number, fix = item
-        result = make_one(fix, context)
-        store.add(result)
-        if progress:
-            sys.stderr.write(f"{fix['instance_id']}: {result['rejected'] or 'made'} "
+    def finish(result):
+        try:
+            store.add(result)
+        except OSError as exc:
+            stop_tests()
+            raise JobStopped(write_failure(args.out, exc, store.safe_count(), sum(
+                f["key"] not in results for f in todo), making=True), 2) from None
+        results[result["key"]] = result
+        if progress:                # only now: its whole line is on disk
+            sys.stderr.write(f"{result['instance_id']}: {result['rejected'] or 'made'} "
                              f"({result['seconds']:.1f} s)\n")
-        return number, result
-    try:
-        if args.jobs == 1:
-            for item in todo:
-                number, result = one(item)
-                results[number] = result
-        else:
-            with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-                for number, result in pool.map(one, todo):
-                    results[number] = result
-    except BaseException:
-        kill_live_groups()
-        raise
-    return [results[n] for n in sorted(results)]
+
+    def one(fix):
+        try:
+            return make_one(fix, context)
+        except InputError as exc:           # a log that cannot be written
+            stop_tests()
+            raise JobStopped(write_failure(args.out, exc, store.safe_count(), sum(
+                f["key"] not in results for f in todo), making=True), 2) from None
+    grade_runs(todo, one, finish, args.jobs)
+    return results
 
 
 def made_report(results, context, repo):
@@ -8854,14 +9189,14 @@ def made_report(results, context, repo):
     fixes = []
     for result in results:
         row, validation = result["row"], result["row"]["validation"]
-        runs = validation.get("runs") or {}
         fixes.append({
             "instance_id": result["instance_id"], "fix": (result["sha"] or "")[:8],
             "made": not result["rejected"], "rejected": result["rejected"],
             "fail_to_pass": len(json.loads(row["FAIL_TO_PASS"])),
             "pass_to_pass": len(json.loads(row["PASS_TO_PASS"])),
             "flaky": len(validation.get("flaky") or []),
-            "test_s": round(float(sum(r["test_s"] for side in runs.values() for r in side)), 3),
+            "test_s": round(float(sum(r["test_s"] for side in (result.get("runs") or {}).values()
+                                      for r in side)), 3),
             "seconds": result["seconds"], "reused": bool(result.get("reused")),
             "self_check": validation.get("self_check") or {}})
     by_reason = collections.Counter(rejection_kind(f["rejected"]) for f in fixes if f["rejected"])
@@ -8967,7 +9302,7 @@ def build_parser():
                         help="grade only runs of this instance (repeatable)")
     parser.add_argument("--force", action="store_true", help="regrade runs already in --out")
     parser.add_argument("--keep-trees", action="store_true",
-                        help="keep the throwaway folders (their paths go in the notes)")
+                        help="keep the throwaway folders (their paths go in the logs)")
     parser.add_argument("--progress", action="store_true",
                         help="show progress on stderr even when it is not a terminal")
     parser.add_argument("--timings", action="store_true",
@@ -8995,8 +9330,8 @@ def output(args, inputs, verdicts, instance_ids, argv, skipped=0, stored=None, r
                             "regraded_because": dict(sorted(regraded.items()))}
     if args.out and regraded is None:
         stored = verdicts if stored is None else stored
-        write_atomic(os.path.join(args.out, "verdicts.csv"), verdicts_csv(stored))
-        write_atomic(os.path.join(args.out, "swebench_summary.json"),
+        write_out(os.path.join(args.out, "verdicts.csv"), verdicts_csv(stored))
+        write_out(os.path.join(args.out, "swebench_summary.json"),
                      to_json(swebench_summary(stored, instance_ids)))
     prov = provenance(__file__, __version__, argv, None, inputs,
                       output_flags=("--out", "--write-runs"))
@@ -9047,7 +9382,7 @@ def summarize_only(args, argv):
         os.makedirs(args.out, exist_ok=True)
         target = os.path.join(args.out, "verdicts.jsonl")
         inputs.guard_output(target)
-        write_atomic(target, "".join(json.dumps(v, ensure_ascii=False, sort_keys=True) + "\n"
+        write_out(target, "".join(json.dumps(v, ensure_ascii=False, sort_keys=True) + "\n"
                                      for v in sorted(verdicts, key=lambda v: v["run_id"])))
     return output(args, inputs, verdicts, sorted({v["instance_id"] for v in verdicts}), argv)
 
@@ -9069,6 +9404,7 @@ def _main(argv):
         raise InputError(f"--timeout {args.timeout:g}: must be positive")
     if not args.repo:
         raise InputError("--repo is required: a clone or a git bundle of the repository")
+    check_out(args)
     inputs = Inputs(task_map=args.task_map)
     instances, invalid = read_instances(args.instances, inputs)
     runs = load_runs(args.runs, instances, args.instances, inputs, invalid)
@@ -9096,28 +9432,23 @@ def _main(argv):
     if args.write_runs:
         write_runs(inputs, args.runs, args.write_runs)
     fallback, named = parse_repo_options(args.repo)
-    removed = sweep_leftovers()
-    if removed:
-        sys.stderr.write(f"removed {removed} folder{'' if removed == 1 else 's'} left in "
-                         f"{tempfile.gettempdir()} by regrade.py processes that are gone\n")
-    with StopSignals():
-        scratch = owned_folder("session")
-        settings["scratch"] = scratch
-        # Trees are kept between runs only where the code under test cannot touch their .git.
-        reuse = settings["isolation"] == "bwrap" and not args.keep_trees
-        settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
-        try:
-            return grade_all(args, argv, inputs, instances, runs, settings, fallback, named,
-                             scratch)
-        except InputError:
-            signum = StopSignals.received()
-            if signum is None:
-                raise
-            # A signal killed git while the repositories were opened: no run started.
-            raise JobStopped(stopped_line(signum, 0, len(runs), args.out),
-                             SIGNAL_STATUS.get(signum, 128 + signum)) from None
-        finally:
-            remove_folder(scratch)
+    sweep_temporary(args.out)
+    scratch = owned_folder("session")
+    settings["scratch"] = scratch
+    settings["private"] = private_paths([args.instances, args.runs, args.task_map, fallback,
+                                         *named.values()], scratch)
+    # Trees are kept between runs only where the code under test cannot touch their .git.
+    reuse = settings["isolation"] == "bwrap" and not args.keep_trees
+    settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
+    try:
+        return grade_all(args, argv, inputs, instances, runs, settings, fallback, named,
+                         scratch)
+    except Interrupted:
+        # A signal killed git while the repositories were opened: no run started.
+        raise JobStopped(stopped_line(StopSignals.received() or signal.SIGINT, 0, len(runs),
+                                      args.out), SIGNAL_STATUS.get(StopSignals.received(), 130))
+    finally:
+        remove_folder(scratch)
 
 
 def open_sources(runs, instances, named, fallback, scratch, inputs):
@@ -9226,6 +9557,17 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
                   regraded=regraded)
 
 
+def stopping_body(argv):
+    """_main, where an error that follows the job's own stop signal is that signal's line."""
+    try:
+        return _main(argv)
+    except (InputError, GradingError, Interrupted):
+        signum = StopSignals.received()
+        if signum is None:
+            raise
+        raise JobStopped(starting_line(signum), SIGNAL_STATUS.get(signum, 128 + signum)) from None
+
+
 def stop_tests():
     """Start no other test command and kill those running (Ctrl-C, a full disk)."""
     kill_live_groups()
@@ -9265,9 +9607,15 @@ def grade_runs(todo, one, finish, jobs):
 
 def main(argv=None):
     """Run the command line; return the exit status (143 after SIGTERM, 129 after SIGHUP,
-    130 after Ctrl-C, 2 where --out cannot be written)."""
+    130 after Ctrl-C, 2 where --out cannot be written).
+
+    The stop signals are handled from the first line on: a signal while the inputs
+    are read, the interpreter probed or the repository opened stops the job as one
+    during the runs does (a step it broke is no bad input, and no verdict).
+    """
     try:
-        return run_main(_main, argv)
+        with StopSignals():
+            return run_main(stopping_body, argv)
     except JobStopped as exc:
         try:
             print(f"error: {exc}", file=sys.stderr)

@@ -42,7 +42,7 @@ Usage:
 #     step 8: the verdict (ids, xfail, subtests, uncollected tests, the environment record)
 #     runners (Django, SymPy, instance fields)
 #     statuses, outputs and the summary
-#     large jobs (signals, shards, one --out)
+#     large jobs (signals, shards, one --out; --out never an input, interruptions, making)
 #     the sandbox
 #     making instances
 #   Paste-ready output (footers that rerun, Markdown and SVG that read where pasted, no home paths)
@@ -55,6 +55,7 @@ Usage:
 #   Runner (the doctests, --quick, NAME..., --help, main)
 
 import ast
+import collections
 import contextlib
 import doctest
 import errno
@@ -9245,6 +9246,426 @@ class TestRegradeClusterRehearsal(RegradeClusterCase):
         self.assertEqual(figures["leftovers"], 0)
 
 
+# --- regrade.py: large jobs, continued (issue 26) ---
+# Nothing is written into an input, an interruption is never a verdict, and
+# --make-instances survives signals, kill -9, shards on one --out and a full disk
+# as grading does. Each test fails on the code before issue 26 (checked against
+# main's regrade.py). The fixes below are three commits on the slow repository;
+# their lists are written by hand from what each commit does.
+CLUSTER_FIXES = (
+    ("Fix value", {"slow/__init__.py": "def value():\n    return 2\n",
+                   "tests/test_slow.py": CLUSTER_BASE["tests/test_slow.py"] +
+                   "\n    def test_more(self):\n        self.assertGreater(slow.value(), 1)\n"}),
+    ("Add twice", {"slow/twice.py": "def twice(x):\n    return 2 * x\n",
+                   "tests/test_twice.py": "from slow.twice import twice\n\n\n"
+                                          "def test_twice():\n    assert twice(2) == 4\n"}),
+    ("Add half", {"slow/half.py": "def half(x):\n    return x / 2\n",
+                  "tests/test_half.py": "from slow.half import half\n\n\n"
+                                        "def test_half():\n    assert half(4) == 2\n"}),
+)
+CLUSTER_MADE_LISTS = {
+    "acme__slow-fix1": (["tests/test_slow.py::TestSlow::test_more",
+                         "tests/test_slow.py::TestSlow::test_value"],
+                        ["tests/test_slow.py::TestSlow::test_kept"]),
+    "acme__slow-fix2": (["tests/test_twice.py::test_twice"], []),
+    "acme__slow-fix3": (["tests/test_half.py::test_half"], []),
+}
+# A git that, at its first call in the AT-th run's folder, kills itself with SIGTERM
+# and signals its parent (the grader) half a second later: the job's own signal
+# reaching git before the grader's handler runs, as Ctrl-C does to a process group.
+CLUSTER_FAKE_GIT = """#!/bin/sh
+folder=$(printf '%s\\n' "$PWD $*" | grep -o 'regrade-run[.][^/ ]*' | head -n 1)
+if [ -n "$folder" ] && ! grep -qxF "$folder" "$FAKE_GIT_SEEN" 2>/dev/null; then
+    echo "$folder" >> "$FAKE_GIT_SEEN"
+    if [ "$(wc -l < "$FAKE_GIT_SEEN")" -eq "$FAKE_GIT_AT" ]; then
+        (sleep 0.5; kill -TERM $PPID) </dev/null >/dev/null 2>&1 &
+        kill -TERM $$
+    fi
+fi
+exec "$REAL_GIT" "$@"
+"""
+
+
+def cluster_file_lines(path):
+    """A record file's lines as parsed records; raises on a cut or broken line."""
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    assert not text or text.endswith("\n"), f"a cut last line in {path}"
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def cluster_read(path):
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+class RegradeClusterMakeCase(RegradeClusterCase):
+    """The slow repository with three fixes on top, and one uninterrupted --make-instances,
+    built once for every class of this kind (making it is the slow part)."""
+    shared = {}
+
+    @classmethod
+    def setUpClass(cls):
+        if not RegradeClusterMakeCase.shared:
+            RegradeClusterMakeCase.shared.update(cls.build())
+        for name, value in RegradeClusterMakeCase.shared.items():
+            setattr(cls, name, value)
+
+    @classmethod
+    def tearDownClass(cls):
+        pass        # the shared repository goes when the process ends (build's atexit)
+
+    @classmethod
+    def build(cls):
+        RegradeClusterCase.setUpClass.__func__(cls)
+        import atexit
+        atexit.register(cls.temp.__exit__, None, None, None)
+        shas = []
+        for message, files in CLUSTER_FIXES:
+            regrade_write_files(cls.repo, files)
+            regrade_git(["add", "-A"], cls.repo)
+            regrade_git(["commit", "-q", "-m", message], cls.repo)
+            shas.append(regrade_git(["rev-parse", "HEAD"], cls.repo).strip())
+        cls.fixes = write(cls.folder, "fixes.txt", "".join(
+            f"{sha} acme__slow-fix{n}\n" for n, sha in enumerate(shas, 1)))
+        cls.make_argv = ["--make-instances", cls.fixes, "--repo", f"acme/slow={cls.repo}",
+                         "--repeat", "1", "--sandbox", "none", "--timeout", "120"]
+        cls.reference = os.path.join(cls.folder, "reference")
+        status, _, err = run("regrade.py", cls.make_argv + ["--out", cls.reference])
+        assert status == 0, err
+        return {name: getattr(cls, name) for name in (
+            "temp", "folder", "repo", "base", "diffs", "fixes", "make_argv", "reference")}
+
+    def made_ids(self, out):
+        return [r["instance_id"] for r in cluster_file_lines(os.path.join(out, "made.jsonl"))]
+
+    def assert_made_as_reference(self, out):
+        for name in ("instances.jsonl", "rejected.jsonl"):
+            self.assertEqual(cluster_read(os.path.join(out, name)),
+                             cluster_read(os.path.join(self.reference, name)), name)
+        self.assertEqual(sorted(self.made_ids(out)), sorted(CLUSTER_MADE_LISTS))
+        self.assertEqual([n for n in os.listdir(out) if n.startswith(".tmp-")], [])
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class TestRegradeClusterOutNeverAnInput(RegradeClusterMakeCase):
+    """--out in the clone wrote .verdicts.lock, logs/ and the verdicts into it; --out at the
+    FIXES file ended in a NotADirectoryError traceback."""
+
+    def test_out_at_or_in_the_clone_or_at_an_input_is_refused_before_any_write(self):
+        with TempDir() as folder:
+            grading = self.job(folder, {"fix": "fix"})
+            instances, predictions = grading[0], grading[1]
+            cases = [("grading", grading, out) for out in (
+                self.repo, os.path.join(self.repo, "verdicts"), instances, predictions)]
+            cases += [("making", self.make_argv, out) for out in (
+                self.repo, os.path.join(self.repo, "tests", "made"), self.fixes)]
+            inputs = [self.repo, instances, predictions, self.fixes]
+            before = {path: snapshot_bytes(path) if os.path.isdir(path) else cluster_read(path)
+                      for path in inputs}
+            for kind, argv, out in cases:
+                with self.subTest(kind=kind, out=os.path.relpath(out, self.folder)):
+                    status, stdout, err = run("regrade.py", argv + ["--out", out])
+                    self.assertEqual(status, 2, err)
+                    self.assertEqual(len(err.strip().splitlines()), 1, err)
+                    self.assertRegex(err, r"^error: --out .*: (is|lies inside) .*; choose a "
+                                          r"folder of its own\n$")
+                    for path in inputs:
+                        self.assertEqual(snapshot_bytes(path) if os.path.isdir(path) else
+                                         cluster_read(path), before[path], path)
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class TestRegradeClusterInterruptedStep(RegradeClusterMakeCase):
+    """A git the job's own signal killed was recorded as the run's error ('git init -q
+    failed'), and kept on resume."""
+
+    def start_with_fake_git(self, argv, temp, at):
+        bin_dir = os.path.join(temp, "..", "bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        fake = write(bin_dir, "git", CLUSTER_FAKE_GIT)
+        os.chmod(fake, 0o755)
+        seen = os.path.join(temp, "..", "git-run-folders")
+        env = dict(os.environ, TMPDIR=temp, PATH=bin_dir + os.pathsep + os.environ["PATH"],
+                   REAL_GIT=shutil.which("git"), FAKE_GIT_SEEN=seen,
+                   FAKE_GIT_AT=str(at))
+        return subprocess.Popen([sys.executable, os.path.join(HERE, "regrade.py"), *argv],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+
+    def test_grading_records_no_verdict_for_a_run_its_signal_broke(self):
+        with TempDir() as folder:
+            out, temp = os.path.join(folder, "out"), os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            argv = self.job(folder, {"a": "fix", "b": "fix", "c": "wrong"}) + [
+                "--out", out, "--sandbox", "none"]
+            process = self.start_with_fake_git(argv, temp, at=2)   # run b's first git
+            _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+            self.assertEqual(process.returncode, 143, stderr)
+            self.assertEqual([v["run_id"] for v in cluster_lines(out)], ["a"], stderr)
+            status, _, err = run("regrade.py", argv)
+            self.assertEqual(status, 0, err)
+            self.assertEqual({v["run_id"]: v["status"] for v in cluster_lines(out)},
+                             {"a": "resolved", "b": "resolved", "c": "unresolved"})
+            self.assertEqual(os.listdir(temp), [])
+
+    def test_making_records_nothing_for_a_fix_its_signal_broke(self):
+        with TempDir() as folder:
+            out, temp = os.path.join(folder, "out"), os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            argv = self.make_argv + ["--out", out]
+            process = self.start_with_fake_git(argv, temp, at=6)   # the second fix's
+            _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+            self.assertEqual(process.returncode, 143, stderr)
+            self.assertEqual(self.made_ids(out), ["acme__slow-fix1"], stderr)
+            self.assertRegex(stderr.strip().splitlines()[-1],
+                             r"^error: interrupted by SIGTERM: 1 fix made and on disk in "
+                             r".*made\.jsonl, 2 left unmade; rerun the same command")
+            self.assertEqual(os.listdir(temp), [])
+            status, _, err = run("regrade.py", argv)
+            self.assertEqual(status, 0, err)
+            self.assert_made_as_reference(out)
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class TestRegradeClusterMaking(RegradeClusterMakeCase):
+    """SIGTERM and SIGHUP killed --make-instances outright, its folders left in TMPDIR;
+    shards on one --out lost fixes; a file-size limit ended in a traceback and a cut line."""
+
+    def test_the_reference_lists(self):
+        made = {r["instance_id"]: r for r in cluster_file_lines(
+            os.path.join(self.reference, "instances.jsonl"))}
+        self.assertEqual({i: (json.loads(r["FAIL_TO_PASS"]), json.loads(r["PASS_TO_PASS"]))
+                          for i, r in made.items()}, CLUSTER_MADE_LISTS)
+        for row in made.values():       # how long a run took is no part of an instance
+            for side in row["validation"]["runs"].values():
+                self.assertEqual({k for run_ in side for k in run_}, {"status", "reason"})
+
+    def test_signals_stop_making_cleanly_and_say_how_to_resume(self):
+        for signum, status in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
+            with self.subTest(signal=signum.name), TempDir() as folder:
+                out, temp = os.path.join(folder, "out"), os.path.join(folder, "tmp")
+                os.makedirs(temp)
+                process = self.start(self.make_argv + ["--out", out], temp)
+                cluster_wait(lambda: self.made_ids(out) or process.poll() is not None,
+                             "the first made fix")
+                process.send_signal(signum)
+                _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+                self.assertEqual(process.returncode, status, stderr)
+                self.assertRegex(stderr.strip().splitlines()[-1],
+                                 rf"^error: interrupted by {signum.name}: \d fix(es)? made and "
+                                 r"on disk in .*made\.jsonl, \d left unmade; rerun the same "
+                                 r"command to make only those$")
+                made = self.made_ids(out)
+                self.assertEqual(sorted(r["instance_id"] for r in cluster_file_lines(
+                    os.path.join(out, "instances.jsonl"))), sorted(made))
+                self.assertEqual(os.listdir(temp), [])
+
+    def test_three_shards_on_one_out_give_what_one_process_gives(self):
+        with TempDir() as folder:
+            out, temp = os.path.join(folder, "out"), os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            shards = [self.start(self.make_argv + ["--out", out, "--shard", f"{k}/3"], temp)
+                      for k in (1, 2, 3)]
+            for process in shards:
+                _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+                self.assertEqual(process.returncode, 0, stderr)
+            self.assert_made_as_reference(out)
+            self.assertEqual(os.listdir(temp), [])
+
+    def test_a_file_size_limit_ends_making_saying_what_is_safe(self):
+        import resource
+        lines = {r["instance_id"]: len(json.dumps(r, ensure_ascii=False, sort_keys=True)) + 1
+                 for r in cluster_file_lines(os.path.join(self.reference, "made.jsonl"))}
+        limit = lines["acme__slow-fix1"] + lines["acme__slow-fix2"] // 2
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            process = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "regrade.py"), *self.make_argv, "--out", out],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+            _, stderr = process.communicate(timeout=CLUSTER_DEADLINE)
+            self.assertEqual(process.returncode, 2, stderr)
+            self.assertNotIn("Traceback", stderr)
+            self.assertRegex(stderr.strip().splitlines()[-1],
+                             r"^error: --out .*: cannot write \(File too large\): 1 fix is "
+                             r"safe in .*made\.jsonl \(whole lines on disk\), 2 left unmade")
+            self.assertEqual(self.made_ids(out), ["acme__slow-fix1"])
+            self.assertEqual([r["instance_id"] for r in cluster_file_lines(
+                os.path.join(out, "instances.jsonl"))], ["acme__slow-fix1"])
+
+
+class TestRegradeClusterOutDebris(RegradeClusterCase):
+    """Unfinished .tmp-*.part files of a killed writer stayed in --out for ever."""
+
+    def test_part_files_whose_writer_is_gone_are_removed_and_counted(self):
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            child = subprocess.Popen(["true"])
+            child.wait()
+            me, host, boot = os.getpid(), cluster_host(), cluster_boot()
+            names = {
+                "dead": (".", f".tmp-regrade-part.{host}.{child.pid}.1.{boot}.a1.part"),
+                "dead-log": ("logs", f".tmp-regrade-part.{host}.{child.pid}.1.{boot}.b2.part"),
+                "live": (".", f".tmp-regrade-part.{host}.{me}.{cluster_start_time(me)}.{boot}"
+                              f".c3.part"),
+                "other-host": (".", f".tmp-regrade-part.not-{host}.{child.pid}.1.{boot}.d4.part"),
+                "no-owner": (".", ".tmp-e5.part"),
+            }
+            for sub, name in names.values():
+                write(os.path.join(out, sub), name, "half a file")
+            status, _, err = run("regrade.py", self.job(folder, {"fix": "fix"}) +
+                                 ["--out", out])
+            self.assertEqual(status, 0, err)
+            self.assertIn("removed 2 unfinished files (.tmp-*.part) left in", err)
+            left = {k for k, (sub, name) in names.items()
+                    if os.path.exists(os.path.join(out, sub, name))}
+            self.assertEqual(left, {"live", "other-host", "no-owner"})
+
+
+class TestRegradeClusterSharedFiles(RegradeClusterCase):
+    """verdicts.jsonl quoted the absolute instances path and the tree's folder, whose name
+    holds the host."""
+
+    def test_shared_files_name_no_host_and_no_absolute_path(self):
+        with TempDir() as folder:
+            out = os.path.join(folder, "out")
+            temp = os.path.join(folder, "tmp")
+            os.makedirs(temp)
+            self.in_temp(temp)
+            argv = self.job(folder, {"fix": "fix"})
+            # A run naming no instance, and one whose import error quotes the tree's path.
+            raises = regrade_diff_of(self, {"slow/__init__.py":
+                                            "raise RuntimeError('at ' + __file__)\n"})
+            with open(argv[1], "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"run_id": "ghost", "instance_id": "nope-1",
+                                         "model_patch": ""}) + "\n")
+                handle.write(json.dumps({"run_id": "raises", "instance_id": "slow-1",
+                                         "model_patch": raises}) + "\n")
+            status, _, err = run("regrade.py", [os.path.abspath(argv[0]), *argv[1:],
+                                                "--out", out])
+            self.assertEqual(status, 0, err)
+            verdicts = {v["run_id"]: v for v in cluster_lines(out)}
+            self.assertIn("not in", verdicts["ghost"]["reason"])
+            # The tree's path, with the host in its folder's name, is cut off: relative.
+            self.assertTrue(verdicts["raises"]["reason"].endswith(
+                "RuntimeError: at slow/__init__.py"), verdicts["raises"]["reason"])
+            for name in ("verdicts.jsonl", "verdicts.csv", "swebench_summary.json"):
+                with open(os.path.join(out, name), encoding="utf-8") as handle:
+                    text = handle.read()
+                self.assertNotIn(cluster_host() + ".", text, name)
+                for private in (folder, os.path.realpath(folder), temp):
+                    # Relative (../../tmp/...) is what a path outside the folder becomes.
+                    self.assertNotRegex(text, r"(?<!\.\.)" + re.escape(private), name)
+
+
+def regrade_diff_of(case, files):
+    """A diff of the slow repository leaving `files` so (made in a scratch clone)."""
+    with TempDir() as folder:
+        work = os.path.join(folder, "work")
+        regrade_git(["clone", "-q", case.repo, work], folder)
+        regrade_git(["checkout", "-q", case.base], work)
+        return regrade_diff(work, files)
+
+
+def cluster_interruptions(case, folder, delays, making=False, load=0):
+    """Interrupt a job at each delay after its start (0: during start-up) with SIGINT,
+    SIGTERM and SIGHUP in turn, sent to its process group as a terminal or a scheduler
+    would; rerun it to the end each time; return the figures and whether every verdict
+    (or instance) equals an uninterrupted run's. load: busy processes running meanwhile."""
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
+    try:
+        if making:
+            argv = case.make_argv
+            expected = {n: cluster_read(os.path.join(case.reference, n))
+                        for n in ("instances.jsonl", "rejected.jsonl")}
+        else:
+            argv = case.job(folder, {f"run-{i}": ("fix", "wrong", "slower-fix")[i % 3]
+                                     for i in range(4)}) + ["--sandbox", "none"]
+            status, _, err = run("regrade.py", argv + ["--out", os.path.join(folder, "single")])
+            case.assertEqual(status, 0, err)
+            expected = cluster_statuses(cluster_lines(os.path.join(folder, "single")))
+        figures = {"trials": 0, "differing": 0, "exit_statuses": collections.Counter(),
+                   "rerun_failures": 0, "leftovers": 0}
+        for number, delay in enumerate(delays):
+            out = os.path.join(folder, f"out-{number}")
+            temp = os.path.join(folder, f"tmp-{number}")
+            os.makedirs(temp)
+            process = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "regrade.py"), *argv, "--out", out],
+                env=dict(os.environ, TMPDIR=temp), stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE, text=True, start_new_session=True)
+            time.sleep(delay)
+            signum = signals[number % len(signals)]
+            try:
+                os.killpg(process.pid, signum)
+            except ProcessLookupError:
+                pass
+            process.communicate(timeout=CLUSTER_DEADLINE)
+            figures["exit_statuses"][str(process.returncode)] += 1
+            again = subprocess.run([sys.executable, os.path.join(HERE, "regrade.py"), *argv,
+                                    "--out", out], env=dict(os.environ, TMPDIR=temp),
+                                   capture_output=True, text=True, timeout=CLUSTER_DEADLINE)
+            figures["trials"] += 1
+            figures["rerun_failures"] += again.returncode != 0
+            if making:
+                got = {n: cluster_read(os.path.join(out, n)) if os.path.exists(
+                    os.path.join(out, n)) else None for n in expected}
+            else:
+                got = cluster_statuses(cluster_lines(out))
+            figures["differing"] += got != expected
+            figures["leftovers"] += len(os.listdir(temp)) + len(
+                [n for n in os.listdir(out) if n.startswith(".tmp-")])
+        figures["exit_statuses"] = dict(sorted(figures["exit_statuses"].items()))
+        return figures
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class TestRegradeClusterInterruptions(RegradeClusterMakeCase):
+    """Interrupted at many points, start-up included, then rerun: every verdict and every
+    instance as an uninterrupted run's (the benchmark runs it 20 times under load)."""
+
+    def test_grading_interrupted_anywhere_equals_one_uninterrupted_run(self):
+        with TempDir() as folder:
+            figures = cluster_interruptions(self, folder, (0.0, 1.0, 2.5))
+        self.assertEqual((figures["differing"], figures["rerun_failures"],
+                          figures["leftovers"]), (0, 0, 0), figures)
+    # Making interrupted and rerun: TestRegradeClusterInterruptedStep and the benchmark.
+
+    def test_a_signal_while_starting_stops_the_job_as_one_later(self):
+        """The old code killed the job outright (exit -15) when SIGTERM came while it probed
+        the interpreter: its handler was set only once the runs began."""
+        with TempDir() as folder:
+            python = write(folder, "python", "#!/bin/sh\n"
+                           'if [ ! -e "$SIGNALLED" ]; then : > "$SIGNALLED"; kill -TERM $PPID; fi\n'
+                           f'exec {shlex.quote(sys.executable)} "$@"\n')
+            os.chmod(python, 0o755)
+            grading = self.job(folder, {"a": "fix", "b": "wrong"})
+            for kind, argv, line in (
+                    ("grading", grading, r"0 runs graded and on disk in .*, 2 left ungraded"),
+                    ("making", self.make_argv, r"0 fixes made and on disk in .*, 3 left unmade")):
+                with self.subTest(kind=kind):
+                    out, temp = os.path.join(folder, kind), os.path.join(folder, "tmp-" + kind)
+                    os.makedirs(temp)
+                    process = subprocess.run(
+                        [sys.executable, os.path.join(HERE, "regrade.py"), *argv, "--out", out,
+                         "--python", python, "--sandbox", "none"],
+                        env=dict(os.environ, TMPDIR=temp,
+                                 SIGNALLED=os.path.join(folder, "signalled-" + kind)),
+                        capture_output=True, text=True, timeout=CLUSTER_DEADLINE)
+                    self.assertEqual(process.returncode, 143, process.stderr)
+                    self.assertRegex(process.stderr.strip().splitlines()[-1],
+                                     r"^error: interrupted by SIGTERM: " + line)
+                    self.assertEqual(os.listdir(temp), [])
+
+
 # --- regrade.py: the sandbox ---
 # Hostile code under each --sandbox mode. The diff below fixes the toy bug and,
 # when the tests import it, tries to write into the user's home and clone, read
@@ -11095,6 +11516,24 @@ def bench_regrade_cluster_rehearsal():
     finally:
         RegradeClusterCase.tearDownClass()
     print(f"regrade cluster rehearsal: {json.dumps(figures, sort_keys=True)}")
+
+
+def bench_regrade_interruptions(trials=20, load=2):
+    """Issue 26: grading and making each interrupted `trials` times (SIGINT, SIGTERM, SIGHUP
+    to the process group, start-up included) with `load` busy loops running, each rerun
+    to the end and compared with an uninterrupted run: how many differ."""
+    RegradeClusterMakeCase.setUpClass()
+    case = RegradeClusterMakeCase("run")
+    try:
+        for kind, step in (("grading", 0.25), ("making", 0.6)):
+            with TempDir() as folder:
+                started = time.monotonic()
+                figures = cluster_interruptions(case, folder, [i * step for i in range(trials)],
+                                                making=kind == "making", load=load)
+                figures["seconds"] = round(time.monotonic() - started, 1)
+            print(f"regrade interruptions, {kind}: {json.dumps(figures, sort_keys=True)}")
+    finally:
+        RegradeClusterMakeCase.tearDownClass()
 
 
 def bench_regrade_django_and_sympy_runners():
