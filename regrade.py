@@ -8388,7 +8388,8 @@ def render_made(report, style, prov):
 # the listed ids only. Each finding is a defect with its evidence; --write-fixed
 # repairs only the mechanical ones, where the repair is certain, and says so.
 AUDIT_MANUAL = """
-Auditing instances (--audit-instances INSTANCES --repo PATH [--repeat K] [--write-fixed FILE])
+Auditing instances (--audit-instances INSTANCES --repo [OWNER/NAME=]PATH [--repeat K]
+                    [--write-fixed FILE]; --repo repeatable, as for grading)
     Certifies a dataset before anyone grades against it: each instance is sound,
     or its defects are listed with their evidence. No instance is changed unless
     --write-fixed is given, and then each change is recorded in the instance.
@@ -8887,10 +8888,18 @@ def audit_instance(where, record, extra, context):
               "gold_resolves": None, "empty_resolves": None, "grader": {}, "K": context["repeat"]}
     if instance is None or any(d["kind"] == "duplicate instance" and d["repair"] for d in extra):
         return finish_audit(result)         # an identical copy is not run again
+    path = context["named"].get(instance["repo"], context["fallback"])
+    if path is None:
+        raise InputError(f"{where}: no --repo for repository {instance['repo'] or '(unnamed)'}; "
+                         f"give --repo {instance['repo'] or 'owner/name'}=PATH")
+    if path not in context["sources"]:
+        context["sources"][path] = open_source(path, context["settings"]["scratch"],
+                                               context["inputs"])
+    context = dict(context, source=context["sources"][path])
     full = context["source"].resolve([instance["base_commit"]]).get(instance["base_commit"])
     if full is None:
         found.append(defect("base commit unknown", f"{instance['base_commit']} is not in "
-                                                   f"{context['repo_label']}"))
+                                                   f"{relative_path(path)}"))
         return finish_audit(result)
     instance["base_commit"] = full
     found += scope_defects(instance, context["patterns"])
@@ -9071,9 +9080,8 @@ def render_audit(summary, results, style, prov):
 def audit_context(args, inputs):
     """Settings of the audit's runs, as --make-instances makes them, and its options."""
     fallback, named = parse_repo_options(args.repo)
-    if len(named) + (fallback is not None) != 1:
-        raise InputError("--audit-instances takes one --repo [OWNER/NAME=]PATH")
-    path = next(iter(named.values())) if named else fallback
+    if not args.repo:
+        raise InputError("--audit-instances needs --repo [OWNER/NAME=]PATH (repeatable)")
     settings = new_settings(args, repeat=1)
     if args.test_cmd:
         check_test_command(args.test_cmd, args.runner, "--test-cmd")
@@ -9086,7 +9094,7 @@ def audit_context(args, inputs):
     if settings["sandbox"]["fallback"]:
         sys.stderr.write(f"warning: {settings['sandbox']['fallback']}; the tests run under "
                          f"{settings['isolation']}: {ISOLATION_MEANS[settings['isolation']]}\n")
-    return {"settings": settings, "repo_path": path, "repo_label": relative_path(path),
+    return {"settings": settings, "fallback": fallback, "named": named, "sources": {},
             "repeat": args.repeat if args.repeat is not None else DEFAULT_AUDIT_REPEAT,
             "runner": args.runner, "inputs": inputs,
             "patterns": tuple(args.test_files) if args.test_files else None}
@@ -9113,7 +9121,6 @@ def audit_instances(args, argv):
         reuse = context["settings"]["isolation"] == "bwrap" and not args.keep_trees
         context["settings"]["trees"] = TreePool(1 if reuse else 0, scratch)
         try:
-            context["source"] = open_source(context["repo_path"], scratch, inputs)
             results = []
             for number, (where, record) in enumerate(rows):
                 results.append(audit_instance(where, record, duplicates.get(number, []),
@@ -9215,7 +9222,8 @@ def passed_here_cause(test_id, verdict, evidence):
     line = cut_in_log(test_id, log)
     if line is not None or (" " in test_id and log is None):
         return ("id cut by the grader's parser", f"{test_id!r} holds a space" +
-                (f"; the grader's log reads {line[:120]!r}" if line else ""))
+                (f": a parser that splits the grader's log line at whitespace keeps "
+                 f"{test_id.split(' ')[0]!r}" if line else ""))
     name = re.split(r"::|\.", test_id)[-1]
     if log is not None and test_id not in log and name not in log:
         return "listed test never in the grader's log", f"{test_id!r} not in test_output.txt"

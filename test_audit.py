@@ -10616,6 +10616,31 @@ def bench_regrade_kept_trees():
           f" s (load average {os.getloadavg()[0]:.1f})")
 
 
+def bench_regrade_audit_instances():
+    """--audit-instances on the audit tests' planted instances, under bwrap where it runs:
+    runs per instance (2K + 2) and the grader's seconds per run beyond the test command."""
+    TestRegradeAuditInstances.setUpClass()
+    try:
+        case = TestRegradeAuditInstances
+        sandbox = "none" if bwrap_missing() else "bwrap"
+        for repeat in (1, 3):
+            instances = regrade_jsonl(case.folder, "bench.jsonl", case.rows[:4])
+            started = time.monotonic()
+            status, report, err = regrade_json([
+                "--audit-instances", instances, "--repo", case.repo, "--repeat", str(repeat),
+                "--sandbox", sandbox, "--env", f"AUDIT_COUNTER={case.counter}"])
+            assert status == 0, err
+            wall = time.monotonic() - started
+            summary = report["summary"]
+            print(f"regrade --audit-instances --repeat {repeat} ({sandbox}): "
+                  f"{summary['instances']} instances, {summary['runs']} runs "
+                  f"({summary['runs'] / summary['instances']:.0f} per instance), {wall:.2f} s "
+                  f"wall, grader {summary['grader_s_mean']:.3f} s per run (max "
+                  f"{summary['grader_s_max']:.3f}; load average {os.getloadavg()[0]:.1f})")
+    finally:
+        TestRegradeAuditInstances.tearDownClass()
+
+
 # === Golden reports: every format of every shipped example, byte for byte ===
 GOLDEN = os.path.join(HERE, "examples", "golden")
 GOLDEN_COMMANDS = {     # file stem -> the command's arguments, run from the top folder
