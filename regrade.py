@@ -9478,6 +9478,9 @@ def _main(argv):
     args = build_parser().parse_args(argv)
     if args.summarize:
         return summarize_only(args, argv)
+    if args.compare and (args.make_instances or args.audit_instances):
+        raise InputError("--compare goes with INSTANCES RUNS or --summarize, not with "
+                         "--make-instances or --audit-instances")
     if args.make_instances:
         return make_instances(args, argv)
     if args.audit_instances:

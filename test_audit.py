@@ -9422,6 +9422,20 @@ class TestRegradeAuditPure(unittest.TestCase):
                       [(d["kind"], d["evidence"]) for d in found])
 
 
+class TestRegradeAuditUsage(unittest.TestCase):
+    def test_flags_that_do_not_go_together_are_one_error_line(self):
+        with TempDir() as folder:
+            rows = regrade_jsonl(folder, "i.jsonl", [{"instance_id": "i"}])
+            for argv, words in (
+                    (["--write-fixed", "f.jsonl", rows, "gold", "--repo", folder],
+                     "--write-fixed goes with --audit-instances"),
+                    (["--audit-instances", rows, "--compare", rows], "--compare goes with"),
+                    (["--audit-instances", rows], "--audit-instances needs --repo")):
+                with self.subTest(argv[0]):
+                    status, out, err = run("regrade.py", argv)
+                    assert_one_error(self, status, out, err, words)
+
+
 class TestRegradeCompare(RegradeAuditCase):
     """--compare: each verdict beside a SWE-bench logs/run_evaluation folder written by hand
     for the same runs, one cause per disagreement from the evidence both sides hold."""
