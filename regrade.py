@@ -9240,7 +9240,8 @@ def compare_cause(verdict, record, evidence):
     here = None if status in GRADING_ERRORS else status == "resolved"
     there = record["verified"]
     if here == there:
-        return True, None, ""
+        return True, None, ("both are grading errors: " + f"{status}; {record['status']}"
+                            if here is None else "")
     if there is None:
         return False, "the grader errored", record["status"]
     if here is None:
