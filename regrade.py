@@ -9220,7 +9220,7 @@ def passed_here_cause(test_id, verdict, evidence):
     """Why a listed test that passed here failed there: (cause, evidence text)."""
     log = evidence["log"]
     line = cut_in_log(test_id, log)
-    if line is not None or (" " in test_id and log is None):
+    if line is not None:
         return ("id cut by the grader's parser", f"{test_id!r} holds a space" +
                 (f": a parser that splits the grader's log line at whitespace keeps "
                  f"{test_id.split(' ')[0]!r}" if line else ""))
@@ -9257,8 +9257,13 @@ def compare_cause(verdict, record, evidence):
             return False, "different test lists", (f"{len(ours - theirs)} listed only here, "
                                                    f"{len(theirs - ours)} only there")
     if here:
+        if tests is None and evidence["log"] is None:
+            spaced = sorted(t for t in ours_passed if " " in t)
+            return False, "no per-test evidence", "the grader's report holds only its verdict" + (
+                f"; {len(spaced)} listed id(s) hold a space, which SWE-bench's log parsers cut "
+                f"(e.g. {spaced[0]!r})" if spaced else "")
         suspects = sorted(ours_passed & theirs_failed) if tests is not None else \
-            sorted(t for t in ours_passed if " " in t)
+            sorted(t for t in ours_passed if " " in t or t not in evidence["log"])
         if not suspects:
             return False, "no per-test evidence", "the grader's report holds only its verdict"
         causes = [passed_here_cause(t, verdict, evidence) for t in suspects]

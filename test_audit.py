@@ -9485,6 +9485,8 @@ class TestRegradeCompare(RegradeAuditCase):
         status, cls.report, err = regrade_json(["--summarize", verdicts, "--compare", logs])
         assert status == 0, err
         cls.rows = {r["run_id"]: r for r in cls.report["runs"]}
+        cls.gold_only = regrade_jsonl(cls.folder, "gold-a.jsonl", graded[:1] if
+                                      graded[0]["run_id"] == "gold-a" else graded[1:2])
         status, cls.markdown, err = run("regrade.py", [
             "--summarize", verdicts, "--compare", logs, "--format", "markdown"])
         assert status == 0, err
@@ -9505,6 +9507,15 @@ class TestRegradeCompare(RegradeAuditCase):
             "the grader errored": 1, "id cut by the grader's parser": 1,
             "listed test never in the grader's log": 1, "failed here, passed there": 1})
         self.assertEqual(summary["joined_on"], "model and instance id")
+
+    def test_a_run_report_holds_no_per_test_evidence_and_says_so(self):
+        report = write(self.folder, "model-a.r1.json", json.dumps(
+            {"resolved_ids": [], "unresolved_ids": ["calc-1"], "error_ids": []}))
+        status, out, err = regrade_json(["--summarize", self.gold_only, "--compare", report])
+        self.assertEqual(status, 0, err)
+        row = out["runs"][0]
+        self.assertEqual((row["agree"], row["cause"]), (False, "no per-test evidence"))
+        self.assertIn("1 listed id(s) hold a space", row["evidence"])
 
     def test_the_markdown_table_is_ready_to_paste(self):
         self.assertIn("| run | instance | here | there | agree | cause | evidence |",
