@@ -8460,7 +8460,8 @@ Comparing with a grader (--compare REPORT, with INSTANCES RUNS or --summarize)
     grader output this script reads (a SWE-bench run report, a
     logs/run_evaluation/<run_id>/ folder, an sb-cli report, an OpenHands
     output.swebench_eval.jsonl, another verdicts.jsonl). Runs are joined as the
-    audits join them (run id, else model and instance id, else instance id).
+    audits join them (run id, else model and instance id, else instance id); a
+    report of another model is refused unless --any-model.
     Each run: agree, or disagree with one cause per run, from the evidence both
     sides hold (the verdict's tests, repeats and reason here; the grader's
     tests_status and test_output.txt where its report.json has them):

@@ -9247,6 +9247,8 @@ AUDIT_TESTS = (
     "def test_sub():\n    assert sub(3, 1) == 2\n\n\n"
     "def test_doc():\n    \"\"\"Subtracts two numbers.\"\"\"\n    assert sub(2, 2) == 0\n\n\n"
     "@pytest.mark.parametrize('x', ['a b', 'c'])\ndef test_param(x):\n    assert x\n\n\n"
+    "STATE = []\n\n\ndef test_order_first():\n    STATE.append(1)\n\n\n"
+    "def test_order_second():\n    assert STATE  # passes only after test_order_first\n\n\n"
     "def test_flaky():\n    path = os.environ['AUDIT_COUNTER']\n"
     "    n = int(open(path).read()) if os.path.exists(path) else 0\n"
     "    with open(path, 'w') as handle:\n        handle.write(str(n + 1))\n"
@@ -9292,8 +9294,8 @@ class TestRegradeAuditInstances(RegradeAuditCase):
             cls.row("sound", ["test_add", "test_div"], ["test_sub", "test_doc", "test_param[a b]"]),
             cls.row("ids", ["test_add", "test_div"],
                     ["test_param[a", "[100%]", "Subtracts two numbers.", "test_sub"]),
-            cls.row("lists", ["test_add", "test_div", "test_doc"], ["test_sub"],
-                    patch=cls.breaks_sub),
+            cls.row("lists", ["test_add", "test_div", "test_doc"],
+                    ["test_sub", "test_order_second"], patch=cls.breaks_sub),
             cls.row("hunk", ["test_add", "test_div"], ["test_sub", "test_flaky"],
                     patch=cls.add_only),
         ]
@@ -9318,6 +9320,9 @@ class TestRegradeAuditInstances(RegradeAuditCase):
         self.assertEqual((sound["gold_resolves"], sound["empty_resolves"]), (2, 0))
         self.assertEqual({k: v["status"] for k, v in sound["grader"].items()},
                          {"gold": "resolved", "empty": "unresolved"})
+        # The counter's test, in no list of this instance, failed in the second after-run.
+        self.assertEqual(sound["notes"], ["1 test(s) failed after gold and are in no list, "
+                                          "e.g. tests/test_calc.py::test_flaky"])
 
     def test_each_unmatchable_id_gets_its_cause_and_nearest_real_id(self):
         self.assertEqual(self.findings(1), sorted([
@@ -9331,7 +9336,12 @@ class TestRegradeAuditInstances(RegradeAuditCase):
         self.assertEqual(self.findings(2), sorted([
             ("FAIL_TO_PASS passes before", AUDIT_T + "test_doc", None),
             ("PASS_TO_PASS fails on gold", AUDIT_T + "test_sub", None),
+            ("order-dependent", AUDIT_T + "test_order_second", None),
             ("gold does not resolve", None, None)]))
+        order = [d for d in self.report["instances"][2]["defects"]
+                 if d["kind"] == "order-dependent"]
+        self.assertEqual(order[0]["evidence"], "after gold: passed in each run of its whole "
+                                               "file, failed when run alone (--select ids)")
         self.assertEqual(self.findings(3), sorted([
             ("FAIL_TO_PASS fails on gold", AUDIT_T + "test_div", None),
             ("flaky", AUDIT_T + "test_flaky", None),
@@ -9373,7 +9383,7 @@ class TestRegradeAuditInstances(RegradeAuditCase):
                          (self.rows[2]["FAIL_TO_PASS"], self.rows[2]["PASS_TO_PASS"]))
         self.assertEqual(sorted(d["kind"] for d in lists["audit"]["defects_left"]), [
             "FAIL_TO_PASS passes before", "PASS_TO_PASS fails on gold",
-            "gold does not resolve"])
+            "gold does not resolve", "order-dependent"])
         hunk = self.fixed[3]
         self.assertEqual(json.loads(hunk["PASS_TO_PASS"]), [AUDIT_T + "test_sub"])
         self.assertEqual(hunk["audit"]["flaky"], [AUDIT_T + "test_flaky"])
