@@ -9267,9 +9267,9 @@ class RegradeAuditCase(RegradeRepoCase):
         fixed = code.replace("return a - b\n\n\ndef div", "return a + b\n\n\ndef div").replace(
             "a * b", "a / b")
         cls.gold = regrade_diff(work, {"calc/__init__.py": fixed})
-        cls.add_only = regrade_diff(work, {"calc/__init__.py": code.replace(
-            "return a - b\n\n\ndef div", "return a + b\n\n\ndef div")})
-        cls.breaks_sub = regrade_diff(work, {"calc/__init__.py": fixed.replace(
+        # Gold without its change to div (the hunk dropped), and breaking sub besides.
+        cls.broken = regrade_diff(work, {"calc/__init__.py": code.replace(
+            "return a - b\n\n\ndef div", "return a + b\n\n\ndef div").replace(
             "def sub(a, b):\n    return a - b", "def sub(a, b):\n    return b - a")})
         cls.test_patch = regrade_diff(work, {"tests/test_calc.py": AUDIT_TESTS})
         cls.counter = os.path.join(cls.folder, "counter")
@@ -9295,9 +9295,7 @@ class TestRegradeAuditInstances(RegradeAuditCase):
             cls.row("ids", ["test_add", "test_div"],
                     ["test_param[a", "[100%]", "Subtracts two numbers.", "test_sub"]),
             cls.row("lists", ["test_add", "test_div", "test_doc"],
-                    ["test_sub", "test_order_second"], patch=cls.breaks_sub),
-            cls.row("hunk", ["test_add", "test_div"], ["test_sub", "test_flaky"],
-                    patch=cls.add_only),
+                    ["test_sub", "test_order_second", "test_flaky"], patch=cls.broken),
         ]
         cls.rows.append(dict(cls.rows[0]))
         instances = regrade_jsonl(cls.folder, "instances.jsonl", cls.rows)
@@ -9335,41 +9333,40 @@ class TestRegradeAuditInstances(RegradeAuditCase):
     def test_lists_against_the_runs(self):
         self.assertEqual(self.findings(2), sorted([
             ("FAIL_TO_PASS passes before", AUDIT_T + "test_doc", None),
+            ("FAIL_TO_PASS fails on gold", AUDIT_T + "test_div", None),
             ("PASS_TO_PASS fails on gold", AUDIT_T + "test_sub", None),
             ("order-dependent", AUDIT_T + "test_order_second", None),
+            ("flaky", AUDIT_T + "test_flaky", None),
             ("gold does not resolve", None, None)]))
         order = [d for d in self.report["instances"][2]["defects"]
                  if d["kind"] == "order-dependent"]
         self.assertEqual(order[0]["evidence"], "after gold: passed in each run of its whole "
                                                "file, failed when run alone (--select ids)")
-        self.assertEqual(self.findings(3), sorted([
-            ("FAIL_TO_PASS fails on gold", AUDIT_T + "test_div", None),
-            ("flaky", AUDIT_T + "test_flaky", None),
-            ("gold does not resolve", None, None)]))
-        evidence = self.report["instances"][3]["defects"][0]["evidence"]
-        self.assertEqual(evidence, "before: failed, failed; after: failed, failed")
+        div = [d for d in self.report["instances"][2]["defects"]
+               if d["kind"] == "FAIL_TO_PASS fails on gold"]
+        self.assertEqual(div[0]["evidence"], "before: failed, failed; after: failed, failed")
 
     def test_the_flaky_test_is_named_with_its_runs(self):
         # The counter flips the test every run: passed, failed on each side.
-        flaky = [d for d in self.report["instances"][3]["defects"] if d["kind"] == "flaky"]
+        flaky = [d for d in self.report["instances"][2]["defects"] if d["kind"] == "flaky"]
         self.assertEqual(flaky[0]["evidence"], "PASS_TO_PASS: outcome changed between the runs "
                          "before and after the fix (before: passed, failed; after: passed, "
                          "failed)")
 
     def test_the_duplicate_row_is_found_and_not_run_again(self):
-        last = self.report["instances"][4]
+        last = self.report["instances"][3]
         self.assertEqual([d["kind"] for d in last["defects"]], ["duplicate instance"])
         self.assertEqual(last["runs"], {})
         self.assertEqual(self.report["summary"]["defects_by_kind"]["duplicate instance"], 1)
 
     def test_the_cost_is_2k_plus_2_runs_per_instance(self):
-        # Four instances run (the duplicate does not): 2 x 2 + 2 runs each.
-        self.assertEqual(self.report["summary"]["runs"], 4 * (2 * 2 + 2))
+        # Three instances run (the duplicate does not): 2 x 2 + 2 runs each.
+        self.assertEqual(self.report["summary"]["runs"], 3 * (2 * 2 + 2))
         self.assertEqual(self.report["summary"]["sound"], 1)
 
     def test_write_fixed_repairs_only_the_certain_and_records_each_change(self):
         self.assertEqual([r["instance_id"] for r in self.fixed],
-                         ["sound", "ids", "lists", "hunk"])
+                         ["sound", "ids", "lists"])
         ids = self.fixed[1]
         self.assertEqual(json.loads(ids["PASS_TO_PASS"]), [
             AUDIT_T + "test_param[a b]", AUDIT_T + "test_doc", AUDIT_T + "test_sub"])
@@ -9378,19 +9375,17 @@ class TestRegradeAuditInstances(RegradeAuditCase):
             ("[100%]", None, "progress-bar fragment"),
             ("Subtracts two numbers.", AUDIT_T + "test_doc", "docstring line")])
         self.assertEqual(ids["audit"]["defects_left"], [])
-        lists = self.fixed[2]           # nothing certain to repair: lists unchanged
-        self.assertEqual((lists["FAIL_TO_PASS"], lists["PASS_TO_PASS"]),
-                         (self.rows[2]["FAIL_TO_PASS"], self.rows[2]["PASS_TO_PASS"]))
+        # Only the flaky test moves; every other defect is left for a person.
+        lists = self.fixed[2]
+        self.assertEqual(lists["FAIL_TO_PASS"], self.rows[2]["FAIL_TO_PASS"])
+        self.assertEqual(json.loads(lists["PASS_TO_PASS"]),
+                         [AUDIT_T + "test_sub", AUDIT_T + "test_order_second"])
+        self.assertEqual(lists["audit"]["flaky"], [AUDIT_T + "test_flaky"])
         self.assertEqual(sorted(d["kind"] for d in lists["audit"]["defects_left"]), [
-            "FAIL_TO_PASS passes before", "PASS_TO_PASS fails on gold",
-            "gold does not resolve", "order-dependent"])
-        hunk = self.fixed[3]
-        self.assertEqual(json.loads(hunk["PASS_TO_PASS"]), [AUDIT_T + "test_sub"])
-        self.assertEqual(hunk["audit"]["flaky"], [AUDIT_T + "test_flaky"])
-        self.assertEqual([d["kind"] for d in hunk["audit"]["defects_left"]],
-                         ["FAIL_TO_PASS fails on gold", "gold does not resolve"])
+            "FAIL_TO_PASS fails on gold", "FAIL_TO_PASS passes before",
+            "PASS_TO_PASS fails on gold", "gold does not resolve", "order-dependent"])
         for field in ("patch", "test_patch", "base_commit"):
-            self.assertEqual(hunk[field], self.rows[3][field])
+            self.assertEqual(lists[field], self.rows[2][field])
 
 
 class TestRegradeAuditPure(unittest.TestCase):
@@ -10659,7 +10654,7 @@ def bench_regrade_audit_instances():
         case = TestRegradeAuditInstances
         sandbox = "none" if bwrap_missing() else "bwrap"
         for repeat in (1, 3):
-            instances = regrade_jsonl(case.folder, "bench.jsonl", case.rows[:4])
+            instances = regrade_jsonl(case.folder, "bench.jsonl", case.rows[:3])
             started = time.monotonic()
             status, report, err = regrade_json([
                 "--audit-instances", instances, "--repo", case.repo, "--repeat", str(repeat),
