@@ -9,6 +9,7 @@ Basic usage:
     python3 regrade.py INSTANCES RUNS --repo PATH --out DIR   grade each run, verdicts in DIR
     python3 regrade.py INSTANCES gold --repo PATH             check instances: each fix resolves
     python3 regrade.py --make-instances FIXES --repo PATH --out DIR   instances from merged fixes
+    python3 regrade.py --audit-instances INSTANCES --repo PATH   certify instances: sound or defects
 For example:
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
         --repo examples/regrade/calc.bundle
