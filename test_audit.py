@@ -9427,6 +9427,17 @@ class TestRegradeAuditPure(unittest.TestCase):
                       [(d["kind"], d["evidence"]) for d in found])
 
 
+    def test_which_files_each_patch_may_touch(self):
+        regrade = load("regrade.py")
+        diff = "diff --git a/{0} b/{0}\n--- a/{0}\n+++ b/{0}\n@@ -1 +1 @@\n-a\n+b\n".format
+        instance = {"test_patch": diff("tests/test_x.py") + diff("calc/ops.py"),
+                    "patch": diff("calc/ops.py") + diff("tests/conftest.py")}
+        self.assertEqual(sorted((d["kind"], d["evidence"])
+                                for d in regrade.scope_defects(instance)), [
+            ("patch touches tests", "the gold patch changes tests/conftest.py"),
+            ("test patch touches code", "the test patch changes calc/ops.py")])
+
+
 class TestRegradeAuditUsage(unittest.TestCase):
     def test_flags_that_do_not_go_together_are_one_error_line(self):
         with TempDir() as folder:
