@@ -9,6 +9,7 @@ Basic usage:
     python3 regrade.py INSTANCES RUNS --repo PATH --out DIR   grade each run, verdicts in DIR
     python3 regrade.py INSTANCES gold --repo PATH             check instances: each fix resolves
     python3 regrade.py --make-instances FIXES --repo PATH --out DIR   instances from merged fixes
+    python3 regrade.py --audit-instances INSTANCES --repo PATH   certify instances: sound or defects
 For example:
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
         --repo examples/regrade/calc.bundle
@@ -464,11 +465,20 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #   Making instances          make_instances parse_fixes expand_fixes prepare_fix
 #                             make_fix derive_lists self_check MadeStore render_made
 #                             rules: "Making instances (--make-instances FIXES ...)"
+#   Auditing instances        audit_instances audit_instance schema_defects
+#                             duplicate_defects scope_defects match_listed id_defects
+#                             outcome_defects grader_check order_defects fixed_rows
+#                             render_audit
+#                             rules: "Auditing instances (--audit-instances ...)"
+#   Comparing with a grader   compare_output compare_verdicts compare_cause
+#                             grader_evidence render_comparison
+#                             rules: "Comparing with a grader (--compare REPORT ...)"
 #   Main                      build_parser main summarize_only grade_all grade_runs
 #                             rules: "Basic usage"; --summarize; Defaults; Exit status
 import ast
 import collections
 import concurrent.futures
+import difflib
 import errno
 import fcntl
 import fnmatch
@@ -9257,9 +9267,966 @@ def render_made(report, style, prov):
     return "\n".join(lines) + "\n"
 
 
+# === Auditing instances ===
+# --audit-instances certifies a dataset offline: the schema, every listed id against
+# what the runner collects, K runs on each side of the gold patch (each a grade_run of
+# its own, as --make-instances runs them), and a grading of gold and of no change with
+# the listed ids only. Each finding is a defect with its evidence; --write-fixed
+# repairs only the mechanical ones, where the repair is certain, and says so.
+AUDIT_MANUAL = """
+Auditing instances (--audit-instances INSTANCES --repo [OWNER/NAME=]PATH [--repeat K]
+                    [--write-fixed FILE]; --repo repeatable, as for grading)
+    Certifies a dataset before anyone grades against it: each instance is sound,
+    or its defects are listed with their evidence. No instance is changed unless
+    --write-fixed is given, and then each change is recorded in the instance.
+    Per instance (read row by row, so a malformed row is reported, not refused):
+      schema      instance_id, repo, base_commit, patch, test_patch, FAIL_TO_PASS,
+                  PASS_TO_PASS present; each list a JSON string holding a list of
+                  strings, as SWE-bench stores them (a bare JSON list is noted);
+                  no id twice, none in both lists; the base commit in --repo;
+                  test_patch touches only test files and patch none (the test-file
+                  rule of "Making instances"); the test patch applies at base and
+                  the patch on top of it. An instance id given twice, or the same
+                  base, patches and lists under two ids, is a duplicate.
+      ids         every listed id matches exactly one test the runner recorded in
+                  the runs below (the test patch's test modules and the listed ids'
+                  files, run whole). An id that matches none gets its likely cause
+                  and the nearest real id:
+                    id cut at a space       a real id starts with it and goes on
+                                            with a space (SWE-bench's log parsers
+                                            split lines at whitespace)
+                    progress-bar fragment   no test name at all: [100%], #15789, "
+                    docstring line          the first line of a test's docstring
+                                            (Django's runner prints it; a Django
+                                            instance may use it, others may not)
+                    renamed test            the same name elsewhere, or a close
+                                            name in the same file (difflib)
+                    no such test            none of these
+                  an id naming several tests (a docstring two tests share) is a
+                  defect too.
+      runs        K runs before (base + test_patch) and K after (base + patch +
+                  test_patch), --select files, each in its own checkout under the
+                  sandbox (--repeat K, default 3). Each FAIL_TO_PASS test must fail
+                  in every before-run and pass in every after-run, each
+                  PASS_TO_PASS test pass in all 2K; a test whose outcome (passed,
+                  failing, skipped) changes between the runs of one side is flaky.
+                  Gold resolves k/K and the empty patch k/K are counted from those
+                  runs with the lists as written (an unmatched id never passes):
+                  gold must resolve K/K, the empty patch 0/K.
+      grader      then gold and no change are graded once each as a grader would,
+                  --select ids with the matched ids: gold must be resolved and no
+                  change unresolved. A listed test whose outcome there differs
+                  from its steady outcome in the whole-file runs is order-dependent.
+      notes       tests that failed after gold and are in no list (not a defect:
+                  the instance does not rely on them), and the grader's seconds per
+                  run (a run's total less its test command's).
+    So an instance costs 2K + 2 runs of its tests.
+    Verdict: sound, or defective with each defect: its kind, the test, the
+    evidence (outcomes per run), the nearest real id where one is known, and the
+    repair --write-fixed makes, if any. The summary counts instances by verdict
+    and defects by kind (--format text, markdown or json).
+    --write-fixed FILE writes the instances (JSONL, input order, every field kept)
+    with only these repairs, each appended to the instance's audit.changes as
+    {field, from, to, why}: an id cut at a space or a docstring line mapped to the
+    one real id it stands for (when exactly one real id fits), a progress-bar
+    fragment and a second copy of an id removed, a flaky test moved out of its
+    list (to audit.flaky), and a second, identical copy of an instance dropped.
+    Nothing else is repaired: a FAIL_TO_PASS test that passes before, a test
+    failing on gold, a renamed test or an incomplete gold patch need a person,
+    and audit.defects_left lists them.
+    --out DIR keeps each run's log as DIR/logs/ID.SIDE.N.log and the report as
+    DIR/audit.json.
+    To audit made instances and write a repaired copy:
+        python3 regrade.py --audit-instances made/instances.jsonl \\
+            --repo pallets/click=../click --python ../venv/bin/python \\
+            --write-fixed fixed.jsonl
+
+Comparing with a grader (--compare REPORT, with INSTANCES RUNS or --summarize)
+    Puts regrade.py's verdict beside another grader's, run by run. REPORT is any
+    grader output this script reads (a SWE-bench run report, a
+    logs/run_evaluation/<run_id>/ folder, an sb-cli report, an OpenHands
+    output.swebench_eval.jsonl, another verdicts.jsonl). Runs are joined as the
+    audits join them (run id, else model and instance id, else instance id); a
+    report of another model is refused unless --any-model.
+    Each run: agree, or disagree with one cause per run, from the evidence both
+    sides hold (the verdict's tests, repeats and reason here; the grader's
+    tests_status and test_output.txt where its report.json has them):
+        the grader errored            its verdict is an error or infra failure
+        regrade errored               this verdict is a grading error
+        id cut by the grader's parser a listed id holding a space passed here and
+                                      failed there, and the grader's log shows
+                                      the id cut at the space
+        listed test never in the grader's log
+                                      a test that passed here failed there and
+                                      its name is nowhere in the grader's log
+        flake                         the tests that differ changed outcome
+                                      between the repeats here
+        passed here, failed there     a listed test passed in every repeat here
+                                      and failed there (the environment differs)
+        failed here, passed there     a listed test failed here and passed there
+                                      (the reason here is quoted)
+        tampering caught here         this verdict says the code under test
+                                      tampered with the test runner
+        different test lists          the grader graded other tests than listed
+        no per-test evidence          the grader's report holds only its verdict
+    The report: a Markdown table ready to paste (run, instance, here, there,
+    agree, cause, evidence), counts by cause, and with --format json all of it.
+    To compare verdicts already made with SWE-bench's logs of the same runs:
+        python3 regrade.py --summarize out/verdicts.jsonl \\
+            --compare logs/run_evaluation/my-run/
+"""
+DEFAULT_AUDIT_REPEAT = 3
+# Defect kinds in report order; DEFECT_REPAIRABLE names those --write-fixed may repair.
+DEFECT_KINDS = ("schema", "duplicate instance", "base commit unknown",
+                "test patch does not apply", "gold patch does not apply",
+                "test patch touches code", "patch touches tests", "duplicate id",
+                "id cut at a space", "progress-bar fragment", "docstring line", "renamed test",
+                "no such test", "id names several tests", "FAIL_TO_PASS passes before",
+                "FAIL_TO_PASS fails on gold", "PASS_TO_PASS fails before",
+                "PASS_TO_PASS fails on gold", "flaky", "order-dependent",
+                "gold does not resolve", "empty patch resolves", "grading error")
+AUDIT_FIELDS = ("instance_id", "repo", "base_commit", "patch", "test_patch", "FAIL_TO_PASS",
+                "PASS_TO_PASS")
+# No letter or digit beyond a percentage or an issue number: what a progress bar prints.
+PROGRESS_FRAGMENT = re.compile(r"^(\[\s*\d{1,3}%\]|#\d+|\d{1,3}%|[\W_]*)$")
+
+
+def audit_records(path, inputs):
+    """Every row of INSTANCES as (where, record), duplicates and malformed rows kept."""
+    return read_records(path, inputs)
+
+
+def defect(kind, evidence, test=None, nearest=None, repair=None):
+    """One finding: its kind (DEFECT_KINDS), the test, the evidence, the nearest id, the repair."""
+    return {"kind": kind, "test": test, "evidence": evidence, "nearest": nearest,
+            "repair": repair}
+
+
+def schema_defects(record, where):
+    """The schema's defects of one row: (defects, the instance as graded or None)."""
+    found = [defect("schema", f"no field {field!r}") for field in AUDIT_FIELDS
+             if field not in record]
+    for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        value = record.get(field)
+        if isinstance(value, list):
+            found.append(defect("schema", f"{field} is a bare JSON list; SWE-bench stores a "
+                                          f"JSON string holding one"))
+        elif isinstance(value, str):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, list) or not all(isinstance(t, str) for t in parsed):
+                found.append(defect("schema", f"{field} is not a JSON list of strings"))
+    if not (record.get("patch") or "").strip():
+        found.append(defect("schema", "no gold patch (patch is empty)"))
+    try:
+        instance = parse_instance(record, where)
+    except InputError as exc:
+        return found + [defect("schema", str(exc).replace(where + ", ", "").replace(
+            where + ": ", ""))], None
+    for name in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        seen = collections.Counter(instance[name])
+        found += [defect("duplicate id", f"listed {n} times in {name}", test=t,
+                         repair="remove the second copy") for t, n in sorted(seen.items())
+                  if n > 1]
+    for test_id in sorted(set(instance["FAIL_TO_PASS"]) & set(instance["PASS_TO_PASS"])):
+        found.append(defect("duplicate id", "listed in FAIL_TO_PASS and in PASS_TO_PASS",
+                            test=test_id))
+    return [d for d in found if not (d["kind"] == "schema" and "bare JSON list" in
+                                     d["evidence"])], instance
+
+
+def bare_list_notes(record):
+    """Notes (not defects) for lists given as bare JSON lists."""
+    return [f"{f} is a bare JSON list (SWE-bench stores a JSON string holding one)"
+            for f in ("FAIL_TO_PASS", "PASS_TO_PASS") if isinstance(record.get(f), list)]
+
+
+def duplicate_defects(rows):
+    """{row number: [defect]}: an id given twice, or one instance's content under two ids."""
+    found, by_id, by_content = {}, {}, {}
+    for number, (where, record) in enumerate(rows):
+        instance_id = record.get("instance_id")
+        content = sha256_text(json.dumps([record.get(k) for k in (
+            "repo", "base_commit", "patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")],
+            sort_keys=True))
+        if instance_id in by_id:
+            first = by_id[instance_id]
+            same = json.dumps(record, sort_keys=True) == json.dumps(rows[first][1],
+                                                                     sort_keys=True)
+            found.setdefault(number, []).append(defect(
+                "duplicate instance", f"instance id given again ({rows[first][0]} has it"
+                f"{', identical' if same else ', with other content'})",
+                repair="drop this copy" if same else None))
+        elif content in by_content:
+            first = by_content[content]
+            found.setdefault(number, []).append(defect(
+                "duplicate instance", f"same base commit, patches and lists as "
+                f"{rows[first][1].get('instance_id')!r} ({rows[first][0]})"))
+        by_id.setdefault(instance_id, number)
+        by_content.setdefault(content, number)
+    return found
+
+
+def scope_defects(instance, patterns=None):
+    """test_patch touching code, patch touching tests (the test-file rule of Making instances)."""
+    found = [defect("test patch touches code", f"the test patch changes {path}")
+             for path in diff_paths(instance["test_patch"])
+             if not is_instance_test_file(path, patterns)]
+    found += [defect("patch touches tests", f"the gold patch changes {path}")
+              for path in diff_paths(instance["patch"] or "")
+              if is_instance_test_file(path, patterns)]
+    return found
+
+
+def audit_run_files(instance, source, patterns=None):
+    """The files the audit runs whole: the test patch's test modules and the listed ids'
+    files, those that exist at base or that the test patch adds."""
+    patch_paths = diff_paths(instance["test_patch"])
+    listed = instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"]
+    wanted = set(test_files([t for t in listed if "::" in t], patch_paths))
+    wanted |= {p for p in patch_paths if is_test_module(p, patterns)}
+    present = set()
+    for path in sorted(wanted):
+        status, _ = git(["--git-dir", source.git_dir, "cat-file", "-e",
+                         f"{instance['base_commit']}:{path}"], check=False)
+        if status == 0 or path in patch_paths:
+            present.add(path)
+    return sorted(present)
+
+
+def pytest_docstring_tests(text, path):
+    """{first docstring line: [node id]} of a pytest file's test functions and methods.
+
+    >>> pytest_docstring_tests("def test_a():\\n    '''Adds.'''\\nclass TestB:\\n"
+    ...                        "    def test_c(self):\\n        '''Cs.'''\\n", "t.py")
+    {'Adds.': ['t.py::test_a'], 'Cs.': ['t.py::TestB::test_c']}
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+
+    def visit(body, prefix):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    node.name.startswith("test"):
+                line = docstring_line(node)
+                if line:
+                    found.setdefault(line, []).append(f"{prefix}::{node.name}")
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}::{node.name}")
+    visit(tree.body, path)
+    return found
+
+
+def audit_tree_facts(instance, source, run_files, context):
+    """Check out base in a scratch tree: does the test patch apply, and the gold patch on top
+    of it; the run files' docstrings. Returns (defects, {docstring line: [ids]})."""
+    folder = tempfile.mkdtemp(prefix="audit-", dir=context["settings"]["scratch"])
+    found, docstrings = [], {}
+    try:
+        tree = make_tree(source, instance["base_commit"], folder)
+        for name, text in (("test patch", instance["test_patch"]),
+                           ("gold patch", instance["patch"] or "")):
+            if not normalise_diff(text):
+                continue
+            patch_file = os.path.join(folder, "diff.patch")
+            with open(patch_file, "w", encoding="utf-8") as handle:
+                handle.write(normalise_diff(text))
+            method, log_text = apply_diff(tree, patch_file, context["settings"]["fuzz"])
+            if method is None:
+                last = [l for l in log_text.splitlines() if l.strip()][-2:]
+                found.append(defect(f"{name} does not apply", f"{name} at base"
+                                    f"{' + test patch' if name == 'gold patch' else ''}: "
+                                    + " / ".join(last)[:300]))
+                break
+        for path in run_files:
+            full = os.path.join(tree, path)
+            if not os.path.isfile(full):
+                continue
+            with open(full, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+            if context["runner"] == "django" and path.startswith("tests/"):
+                for line, ids in django_docstring_tests(text, django_label(path)).items():
+                    docstrings.setdefault(line, []).extend(
+                        spelled_ids({i: None for i in ids}, "django"))
+            else:
+                for line, ids in pytest_docstring_tests(text, path).items():
+                    docstrings.setdefault(line, []).extend(ids)
+    finally:
+        remove_folder(folder)
+    return found, docstrings
+
+
+def audit_run(instance, side, attempt, run_files, context):
+    """One whole-file run before (no change) or after (gold) the fix: status and outcomes."""
+    settings = dict(context["settings"], repeat=1, select="files", observe_all=True)
+    runner = instance["test_runner"] or fix_runner(context["runner"], instance["repo"],
+                                                   context["source"].git_dir,
+                                                   instance["base_commit"])
+    probe = dict(instance, FAIL_TO_PASS=[], PASS_TO_PASS=[], run_files=run_files,
+                 test_runner=runner)
+    run = {"run_id": f"{instance['instance_id']}.{side}.{attempt}",
+           "instance_id": instance["instance_id"], "base_commit": instance["base_commit"],
+           "diff": instance["patch"] if side == "after" else "", "key": "", "model": None}
+    verdict, log_text = grade_run(run, probe, context["source"], settings)
+    context["write_log"](f"{run['run_id']}.log", log_text)
+    outcomes = (verdict.get("all_outcomes") or [None])[0]
+    return {"status": verdict["status"], "reason": verdict["reason"], "runner": runner,
+            "outcomes": None if outcomes is None else spelled_ids(outcomes, runner),
+            "grader_s": round(verdict["duration_s"] - verdict["test_s"], 3),
+            "test_s": verdict["test_s"]}
+
+
+def id_variants(test_id):
+    """The spellings one test goes by: canonical, and Django's two forms of one id.
+
+    >>> sorted(id_variants("test_a (m.C.test_a)"))
+    ['test_a (m.C)', 'test_a (m.C.test_a)']
+    """
+    test_id = canonical_id(test_id)
+    found = {test_id}
+    match = re.match(r"^(\w+) \(([\w.]+)\)$", test_id)
+    if match:
+        name, where = match.groups()
+        found.add(f"{name} ({where[:-len(name) - 1]})" if where.endswith("." + name) else
+                  f"{name} ({where}.{name})")
+    return found
+
+
+def match_listed(test_id, real, docstrings, runner):
+    """Match one listed id against the real ids: (matched real ids, cause or None, nearest,
+    certain). A cause is one of DEFECT_KINDS's id kinds."""
+    by_variant = {}
+    for real_id in real:
+        for variant in id_variants(real_id):
+            by_variant.setdefault(variant, set()).add(real_id)
+    hits = set().union(*[by_variant.get(v, set()) for v in id_variants(test_id)])
+    if len(hits) == 1:
+        return sorted(hits), None, None, True
+    if len(hits) > 1:
+        return sorted(hits), "id names several tests", sorted(hits)[0], False
+    documented = [r for r in docstrings.get(test_id.strip(), []) if r in real] or \
+        docstrings.get(test_id.strip(), [])
+    if documented and runner == "django" and len(documented) == 1:
+        return documented, None, None, True
+    if PROGRESS_FRAGMENT.match(test_id.strip()):
+        return [], "progress-bar fragment", None, True
+    cut = sorted(r for r in real if r.startswith(test_id) and r[len(test_id):][:1] == " ")
+    if cut:
+        return [], "id cut at a space", cut[0], len(cut) == 1
+    if documented:
+        return [], "docstring line", documented[0], len(documented) == 1
+    name = re.split(r"::|\.", test_id)[-1].split("[")[0]
+    same_name = sorted(r for r in real if re.split(r"::|\.", r)[-1].split("[")[0] == name)
+    if same_name:
+        return [], "renamed test", same_name[0], False
+    path = test_id.split("::")[0]
+    close = difflib.get_close_matches(test_id, sorted(r for r in real if r.startswith(path))
+                                      or sorted(real), n=1, cutoff=0.6)
+    if close and "::" in test_id and close[0].startswith(path + "::"):
+        return [], "renamed test", close[0], False
+    return [], "no such test", (close or [None])[0], False
+
+
+def id_defects(instance, real, docstrings, runner):
+    """Each listed id's match: ({listed id: real id}, defects)."""
+    matched, found = {}, []
+    for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        for test_id in dict.fromkeys(instance[field]):
+            hits, cause, nearest, certain = match_listed(test_id, real, docstrings, runner)
+            if cause is None:
+                matched[test_id] = hits[0]
+                continue
+            if cause == "id names several tests":
+                evidence = f"{field}: names {len(hits)} tests: {', '.join(hits[:3])}"
+            else:
+                evidence = f"{field}: no recorded test has this id"
+            repair = None
+            if certain and cause == "progress-bar fragment":
+                repair = "remove it (it names no test)"
+            elif certain and cause in ("id cut at a space", "docstring line"):
+                repair = f"map to {nearest!r}"
+            found.append(defect(cause, evidence, test=test_id, nearest=nearest, repair=repair))
+    return matched, found
+
+
+def groups_text(outcomes):
+    """'passed, failed, passed': a test's outcome in each run of a side."""
+    return ", ".join(o or "absent" for o in outcomes)
+
+
+def side_outcomes(runs, real_id):
+    """A test's outcome in each finished run of a side (None where it did not run)."""
+    return [(run["outcomes"] or {}).get(real_id) for run in runs]
+
+
+def outcome_defects(instance, matched, before, after):
+    """Each matched test against its list's rule over the 2K runs: defects, flaky ids."""
+    found, flaky = [], []
+    for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        for test_id in dict.fromkeys(instance[field]):
+            if test_id not in matched:
+                continue
+            seen_before = side_outcomes(before, matched[test_id])
+            seen_after = side_outcomes(after, matched[test_id])
+            evidence = f"before: {groups_text(seen_before)}; after: {groups_text(seen_after)}"
+            unsteady = [s for s, seen in (("before", seen_before), ("after", seen_after))
+                        if len({outcome_group(o or "failed") for o in seen}) > 1]
+            if unsteady:
+                flaky.append(test_id)
+                found.append(defect("flaky", f"{field}: outcome changed between the runs "
+                                    f"{' and '.join(unsteady)} the fix ({evidence})",
+                                    test=test_id, repair=f"move out of {field}"))
+                continue
+            passed_before = seen_before and all(o == "passed" for o in seen_before)
+            passed_after = seen_after and all(
+                o in (PASSING + (("xfailed",) if field == "PASS_TO_PASS" else ()))
+                for o in seen_after)
+            if field == "FAIL_TO_PASS" and passed_before:
+                found.append(defect("FAIL_TO_PASS passes before", evidence, test=test_id))
+            if field == "FAIL_TO_PASS" and not passed_after:
+                found.append(defect("FAIL_TO_PASS fails on gold", evidence, test=test_id))
+            if field == "PASS_TO_PASS" and not passed_after:
+                found.append(defect("PASS_TO_PASS fails on gold", evidence, test=test_id))
+            elif field == "PASS_TO_PASS" and not passed_before:
+                found.append(defect("PASS_TO_PASS fails before", evidence, test=test_id))
+    return found, flaky
+
+
+def resolves(instance, matched, run):
+    """Whether one whole-file run resolves the instance with the lists as written."""
+    outcomes = {t: [(run["outcomes"] or {}).get(matched[t])] if t in matched else [None]
+                for t in instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"]}
+    return decide(instance["FAIL_TO_PASS"], instance["PASS_TO_PASS"], outcomes)["completed"]
+
+
+def grader_check(instance, matched, context):
+    """Gold and no change graded once each with the matched ids, --select ids: verdicts."""
+    lists = {f: [matched[t] for t in dict.fromkeys(instance[f]) if t in matched]
+             for f in ("FAIL_TO_PASS", "PASS_TO_PASS")}
+    if not lists["FAIL_TO_PASS"]:
+        return {}
+    graded = dict(instance, **lists)
+    settings = dict(context["settings"], repeat=1, select="ids")
+    verdicts = {}
+    for name, diff in (("gold", instance["patch"]), ("empty", "")):
+        run = {"run_id": f"{instance['instance_id']}/{name}",
+               "instance_id": instance["instance_id"], "base_commit": instance["base_commit"],
+               "diff": diff, "model": name}
+        run["key"] = grading_key(run, graded, settings)
+        verdict, log_text = grade_run(run, graded, context["source"], settings)
+        context["write_log"](f"{instance['instance_id']}.{name}.log", log_text)
+        verdicts[name] = verdict
+    return verdicts
+
+
+def order_defects(instance, matched, flaky, after, verdicts):
+    """Listed tests whose outcome alone (--select ids, gold) differs from their steady
+    outcome in every whole-file after-run: they depend on what runs with them."""
+    gold = verdicts.get("gold")
+    if not gold or gold["status"] in GRADING_ERRORS:
+        return []
+    alone = {}
+    for key in ("fail_to_pass", "pass_to_pass"):
+        for group, ids in gold[key].items():
+            alone.update({t: group for t in ids})
+    found = []
+    for test_id, real_id in sorted(matched.items()):
+        seen = side_outcomes(after, real_id)
+        if test_id in flaky or real_id not in alone or not seen or len(set(seen)) != 1:
+            continue
+        with_file = "passed" if seen[0] in PASSING else "failed"
+        here = "passed" if alone[real_id] == "passed" else "failed"
+        if with_file != here:
+            found.append(defect("order-dependent", f"after gold: {seen[0]} in each run of its "
+                                f"whole file, {alone[real_id]} when run alone (--select ids)",
+                                test=test_id))
+    return found
+
+
+def audit_sides(instance, run_files, context):
+    """K before-runs and K after-runs: (before, after, a defect that stops the audit or None)."""
+    repeat = context["repeat"]
+    runs = {side: [audit_run(instance, side, k, run_files, context) for k in range(1, repeat + 1)]
+            for side in ("before", "after")}
+    for side in ("before", "after"):
+        for run in runs[side]:
+            if run["status"] in ("test_patch_failed", "patch_failed"):
+                kind = "test patch does not apply" if run["status"] == "test_patch_failed" \
+                    else "gold patch does not apply"
+                return runs["before"], runs["after"], defect(kind, run["reason"][:300])
+            if run["status"] in ("error", "wrong_code_under_test") and run["outcomes"] is None:
+                return runs["before"], runs["after"], defect(
+                    "grading error", f"{side}: {run['reason'][:300]}")
+    finished = {side: [r for r in runs[side] if r["status"] != "timeout"] for side in runs}
+    return finished["before"], finished["after"], None
+
+
+def audit_instance(where, record, extra, context):
+    """One row start to end: its audit record (verdict, defects, notes, runs, matches)."""
+    found, instance = schema_defects(record, where)
+    found += extra
+    result = {"instance_id": record.get("instance_id"), "where": where, "defects": found,
+              "notes": bare_list_notes(record), "matched": {}, "flaky": [], "runs": {},
+              "gold_resolves": None, "empty_resolves": None, "grader": {}, "K": context["repeat"]}
+    if instance is None or any(d["kind"] == "duplicate instance" and d["repair"] for d in extra):
+        return finish_audit(result)         # an identical copy is not run again
+    path = context["named"].get(instance["repo"], context["fallback"])
+    if path is None:
+        raise InputError(f"{where}: no --repo for repository {instance['repo'] or '(unnamed)'}; "
+                         f"give --repo {instance['repo'] or 'owner/name'}=PATH")
+    if path not in context["sources"]:
+        context["sources"][path] = open_source(path, context["settings"]["scratch"],
+                                               context["inputs"])
+    context = dict(context, source=context["sources"][path])
+    full = context["source"].resolve([instance["base_commit"]]).get(instance["base_commit"])
+    if full is None:
+        found.append(defect("base commit unknown", f"{instance['base_commit']} is not in "
+                                                   f"{relative_path(path)}"))
+        return finish_audit(result)
+    instance["base_commit"] = full
+    found += scope_defects(instance, context["patterns"])
+    run_files = audit_run_files(instance, context["source"], context["patterns"])
+    applied, docstrings = audit_tree_facts(instance, context["source"], run_files, context)
+    found += applied
+    if applied or not run_files:
+        if not run_files:
+            found.append(defect("grading error", "no test file to run: the test patch holds "
+                                                 "no test module and no listed id names a file"))
+        return finish_audit(result)
+    before, after, stop = audit_sides(instance, run_files, context)
+    result["runs"] = {"before": [strip_run(r) for r in before],
+                      "after": [strip_run(r) for r in after]}
+    if stop:
+        found.append(stop)
+        return finish_audit(result)
+    real = set().union(*[set(r["outcomes"] or {}) for r in before + after])
+    runner = (after or before)[0]["runner"] if after or before else "pytest"
+    matched, id_found = id_defects(instance, real, docstrings, runner)
+    found += id_found
+    tests_found, flaky = outcome_defects(instance, matched, before, after)
+    found += tests_found
+    result.update(matched=matched, flaky=flaky,
+                  gold_resolves=sum(resolves(instance, matched, r) for r in after),
+                  empty_resolves=sum(resolves(instance, matched, r) for r in before))
+    verdicts = grader_check(instance, matched, context)
+    result["grader"] = {name: {"status": v["status"], "reason": v["reason"],
+                               "grader_s": round(v["duration_s"] - v["test_s"], 3)}
+                        for name, v in verdicts.items()}
+    found += order_defects(instance, matched, flaky, after, verdicts)
+    found += resolution_defects(result, id_found, tests_found)
+    listed = set(matched.values())
+    failing = sorted({t for r in after for t, o in (r["outcomes"] or {}).items()
+                      if o in FAILING and t not in listed})
+    if failing:
+        result["notes"].append(f"{len(failing)} test(s) failed after gold and are in no list, "
+                               f"e.g. {', '.join(failing[:3])}")
+    result["failing_unlisted"] = failing
+    return finish_audit(result)
+
+
+def strip_run(run):
+    """A run as the audit record keeps it (its outcomes are summarised elsewhere)."""
+    return {k: run[k] for k in ("status", "reason", "test_s", "grader_s")}
+
+
+def resolution_defects(result, id_found, tests_found):
+    """Gold short of K/K, or the empty patch above 0/K, with the defects that explain it."""
+    found, k = [], len(result["runs"].get("after") or [])
+    explained = sorted({d["kind"] for d in id_found + tests_found})
+    why = f" (explained by: {', '.join(explained)})" if explained else ""
+    if result["gold_resolves"] is not None and result["gold_resolves"] < k:
+        found.append(dict(defect("gold does not resolve", f"gold resolves "
+                                 f"{result['gold_resolves']}/{k} whole-file runs with the lists "
+                                 f"as written{why}"), because=explained))
+    k_before = len(result["runs"].get("before") or [])
+    if result["empty_resolves"]:
+        found.append(dict(defect("empty patch resolves", f"no change resolves "
+                                 f"{result['empty_resolves']}/{k_before} runs{why}"),
+                          because=explained))
+    for name, want in (("gold", "resolved"), ("empty", "unresolved")):
+        got = result["grader"].get(name)
+        if got and got["status"] != want and not explained:
+            found.append(defect("gold does not resolve" if name == "gold" else
+                                "empty patch resolves", f"graded with the listed ids, "
+                                f"{name} is {got['status']}: {got['reason'][:200]}"))
+    return found
+
+
+def finish_audit(result):
+    """The verdict follows from the defects: sound only with none; defects in kind order."""
+    order = {kind: i for i, kind in enumerate(DEFECT_KINDS)}
+    result["defects"].sort(key=lambda d: (order[d["kind"]], d["test"] or "", d["evidence"]))
+    result["verdict"] = "defective" if result["defects"] else "sound"
+    return result
+
+
+def fixed_rows(rows, results):
+    """The rows with only the certain, mechanical repairs; each change in row['audit']."""
+    fixed = []
+    for (where, record), result in zip(rows, results):
+        if any(d["kind"] == "duplicate instance" and d["repair"] for d in result["defects"]):
+            continue            # an identical second copy: the first stays
+        row, changes = json.loads(json.dumps(record)), []
+        repairs = {(d["test"], d["kind"]): d for d in result["defects"] if d["repair"]}
+        for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+            value = row.get(field)
+            try:
+                listed = json.loads(value) if isinstance(value, str) else value
+            except ValueError:
+                continue
+            if not isinstance(listed, list):
+                continue
+            kept, seen = [], set()
+            for test_id in listed:
+                change = repaired_id(test_id, field, repairs, result, seen)
+                if change is None:
+                    kept.append(test_id)
+                    seen.add(test_id)
+                    continue
+                changes.append(dict(change, field=field, **{"from": test_id}))
+                if change["to"] is not None:
+                    kept.append(change["to"])
+                    seen.add(change["to"])
+            row[field] = json.dumps(kept) if isinstance(value, str) else kept
+        # A resolution short of K/K that only repaired defects explain is left to a re-audit.
+        repaired = {d["kind"] for d in result["defects"] if d["repair"]} - \
+            {d["kind"] for d in result["defects"] if not d["repair"]}
+        left = [{k: d[k] for k in ("kind", "test", "evidence")} for d in result["defects"]
+                if not d["repair"] and not (d.get("because") and set(d["because"]) <= repaired)]
+        row["audit"] = {"verdict": result["verdict"], "changes": changes,
+                        "flaky": [c["from"] for c in changes if c["why"] == "flaky"],
+                        "defects_left": left}
+        fixed.append(row)
+    return fixed
+
+
+def repaired_id(test_id, field, repairs, result, seen):
+    """The change --write-fixed makes to one listed id ({to, why}), or None to keep it."""
+    if test_id in seen:
+        return {"to": None, "why": "duplicate id"}
+    for kind in ("id cut at a space", "docstring line"):
+        found = repairs.get((test_id, kind))
+        if found:
+            return {"to": found["nearest"], "why": kind}
+    if (test_id, "progress-bar fragment") in repairs:
+        return {"to": None, "why": "progress-bar fragment"}
+    if (test_id, "flaky") in repairs and field in repairs[(test_id, "flaky")]["evidence"]:
+        return {"to": None, "why": "flaky"}
+    return None
+
+
+def audit_summary(results):
+    """The dataset's counts: instances by verdict, defects by kind, runs and grader seconds."""
+    kinds = collections.Counter(d["kind"] for r in results for d in r["defects"])
+    grader_s = [run["grader_s"] for r in results for side in r["runs"].values() for run in side]
+    grader_s += [g["grader_s"] for r in results for g in r["grader"].values()]
+    return {"instances": len(results),
+            "sound": sum(r["verdict"] == "sound" for r in results),
+            "defective": sum(r["verdict"] == "defective" for r in results),
+            "defects_by_kind": {k: kinds[k] for k in DEFECT_KINDS if kinds[k]},
+            "runs": len(grader_s), "grader_s_max": max(grader_s) if grader_s else None,
+            "grader_s_mean": sum(grader_s) / len(grader_s) if grader_s else None}
+
+
+def render_audit(summary, results, style, prov):
+    """The audit as text or Markdown: the summary, one row per instance, one per defect."""
+    lines = [f"{'## ' if style == 'markdown' else ''}Instance audit: {summary['instances']} "
+             f"instance(s), {summary['sound']} sound, {summary['defective']} defective", ""]
+    if summary["runs"]:
+        lines += [f"{summary['runs']} runs; grader seconds per run: mean "
+                  f"{fmt(summary['grader_s_mean'])}, max {fmt(summary['grader_s_max'])}", ""]
+    rows = [[r["instance_id"] or r["where"], r["verdict"],
+             "" if r["gold_resolves"] is None else f"{r['gold_resolves']}/{r['K']}",
+             "" if r["empty_resolves"] is None else f"{r['empty_resolves']}/{r['K']}",
+             (r["grader"].get("gold") or {}).get("status", ""),
+             (r["grader"].get("empty") or {}).get("status", ""),
+             ", ".join(sorted({d["kind"] for d in r["defects"]})) or "-"] for r in results]
+    lines += [render_table(["instance", "verdict", "gold k/K", "empty k/K", "gold (ids)",
+                            "empty (ids)", "defects"], rows, style), ""]
+    defects = [[r["instance_id"] or r["where"], d["kind"], d["test"] or "", d["evidence"],
+                d["nearest"] or "", d["repair"] or "none"] for r in results for d in r["defects"]]
+    if defects:
+        lines += [("### " if style == "markdown" else "") + "Defects and their evidence", "",
+                  render_table(["instance", "defect", "test", "evidence", "nearest real id",
+                                "--write-fixed"], defects, style), ""]
+    if summary["defects_by_kind"]:
+        lines += [render_table(["defect", "count"], [[k, n] for k, n in
+                                                     summary["defects_by_kind"].items()],
+                               style), ""]
+    notes = [[r["instance_id"] or r["where"], n] for r in results for n in r["notes"]]
+    if notes:
+        lines += [render_table(["instance", "note"], notes, style), ""]
+    return "\n".join(lines) + render_provenance(prov, style)
+
+
+def audit_context(args, inputs):
+    """Settings of the audit's runs, as --make-instances makes them, and its options."""
+    fallback, named = parse_repo_options(args.repo)
+    if not args.repo:
+        raise InputError("--audit-instances needs --repo [OWNER/NAME=]PATH (repeatable)")
+    settings = new_settings(args, repeat=1)
+    if args.test_cmd:
+        check_test_command(args.test_cmd, args.runner, "--test-cmd")
+    needs_pytest = args.runner in ("auto", "pytest")
+    settings["python"] = check_python(args.python, needs_pytest)
+    settings["interpreter"] = interpreter_facts(args.python, settings["python"])
+    settings["grader_sha256"] = script_sha256(__file__)
+    settings["sandbox"] = choose_sandbox(args.sandbox, settings["python"], needs_pytest)
+    settings["isolation"] = settings["sandbox"]["isolation"]
+    if settings["sandbox"]["fallback"]:
+        sys.stderr.write(f"warning: {settings['sandbox']['fallback']}; the tests run under "
+                         f"{settings['isolation']}: {ISOLATION_MEANS[settings['isolation']]}\n")
+    return {"settings": settings, "fallback": fallback, "named": named, "sources": {},
+            "repeat": args.repeat if args.repeat is not None else DEFAULT_AUDIT_REPEAT,
+            "runner": args.runner, "inputs": inputs,
+            "patterns": tuple(args.test_files) if args.test_files else None}
+
+
+def audit_instances(args, argv):
+    """--audit-instances: audit every row, print the report, write the repaired copy."""
+    inputs = Inputs()
+    if args.repeat is not None and args.repeat < 1:
+        raise InputError("--repeat must be at least 1")
+    rows = audit_records(args.audit_instances, inputs)
+    context = audit_context(args, inputs)
+    logs = os.path.join(args.out, "logs") if args.out else None
+    if logs:
+        os.makedirs(logs, exist_ok=True)
+    context["write_log"] = (lambda name, text: write_atomic(os.path.join(logs, safe_name(name)),
+                                                            text)) if logs else \
+        (lambda name, text: None)
+    duplicates = duplicate_defects(rows)
+    progress = args.progress or sys.stderr.isatty()
+    with StopSignals():
+        scratch = owned_folder("session")
+        context["settings"]["scratch"] = scratch
+        reuse = context["settings"]["isolation"] == "bwrap" and not args.keep_trees
+        context["settings"]["trees"] = TreePool(1 if reuse else 0, scratch)
+        try:
+            results = []
+            for number, (where, record) in enumerate(rows):
+                results.append(audit_instance(where, record, duplicates.get(number, []),
+                                              context))
+                if progress:
+                    sys.stderr.write(f"{results[-1]['instance_id']}: {results[-1]['verdict']}\n")
+        finally:
+            context["settings"]["trees"].close()
+            remove_folder(scratch)
+    return audit_output(args, argv, inputs, rows, results)
+
+
+def audit_output(args, argv, inputs, rows, results):
+    """Write --write-fixed and --out DIR/audit.json; print the report."""
+    summary = audit_summary(results)
+    if args.write_fixed:
+        inputs.guard_output(args.write_fixed)
+        write_atomic(args.write_fixed, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                               for r in fixed_rows(rows, results)))
+    prov = provenance(__file__, __version__, argv, None, inputs,
+                      output_flags=("--out", "--write-fixed"))
+    data = {"summary": summary, "instances": results, "provenance": prov}
+    if args.out:
+        write_atomic(os.path.join(args.out, "audit.json"), to_json(data))
+    if args.format == "json":
+        sys.stdout.write(to_json(data))
+    else:
+        sys.stdout.write(render_audit(summary, results, args.format, prov))
+    return 0
+
+
+# === Comparing with a grader ===
+# --compare puts each verdict beside another grader's, joined with the shared block's
+# readers (read_verdicts, join_verdicts), and names one cause per disagreement from
+# the evidence both sides hold.
+COMPARE_CAUSES = ("the grader errored", "regrade errored", "tampering caught here",
+                  "different test lists", "id cut by the grader's parser",
+                  "listed test never in the grader's log", "flake",
+                  "passed here, failed there", "failed here, passed there",
+                  "no per-test evidence")
+
+
+def grader_evidence(record, inputs):
+    """What the grader's report holds for one run besides its verdict: tests_status from
+    its report.json (or OpenHands line) and the test log beside it (test_output.txt)."""
+    where, report = record["where"], None
+    path, _, line = where.partition(" line ")
+    try:
+        if path.endswith(".json") and os.path.isfile(path) and not line:
+            data = json.loads(inputs.read_text(path))
+            if isinstance(data, dict):
+                report = data.get(record["instance_id"]) if isinstance(
+                    data.get(record["instance_id"]), dict) else data
+        elif line.isdigit() and os.path.isfile(path):
+            lines = inputs.read_text(path).splitlines()
+            report = openhands_report(json.loads(lines[int(line) - 1]))
+    except (ValueError, IndexError, InputError):
+        report = None
+    tests = report.get("tests_status") if isinstance(report, dict) else None
+    log_path = os.path.join(os.path.dirname(path), "test_output.txt")
+    log = inputs.read_text(log_path) if path.endswith("report.json") and \
+        os.path.isfile(log_path) else None
+    return {"tests_status": tests if isinstance(tests, dict) else None, "log": log}
+
+
+def their_groups(tests_status):
+    """(passed, failed) listed ids of a SWE-bench tests_status."""
+    passed, failed = set(), set()
+    for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        entry = tests_status.get(field) or {}
+        passed.update(entry.get("success") or [])
+        failed.update(entry.get("failure") or [])
+    return passed, failed
+
+
+def our_groups(verdict):
+    """(passed, not passed) listed ids of a regrade.py verdict."""
+    passed, failed = set(), set()
+    for key in ("fail_to_pass", "pass_to_pass"):
+        groups = verdict.get(key) or {}
+        passed.update(groups.get("passed") or [])
+        for group in ("failed", "skipped", "missing"):
+            failed.update(groups.get(group) or [])
+    return passed, failed
+
+
+def cut_in_log(test_id, log):
+    """The grader's log line that shows a listed id cut at its first space, or None."""
+    if " " not in test_id:
+        return None
+    cut = test_id.split(" ")[0]
+    return next((l.strip() for l in (log or "").splitlines()
+                 if cut in l.split()), None)
+
+
+def passed_here_cause(test_id, verdict, evidence):
+    """Why a listed test that passed here failed there: (cause, evidence text)."""
+    log = evidence["log"]
+    line = cut_in_log(test_id, log)
+    if line is not None:
+        return ("id cut by the grader's parser", f"{test_id!r} holds a space" +
+                (f": a parser that splits the grader's log line at whitespace keeps "
+                 f"{test_id.split(' ')[0]!r}" if line else ""))
+    name = re.split(r"::|\.", test_id)[-1]
+    if log is not None and test_id not in log and name not in log:
+        return "listed test never in the grader's log", f"{test_id!r} not in test_output.txt"
+    if test_id in (verdict.get("flaky") or []):
+        return "flake", f"{test_id!r} changed outcome between the repeats here"
+    return ("passed here, failed there",
+            f"{test_id!r} passed in each of {len(verdict.get('exit_status') or [1])} "
+            f"repeat(s) here")
+
+
+def compare_cause(verdict, record, evidence):
+    """One run's agreement and, where the two disagree, its cause and evidence."""
+    status = verdict["status"]
+    here = None if status in GRADING_ERRORS else status == "resolved"
+    there = record["verified"]
+    if here == there:
+        return True, None, ("both are grading errors: " + f"{status}; {record['status']}"
+                            if here is None else "")
+    if there is None:
+        return False, "the grader errored", record["status"]
+    if here is None:
+        return False, "regrade errored", f"{status}: {verdict['reason'][:200]}"
+    if TAMPERED in (verdict.get("reason") or ""):
+        return False, "tampering caught here", verdict["reason"][:200]
+    tests = evidence["tests_status"]
+    ours_passed, ours_failed = our_groups(verdict)
+    if tests is not None:
+        theirs_passed, theirs_failed = their_groups(tests)
+        theirs, ours = theirs_passed | theirs_failed, ours_passed | ours_failed
+        if theirs and theirs != ours:
+            return False, "different test lists", (f"{len(ours - theirs)} listed only here, "
+                                                   f"{len(theirs - ours)} only there")
+    if here:
+        if tests is None and evidence["log"] is None:
+            spaced = sorted(t for t in ours_passed if " " in t)
+            return False, "no per-test evidence", "the grader's report holds only its verdict" + (
+                f"; {len(spaced)} listed id(s) hold a space, which SWE-bench's log parsers cut "
+                f"(e.g. {spaced[0]!r})" if spaced else "")
+        suspects = sorted(ours_passed & theirs_failed) if tests is not None else \
+            sorted(t for t in ours_passed if " " in t or t not in evidence["log"])
+        if not suspects:
+            return False, "no per-test evidence", "the grader's report holds only its verdict"
+        causes = [passed_here_cause(t, verdict, evidence) for t in suspects]
+        rank = {c: i for i, c in enumerate(COMPARE_CAUSES)}
+        cause, text = min(causes, key=lambda c: rank[c[0]])
+        same = sum(c[0] == cause for c in causes)
+        return False, cause, text + (f" (and {same - 1} more)" if same > 1 else "") + \
+            (f"; {len(causes) - same} other test(s)" if len(causes) > same else "")
+    suspects = sorted(ours_failed & theirs_passed) if tests is not None else []
+    if not suspects:
+        return False, "no per-test evidence", "the grader's report holds only its verdict"
+    flaky = [t for t in suspects if t in (verdict.get("flaky") or [])]
+    if flaky:
+        return False, "flake", f"{flaky[0]!r} changed outcome between the repeats here"
+    return False, "failed here, passed there", (f"{suspects[0]!r}"
+                                                 f"{f' and {len(suspects) - 1} more' if len(suspects) > 1 else ''}"
+                                                 f": {verdict['reason'][:160]}")
+
+
+def compare_verdicts(verdicts, source, inputs, any_model=False):
+    """Each verdict beside the grader's: rows {run_id, instance_id, here, there, agree,
+    cause, evidence} in run order, and how the two were joined."""
+    runs = [{"run_id": v["run_id"], "task": v["instance_id"], "model": v.get("model")}
+            for v in verdicts]
+    joined = join_verdicts(source, runs, runs_table="the verdicts", any_model=any_model)
+    rows = []
+    for verdict, record in zip(verdicts, joined["verdicts"]):
+        agree, cause, text = compare_cause(verdict, record, grader_evidence(record, inputs))
+        rows.append({"run_id": verdict["run_id"], "instance_id": verdict["instance_id"],
+                     "here": verdict["status"], "there": record["status"], "agree": agree,
+                     "cause": cause, "evidence": text})
+    return rows, joined
+
+
+def compare_summary(rows, joined):
+    """Counts: runs, agreements, disagreements by cause (in COMPARE_CAUSES order)."""
+    causes = collections.Counter(r["cause"] for r in rows if not r["agree"])
+    return {"runs": len(rows), "agree": sum(r["agree"] for r in rows),
+            "disagree": sum(not r["agree"] for r in rows),
+            "by_cause": {c: causes[c] for c in COMPARE_CAUSES if causes[c]},
+            "grader": joined["format"], "joined_on": joined["key"],
+            "model_check": joined["model_check"]}
+
+
+def render_comparison(summary, rows, style, prov):
+    """The comparison as text or Markdown: counts, counts by cause, the table run by run."""
+    lines = [f"{'## ' if style == 'markdown' else ''}regrade.py beside {summary['grader']}: "
+             f"{summary['runs']} run(s), {summary['agree']} agree, {summary['disagree']} "
+             f"disagree (joined on {summary['joined_on']}; model: {summary['model_check']})", ""]
+    if summary["by_cause"]:
+        lines += [render_table(["cause", "runs"], list(summary["by_cause"].items()), style), ""]
+    table = [[r["run_id"], r["instance_id"], r["here"], r["there"],
+              "yes" if r["agree"] else "no", r["cause"] or "", r["evidence"]] for r in rows]
+    lines += [render_table(["run", "instance", "here", "there", "agree", "cause", "evidence"],
+                           table, style), ""]
+    return "\n".join(lines) + render_provenance(prov, style)
+
+
+def compare_output(args, inputs, verdicts, argv):
+    """--compare REPORT: read the grader's output, compare run by run, print the report."""
+    source = read_verdicts(inputs, args.compare)
+    rows, joined = compare_verdicts(sorted(verdicts, key=lambda v: v["run_id"]), source,
+                                    inputs, getattr(args, "any_model", False))
+    summary = compare_summary(rows, joined)
+    prov = provenance(__file__, __version__, argv, None, inputs,
+                      output_flags=("--out", "--write-runs"))
+    if args.format == "json":
+        sys.stdout.write(to_json({"comparison": summary, "runs": rows, "provenance": prov}))
+    else:
+        sys.stdout.write(render_comparison(summary, rows, args.format, prov))
+    return 0
+
+
 # === Main ===
 def build_parser():
-    parser = Parser(__doc__ + HARNESS_MANUAL + INSTANCES_MANUAL, prog="regrade.py")
+    parser = Parser(__doc__ + HARNESS_MANUAL + INSTANCES_MANUAL + AUDIT_MANUAL, prog="regrade.py")
     parser.add_argument("instances", nargs="?", help="instances file (JSON or JSONL)")
     parser.add_argument("runs", nargs="?",
                         help="predictions file, runs folder, 'gold' or 'empty'")
@@ -9313,6 +10280,17 @@ def build_parser():
     parser.add_argument("--make-instances", metavar="FIXES",
                         help="make SWE-bench instances from the fix commits listed in FIXES "
                         "(see 'Making instances' at the end)")
+    parser.add_argument("--audit-instances", metavar="INSTANCES",
+                        help="certify INSTANCES: schema, ids, K runs each side of gold "
+                        "(see 'Auditing instances' at the end)")
+    parser.add_argument("--write-fixed", metavar="FILE",
+                        help="with --audit-instances: the instances with only the certain, "
+                        "mechanical repairs, each recorded in the instance")
+    parser.add_argument("--compare", metavar="REPORT",
+                        help="put each verdict beside another grader's report, run by run, "
+                        "with the cause of each disagreement")
+    parser.add_argument("--any-model", action="store_true",
+                        help="with --compare: join a report of another model on instance id")
     add_agent_options(parser)
     add_common_options(parser, __version__, __file__)
     return parser
@@ -9333,6 +10311,8 @@ def output(args, inputs, verdicts, instance_ids, argv, skipped=0, stored=None, r
         write_out(os.path.join(args.out, "verdicts.csv"), verdicts_csv(stored))
         write_out(os.path.join(args.out, "swebench_summary.json"),
                      to_json(swebench_summary(stored, instance_ids)))
+    if args.compare:
+        return compare_output(args, inputs, verdicts, argv)
     prov = provenance(__file__, __version__, argv, None, inputs,
                       output_flags=("--out", "--write-runs"))
     if args.format == "json":
@@ -9391,8 +10371,15 @@ def _main(argv):
     args = build_parser().parse_args(argv)
     if args.summarize:
         return summarize_only(args, argv)
+    if args.compare and (args.make_instances or args.audit_instances):
+        raise InputError("--compare goes with INSTANCES RUNS or --summarize, not with "
+                         "--make-instances or --audit-instances")
     if args.make_instances:
         return make_instances(args, argv)
+    if args.audit_instances:
+        return audit_instances(args, argv)
+    if args.write_fixed:
+        raise InputError("--write-fixed goes with --audit-instances")
     args.repeat = 1 if args.repeat is None else args.repeat
     if not args.instances or not args.runs:
         raise InputError("expected INSTANCES and RUNS (or --summarize FILE...); see --help")

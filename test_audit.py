@@ -45,6 +45,7 @@ Usage:
 #     large jobs (signals, shards, one --out; --out never an input, interruptions, making)
 #     the sandbox
 #     making instances
+#     auditing instances and comparing with a grader
 #   Paste-ready output (footers that rerun, Markdown and SVG that read where pasted, no home paths)
 #   Benchmarks (python3 test_audit.py --bench)
 #     delivery_audit.py
@@ -10369,6 +10370,317 @@ class TestRegradeMadeSpelling(RegradeRepoCase):
                          {"gold": "resolved", "empty": "unresolved"})
 
 
+# --- regrade.py: auditing instances and comparing with a grader ---
+# One synthetic repository (two bugs, and a test file that the test patch grows) and
+# instances, each with defects planted by hand: the expected findings are written
+# here from what each instance holds, not read from the code. --repeat 2 and
+# --sandbox none keep it quick (the flaky test counts its runs in a file).
+AUDIT_BASE = {
+    "calc/__init__.py": ("def add(a, b):\n    return a - b\n\n\ndef div(a, b):\n    return a * b\n"
+                         "\n\ndef sub(a, b):\n    return a - b\n"),
+    "tests/__init__.py": "",
+    "tests/test_calc.py": "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n",
+}
+AUDIT_TESTS = (
+    "import os\nimport pytest\nfrom calc import add, div, sub\n\n\n"
+    "def test_add():\n    assert add(1, 2) == 3\n\n\n"
+    "def test_div():\n    assert div(6, 3) == 2\n\n\n"
+    "def test_sub():\n    assert sub(3, 1) == 2\n\n\n"
+    "def test_doc():\n    \"\"\"Subtracts two numbers.\"\"\"\n    assert sub(2, 2) == 0\n\n\n"
+    "@pytest.mark.parametrize('x', ['a b', 'c'])\ndef test_param(x):\n    assert x\n\n\n"
+    "STATE = []\n\n\ndef test_order_first():\n    STATE.append(1)\n\n\n"
+    "def test_order_second():\n    assert STATE  # passes only after test_order_first\n\n\n"
+    "def test_flaky():\n    path = os.environ['AUDIT_COUNTER']\n"
+    "    n = int(open(path).read()) if os.path.exists(path) else 0\n"
+    "    with open(path, 'w') as handle:\n        handle.write(str(n + 1))\n"
+    "    assert n % 2 == 0\n")
+AUDIT_T = "tests/test_calc.py::"
+
+
+@unittest.skipUnless(regrade_has_pytest(), REGRADE_NO_PYTEST)
+class RegradeAuditCase(RegradeRepoCase):
+    """The audit's repository, its patches and instances, built once for a class."""
+
+    @classmethod
+    def build(cls):
+        work = cls.make_repo(AUDIT_BASE)
+        code = AUDIT_BASE["calc/__init__.py"]
+        fixed = code.replace("return a - b\n\n\ndef div", "return a + b\n\n\ndef div").replace(
+            "a * b", "a / b")
+        cls.gold = regrade_diff(work, {"calc/__init__.py": fixed})
+        # Gold without its change to div (the hunk dropped), and breaking sub besides.
+        cls.broken = regrade_diff(work, {"calc/__init__.py": code.replace(
+            "return a - b\n\n\ndef div", "return a + b\n\n\ndef div").replace(
+            "def sub(a, b):\n    return a - b", "def sub(a, b):\n    return b - a")})
+        cls.test_patch = regrade_diff(work, {"tests/test_calc.py": AUDIT_TESTS})
+        cls.counter = os.path.join(cls.folder, "counter")
+
+    @classmethod
+    def row(cls, instance_id, f2p, p2p, patch=None):
+        return {"instance_id": instance_id, "repo": "acme/calc", "base_commit": cls.base,
+                "patch": cls.gold if patch is None else patch, "test_patch": cls.test_patch,
+                "FAIL_TO_PASS": json.dumps([AUDIT_T + t for t in f2p]),
+                "PASS_TO_PASS": json.dumps([t if t.startswith(("[", "Subtracts")) else
+                                            AUDIT_T + t for t in p2p])}
+
+
+class TestRegradeAuditInstances(RegradeAuditCase):
+    """--audit-instances finds each planted defect, names its cause and the nearest real
+    id, calls the unplanted instance sound, and --write-fixed repairs only what is certain."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.build()
+        cls.rows = [
+            cls.row("sound", ["test_add", "test_div"], ["test_sub", "test_doc", "test_param[a b]"]),
+            cls.row("ids", ["test_add", "test_div"],
+                    ["test_param[a", "[100%]", "Subtracts two numbers.", "test_sub"]),
+            cls.row("lists", ["test_add", "test_div", "test_doc"],
+                    ["test_sub", "test_order_second", "test_flaky"], patch=cls.broken),
+        ]
+        cls.rows.append(dict(cls.rows[0]))
+        instances = regrade_jsonl(cls.folder, "instances.jsonl", cls.rows)
+        cls.fixed_path = os.path.join(cls.folder, "fixed.jsonl")
+        status, cls.report, cls.err = regrade_json([
+            "--audit-instances", instances, "--repo", cls.repo, "--repeat", "2",
+            "--sandbox", "none", "--env", f"AUDIT_COUNTER={cls.counter}",
+            "--write-fixed", cls.fixed_path])
+        assert status == 0, cls.err
+        with open(cls.fixed_path, encoding="utf-8") as handle:
+            cls.fixed = [json.loads(line) for line in handle]
+
+    def findings(self, number):
+        return sorted((d["kind"], d["test"], d["nearest"])
+                      for d in self.report["instances"][number]["defects"])
+
+    def test_the_unplanted_instance_is_sound_and_resolves_k_of_k(self):
+        sound = self.report["instances"][0]
+        self.assertEqual((sound["verdict"], sound["defects"]), ("sound", []))
+        self.assertEqual((sound["gold_resolves"], sound["empty_resolves"]), (2, 0))
+        self.assertEqual({k: v["status"] for k, v in sound["grader"].items()},
+                         {"gold": "resolved", "empty": "unresolved"})
+        # The counter's test, in no list of this instance, failed in the second after-run.
+        self.assertEqual(sound["notes"], ["1 test(s) failed after gold and are in no list, "
+                                          "e.g. tests/test_calc.py::test_flaky"])
+
+    def test_each_unmatchable_id_gets_its_cause_and_nearest_real_id(self):
+        self.assertEqual(self.findings(1), sorted([
+            ("id cut at a space", AUDIT_T + "test_param[a", AUDIT_T + "test_param[a b]"),
+            ("progress-bar fragment", "[100%]", None),
+            ("docstring line", "Subtracts two numbers.", AUDIT_T + "test_doc"),
+            ("gold does not resolve", None, None)]))
+        self.assertEqual(self.report["instances"][1]["gold_resolves"], 0)
+
+    def test_lists_against_the_runs(self):
+        self.assertEqual(self.findings(2), sorted([
+            ("FAIL_TO_PASS passes before", AUDIT_T + "test_doc", None),
+            ("FAIL_TO_PASS fails on gold", AUDIT_T + "test_div", None),
+            ("PASS_TO_PASS fails on gold", AUDIT_T + "test_sub", None),
+            ("order-dependent", AUDIT_T + "test_order_second", None),
+            ("flaky", AUDIT_T + "test_flaky", None),
+            ("gold does not resolve", None, None)]))
+        order = [d for d in self.report["instances"][2]["defects"]
+                 if d["kind"] == "order-dependent"]
+        self.assertEqual(order[0]["evidence"], "after gold: passed in each run of its whole "
+                                               "file, failed when run alone (--select ids)")
+        div = [d for d in self.report["instances"][2]["defects"]
+               if d["kind"] == "FAIL_TO_PASS fails on gold"]
+        self.assertEqual(div[0]["evidence"], "before: failed, failed; after: failed, failed")
+
+    def test_the_flaky_test_is_named_with_its_runs(self):
+        # The counter flips the test every run: passed, failed on each side.
+        flaky = [d for d in self.report["instances"][2]["defects"] if d["kind"] == "flaky"]
+        self.assertEqual(flaky[0]["evidence"], "PASS_TO_PASS: outcome changed between the runs "
+                         "before and after the fix (before: passed, failed; after: passed, "
+                         "failed)")
+
+    def test_the_duplicate_row_is_found_and_not_run_again(self):
+        last = self.report["instances"][3]
+        self.assertEqual([d["kind"] for d in last["defects"]], ["duplicate instance"])
+        self.assertEqual(last["runs"], {})
+        self.assertEqual(self.report["summary"]["defects_by_kind"]["duplicate instance"], 1)
+
+    def test_the_cost_is_2k_plus_2_runs_per_instance(self):
+        # Three instances run (the duplicate does not): 2 x 2 + 2 runs each.
+        self.assertEqual(self.report["summary"]["runs"], 3 * (2 * 2 + 2))
+        self.assertEqual(self.report["summary"]["sound"], 1)
+
+    def test_write_fixed_repairs_only_the_certain_and_records_each_change(self):
+        self.assertEqual([r["instance_id"] for r in self.fixed],
+                         ["sound", "ids", "lists"])
+        ids = self.fixed[1]
+        self.assertEqual(json.loads(ids["PASS_TO_PASS"]), [
+            AUDIT_T + "test_param[a b]", AUDIT_T + "test_doc", AUDIT_T + "test_sub"])
+        self.assertEqual([(c["from"], c["to"], c["why"]) for c in ids["audit"]["changes"]], [
+            (AUDIT_T + "test_param[a", AUDIT_T + "test_param[a b]", "id cut at a space"),
+            ("[100%]", None, "progress-bar fragment"),
+            ("Subtracts two numbers.", AUDIT_T + "test_doc", "docstring line")])
+        self.assertEqual(ids["audit"]["defects_left"], [])
+        # Only the flaky test moves; every other defect is left for a person.
+        lists = self.fixed[2]
+        self.assertEqual(lists["FAIL_TO_PASS"], self.rows[2]["FAIL_TO_PASS"])
+        self.assertEqual(json.loads(lists["PASS_TO_PASS"]),
+                         [AUDIT_T + "test_sub", AUDIT_T + "test_order_second"])
+        self.assertEqual(lists["audit"]["flaky"], [AUDIT_T + "test_flaky"])
+        self.assertEqual(sorted(d["kind"] for d in lists["audit"]["defects_left"]), [
+            "FAIL_TO_PASS fails on gold", "FAIL_TO_PASS passes before",
+            "PASS_TO_PASS fails on gold", "gold does not resolve", "order-dependent"])
+        for field in ("patch", "test_patch", "base_commit"):
+            self.assertEqual(lists[field], self.rows[2][field])
+
+
+class TestRegradeAuditPure(unittest.TestCase):
+    """The id rules of --audit-instances on lists of real ids, and the schema checks."""
+
+    def test_each_cause_of_an_unmatched_id(self):
+        regrade = load("regrade.py")
+        real = {"t.py::test_a[x y]", "t.py::test_b", "u.py::test_c", "t.py::test_long_name"}
+        docs = {"Does b.": ["t.py::test_b"]}
+        cases = {"t.py::test_a[x": ("id cut at a space", "t.py::test_a[x y]", True),
+                 "[ 50%]": ("progress-bar fragment", None, True),
+                 '"': ("progress-bar fragment", None, True),
+                 "#15789": ("progress-bar fragment", None, True),
+                 "Does b.": ("docstring line", "t.py::test_b", True),
+                 "t.py::test_c": ("renamed test", "u.py::test_c", False),
+                 "t.py::test_long_nam": ("renamed test", "t.py::test_long_name", False),
+                 "v.py::zzz": ("no such test", None, False),
+                 "t.py::test_b": (None, None, True)}
+        for listed, expected in cases.items():
+            with self.subTest(listed):
+                _, cause, nearest, certain = regrade.match_listed(listed, real, docs, "pytest")
+                self.assertEqual((cause, nearest, certain), expected)
+        self.assertEqual(regrade.match_listed("Does b.", real, docs, "django")[1], None)
+
+    def test_schema_defects(self):
+        regrade = load("regrade.py")
+        record = {"instance_id": "i", "repo": "r", "base_commit": "abc", "patch": "x",
+                  "test_patch": "", "FAIL_TO_PASS": '["a", "a"]', "PASS_TO_PASS": ["a"]}
+        found, instance = regrade.schema_defects(record, "f line 1")
+        self.assertIsNotNone(instance)
+        self.assertEqual(sorted((d["kind"], d["evidence"]) for d in found), [
+            ("duplicate id", "listed 2 times in FAIL_TO_PASS"),
+            ("duplicate id", "listed in FAIL_TO_PASS and in PASS_TO_PASS")])
+        self.assertEqual(regrade.bare_list_notes(record)[0][:25], "PASS_TO_PASS is a bare JS")
+        found, instance = regrade.schema_defects({"instance_id": "i", "base_commit": "a",
+                                                  "test_patch": "", "FAIL_TO_PASS": "[]"}, "w")
+        self.assertIsNone(instance)
+        self.assertIn(("schema", "no field 'PASS_TO_PASS'"),
+                      [(d["kind"], d["evidence"]) for d in found])
+
+
+    def test_which_files_each_patch_may_touch(self):
+        regrade = load("regrade.py")
+        diff = "diff --git a/{0} b/{0}\n--- a/{0}\n+++ b/{0}\n@@ -1 +1 @@\n-a\n+b\n".format
+        instance = {"test_patch": diff("tests/test_x.py") + diff("calc/ops.py"),
+                    "patch": diff("calc/ops.py") + diff("tests/conftest.py")}
+        self.assertEqual(sorted((d["kind"], d["evidence"])
+                                for d in regrade.scope_defects(instance)), [
+            ("patch touches tests", "the gold patch changes tests/conftest.py"),
+            ("test patch touches code", "the test patch changes calc/ops.py")])
+
+
+class TestRegradeAuditUsage(unittest.TestCase):
+    def test_flags_that_do_not_go_together_are_one_error_line(self):
+        with TempDir() as folder:
+            rows = regrade_jsonl(folder, "i.jsonl", [{"instance_id": "i"}])
+            for argv, words in (
+                    (["--write-fixed", "f.jsonl", rows, "gold", "--repo", folder],
+                     "--write-fixed goes with --audit-instances"),
+                    (["--audit-instances", rows, "--compare", rows], "--compare goes with"),
+                    (["--audit-instances", rows], "--audit-instances needs --repo")):
+                with self.subTest(argv[0]):
+                    status, out, err = run("regrade.py", argv)
+                    assert_one_error(self, status, out, err, words)
+
+
+class TestRegradeCompare(RegradeAuditCase):
+    """--compare: each verdict beside a SWE-bench logs/run_evaluation folder written by hand
+    for the same runs, one cause per disagreement from the evidence both sides hold."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.build()
+        row = cls.row("calc-1", ["test_add", "test_div"], ["test_sub", "test_param[a b]"])
+        cls.instances = regrade_jsonl(cls.folder, "instances.jsonl", [row])
+        predictions = regrade_jsonl(cls.folder, "predictions.jsonl", [
+            {"run_id": r, "instance_id": "calc-1", "model_name_or_path": m, "model_patch": p}
+            for r, m, p in (("gold-a", "model-a", cls.gold), ("empty-e", "model-e", ""))])
+        cls.out = os.path.join(cls.folder, "out")
+        status, _, err = regrade_json([cls.instances, predictions, "--repo", cls.repo,
+                                       "--sandbox", "none", "--out", cls.out])
+        assert status == 0, err
+        # Three more runs of model b, c, d with gold's verdict (verdicts are data).
+        with open(os.path.join(cls.out, "verdicts.jsonl"), encoding="utf-8") as handle:
+            graded = [json.loads(line) for line in handle]
+        gold = next(v for v in graded if v["run_id"] == "gold-a")
+        graded += [dict(gold, run_id=f"gold-{m}", model=f"model-{m}") for m in "bcd"]
+        verdicts = regrade_jsonl(cls.folder, "verdicts.jsonl", graded)
+        f2p, p2p = json.loads(row["FAIL_TO_PASS"]), json.loads(row["PASS_TO_PASS"])
+        logs = os.path.join(cls.folder, "logs", "run_evaluation", "r1")
+        everything = "".join(f"PASSED {t}\n" for t in f2p + p2p)
+
+        def grader(model, failed, log, report=True):
+            folder = os.path.join(logs, model, "calc-1")
+            os.makedirs(folder)
+            write(folder, "test_output.txt", log)
+            write(folder, "run_instance.log", "")
+            if report:
+                status = {"FAIL_TO_PASS": {"success": [t for t in f2p if t not in failed],
+                                           "failure": [t for t in f2p if t in failed]},
+                          "PASS_TO_PASS": {"success": [t for t in p2p if t not in failed],
+                                           "failure": [t for t in p2p if t in failed]}}
+                write(folder, "report.json", json.dumps({"calc-1": {
+                    "patch_is_None": False, "patch_exists": True,
+                    "patch_successfully_applied": True, "resolved": not failed,
+                    "tests_status": status}}))
+        grader("model-a", [], everything)
+        # SWE-bench's parser keeps 'tests/test_calc.py::test_param[a' of this line.
+        grader("model-b", [AUDIT_T + "test_param[a b]"], everything)
+        grader("model-c", [], "", report=False)
+        grader("model-d", [AUDIT_T + "test_div"], everything.replace("test_div", "test_x"))
+        grader("model-e", [], everything)
+        status, cls.report, err = regrade_json(["--summarize", verdicts, "--compare", logs])
+        assert status == 0, err
+        cls.rows = {r["run_id"]: r for r in cls.report["runs"]}
+        cls.gold_only = regrade_jsonl(cls.folder, "gold-a.jsonl", graded[:1] if
+                                      graded[0]["run_id"] == "gold-a" else graded[1:2])
+        status, cls.markdown, err = run("regrade.py", [
+            "--summarize", verdicts, "--compare", logs, "--format", "markdown"])
+        assert status == 0, err
+
+    def test_each_run_agrees_or_has_its_cause(self):
+        self.assertEqual({r: (v["agree"], v["cause"]) for r, v in self.rows.items()}, {
+            "gold-a": (True, None),
+            "gold-b": (False, "id cut by the grader's parser"),
+            "gold-c": (False, "the grader errored"),
+            "gold-d": (False, "listed test never in the grader's log"),
+            "empty-e": (False, "failed here, passed there")})
+        self.assertIn("test_param[a b]", self.rows["gold-b"]["evidence"])
+
+    def test_counts_by_cause(self):
+        summary = self.report["comparison"]
+        self.assertEqual((summary["runs"], summary["agree"], summary["disagree"]), (5, 1, 4))
+        self.assertEqual(summary["by_cause"], {
+            "the grader errored": 1, "id cut by the grader's parser": 1,
+            "listed test never in the grader's log": 1, "failed here, passed there": 1})
+        self.assertEqual(summary["joined_on"], "model and instance id")
+
+    def test_a_run_report_holds_no_per_test_evidence_and_says_so(self):
+        report = write(self.folder, "model-a.r1.json", json.dumps(
+            {"resolved_ids": [], "unresolved_ids": ["calc-1"], "error_ids": []}))
+        status, out, err = regrade_json(["--summarize", self.gold_only, "--compare", report])
+        self.assertEqual(status, 0, err)
+        row = out["runs"][0]
+        self.assertEqual((row["agree"], row["cause"]), (False, "no per-test evidence"))
+        self.assertIn("1 listed id(s) hold a space", row["evidence"])
+
+    def test_the_markdown_table_is_ready_to_paste(self):
+        self.assertIn("| run | instance | here | there | agree | cause | evidence |",
+                      self.markdown)
+        self.assertIn("| gold-c | calc-1 | resolved | error (no report.json) | no | "
+                      "the grader errored |", self.markdown)
+
+
 # === Paste-ready output ===
 def footer_command(out):
     """The command in a report's provenance footer (text or Markdown), as words."""
@@ -11587,6 +11899,31 @@ def bench_regrade_kept_trees():
           ", ".join(f"{x:.3f}" for x in figures["none"]) + " s; kept tree (bwrap) " +
           ", ".join(f"{x:.3f}" for x in figures["bwrap"]) +
           f" s (load average {os.getloadavg()[0]:.1f})")
+
+
+def bench_regrade_audit_instances():
+    """--audit-instances on the audit tests' planted instances, under bwrap where it runs:
+    runs per instance (2K + 2) and the grader's seconds per run beyond the test command."""
+    TestRegradeAuditInstances.setUpClass()
+    try:
+        case = TestRegradeAuditInstances
+        sandbox = "none" if bwrap_missing() else "bwrap"
+        for repeat in (1, 3):
+            instances = regrade_jsonl(case.folder, "bench.jsonl", case.rows[:3])
+            started = time.monotonic()
+            status, report, err = regrade_json([
+                "--audit-instances", instances, "--repo", case.repo, "--repeat", str(repeat),
+                "--sandbox", sandbox, "--env", f"AUDIT_COUNTER={case.counter}"])
+            assert status == 0, err
+            wall = time.monotonic() - started
+            summary = report["summary"]
+            print(f"regrade --audit-instances --repeat {repeat} ({sandbox}): "
+                  f"{summary['instances']} instances, {summary['runs']} runs "
+                  f"({summary['runs'] / summary['instances']:.0f} per instance), {wall:.2f} s "
+                  f"wall, grader {summary['grader_s_mean']:.3f} s per run (max "
+                  f"{summary['grader_s_max']:.3f}; load average {os.getloadavg()[0]:.1f})")
+    finally:
+        TestRegradeAuditInstances.tearDownClass()
 
 
 # === Golden reports: every format of every shipped example, byte for byte ===
