@@ -5712,6 +5712,311 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         self.assertEqual(round(result["family_null"]["p_clear_bar"], 3), 0.708)
 
 
+# --- auc_audit.py gate 3 as a test (issue 22) ---
+def issue22_task_only(seed, n_tasks=30, strata=False):
+    """Every column and the baseline carry a task effect; 1-6 runs per task. The
+    column knows only the task: its ease (with strata, also the condition, which moves
+    the success rate), read with run-level noise. (labels, tasks, arms, baseline,
+    column)."""
+    rng = random.Random(seed)
+    labels, tasks, arms, baseline, column = [], [], [], [], []
+    for t in range(n_tasks):
+        ease, offset = rng.random(), rng.gauss(0, 1)
+        for _ in range(rng.randint(1, 6)):
+            arm = "ab"[rng.random() < 0.5] if strata else "a"
+            rate = ease * 0.5 + (0.45 if arm == "b" else 0.0) if strata else ease
+            y = int(rng.random() < rate)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            arms.append(arm)
+            baseline.append(offset + rng.gauss(0, 1))
+            column.append(3 * ease + (2.0 if arm == "b" else 0.0) + rng.gauss(0, 0.3))
+    return labels, tasks, arms, baseline, column
+
+
+def issue22_few_successes(seed, n_tasks=50, n_features=10):
+    """3 successes, in 3 of 50 tasks of 4 runs; ten features generated like the
+    baseline (a task offset each, the same shift for successes)."""
+    rng = random.Random(seed)
+    winners = set(rng.sample(range(n_tasks), 3))
+    labels, tasks, baseline, features = [], [], [], [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        offsets = [rng.gauss(0, 1) for _ in range(n_features + 1)]
+        for r in range(4):
+            y = int(t in winners and r == 0)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(offsets[-1] + rng.gauss(0.8 * y, 1))
+            for values, offset in zip(features, offsets):
+                values.append(offset + rng.gauss(0.8 * y, 1))
+    return labels, tasks, baseline, features
+
+
+def issue22_pairs(seed, n_tasks=40, shift=2.0):
+    """Tasks of 2 runs and no task effect; the column separates runs inside tasks."""
+    rng = random.Random(seed)
+    labels, tasks, baseline, column = [], [], [], []
+    for t in range(n_tasks):
+        for _ in range(2):
+            y = int(rng.random() < 0.5)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0, 1))
+            column.append(rng.gauss(shift * y, 1))
+    return labels, tasks, baseline, column
+
+
+def issue22_lone(seed, n_tasks=12):
+    """No two tasks share a size (1..12 runs); the outcome depends on the task only;
+    f0 is the task's ease (constant in each task), f1..f3 carry a task effect."""
+    rng = random.Random(seed)
+    sizes = list(range(1, n_tasks + 1))
+    rng.shuffle(sizes)
+    labels, tasks, baseline, features = [], [], [], [[] for _ in range(4)]
+    for t, size in enumerate(sizes):
+        ease, offsets = rng.random(), [rng.gauss(0, 1) for _ in range(3)]
+        for _ in range(size):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0, 1))
+            features[0].append(round(ease, 6))
+            for values, offset in zip(features[1:], offsets):
+                values.append(offset + 2 * ease + rng.gauss(0, 0.5))
+    return labels, tasks, baseline, features
+
+
+def naive_credit(high, low):
+    return Fraction(1) if high > low else Fraction(1, 2) if high == low else Fraction(0)
+
+
+def brute_within_p(values, labels, tasks, strata):
+    """Gate 3's p by listing every arrangement of the outcomes inside each task x
+    stratum cell, from scratch: the within-task AUC (pairs inside a cell) read in the
+    direction the arrangement's stratified AUC (pairs inside a stratum) chooses, its
+    share of arrangements at least the observed one's. Exact fractions."""
+    n = len(labels)
+    cells = {}
+    for i in range(n):
+        cells.setdefault((tasks[i], strata[i]), []).append(i)
+
+    def statistic(y):
+        across = sum(naive_credit(values[s], values[f]) for s in range(n) for f in range(n)
+                     if y[s] and not y[f] and strata[s] == strata[f])
+        pairs = sum(1 for s in range(n) for f in range(n)
+                    if y[s] and not y[f] and strata[s] == strata[f])
+        up = across >= Fraction(pairs, 2)
+        within = [(s, f) for s in range(n) for f in range(n) if y[s] and not y[f]
+                  and (tasks[s], strata[s]) == (tasks[f], strata[f])]
+        credit = sum(naive_credit(values[s], values[f]) if up else
+                     naive_credit(values[f], values[s]) for s, f in within)
+        return Fraction(credit, len(within))
+
+    observed = statistic(labels)
+    choices = [[c for c in itertools.combinations(members, sum(labels[i] for i in members))]
+               for members in cells.values()]
+    hits = total = 0
+    for picks in itertools.product(*choices):
+        y = [0] * n
+        for pick in picks:
+            for i in pick:
+                y[i] = 1
+        total += 1
+        hits += statistic(y) >= observed
+    return Fraction(hits, total)
+
+
+class TestAucGateThreeIsATest(unittest.TestCase):
+    """Issue 22: gate 3 tests the within-task AUC inside task x stratum cells, counts
+    the tasks that hold the evidence, finds the task column, states power, shuffles
+    lone tasks inside cells, flags I only without within-task evidence, and prints
+    the minP floor."""
+
+    def within_case(self):
+        # 5 tasks of 2-4 runs, two strata, ties: small enough to list every arrangement.
+        labels = [1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0]
+        tasks = ["a", "a", "a", "b", "b", "b", "c", "c", "c", "c", "d", "d", "e", "e", "e", "e"]
+        strata = ["x", "x", "y", "x", "y", "y", "x", "x", "y", "y", "x", "x", "y", "y", "x", "x"]
+        values = [5, 1, 3, 2, 2, 4, 6, 6, 1, 7, 0, 3, 2, 5, 4, 4]
+        return labels, tasks, strata, values
+
+    def test_within_p_equals_full_enumeration(self):
+        module = load(AUC)
+        labels, tasks, strata, values = self.within_case()
+        expected = brute_within_p(values, labels, tasks, strata)
+        result = module.audit(labels, [("f", values)], [i % 3 for i in range(16)],
+                              tasks=tasks, strata=strata, perms=50, boot=20, seed=3)
+        (feature,) = result["features"]
+        self.assertEqual(feature["within_task_test"]["method"], "exact")
+        self.assertEqual(feature["within_task_p"], float(expected))
+        # The same case without strata: cells are the tasks.
+        expected = brute_within_p(values, labels, tasks, ["s"] * 16)
+        result = module.audit(labels, [("f", values)], [i % 3 for i in range(16)],
+                              tasks=tasks, perms=50, boot=20, seed=3)
+        self.assertEqual(result["features"][0]["within_task_p"], float(expected))
+
+    def test_monte_carlo_within_p_agrees_with_enumeration(self):
+        module = load(AUC)
+        labels, tasks, strata, values = self.within_case()
+        exact = float(brute_within_p(values, labels, tasks, strata))
+        saved = module.WITHIN_EXACT_LIMIT
+        module.WITHIN_EXACT_LIMIT = 1         # force the shuffles
+        try:
+            result = module.audit(labels, [("f", values)], [i % 3 for i in range(16)],
+                                  tasks=tasks, strata=strata, perms=4000, boot=20, seed=3)
+        finally:
+            module.WITHIN_EXACT_LIMIT = saved
+        (feature,) = result["features"]
+        self.assertEqual(feature["within_task_test"]["method"], "monte carlo")
+        sd = math.sqrt(exact * (1 - exact) / 4000)
+        self.assertLess(abs(feature["within_task_p"] - exact), 4 * sd + 1 / 4001)
+
+    def test_finding_1_task_only_column_fails_gate_3(self):
+        # It knows only the task: within-task AUC 0.655 on 58 pairs passed all three
+        # gates; its within p (exact under shuffles inside tasks) is 0.055.
+        labels, tasks, _, baseline, column = issue22_task_only(7)
+        text = issue19_runs_csv(labels, tasks, baseline, [column])
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        (feature,) = result["features"]
+        self.assertEqual(result["verdict"]["passing"], [])
+        self.assertEqual((round(feature["within_task_auc"], 3), feature["within_task_pairs"]),
+                         (0.655, 58))
+        self.assertGreaterEqual(feature["within_task_p"], 0.05)
+        self.assertTrue(feature["verdict"].startswith("fails gate 3: within tasks it is not "
+                                                      "told from chance"), feature["verdict"])
+
+    def test_finding_2_with_strata_pairs_stay_inside_cells(self):
+        labels, tasks, arms, baseline, column = issue22_task_only(6, strata=True)
+        text = issue19_runs_csv(labels, tasks, baseline, [column], strata=arms)
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "arm", "--perms", "200",
+                                                     "--boot", "200"])
+        (feature,) = result["features"]
+        cell = [(t, a) for t, a in zip(tasks, arms)]
+        n = len(labels)
+        pairs = sum(1 for s in range(n) for f in range(n)
+                    if labels[s] and not labels[f] and cell[s] == cell[f])
+        self.assertEqual(feature["within_task_pairs"], pairs)
+        sign = 1 if feature["direction"] == "+" else -1
+        credit = sum(naive_credit(sign * column[s], sign * column[f]) for s in range(n)
+                     for f in range(n) if labels[s] and not labels[f] and cell[s] == cell[f])
+        self.assertAlmostEqual(feature["within_task_auc"], float(credit / pairs), places=12)
+        self.assertEqual(result["verdict"]["passing"], [])
+
+    def test_finding_3_successes_in_few_tasks_cannot_pass(self):
+        labels, tasks, baseline, features = issue22_few_successes(15)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        self.assertEqual(result["verdict"]["passing"], [])
+        for feature in result["features"]:
+            self.assertEqual(feature["evidence_clusters"], 3)
+            self.assertIsNone(feature["delta_ci"])
+            self.assertIsNone(feature["delta_joint_ci"])
+            self.assertIsNone(feature["clustered"]["p"])
+            self.assertFalse(feature["power"]["can_pass"])
+        verdicts = {f["verdict"] for f in result["features"]}
+        self.assertTrue(any("only 3 tasks hold a success" in v for v in verdicts), verdicts)
+
+    def test_finding_5_task_column_taken_and_none_says_gate_3_not_applied(self):
+        labels, tasks, _, baseline, column = issue22_task_only(3)
+        text = issue19_runs_csv(labels, tasks, baseline, [column]).replace(
+            "task_id", "problem_id", 1)
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "100", "--boot", "100"])
+        self.assertEqual(result["task"], "problem_id")
+        self.assertEqual(result["n_tasks"], 30)
+        self.assertTrue(any("took 'problem_id' as the task" in n for n in result["notes"]))
+        # An id-like column whose values repeat is offered too.
+        text2 = text.replace("problem_id", "bug_id", 1)
+        result = auc_audit_json({"runs.csv": text2}, ["--perms", "100", "--boot", "100"])
+        self.assertEqual(result["task"], "bug_id")
+        # No task column at all: never "all three".
+        header, rows = strong_rows(lambda i: "x")
+        rows = [row[:1] + row[2:] for row in rows]
+        status, out, err = audit_folder({"runs.csv": table_text(header[:1] + header[2:], rows)},
+                                        ["--perms", "200", "--boot", "200"])
+        self.assertEqual(status, 0, err)
+        flat = " ".join(out.split())
+        self.assertIn("passes gates 1 and 2; gate 3 not applied: no task column", flat.lower())
+        self.assertNotIn("Passes all three gates", flat)
+        self.assertIn("gate 3 not applied", out)
+
+    def test_finding_6_power_in_text_markdown_and_json(self):
+        labels, tasks, baseline, column = issue22_pairs(0)
+        text = issue19_runs_csv(labels, tasks, baseline, [column])
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        power = result["features"][0]["power"]
+        self.assertTrue(power["can_pass"])
+        # (c + z_0.80) sd, from the report's own c and sd.
+        self.assertAlmostEqual(power["detectable_diff_80"],
+                               (power["critical"] + 0.8416212335729143) * power["sd"])
+        self.assertIn("power", result)
+        for style in ("text", "markdown"):
+            status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot",
+                                                                 "200", "--format", style])
+            flat = " ".join(out.split())
+            self.assertIn("The smallest same-row difference gate 1 detects with 80% power", flat)
+            self.assertIn(f"f0 {power['detectable_diff_80']:.3f}", flat)
+
+    def test_finding_8_lone_tasks_shuffle_within_cells(self):
+        labels, tasks, baseline, features = issue22_lone(0)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "100"])
+        null = result["family_null"]
+        self.assertEqual(null["permute"], "tasks")
+        self.assertEqual(null["tasks_never_moved"], 12)
+        self.assertIn("within task x stratum cells", null["permute_reason"])
+        # A column constant in every cell never changes under such shuffles: p = 1.
+        f0 = result["features"][0]
+        self.assertEqual((f0["permutation_p"], f0["adjusted_p"]), (1.0, 1.0))
+        explicit = auc_audit_json({"runs.csv": text}, ["--permute", "tasks", "--perms", "200",
+                                                       "--boot", "100"])
+        self.assertEqual(explicit["features"][0]["adjusted_p"], 1.0)
+
+    def test_finding_9_no_flag_i_where_the_within_test_rejects(self):
+        labels, tasks, baseline, column = issue22_pairs(0)
+        text = issue19_runs_csv(labels, tasks, baseline, [column])
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        (feature,) = result["features"]
+        self.assertLessEqual(feature["auc"], feature["task_ceiling_same_rows"])
+        self.assertLess(feature["within_task_p"], 0.05)
+        self.assertNotIn("below_task_identity", feature["flags"])
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        flat = " ".join(out.split())
+        self.assertNotIn("may measure task difficulty", flat)
+        self.assertNotIn("Task identity alone scores", flat)
+
+    def test_finding_10_minp_floor_is_printed(self):
+        module = load(AUC)
+        # Independent features: the floor is about K / (N + 1).
+        rng = random.Random(22)
+        null = [[rng.random() for _ in range(16)] for _ in range(200)]
+        floor = module.minp_floor([0.5] * 16, null)
+        self.assertGreater(floor, 12 / 201)
+        self.assertLessEqual(floor, 16 / 201)
+        # Brute force on a small case: the adjusted p of a feature made to beat every
+        # shuffle, the others as observed.
+        observed, small = [0.55, 0.6, 0.52], [[0.7, 0.1, 0.2], [0.1, 0.2, 0.9], [0.3, 0.5, 0.4]]
+        best = min(load(AUC).stepdown_minp([2.0 if k == j else v for k, v in enumerate(observed)],
+                                           small)[1][j] for j in range(3))
+        self.assertEqual(module.minp_floor(observed, small), best)
+        rng = random.Random(5)
+        labels, tasks, baseline, features = task_clustered_sample(5, 30, 4, 16, 0.0,
+                                                                  lambda j: 0.0)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot", "50"])
+        flat = " ".join(out.split())
+        self.assertIn("minP floor: with --perms 200 and 16 features", flat)
+        self.assertIn("gate 2 cannot pass here; run --perms 2000 or more", flat)
+
+    def test_verdict_column_names_the_failed_gate(self):
+        status, out, err = run(AUC, [EXAMPLE_RUNS, "--strata", "condition", "--perms", "100",
+                                     "--boot", "100"])
+        table = out[out.index("joint 95% CI"):].split("\n\n")[0].splitlines()[2:]
+        words = {line.split("  ")[-1].strip() for line in table}
+        self.assertTrue(words <= {"passes", "fails gate 1", "fails gate 2", "fails gate 3"},
+                        words)
+        self.assertIn("fails gate 1", words)
+
+
 # === regrade.py (in the order of its manual) ===
 # --- regrade.py: instances, runs, settings and the shipped example ---
 class TestRegradePure(unittest.TestCase):
