@@ -2708,7 +2708,7 @@ class TestDeliveryReport(unittest.TestCase):
             status, out, _ = run("delivery_audit.py", [path])
         self.assertEqual(result["kappa"]["ci"], [None, None])
         self.assertEqual(result["boot"], 0)
-        self.assertIn("Too few runs to tell", out)
+        self.assertIn("Pooled over all runs, too few runs to tell", " ".join(out.split()))
         self.assertIn("only one cluster, nothing to resample", " ".join(out.split()))
 
     def test_verdict_reads_a_negative_kappa_as_the_wrong_direction(self):
@@ -2926,7 +2926,7 @@ class TestDeliveryVerdictCases(unittest.TestCase):
         # It used to say "the claim carries no usable information (kappa 1.000 ...)".
         text = verdict_text(["--counts", "tp=3,fp=0,fn=0,tn=3", "--boot", "2000"])
         self.assertNotIn("no usable information", text)
-        self.assertIn("Too few runs to tell", text)
+        self.assertIn("Pooled over all runs, too few runs to tell", text)
         # Both extreme tables with margins 3/3, 3/3 have Fisher p 1/20 + 1/20 = 0.1.
         self.assertEqual(brute_force_fisher(3, 0, 0, 3), Fraction(1, 10))
         self.assertEqual(brute_force_fisher(0, 3, 3, 0), Fraction(1, 10))
@@ -2996,7 +2996,7 @@ class TestDeliveryVerdictCases(unittest.TestCase):
                          ("informative", "right"))
         self.assertGreater(result["kappa"]["ci"][0], 0)
         text = verdict_text(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
-        self.assertIn("The claim carries information about success", text)
+        self.assertIn("Pooled over all runs, the claim carries information about success", text)
         self.assertIn("at best slight agreement", text)      # its interval ends below 0.2
         text = verdict_text(["--counts", "tp=5,fp=40,fn=40,tn=5", "--boot", "2000"])
         self.assertIn("carries information in the wrong direction", text)
@@ -3050,7 +3050,7 @@ class TestDeliveryDegenerateIntervals(unittest.TestCase):
         self.assertIn("[0.292, 1.000]", out)                 # the exact interval stays
         self.assertIn("only 6 clusters to resample (fewer than 10)", " ".join(out.split()))
 
-    def test_few_tasks_are_weighed_within_tasks_not_by_pooled_fisher(self):
+    def test_few_tasks_are_never_weighed_by_pooled_fisher(self):
         # Two tasks where every run claims and is verified, two where none does:
         # kappa 1 and a pooled Fisher p near 1e-35, yet only four tasks and no
         # comparison inside any of them. It used to say "carries information".
@@ -3071,8 +3071,12 @@ class TestDeliveryDegenerateIntervals(unittest.TestCase):
         want = enumerated_stratified_p([(3, 3, 0, 3)] * 3)      # 20^3 labellings
         self.assertEqual(want, Fraction(2, 8000))
         self.assertAlmostEqual(results[1]["claim_within_tasks"]["p"], float(want), delta=1e-15)
-        self.assertEqual((results[1]["verdict_case"]["case"],
-                          results[1]["verdict_case"]["direction"]), ("informative", "right"))
+        # Issue 22: the first sentence answers the pooled question at every task count
+        # (too few tasks here); the within-task answer stands beside it, not in its place.
+        self.assertEqual(results[1]["verdict_case"]["case"], "too_few_runs")
+        self.assertTrue(results[1]["verdict_case"]["needs_tasks"])
+        self.assertTrue(results[1]["questions"]["within_tasks"]["shown"])
+        self.assertTrue(texts[1].startswith("Pooled over all runs, too few tasks to tell"))
         self.assertIn("within tasks (exact test stratified by task, 3 tasks) p is <0.001",
                       texts[1])
 
@@ -3089,7 +3093,7 @@ class TestDeliveryDegenerateIntervals(unittest.TestCase):
         self.assertLess(withheld["percentiles"][1], 0.2)     # it would have "excluded" 0.2
         self.assertEqual(result["kappa"]["ci"], [None, None])
         self.assertEqual(result["verdict_case"]["case"], "too_few_runs")
-        self.assertIn("Too few runs to tell", out)
+        self.assertIn("Pooled over all runs, too few tasks to tell", " ".join(out.split()))
         self.assertNotIn(d.fmt_ci(withheld["percentiles"]), out)
 
 
@@ -3334,6 +3338,20 @@ class TestDeliveryOrdinalClaim(unittest.TestCase):
 # Sampling mode's predictive interval, the pooled and within-task questions side by
 # side, p-values that never round across 0.05, kappa's ceiling and the BCa interval.
 # Oracles: enumeration, exact fractions, closed forms; R and scipy outside the repo.
+def simpson_runs(n_tasks, seed=4, per_task=16):
+    """Claims track success inside every task, and hard tasks (every other one) draw
+    far more claims: pooled over runs the association all but vanishes."""
+    rng = random.Random(seed)
+    rows = []
+    for t in range(n_tasks):
+        hard = t % 2 == 0
+        for r in range(per_task):
+            y = int(rng.random() < (0.15 if hard else 0.85))
+            claim = rng.random() < ((0.97 if y else 0.6) if hard else (0.4 if y else 0.03))
+            rows.append([f"r{t}_{r}", f"t{t:02d}", "yes" if claim else "no", y])
+    return rows
+
+
 def confounded_runs(tasks_per_kind):
     """Claims and successes both follow task difficulty; within tasks, none at all.
 
@@ -3378,7 +3396,8 @@ class TestDeliveryBothQuestions(unittest.TestCase):
             self.assertTrue(result["questions"]["through_tasks"])
         # At 12 tasks the pooled figures decide the first sentence; the second names
         # the question it answers.
-        self.assertIn("The claim carries information about success (kappa 0.714 [", texts[1])
+        self.assertIn("Pooled over all runs, the claim carries information about success "
+                      "(kappa 0.714 [", texts[1])
         self.assertTrue(results[1]["questions"]["pooled"]["shown"])
         self.assertFalse(results[1]["questions"]["pooled"]["runs_counted_as_independent"])
         self.assertTrue(results[0]["questions"]["pooled"]["runs_counted_as_independent"])
@@ -3396,6 +3415,29 @@ class TestDeliveryBothQuestions(unittest.TestCase):
         self.assertTrue(result["questions"]["pooled"]["shown"])
         self.assertTrue(result["questions"]["within_tasks"]["shown"])
         self.assertNotIn("The two disagree", text)
+
+    def test_simpson_headline_names_its_question_at_every_task_count(self):
+        # Issue 22: claims track success inside every task, hard tasks draw more claims.
+        # The first sentence said "carries information" at 9 tasks (the within-task
+        # test in the pooled question's place) and "carries no usable information" at
+        # 20, two paragraphs above a within-task p < 0.001.
+        texts, results = [], []
+        with TempDir() as folder:
+            for n_tasks in (9, 20):
+                path = write(folder, f"s{n_tasks}.csv", runs_csv(simpson_runs(n_tasks)))
+                texts.append(verdict_text([path, "--boot", "2000"]))
+                results.append(audit_json([path, "--boot", "2000"]))
+        for text, result in zip(texts, results):
+            self.assertTrue(text.startswith("Pooled over all runs, "), text[:80])
+            self.assertLess(result["claim_within_tasks"]["p"], 0.001)
+            self.assertGreater(result["claim_within_tasks"]["odds_ratio"], 5)
+            self.assertTrue(result["questions"]["within_tasks"]["shown"])
+            self.assertNotIn("no usable information", text)
+            self.assertNotIn("The claim carries information", text)
+        self.assertTrue(texts[0].startswith("Pooled over all runs, too few tasks to tell"))
+        self.assertEqual(results[1]["verdict_case"]["case"], "no_useful_agreement")
+        self.assertIn("That answers the pooled question only: within tasks the claim does "
+                      "tell a success from a failure", texts[1])
 
     def test_no_task_column_asks_only_the_pooled_question(self):
         result = audit_json(["--demo", "--boot", "0"])
@@ -3568,12 +3610,42 @@ class TestDeliveryRealisedDeliveries(unittest.TestCase):
         self.assertIn("No predictive interval for the realised verified deliveries: only 6 "
                       "clusters to resample (fewer than 10).", " ".join(out.split()))
 
+    def test_clustering_that_cannot_be_estimated_is_taken_at_the_all_or_none_bound(self):
+        # Issue 22: 12 tasks with one checked claim each (7 verified) and 3 unchecked
+        # tasks of 20 claims. The intraclass correlation cannot be estimated and was
+        # set to 0: a binomial interval, though such tasks may deliver all or none.
+        rows = [[f"a{t}", f"s{t:02d}", "yes", int(t < 7)] for t in range(12)]
+        rows += [[f"b{t}-{r}", f"u{t}", "yes", ""] for t in range(3) for r in range(20)]
+        with TempDir() as folder:
+            path = write(folder, "sampled.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "4000"])
+            text = " ".join(run("delivery_audit.py", [path, "--boot", "4000"])[1].split())
+        realised = result["sampling"]["realised_verified_deliveries"]
+        self.assertIn("at the all-or-none bound", realised["method"])
+        self.assertIn("at the all-or-none bound", text)
+        self.assertEqual(realised["at_bound"], realised["draws"])
+        # At rho = 1: the pooled rate resampled over the 12 tasks, m* = B / 12 with
+        # B ~ Binomial(12, 7/12), and each unchecked task delivering all 20 claims with
+        # probability m*: 7 + 20 X, X ~ Binomial(3, m*). Exact law, then its 2.5% and
+        # 97.5% points.
+        law = [Fraction(0)] * 4
+        for b in range(13):
+            weight = math.comb(12, b) * Fraction(7, 12) ** b * Fraction(5, 12) ** (12 - b)
+            m = Fraction(b, 12)
+            for x in range(4):
+                law[x] += weight * math.comb(3, x) * m ** x * (1 - m) ** (3 - x)
+        cumulative = list(itertools.accumulate(law))
+        low = next(x for x in range(4) if cumulative[x] > Fraction(1, 40))
+        high = next(x for x in range(4) if cumulative[x] >= Fraction(39, 40))
+        self.assertEqual(realised["ci"], [7 + 20 * low, 7 + 20 * high])
+
 
 def self_binomial_quantiles(n):
     """The 2.5% and 97.5% points of Binomial(n, 1/2): the least k with CDF at least each."""
     cdf = [Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n) for k in range(n + 1)]
     return (next(k for k in range(n + 1) if cdf[k] >= Fraction(1, 40)),
             next(k for k in range(n + 1) if cdf[k] >= Fraction(39, 40)))
+
 
 
 class TestDeliveryBcaInterval(unittest.TestCase):
