@@ -3535,27 +3535,39 @@ def clustered_difference(feature, baseline, labels, groups, clusters, rows, *, p
 
 
 def evidence_clusters(labels, clusters, rows):
-    """The few-clusters rule's count: of the clusters holding a success on `rows` and
-    those holding a failure, the smaller number. A cluster of failures only says
+    """The few-clusters rule's counts on `rows`: (clusters holding a success, clusters
+    holding a failure); the rule reads the smaller. A cluster of failures only says
     nothing about how successes score, so it is not counted on that side.
 
     >>> evidence_clusters([1, 0, 0, 0, 1, 1], [0, 0, 1, 1, 2, 2], range(6))
-    2
+    (2, 2)
     """
-    holding = ({clusters[r] for r in rows if labels[r]},
-               {clusters[r] for r in rows if not labels[r]})
-    return min(len(holding[0]), len(holding[1]))
+    return (len({clusters[r] for r in rows if labels[r]}),
+            len({clusters[r] for r in rows if not labels[r]}))
 
 
-def few_clusters_withheld(clustered, evidence):
+def evidence_text(holding, kind="task"):
+    """'17 tasks hold a success and only 9 a failure', for the few-clusters rule.
+
+    >>> evidence_text((17, 9)), evidence_text((3, 50), "run")
+    ('17 tasks hold a success and only 9 a failure', 'only 3 runs hold a success and 50 a failure')
+    """
+    succ, fail = holding
+    many = f"{kind}s"
+    if succ <= fail:
+        return f"only {plural(succ, kind, many)} {'holds' if succ == 1 else 'hold'} a success and {fail} a failure"
+    return f"{plural(succ, kind, many)} hold a success and only {fail} a failure"
+
+
+def few_clusters_withheld(clustered, holding):
     """The clustered test as the report shows it: its normal reference needs many
     clusters holding each outcome, so when fewer than FEW_CLUSTERS clusters hold a
-    success (or a failure) on the rows compared its p is withheld (the variance stays
-    in JSON)."""
-    if clustered["p"] is not None and evidence < FEW_CLUSTERS:
+    success, or a failure, on the rows compared its p is withheld (the variance stays
+    in JSON). `holding`: (clusters holding a success, clusters holding a failure)."""
+    if clustered["p"] is not None and min(holding) < FEW_CLUSTERS:
         clustered = dict(clustered, p=None, undefined=(
-            f"only {evidence} clusters hold a success (or a failure) on the rows compared: "
-            f"fewer than {FEW_CLUSTERS}, too few for its normal reference"))
+            f"on the rows compared {evidence_text(holding, 'cluster')}: fewer than "
+            f"{FEW_CLUSTERS} on one side, too few for its normal reference"))
     return clustered
 
 
@@ -4525,10 +4537,11 @@ def gate_verdict(feature, n_clusters, family_size):
         return "fails gate 3: fewer than 2 clusters to resample"
     evidence = feature["evidence_clusters"]
     if n_clusters < FEW_CLUSTERS or evidence < FEW_CLUSTERS:
-        return (f"fails gate 3: only {plural(evidence, 'task' if has_tasks else 'run')} "
-                f"{'holds' if evidence == 1 else 'hold'} a success (or a failure, the "
-                f"smaller side) on its rows; below {FEW_CLUSTERS} no interval is given and "
-                f"nothing passes")
+        holding = feature["clusters_holding"]
+        return (f"fails gate 3: on its rows "
+                f"{evidence_text((holding['success'], holding['failure']), 'task' if has_tasks else 'run')}"
+                f"; below {FEW_CLUSTERS} on either side no interval is given and nothing "
+                f"passes")
     if ci is None or ci[0] is None or ci[0] <= 0 or joint is None:
         return (f"fails gate 3: the {'task' if has_tasks else 'run'}-cluster interval "
                 f"reaches 0")
@@ -4838,7 +4851,7 @@ def gate_one_feature(name, values, labels, baseline, design, base_auc, identity,
     # strata of one task compares conditions, not runs.
     within_u, within_pairs = (pair_count(scores, labels, design["cell_codes"], rows)
                               if tasks is not None else (0, 0))
-    evidence = evidence_clusters(labels, design["task_codes"], rows)
+    holding = evidence_clusters(labels, design["task_codes"], rows)
     sweeps = feature_sweeps(scores, base_scores, labels, design, rows, caches["base_sweeps"])
     undefined = variance_undefined(labels, groups, rows)
     parts = None if undefined else paired_parts(scores, base_scores, labels, groups,
@@ -4865,8 +4878,9 @@ def gate_one_feature(name, values, labels, baseline, design, base_auc, identity,
         "delong_undefined": undefined,
         "clustered": few_clusters_withheld(clustered_difference(
             scores, base_scores, labels, groups, design["task_codes"], rows, parts=parts),
-            evidence),
-        "evidence_clusters": evidence,
+            holding),
+        "evidence_clusters": min(holding), "clusters_holding": {
+            "success": holding[0], "failure": holding[1]},
         "within_task_auc": within, "within_task_pairs": within_pairs,
         "task_identity_auc_same_rows": identity_same,
         "task_ceiling_same_rows": ceiling, "flags": flags,

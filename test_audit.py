@@ -5735,9 +5735,9 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         self.assertIsNone(sharp["delta_ci"])
         self.assertIsNone(sharp["delta_joint_ci"])
         self.assertEqual(result["bootstrap"]["resamples"], 0)
-        self.assertEqual(sharp["verdict"], "fails gate 3: only 5 tasks hold a success (or "
-                                           "a failure, the smaller side) on its rows; below "
-                                           "10 no interval is given and nothing passes")
+        self.assertEqual(sharp["verdict"], "fails gate 3: on its rows only 5 tasks hold a "
+                                           "success and 5 a failure; below 10 on either side "
+                                           "no interval is given and nothing passes")
         # The clustered test's normal reference with 5 clusters: withheld, with the reason.
         self.assertIsNone(sharp["clustered"]["p"])
         self.assertIn("too few for its normal reference", sharp["clustered"]["undefined"])
