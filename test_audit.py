@@ -10589,6 +10589,119 @@ def bench_auc_issue19_speed():
           f"{os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores)")
 
 
+
+def issue22_null(seed, n_tasks=30, n_features=5, strata=False, lone=False):
+    """A true null for every feature: outcome, features and baseline each with a task
+    effect, independent of one another; 1-6 runs per task (lone: sizes 1..n_tasks, no
+    two alike); with `strata`, two arms, the second more often a success."""
+    rng = random.Random(seed)
+    sizes = list(range(1, n_tasks + 1))
+    rng.shuffle(sizes)
+    labels, tasks, arms, baseline = [], [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease, offsets = rng.random(), [rng.gauss(0, 1) for _ in range(n_features + 1)]
+        for _ in range(sizes[t] if lone else rng.randint(1, 6)):
+            arm = "ab"[rng.random() < 0.5] if strata else "a"
+            labels.append(int(rng.random() < min(1.0, ease + (0.25 if arm == "b" else 0.0))))
+            tasks.append(f"t{t:03d}")
+            arms.append(arm)
+            baseline.append(offsets[-1] + rng.gauss(0, 1))
+            for values, offset in zip(features, offsets):
+                values.append(offset + rng.gauss(0, 1))
+    return labels, tasks, arms, baseline, features
+
+
+def issue22_rare(seed, n_tasks=50, n_features=10, rate_scale=0.07):
+    """Rare successes (task ease uniform on [0, rate_scale]; about 6 successes in 50
+    tasks at 0.07): the baseline and ten features alike, a task offset each and the
+    same 0.8 sd shift for successes; 1-6 runs per task."""
+    rng = random.Random(seed)
+    labels, tasks, baseline = [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random() * rate_scale
+        offsets = [rng.gauss(0, 1) for _ in range(n_features + 1)]
+        for _ in range(rng.randint(1, 6)):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:03d}")
+            baseline.append(offsets[-1] + rng.gauss(0.8 * y, 1))
+            for values, offset in zip(features, offsets):
+                values.append(offset + rng.gauss(0.8 * y, 1))
+    return labels, tasks, baseline, features
+
+
+def bench_auc_issue22_gate_three(reps=300):
+    """Issue 22's calibration: pass rates of a task-only column (with and without a
+    condition), of features like the baseline with successes in few tasks, the
+    family-wise rate of minP p <= 0.05 (lone tasks included), and power on issue 19's
+    planted signal; `reps` replications each, 200 shuffles and 200 resamples."""
+    module = load(AUC)
+    start = time.perf_counter()
+
+    def run_case(label, draw, count):
+        hits = used = 0
+        for seed in range(reps):
+            data = draw(seed)
+            if data is None:
+                continue
+            used += 1
+            hits += count(module.audit(*data[0], **data[1], perms=200, boot=200, seed=seed))
+        print(f"auc_audit.py issue 22, {label}: {issue19_rate(hits, used)} ({used} data sets)")
+
+    def task_only(seed, strata):
+        labels, tasks, arms, baseline, column = issue22_task_only(10000 + seed, strata=strata)
+        return ((labels, [("f0", column)], baseline),
+                {"tasks": tasks, "strata": arms if strata else None})
+
+    def features_of(labels, tasks, baseline, features, **options):
+        return ((labels, [(f"f{j}", v) for j, v in enumerate(features)], baseline),
+                dict(tasks=tasks, **options))
+
+    def null(seed, **options):
+        labels, tasks, arms, baseline, features = issue22_null(40000 + seed, **options)
+        if sum(labels) in (0, len(labels)):
+            return None
+        return features_of(labels, tasks, baseline, features,
+                           strata=arms if options.get("strata") else None)
+
+    def rare(seed, scale):
+        labels, tasks, baseline, features = issue22_rare(30000 + seed, rate_scale=scale)
+        return None if sum(labels) < 2 else features_of(labels, tasks, baseline, features)
+
+    def gate_one_pass(result):
+        return any(f["delta_same_rows"] > 0 and f["delta_joint_ci"] is not None
+                   and f["delta_joint_ci"][0] > 0 for f in result["features"])
+
+    def some_pass(result):
+        return bool(result["verdict"]["passing"])
+
+    def minp(result):
+        return min(f["adjusted_p"] for f in result["features"]) <= 0.05
+
+    run_case("a column knowing only the task passes all three gates",
+             lambda seed: task_only(seed, False), some_pass)
+    run_case("with --strata, a column tracking task and condition passes",
+             lambda seed: task_only(seed, True), some_pass)
+    run_case("3 successes in 3 of 50 tasks, ten features like the baseline: some feature "
+             "passes", lambda seed: features_of(*issue22_few_successes(20000 + seed)),
+             some_pass)
+    run_case("about 6 successes in 50 tasks, ten like the baseline: gate-1 false pass",
+             lambda seed: rare(seed, 0.07), gate_one_pass)
+    run_case("about 12 successes in 50 tasks: gate-1 false pass",
+             lambda seed: rare(seed, 0.14), gate_one_pass)
+    run_case("true null, 30 tasks of 1-6 runs: family-wise minP p <= 0.05",
+             lambda seed: null(seed), minp)
+    run_case("true null with two strata: family-wise minP p <= 0.05",
+             lambda seed: null(seed, strata=True), minp)
+    run_case("true null, 12 tasks of 1..12 runs (no two alike): family-wise minP p <= 0.05",
+             lambda seed: null(seed, n_tasks=12, lone=True), minp)
+    run_case("power: issue 19's planted f0 (1 sd inside tasks, 30 tasks of 4) passes",
+             lambda seed: features_of(*issue19_planted(2000 + seed)),
+             lambda result: "f0" in result["verdict"]["passing"])
+    print(f"  ({time.perf_counter() - start:.0f} s)")
+
 # --- Benchmarks: harness readers ---
 def bench_agent_output():
     """Derive the tables from an OpenHands output.jsonl of 300 runs x 100 events."""
