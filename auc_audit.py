@@ -229,7 +229,8 @@ Definitions (what every printed number means):
                 what a feature says within tasks, never a signal between them; the
                 report says so, and --permute tasks runs there too (it exits 2 only
                 when no run can move at all). It never falls back silently to a
-                shuffle that ignores tasks: that printed minP p 0.004 for pure noise. Why tasks: the minP adjustment below is exact
+                shuffle that ignores tasks: that printed minP p 0.004 for pure noise.
+                Why tasks: the minP adjustment below is exact
                 only if the shuffled outcomes are exchangeable under the null
                 (Westfall & Young 1993, ch. 2, subset pivotality). Runs of one task
                 share its difficulty, so they are not exchangeable with other
