@@ -25,9 +25,12 @@ applies three gates before it believes that a measure predicts success:
                    whole family of measures rescored; the best of a wide family clears
                    a low bar by chance alone.
   3. clustering    runs of one task agree with each other, so intervals resample whole
-                   tasks, not runs, need at least FEW_CLUSTERS (10) tasks, and the
-                   measure must separate runs within a task, where task difficulty
-                   cannot explain it.
+                   tasks, not runs, and need at least FEW_CLUSTERS (10) tasks holding a
+                   success and 10 holding a failure; and the measure must separate runs
+                   within a task, where task difficulty cannot explain it: a permutation
+                   test inside task x stratum cells must reject at one-sided 5%.
+Every verdict also says what the data could have detected (power, below): a failed
+gate on 18 tasks means "could not have seen it", not "there is nothing".
 
 Standard library only, Python 3.9+, one file: copy it anywhere and run it.
 
@@ -64,8 +67,14 @@ To see it work on a small embedded table:
 
 Columns (auto-detected by name, first match wins; name them with the option):
   outcome   --outcome   verified, completed, resolved, gt_completed, outcome (yes/no)
-  task      --task      task_id, instance_id, task (none: every run is its own cluster,
-                        and the within-task and task-identity figures are undefined)
+  task      --task      task_id, instance_id, task; failing those, a column named
+                        problem_id, issue_id, instance, problem, issue, task_name or
+                        instance_name, else the first column ending in _id (not the
+                        run id) whose values repeat across runs, with a note saying
+                        which was taken (none: every run is its own cluster, the
+                        within-task and task-identity figures are undefined, and the
+                        verdict says "passes gates 1 and 2; gate 3 not applied: no task
+                        column", never "all three")
   run id    --run-id    run_id, id, run (joins --verdicts and tool_calls.csv)
   strata    --strata    none unless named, e.g. condition
   baseline  --baseline  tool_calls
@@ -120,11 +129,19 @@ Definitions (what every printed number means):
                 pair are skipped and counted. With fewer than 2 clusters (tasks, or
                 runs with no task column) no interval exists: it prints 'undefined'
                 (JSON null) and gate 3 fails with "fewer than 2 clusters to resample".
-                With fewer than FEW_CLUSTERS = 10 clusters the interval is withheld
-                (undefined, no resamples drawn) and gate 3 fails, the policy of
-                delivery_audit.py: at 3-9 clusters a percentile interval covers far
-                less than 95%, and at 10-30 it still covers only about 0.93 (see
-                "Calibration" in README.md).
+                The few-clusters rule counts the clusters that hold the evidence: on
+                the feature's rows, the tasks holding a success and the tasks holding
+                a failure, the smaller of the two. Below FEW_CLUSTERS = 10 the
+                feature's interval (and its joint interval) is withheld (undefined),
+                its clustered p too, and gate 3 fails with the reason printed, the
+                policy of delivery_audit.py: at 3-9 clusters a percentile interval
+                covers far less than 95%, and at 10-30 it still covers only about
+                0.93 (see "Calibration" in README.md). Tasks without a success add
+                copies of failures only: with 3 successes in 3 of 50 tasks every
+                resample holds copies of the same 3 success scores, so the bootstrap
+                cannot see the success side's variance, and columns generated like
+                the baseline passed. With fewer than 10 tasks in all no resamples are
+                drawn.
   joint CI      gate 1's family-wise interval (max-|T|, the sup-t band of Montiel
                 Olea & Plagborg-Moller 2019), from the same task resamples as the
                 interval above, which stay joint across features: each feature's
@@ -154,15 +171,36 @@ Definitions (what every printed number means):
                 2 S11/(MN)); two-sided normal p. It assumes tasks independent of one
                 another and enough tasks for the normal approximation, so with fewer
                 than FEW_CLUSTERS (10) clusters on the rows compared its p is withheld
-                ('undefined', with a note). Undefined where DeLong is, or with fewer
+                ('undefined', with a note); the count is the few-clusters rule's, the
+                tasks holding a success or a failure, the smaller. Undefined where
+                DeLong is, or with fewer
                 than 2 clusters. With no task column each run
                 is its own cluster.
                 Neither p enters the verdict: gate 2 uses the minP adjusted p, gate 3
                 the task-cluster bootstrap interval; these two are shown beside them.
-  within-task   AUC over success/failure pairs inside one task only, in the
+  within-task   AUC over success/failure pairs inside one cell only, a cell being a
+                task's runs in one stratum (without --strata, a task's runs), in the
                 feature's chosen direction (below 0.5: inside a task the signal
                 points the other way), with the number of such pairs. A column
-                constant within tasks ties on every such pair: exactly 0.5.
+                constant within cells ties on every such pair: exactly 0.5. With
+                --strata a pair across strata of one task compares conditions, not
+                runs, so it never counts (a column tracking task and condition
+                scored 1.000 of 200 data sets counted that way, 0.154 inside cells).
+  within p      gate 3's test of the within-task AUC: a stratified (van Elteren-style)
+                permutation test, one-sided. The outcomes are shuffled among the runs
+                of each cell, each cell keeping its number of successes, the null
+                being that inside a cell the feature says nothing about which runs
+                succeed; the statistic is the within-task AUC in the direction that
+                arrangement's own AUC (gate 1's, within strata) chooses, so the
+                direction chosen on the data is paid for. p = the share of the
+                arrangements whose statistic is >= the observed one: exact, by
+                listing every arrangement, when there are at most WITHIN_EXACT_LIMIT
+                (20000) of them; else (1 + shuffles at least as extreme) / (1 +
+                --perms), a Monte Carlo p whose size never exceeds its level. Only
+                cells holding both outcomes move. A column that knows only the task
+                has within-task AUC above 0.5 about half the time (it passed all
+                three gates in 0.47-0.50 of data sets when gate 3 asked only for
+                > 0.5); its within p is uniform.
   task ceiling  the best AUC any function of the task alone can reach on a feature's
                 rows: each run scored by its task's success rate on those rows (with
                 strata, its task's rate in its stratum), read +. Ordering tasks by that
@@ -182,9 +220,17 @@ Definitions (what every printed number means):
                 task with no other task of its shape keeps its own counts and the
                 report counts those; with no task column, or no task that can move,
                 --permute tasks exits 2).
-                The default is tasks whenever some task holds more than one run (and
-                some task can move); otherwise strata with --strata, else rows, and
-                the report says why. Why tasks: the minP adjustment below is exact
+                The default is tasks whenever some task holds more than one run;
+                otherwise (no task column, or one run per task, where the runs are
+                the tasks) strata with --strata, else rows, and the report says why.
+                Where no two tasks share a shape (or there is one task), no task
+                moves and the task shuffle moves runs only inside task x stratum
+                cells: a null that keeps every task's successes, so gate 2 then tests
+                what a feature says within tasks, never a signal between them; the
+                report says so, and --permute tasks runs there too (it exits 2 only
+                when no run can move at all). It never falls back silently to a
+                shuffle that ignores tasks: that printed minP p 0.004 for pure noise.
+                Why tasks: the minP adjustment below is exact
                 only if the shuffled outcomes are exchangeable under the null
                 (Westfall & Young 1993, ch. 2, subset pivotality). Runs of one task
                 share its difficulty, so they are not exchangeable with other
@@ -217,6 +263,13 @@ Definitions (what every printed number means):
                               scheme above). Monte Carlo caveat: where two features'
                               exact p-values tie, N shuffles estimate them a hair
                               apart and the estimate can sit up to that atom's size low.
+                  minP floor  the smallest adjusted p any feature could reach with
+                              these shuffles: a feature beating every shuffle still
+                              counts each shuffle in which another feature beats
+                              every draw, so it is about K/(N + 1) for K features,
+                              not 1/(N + 1) (0.075 for 16 features and --perms 200).
+                              Always in the notes; above 0.05 the note says gate 2
+                              cannot pass and suggests --perms max(2000, 40 K).
                   max-AUC p   the report's §7 single-step figure ("joint p"): (1 +
                               shuffles whose family maximum AUC >= the feature's AUC) /
                               (1 + N); shown beside minP, not used by the verdict.
@@ -238,9 +291,10 @@ Definitions (what every printed number means):
                 with no task effect, leaving a run out lowers its task's rate exactly
                 when the run succeeded, an artificial - signal (so a value below 0.5
                 says the task predicts nothing, not that it predicts the reverse).
-                That same bias makes it a low bar: the report's 0.881 figure, shown,
-                but flag I and the verdict use the task ceiling and the within-task
-                AUC instead.
+                That same bias makes it a low bar: the report's 0.881 figure, shown
+                in the header only; flag I and the verdict use the task ceiling and
+                the within-task test instead, so a verdict never holds two
+                task-identity bars.
   left out      only these columns are left out of the default family, each listed
                 with its reason: one with no testable AUC (undefined on every row,
                 constant, one outcome class on its rows, or with --strata no stratum
@@ -263,18 +317,36 @@ Definitions (what every printed number means):
                 reproducing the strata only with --strata.
   verdict       a feature passes when its same-row diff > 0 and its joint interval
                 lies above 0 (gate 1), its minP adjusted p < 0.05 (gate 2), and (gate
-                3) there are at least 10 clusters, its task-cluster interval lies above
-                0, and with a task column its within-task AUC is above 0.5 (a column
-                with no within-task pairs, or constant within tasks, cannot pass: it
-                cannot be told from task difficulty). Otherwise the first gate it fails
-                is named, with the reason. Each gate holds its rate at 5% (gate 1
-                family-wise over the family, gate 2 family-wise, gate 3 per feature),
-                so "passes all three gates" errs at most at the smallest of them.
+                3) its rows hold at least 10 tasks with a success and 10 with a
+                failure, its task-cluster interval lies above 0, and its within p is
+                below 0.05 (a column with no within-task pairs, or constant within
+                cells, cannot pass: it cannot be told from task difficulty). Without
+                a task column the verdict is at most "passes gates 1 and 2; gate 3
+                not applied: no task column". Otherwise the first gate it fails is
+                named ('fails gate 1', 'fails gate 2', 'fails gate 3' in the table),
+                with the reason. "Passes all three gates" is an intersection-union
+                test (Berger 1982, Technometrics 24:295): it claims the alternative
+                of every gate, so it errs only where some gate's null holds, and
+                then at most at that gate's level; each gate is a 5% test (gate 1
+                and 2 family-wise over the family, gate 3 per feature), so the
+                verdict errs at most at 5%, whichever null is true.
+  power         what the data could have detected, in every verdict (JSON: each
+                feature's 'power', and 'power' for the report): the smallest same-row
+                difference gate 1 detects with 80% power, (c + z_0.80) sd, with sd the
+                task-cluster bootstrap standard deviation of the difference and c gate
+                1's joint critical value (a normal approximation; gates 2 and 3 only
+                make passing harder, so it is a lower bound on what all three need),
+                and the tasks the observed difference needs for 80% power, tasks x
+                ((c + z_0.80) sd / diff)^2. Where the few-clusters rule withholds the
+                interval the verdict says no effect of any size could pass, and gives
+                the tasks needed with the per-feature bar 1.96.
   flags         same_row_sign_flip (T): the all-rows and same-row comparisons with the
                 baseline disagree in sign (the same-row trap); within_task_reversed (W);
                 no_within_task_signal (N): within-task AUC exactly 0.5;
                 below_task_identity (I): at or below the task ceiling on the feature's
-                own rows, the same-row rule of gate 1; partial_rows (P, undefined on
+                own rows and its within p not below 0.05 (a feature that separates
+                runs inside tasks is not flagged: with tasks of 2 runs the ceiling is
+                0.875 by construction); partial_rows (P, undefined on
                 some runs); duplicate (D, a named copy); youden_equal (Y, see above).
 
 Speed: each feature is ranked once; under a shuffle every feature's AUC is a rank sum
@@ -303,23 +375,28 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 #                             outcome comes from a grader's output"; "Reading harness
 #                             folders"; the provenance footer
 #   Statistics                doubled_midranks auc_in_direction better_direction delong_p
-#                             clustered_difference youden_binarise NullFamily
-#                             stepdown_minp adjusted_p shuffled_draws task_null_aucs
+#                             clustered_difference evidence_clusters youden_binarise
+#                             NullFamily stepdown_minp minp_floor adjusted_p
+#                             shuffled_draws task_null_aucs WithinTaskTest
 #                             BootstrapSweep bootstrap_differences resample_in_chunks
 #                             rules: Definitions: AUC, stratified, DeLong p, clustered p,
-#                             family null, interval; Speed
+#                             within p, family null (minP floor), interval (the
+#                             few-clusters rule); Speed
 #   The audit                 audit audit_design default_permute family_tests gate_one
-#                             gate_three gate_verdict joint_interval task_identity
-#                             task_ceiling feature_flags audit_verdict cluster_warning
-#                             rules: Definitions: same rows, joint CI, within-task, task
-#                             ceiling, task identity, verdict, flags; Defaults (--permute)
-#   Input                     read_runs audited_rows select_rows read_tasks read_strata
+#                             within_task_tests within_task_p gate_three gate_verdict
+#                             feature_power joint_interval task_identity task_ceiling
+#                             feature_flags audit_verdict cluster_warning
+#                             rules: Definitions: same rows, joint CI, within-task, within
+#                             p, task ceiling, task identity, verdict, power, flags;
+#                             Defaults (--permute)
+#   Input                     read_runs audited_rows select_rows guessed_task_column
+#                             read_tasks read_strata
 #                             read_baseline choose_features numeric_features
 #                             read_feature_values recount_tool_calls
 #                             rules: "Columns (auto-detected by name, first match wins)";
 #                             "Numbers are read exactly"; Definitions: left out
 #   Report                    render_report render_json render_svg verdict_section
-#                             family_null_section notes_section
+#                             verdict_word power_line family_null_section notes_section
 #                             rules: the report, --format, --svg
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Defaults; Exit status
@@ -346,6 +423,10 @@ ALPHA = 0.05
 CONFIDENCE = 0.95
 OUTCOME_NAMES = ("verified", "completed", "resolved", "gt_completed", "outcome")
 TASK_NAMES = ("task_id", "instance_id", "task")
+# Taken as the task when none of TASK_NAMES is present, with a note saying so: names
+# that mean a task, then any other column ending in _id whose values repeat.
+TASK_GUESS_NAMES = ("problem_id", "issue_id", "instance", "problem", "issue", "task_name",
+                    "instance_name")
 RUN_ID_NAMES = ("run_id", "id", "run")
 ID_LIKE_NAMES = frozenset({"id", "run", "task", "replicate", "rep", "seed", "index", "row"})
 TEXT_WIDTH = 100             # text reports fit this many columns
@@ -3797,13 +3878,40 @@ def clustered_difference(feature, baseline, labels, groups, clusters, rows, *, p
     return result
 
 
-def few_clusters_withheld(clustered):
+def evidence_clusters(labels, clusters, rows):
+    """The few-clusters rule's counts on `rows`: (clusters holding a success, clusters
+    holding a failure); the rule reads the smaller. A cluster of failures only says
+    nothing about how successes score, so it is not counted on that side.
+
+    >>> evidence_clusters([1, 0, 0, 0, 1, 1], [0, 0, 1, 1, 2, 2], range(6))
+    (2, 2)
+    """
+    return (len({clusters[r] for r in rows if labels[r]}),
+            len({clusters[r] for r in rows if not labels[r]}))
+
+
+def evidence_text(holding, kind="task"):
+    """'17 tasks hold a success and only 9 a failure', for the few-clusters rule.
+
+    >>> evidence_text((17, 9)), evidence_text((3, 50), "run")
+    ('17 tasks hold a success and only 9 a failure', 'only 3 runs hold a success and 50 a failure')
+    """
+    succ, fail = holding
+    many = f"{kind}s"
+    if succ <= fail:
+        return f"only {plural(succ, kind, many)} {'holds' if succ == 1 else 'hold'} a success and {fail} a failure"
+    return f"{plural(succ, kind, many)} hold a success and only {fail} a failure"
+
+
+def few_clusters_withheld(clustered, holding):
     """The clustered test as the report shows it: its normal reference needs many
-    clusters, so below FEW_CLUSTERS its p is withheld (the variance stays in JSON)."""
-    if clustered["p"] is not None and clustered["clusters"] < FEW_CLUSTERS:
+    clusters holding each outcome, so when fewer than FEW_CLUSTERS clusters hold a
+    success, or a failure, on the rows compared its p is withheld (the variance stays
+    in JSON). `holding`: (clusters holding a success, clusters holding a failure)."""
+    if clustered["p"] is not None and min(holding) < FEW_CLUSTERS:
         clustered = dict(clustered, p=None, undefined=(
-            f"{clustered['clusters']} clusters on the rows compared: fewer than "
-            f"{FEW_CLUSTERS}, too few for its normal reference"))
+            f"on the rows compared {evidence_text(holding, 'cluster')}: fewer than "
+            f"{FEW_CLUSTERS} on one side, too few for its normal reference"))
     return clustered
 
 
@@ -4194,6 +4302,28 @@ def stepdown_minp(observed, null):
     return [c / total for c in observed_counts], adjusted
 
 
+def minp_floor(observed, null):
+    """The smallest minP adjusted p any feature could reach with these shuffles: the
+    adjusted p of a feature whose observed statistic beats every shuffle, the others
+    as observed. Each shuffle that beats every other draw on some other feature
+    counts against it, so the floor is about K / (B + 1) for K unrelated features,
+    not 1 / (B + 1).
+
+    >>> minp_floor([0.5, 0.5], [[0.9, 0.1], [0.1, 0.9], [0.2, 0.2]])
+    0.5
+    """
+    if not null:
+        return None
+    total = len(null) + 1
+    _, null_counts = at_least_counts(observed, null)
+    floors = []
+    for j in range(len(observed)):
+        hits = sum(1 for counts in null_counts
+                   if min((c for k, c in enumerate(counts) if k != j), default=total) <= 1)
+        floors.append((1 + hits) / total)
+    return min(floors)
+
+
 def sample(rng, population, k):
     """random.Random.sample(population, k) step for step (the same draws from the
     same generator state), with the random-number call inlined: the shuffles spend
@@ -4363,6 +4493,118 @@ def task_shape_groups(labels, strata_codes, tasks_codes, use_successes):
     return [by_shape[shape] for shape in sorted(by_shape)]
 
 
+# --- gate 3's within-task test: outcomes shuffled among the runs of one cell ---
+WITHIN_EXACT_LIMIT = 20000   # enumerate every arrangement when there are at most this many
+
+
+def within_task_cells(labels, cell_codes, rows):
+    """The task x stratum cells on `rows` that hold both outcomes, the only cells a
+    shuffle inside cells changes: [(their rows, their number of successes)].
+
+    >>> within_task_cells([1, 0, 1, 1, 0], [0, 0, 1, 1, 2], range(5))
+    [([0, 1], 1)]
+    """
+    cells = []
+    for members in group_rows(cell_codes, rows):
+        successes = sum(labels[r] for r in members)
+        if 0 < successes < len(members):
+            cells.append((members, successes))
+    return cells
+
+
+class WithinTaskTest:
+    """Gate 3's test for the features defined on one set of rows: the outcomes are
+    shuffled among the runs of each task x stratum cell (each cell keeps its number
+    of successes), and each feature's within-task AUC is read in the direction the
+    shuffle's own stratified AUC chooses, as gate 1 chooses it on the data.
+
+    Each feature has two fields in one packed integer per run: its doubled midrank
+    inside the cell (read in the observed direction) and its doubled midrank inside
+    the stratum (for the direction). A shuffle picks each mixed cell's successes, so
+    one addition per mixed cell gives every feature's two rank sums at once.
+    """
+
+    def __init__(self, features, directions, labels, cell_codes, strata_codes, rows):
+        rows = list(rows)
+        self.cells = within_task_cells(labels, cell_codes, rows)
+        n_rows = max(2, len(rows))
+        bits = (2 * n_rows * n_rows + 2).bit_length()
+        self.bits, self.mask = bits, (1 << bits) - 1
+        word = collections.Counter()
+        self.observed, self.within_pairs, self.stratum_pairs = [], [], []
+        self.stratum_fixed = []      # per feature: 2U over strata minus the mixed cells' part
+        mixed = {r for members, _ in self.cells for r in members}
+        for index, (values, direction) in enumerate(zip(features, directions)):
+            scores = oriented(values, direction)
+            within_shift, stratum_shift = 2 * index * bits, (2 * index + 1) * bits
+            for members, _ in self.cells:
+                for row, rank in zip(members, doubled_midranks([scores[r] for r in members])):
+                    word[row] += rank << within_shift
+            twice_u, pairs = pair_count(scores, labels, cell_codes, rows)
+            self.observed.append(twice_u)
+            self.within_pairs.append(pairs)
+            fixed = pair_count(values, labels, strata_codes, rows)
+            self.stratum_pairs.append(fixed[1])
+            stratum_rank = {}
+            for members in group_rows(strata_codes, rows):
+                for row, rank in zip(members, doubled_midranks([values[r] for r in members])):
+                    stratum_rank[row] = rank
+            for members, _ in self.cells:
+                for row in members:
+                    word[row] += stratum_rank[row] << stratum_shift
+            # What the successes of the mixed cells add to 2U over strata, observed;
+            # a shuffle replaces it with its own picks' sum.
+            part = sum(stratum_rank[r] for r in mixed if labels[r])
+            self.stratum_fixed.append(fixed[0] - part)
+        self.corrections = sum(k * (k + 1) for _, k in self.cells)
+        self.directions = list(directions)
+        self.sums = []               # per cell: every placement's packed sum, or None
+        for members, k in self.cells:
+            if math.comb(len(members), k) <= PLACEMENTS_LIMIT:
+                self.sums.append([sum(word[r] for r in c)
+                                  for c in itertools.combinations(members, k)])
+            else:
+                self.sums.append(None)
+        self.word = word
+
+    def arrangements(self):
+        """How many outcome arrangements the shuffle inside cells can give."""
+        return math.prod(math.comb(len(m), k) for m, k in self.cells)
+
+    def at_least(self, total, counts):
+        """Add 1 to counts[j] for each feature whose within-task credit, in the
+        direction this arrangement's stratified AUC chooses, reaches the observed one."""
+        mask, bits = self.mask, self.bits
+        for j, observed in enumerate(self.observed):
+            within = ((total >> (2 * j * bits)) & mask) - self.corrections
+            stratum = self.stratum_fixed[j] + ((total >> ((2 * j + 1) * bits)) & mask)
+            same = (stratum >= self.stratum_pairs[j]) == (self.directions[j] == "+")
+            if (within if same else 2 * self.within_pairs[j] - within) >= observed:
+                counts[j] += 1
+
+    def exact_counts(self):
+        """(arrangements at least as extreme, per feature; all arrangements), by
+        enumerating every arrangement."""
+        counts = [0] * len(self.observed)
+        for combo in itertools.product(*self.sums):
+            self.at_least(sum(combo), counts)
+        return counts, self.arrangements()
+
+    def monte_carlo_counts(self, draws, rng):
+        """Shuffles at least as extreme, per feature, among `draws` random ones."""
+        counts = [0] * len(self.observed)
+        random_draw = rng.random
+        listed = [(s, len(s)) for s in self.sums if s is not None]
+        sampled = [(m, k) for (m, k), s in zip(self.cells, self.sums) if s is None]
+        word = self.word
+        for _ in range(draws):
+            total = sum([s[int(random_draw() * size)] for s, size in listed])
+            for members, k in sampled:
+                total += sum(word[r] for r in sample(rng, members, k))
+            self.at_least(total, counts)
+        return counts
+
+
 # --- the paired task-cluster bootstrap: sort once, then a weighted sweep ---
 class BootstrapSweep:
     """One score list on fixed rows, ordered once, for weighted AUCs under resampling.
@@ -4528,6 +4770,8 @@ def run_chunk(job):
     kind, index, size, seed = job
     shared = _SHARED
     rng = random.Random(f"{seed}:{kind}:{index}")
+    if kind == "within":
+        return [test.monte_carlo_counts(size, rng) for test in shared["within"]]
     if kind == "null" and shared["permute"] == "tasks":
         return task_null_aucs(shared["family"], shared["labels"], shared["strata_codes"],
                               shared["task_codes"], size, rng)
@@ -4547,6 +4791,8 @@ def resample_in_chunks(shared, perms, boot, seed, parallel):
     """
     jobs = [("null", i, size, seed) for i, size in enumerate(chunk_sizes(perms))]
     jobs += [("boot", i, size, seed) for i, size in enumerate(chunk_sizes(boot))]
+    if shared.get("within"):
+        jobs += [("within", i, size, seed) for i, size in enumerate(chunk_sizes(perms))]
     _SHARED.clear()
     _SHARED.update(shared)
     try:
@@ -4566,14 +4812,18 @@ def resample_in_chunks(shared, perms, boot, seed, parallel):
     null = []
     differences = [[] for _ in shared["sweeps"]]
     skipped = [0] * len(shared["sweeps"])
+    within = [[0] * len(test.observed) for test in shared.get("within") or ()]
     for job, result in zip(jobs, results):
         if job[0] == "null":
             null.extend(result)
+        elif job[0] == "within":
+            for totals, counts in zip(within, result):
+                totals[:] = map(operator.add, totals, counts)
         else:
             for index, (diffs, skips) in enumerate(zip(*result)):
                 differences[index].extend(diffs)
                 skipped[index] += skips
-    return null, differences, skipped
+    return null, differences, skipped, within
 
 
 def codes_of(values):
@@ -4612,6 +4862,10 @@ def cluster_warning(n_clusters, kind):
     return None
 
 
+PASS_VERDICT = "passes all three gates"
+NO_TASK_VERDICT = "passes gates 1 and 2; gate 3 not applied: no task column"
+
+
 def gate_verdict(feature, n_clusters, family_size):
     """Name the first gate a feature fails, or say it passes all three."""
     ci, joint = feature["delta_ci"], feature["delta_joint_ci"]
@@ -4622,21 +4876,32 @@ def gate_verdict(feature, n_clusters, family_size):
                 f"reaches 0, so it is not better than the baseline family-wise")
     if feature["adjusted_p"] is None or feature["adjusted_p"] >= ALPHA:
         return "fails gate 2: not significant once the family's width is counted"
+    has_tasks = feature["task_ceiling_same_rows"] is not None
     if n_clusters < 2:
         return "fails gate 3: fewer than 2 clusters to resample"
-    if n_clusters < FEW_CLUSTERS:
-        return (f"fails gate 3: fewer than {FEW_CLUSTERS} clusters, so no interval is "
-                f"given")
+    evidence = feature["evidence_clusters"]
+    if n_clusters < FEW_CLUSTERS or evidence < FEW_CLUSTERS:
+        holding = feature["clusters_holding"]
+        return (f"fails gate 3: on its rows "
+                f"{evidence_text((holding['success'], holding['failure']), 'task' if has_tasks else 'run')}"
+                f"; below {FEW_CLUSTERS} on either side no interval is given and nothing "
+                f"passes")
     if ci is None or ci[0] is None or ci[0] <= 0 or joint is None:
-        return "fails gate 3: the task-cluster interval reaches 0"
-    if feature["within_task_auc"] is not None and feature["within_task_auc"] <= 0.5:
-        return (f"fails gate 3: within a task it does no better than chance (AUC "
-                f"{fmt(feature['within_task_auc'])} on "
-                f"{plural(feature['within_task_pairs'], 'pair')})")
-    if feature["within_task_pairs"] == 0 and feature["task_ceiling_same_rows"] is not None:
+        return (f"fails gate 3: the {'task' if has_tasks else 'run'}-cluster interval "
+                f"reaches 0")
+    if not has_tasks:
+        # No task column: every run is its own cluster and nothing is within a task.
+        return NO_TASK_VERDICT
+    if feature["within_task_pairs"] == 0:
         return ("fails gate 3: no task holds both outcomes on its rows, so there is no "
                 "within-task evidence")
-    return "passes all three gates"
+    if not within_task_rejects(feature):
+        return (f"fails gate 3: within tasks it is not told from chance (AUC "
+                f"{fmt(feature['within_task_auc'])} on "
+                f"{plural(feature['within_task_pairs'], 'pair')}, within-task p "
+                f"{fmt_p(feature['within_task_p'], feature['within_task_test']['smallest_p'])}"
+                f", one-sided; it needs p < {ALPHA})")
+    return PASS_VERDICT
 
 
 def joint_interval(observed, joint, confidence=CONFIDENCE):
@@ -4699,11 +4964,12 @@ def tasks_alone_in_size(tasks, permute, strata=None):
         raise InputError("--permute tasks needs a task column (looked for "
                          f"{', '.join(TASK_NAMES)}; name it with --task)")
     alone, n_tasks = lone_tasks(tasks, strata)
-    if alone == n_tasks:
-        shape = "runs in each stratum" if strata is not None else "runs"
+    if alone == n_tasks and all(size == 1 for shape in task_shapes(tasks, strata).values()
+                                for _, size in shape):
         raise InputError(f"--permute tasks: no two of the {n_tasks} tasks have the same "
-                         f"number of {shape}, so no task can move and every shuffle would "
-                         f"be the observed outcome; use --permute rows or strata")
+                         f"shape and every task holds one run in each stratum, so no run "
+                         f"can move and every shuffle would be the observed outcome; use "
+                         f"--permute rows or strata")
     return alone
 
 
@@ -4722,15 +4988,17 @@ def default_permute(tasks, strata):
     if tasks is None:
         return runs_scheme, "no task column, so each run is its own cluster"
     if max(collections.Counter(tasks).values()) < 2:
-        return runs_scheme, "every task holds one run"
+        return runs_scheme, "every task holds one run, so the runs are the tasks"
     alone, n_tasks = lone_tasks(tasks, strata)
-    if n_tasks < 2:
-        return runs_scheme, "only 1 task, so no task can move"
     if alone == n_tasks:
-        return runs_scheme, (f"no two of the {n_tasks} tasks have the same number of runs"
-                             f"{' in each stratum' if strata is not None else ''}, so no "
-                             f"task can move; the null ignores tasks and p-values are "
-                             f"optimistic where runs of a task agree")
+        # Never the shuffle that ignores tasks: runs still move inside their cells,
+        # a null that keeps every task's outcomes (it tests only within tasks).
+        why = (f"no two of the {n_tasks} tasks have the same number of runs"
+               f"{' in each stratum' if strata is not None else ''}, so no task moves"
+               if n_tasks > 1 else "only 1 task, so it cannot move")
+        return "tasks", (f"{why}: runs are shuffled within task x stratum cells, a null "
+                         f"that keeps each task's successes and tests only what a feature "
+                         f"says within tasks")
     return "tasks", "tasks hold several runs, and runs of one task may agree"
 
 
@@ -4761,6 +5029,7 @@ def family_tests(features, null, base_auc, perms):
         "without_best": None,
         "histogram": histogram(maxima),
         "smallest_p": 1 / (1 + perms),
+        "smallest_adjusted_p": minp_floor(observed, null),
     }
     if best is not None and null and len(features) >= 2:
         # The report's robustness figure: the same single-step family p, with the best
@@ -4786,14 +5055,17 @@ def audit_design(labels, tasks, strata, permute):
     strata_codes, strata_levels = codes_of(strata) if strata is not None else ([0] * n, [])
     if tasks is not None:
         task_codes, task_levels = codes_of(tasks)
+        # Gate 3's cells: a task's runs in one stratum (the task, without strata).
+        cell_codes = codes_of(list(zip(task_codes, strata_codes)))[0]
     else:
-        task_codes, task_levels = list(range(n)), []
+        task_codes, task_levels, cell_codes = list(range(n)), [], None
     n_clusters = len(task_levels) if tasks is not None else n
     return {
         "n": n, "permute": permute, "tasks": tasks,
         "permute_default": chosen_by_default, "permute_reason": permute_reason,
         "strata_codes": strata_codes, "strata_levels": strata_levels,
         "task_codes": task_codes, "task_levels": task_levels, "n_clusters": n_clusters,
+        "cell_codes": cell_codes,
         # One cluster resampled is the same cluster every time: no interval exists.
         "clusters_resampled": n_clusters >= 2,
         "groups": strata if strata is not None else None,
@@ -4919,8 +5191,11 @@ def gate_one_feature(name, values, labels, baseline, design, base_auc, identity,
     base_same, base_same_direction = same_rows[key]
     scores = oriented(values, direction)
     base_scores = oriented(baseline, base_same_direction)
-    within_u, within_pairs = (pair_count(scores, labels, tasks, rows)
+    # Within tasks means within task x stratum cells: with --strata a pair across
+    # strata of one task compares conditions, not runs.
+    within_u, within_pairs = (pair_count(scores, labels, design["cell_codes"], rows)
                               if tasks is not None else (0, 0))
+    holding = evidence_clusters(labels, design["task_codes"], rows)
     sweeps = feature_sweeps(scores, base_scores, labels, design, rows, caches["base_sweeps"])
     undefined = variance_undefined(labels, groups, rows)
     parts = None if undefined else paired_parts(scores, base_scores, labels, groups,
@@ -4946,7 +5221,10 @@ def gate_one_feature(name, values, labels, baseline, design, base_auc, identity,
         "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
         "delong_undefined": undefined,
         "clustered": few_clusters_withheld(clustered_difference(
-            scores, base_scores, labels, groups, design["task_codes"], rows, parts=parts)),
+            scores, base_scores, labels, groups, design["task_codes"], rows, parts=parts),
+            holding),
+        "evidence_clusters": min(holding), "clusters_holding": {
+            "success": holding[0], "failure": holding[1]},
         "within_task_auc": within, "within_task_pairs": within_pairs,
         "task_identity_auc_same_rows": identity_same,
         "task_ceiling_same_rows": ceiling, "flags": flags,
@@ -4977,12 +5255,16 @@ def family_null_and_bootstrap(features, values_of, labels, design, sweeps, base_
     null_family = NullFamily([values_of[f["name"]] for f in features], design["strata_codes"],
                              len(design["strata_levels"]) or 1)
     work = design["n"] * max(1, len(features)) * (perms + boot)
-    null, differences, skipped = resample_in_chunks(
+    tests = within_task_tests(features, values_of, labels, design)
+    drawn = [test for test, _ in tests if test.arrangements() > WITHIN_EXACT_LIMIT]
+    null, differences, skipped, within = resample_in_chunks(
         {"family": null_family, "labels": labels, "permute": design["permute"],
          "strata_codes": design["strata_codes"], "task_codes": design["task_codes"],
-         "sweeps": sweeps, "n_clusters": design["n_clusters"]}, perms if features else 0,
+         "sweeps": sweeps, "n_clusters": design["n_clusters"], "within": drawn},
+        perms if features else 0,
         boot if design["n_clusters"] >= FEW_CLUSTERS else 0, seed,
         parallel=work >= PARALLEL_WORK)
+    within_task_p(features, tests, dict(zip(map(id, drawn), within)), perms)
     family_null = family_tests(features, null, base_auc, perms)
     family_null["permute"] = design["permute"]
     family_null["stratified"] = bool(design["strata_levels"])
@@ -4992,28 +5274,125 @@ def family_null_and_bootstrap(features, values_of, labels, design, sweeps, base_
     return family_null, differences, skipped
 
 
+def within_task_tests(features, values_of, labels, design):
+    """Gate 3's within-task tests, one per set of defined rows (features on the same
+    rows share its shuffles): [(WithinTaskTest, indices of its features)]. None
+    without a task column."""
+    if design["tasks"] is None:
+        return []
+    by_rows = {}
+    for index, feature in enumerate(features):
+        rows = tuple(i for i, v in enumerate(values_of[feature["name"]]) if v is not None)
+        by_rows.setdefault(rows, []).append(index)
+    tests = []
+    for rows, members in by_rows.items():
+        test = WithinTaskTest([values_of[features[j]["name"]] for j in members],
+                              [features[j]["direction"] for j in members], labels,
+                              design["cell_codes"], design["strata_codes"], rows)
+        tests.append((test, members))
+    return tests
+
+
+def within_task_p(features, tests, drawn_counts, perms):
+    """Write each feature's within-task p: exact where every arrangement can be listed
+    (at most WITHIN_EXACT_LIMIT), else from `perms` shuffles inside cells, (1 + those
+    at least as extreme) / (1 + perms). None without within-task pairs."""
+    for test, members in tests:
+        if id(test) in drawn_counts:
+            counts, total = drawn_counts[id(test)], perms
+            values = [(1 + c) / (1 + total) if perms else None for c in counts]
+            method = "monte carlo"
+        else:
+            counts, total = test.exact_counts()
+            values = [c / total for c in counts]
+            method = "exact"
+        for j, value in zip(members, values):
+            has_pairs = features[j]["within_task_pairs"] > 0
+            features[j]["within_task_p"] = value if has_pairs else None
+            features[j]["within_task_test"] = {
+                "method": method if has_pairs else None, "arrangements": test.arrangements(),
+                "draws": total if has_pairs else 0,
+                "smallest_p": (1 / test.arrangements() if method == "exact" else
+                               1 / (1 + total)) if has_pairs and total else None}
+    for feature in features:
+        feature.setdefault("within_task_p", None)
+        feature.setdefault("within_task_test", None)
+
+
 def gate_three(features, differences, skipped, n_clusters):
     """Gate 3 and each feature's verdict: the task-cluster interval of the difference,
     and from the same resamples gate 1's joint interval over the family; both withheld
     below FEW_CLUSTERS clusters. Returns the joint interval's critical value."""
     low, high = (1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2
-    withheld = n_clusters < FEW_CLUSTERS
-    critical, joint = (None, [None] * len(features)) if withheld or not differences else \
-        joint_interval([f["delta_same_rows"] for f in features], differences)
-    for feature, diffs, skips, band in zip(features, differences, skipped, joint):
+    # The few-clusters rule, per feature: the clusters that hold its evidence.
+    eligible = [j for j, f in enumerate(features)
+                if n_clusters >= FEW_CLUSTERS and f["evidence_clusters"] >= FEW_CLUSTERS]
+    critical, bands = joint_interval([features[j]["delta_same_rows"] for j in eligible],
+                                     [differences[j] for j in eligible]) \
+        if eligible and differences else (None, [])
+    joint = [None] * len(features)
+    for j, band in zip(eligible, bands):
+        joint[j] = band
+    for j, (feature, diffs, skips) in enumerate(zip(features, differences, skipped)):
         drawn = sorted(d for d in diffs if d is not None)
         feature["delta_ci"] = [percentile(drawn, low), percentile(drawn, high)] \
-            if drawn and not withheld else None
-        feature["delta_joint_ci"] = band
+            if drawn and j in eligible else None
+        feature["delta_joint_ci"] = joint[j]
         feature["bootstrap_skipped"] = skips
-        feature["verdict"] = gate_verdict(feature, n_clusters, len(features))
+        feature["power"] = feature_power(feature, drawn, critical, n_clusters,
+                                         eligible=j in eligible)
+        feature["flags"] = [flag for flag in feature["flags"] if flag != "below_task_identity"
+                            or not within_task_rejects(feature)]
+        feature["verdict"] = gate_verdict(feature, n_clusters, len(eligible))
     return critical
+
+
+POWER = 0.80
+ALL_POWER_PERCENT = int(POWER * 100)
+Z_POWER = statistics.NormalDist().inv_cdf(POWER)
+
+
+def feature_power(feature, drawn, critical, n_clusters, eligible=True):
+    """What gate 1 could have detected: the smallest same-row difference its joint
+    interval clears with POWER (80%) probability, (c + z) sd, from the task-cluster
+    bootstrap's sd of the difference and the joint critical value c (a normal
+    approximation: the difference moves, its spread does not); and the tasks that
+    difference-sized evidence needs for the observed difference, clusters x
+    ((c + z) sd / diff)^2 (the sd shrinks as one over the root of the tasks).
+
+    Where the few-clusters rule withholds the interval nothing can pass
+    ('can_pass' False), and the figures use the per-feature bar 1.96 instead of c.
+
+    >>> power = feature_power({"delta_same_rows": 0.1}, [-0.1, 0.0, 0.1, 0.2, 0.3], 2.0, 20)
+    >>> round(power["detectable_diff_80"], 4), power["tasks_for_observed_80"]
+    (0.4493, 404)
+    """
+    if critical is None or not eligible:
+        critical = statistics.NormalDist().inv_cdf(1 - (1 - CONFIDENCE) / 2)
+    result = {"level": POWER, "can_pass": eligible, "detectable_diff_80": None,
+              "tasks_for_observed_80": None, "sd": None, "critical": critical}
+    if len(drawn) < 2:
+        return result
+    sd = statistics.stdev(drawn)
+    detectable = (critical + Z_POWER) * sd
+    result.update(sd=sd, detectable_diff_80=detectable)
+    diff = feature["delta_same_rows"]
+    if diff > 0:
+        result["tasks_for_observed_80"] = math.ceil(n_clusters * (detectable / diff) ** 2)
+    return result
+
+
+def within_task_rejects(feature):
+    """Gate 3's within-task test rejects at ALPHA: the feature separates runs of one
+    task x stratum cell beyond what shuffling their outcomes there gives."""
+    return feature.get("within_task_p") is not None and feature["within_task_p"] < ALPHA
 
 
 def audit_verdict(features):
     """The verdict: the features that pass all three gates, and the level used."""
-    passing = [f["name"] for f in features if f["verdict"] == "passes all three gates"]
-    return {"passing": passing, "alpha": ALPHA}
+    passing = [f["name"] for f in features if f["verdict"] == PASS_VERDICT]
+    untested = [f["name"] for f in features if f["verdict"] == NO_TASK_VERDICT]
+    return {"passing": passing, "passing_gates_1_and_2_only": untested, "alpha": ALPHA}
 
 
 def audit_result(labels, design, baseline_summary, identity, features, family_null,
@@ -5037,7 +5416,20 @@ def audit_result(labels, design, baseline_summary, identity, features, family_nu
                       "confidence": CONFIDENCE},
         "degenerate": degenerate,
         "verdict": audit_verdict(features),
+        "power": power_summary(features),
     }
+
+
+def power_summary(features):
+    """The report-wide power figure: the smallest detectable same-row difference over
+    the features that can pass (each feature's own figures are in its 'power')."""
+    detectable = [f["power"]["detectable_diff_80"] for f in features
+                  if f["power"]["can_pass"] and f["power"]["detectable_diff_80"] is not None]
+    return {"level": POWER, "smallest_detectable_diff_80": min(detectable, default=None),
+            "features_that_cannot_pass": [f["name"] for f in features
+                                          if not f["power"]["can_pass"]],
+            "method": "(joint critical c + z_0.80) x the task-cluster bootstrap sd of the "
+                      "same-row difference, a normal approximation for gate 1"}
 
 
 def audit(labels, candidates, baseline, *, tasks=None, strata=None, perms=DEFAULT_PERMS,
@@ -5321,6 +5713,32 @@ def check_two_classes(table, labels, outcome_name, where):
                          f"{' after --where' if where else ''}); an AUC needs both")
 
 
+def guessed_task_column(table, rows, taken, notes):
+    """With none of TASK_NAMES present: the first column named like a task
+    (TASK_GUESS_NAMES), else the first column ending in _id (not the run id) whose
+    values repeat across the audited runs, with a note saying which was taken; None
+    when there is none."""
+    lowered = {c.lower(): c for c in table.columns if c not in taken}
+    named = [lowered[name] for name in TASK_GUESS_NAMES if name in lowered]
+    repeating = [c for c in table.columns if c not in taken and c.lower().endswith("_id")
+                 and c.lower() not in OUTCOME_NAMES and repeats(table, rows, c)]
+    for column in named + repeating:
+        why = ("named like a task" if column in named else
+               "an id whose values repeat across runs")
+        notes.append(f"task column: took {column!r} as the task ({why}; none of "
+                     f"{', '.join(TASK_NAMES)} is present); name another with --task")
+        return column
+    return None
+
+
+def repeats(table, rows, column):
+    """Whether some value of `column` (not empty) holds two or more of the runs, and
+    the column holds at least two values."""
+    seen = collections.Counter(table.rows[i][column].strip() for i in rows)
+    seen.pop("", None)
+    return len(seen) >= 2 and max(seen.values(), default=0) >= 2
+
+
 def read_tasks(table, rows, task_col, tasks, task_name, notes):
     """The task of each audited run: the task column, else the verdicts' instance ids;
     returns (tasks, their name), both None when there is neither."""
@@ -5334,7 +5752,8 @@ def read_tasks(table, rows, task_col, tasks, task_name, notes):
     if tasks is None:
         task_name = None
         notes.append("no task column: each run is its own cluster; the within-task and "
-                     "task-identity figures are undefined")
+                     "task-identity figures are undefined and gate 3 is not applied (name "
+                     "the task with --task)")
     return tasks, task_name
 
 
@@ -5483,6 +5902,9 @@ def read_runs(args, inputs):
     strata_col = table.column(args.strata, flag="--strata") if args.strata else None
     rows = audited_rows(table, args.where, run_col)
     n_selected = len(rows)
+    if task_col is None and not args.task:
+        task_col = guessed_task_column(table, rows, {run_col, strata_col, args.outcome,
+                                                     args.baseline}, notes)
 
     # The outcome: from the table, or joined from a grader's verdicts.
     if args.verdicts:
@@ -5585,7 +6007,8 @@ FLAG_LETTERS = (("same_row_sign_flip", "T", "same-row sign flip (the same-row tr
                 ("no_within_task_signal", "N", "within-task AUC exactly 0.5 (all ties, "
                  "or wins and losses even)"),
                 ("below_task_identity", "I", "at or below the task ceiling on its rows (the "
-                 "best any function of the task alone reaches)"),
+                 "best any function of the task alone reaches) and not separating runs "
+                 "within tasks (within p >= 0.05)"),
                 ("partial_rows", "P", "undefined on some runs"),
                 ("duplicate", "D", "a named copy of another column"),
                 ("youden_equal", "Y", "equal to another column at their best cuts (a flag "
@@ -5685,6 +6108,11 @@ def verdict_lines(result):
     if not features:
         return ["No feature could be tested: every candidate is degenerate."]
     lines = []
+    untested = result["verdict"]["passing_gates_1_and_2_only"]
+    if untested:
+        lines.append(f"Passes gates 1 and 2; gate 3 not applied: no task column, so "
+                     f"nothing here says the signal is more than task difficulty: "
+                     f"{', '.join(untested)}.")
     if passing:
         lines.append(f"Passes all three gates: {', '.join(passing)}.")
         identity = result["task_identity_auc"]
@@ -5704,14 +6132,15 @@ def verdict_lines(result):
             if doubts:
                 lines.append(f"But {feature['name']}: {'; '.join(doubts)}. It may measure "
                              f"task difficulty rather than the quality of the work.")
-    else:
+    elif not untested:
         lines.append("No feature passes all three gates.")
     for feature in features:
-        if feature["name"] not in passing:
+        if feature["name"] not in passing and feature["name"] not in untested:
             lines.append(f"{feature['name']}: {feature['verdict']} (diff "
                          f"{signed(feature['delta_same_rows'])} "
                          f"{fmt_ci(feature['delta_ci']) or '[undefined]'}, minP adj p "
                          f"{fmt_p(feature['adjusted_p'], null['smallest_p'])}).")
+    lines.append(power_line(result))
     for feature in features:
         if "same_row_sign_flip" in feature["flags"]:
             verb = "beats" if feature["delta_all_rows"] > 0 else "loses to"
@@ -5727,14 +6156,43 @@ def verdict_lines(result):
         lines.append(f"On shuffled outcomes the family maximum exceeds the baseline's "
                      f"{fmt(result['baseline']['auc'])} in {fmt(null['p_clear_bar'])} of "
                      f"shuffles (null median {fmt(null['median_max'])}).")
-    identity = result["task_identity_auc"]
-    if identity is not None:
-        beaten = [f["name"] for f in features if f["task_identity_auc_same_rows"] is not None
-                  and f["auc"] > f["task_identity_auc_same_rows"]]
-        lines.append(f"Task identity alone scores {fmt(identity)} on all rows; "
-                     + (f"above it on their own rows: {', '.join(beaten)}." if beaten else
-                        "no feature scores above it on its own rows."))
     return lines
+
+
+def power_line(result):
+    """The verdict's power sentence: what gate 1 could have detected, per feature."""
+    parts, blocked, needs = [], [], []
+    for feature in result["features"]:
+        power = feature["power"]
+        if not power["can_pass"]:
+            blocked.append(feature["name"])
+            if power["tasks_for_observed_80"] is not None:
+                needs.append(f"{feature['name']}'s {signed(feature['delta_same_rows'])} "
+                             f"about {power['tasks_for_observed_80']}")
+            continue
+        if power["detectable_diff_80"] is None:
+            continue
+        text = f"{feature['name']} {fmt(power['detectable_diff_80'])}"
+        if power["tasks_for_observed_80"] is not None:
+            text += f" (its {signed(feature['delta_same_rows'])} needs about " \
+                    f"{power['tasks_for_observed_80']} tasks)"
+        parts.append(text)
+    kind = "tasks" if result["clusters"] == "tasks" else "runs"
+    line = (f"Power: a failed gate means these data could not see an effect, not that "
+            f"there is none. The smallest same-row difference gate 1 detects with "
+            f"{int(POWER * 100)}% power, (joint c + {fmt(Z_POWER)}) x the task-cluster "
+            f"bootstrap sd (a normal approximation; gates 2 and 3 only make passing "
+            f"harder): ")
+    line += ("; ".join(parts) + ".") if parts else "none here."
+    if blocked:
+        line += (f" No effect of any size could pass for {', '.join(blocked)}: fewer than "
+                 f"{FEW_CLUSTERS} {kind} hold a success, or a failure, on their rows.")
+    if needs:
+        line += (f" At the bootstrap's spread of these {plural(result['bootstrap']['clusters'], kind[:-1])}"
+                 f" (bar {fmt(statistics.NormalDist().inv_cdf(1 - (1 - CONFIDENCE) / 2))}, "
+                 f"one feature), {ALL_POWER_PERCENT}% power for the observed difference "
+                 f"takes: {'; '.join(needs)} {kind}.")
+    return line
 
 
 def shorten(name, limit=TEXT_NAME_LIMIT):
@@ -5785,19 +6243,27 @@ def feature_tables(result, style, names):
               for f in result["features"]]
     third = [[names[f["name"]], fmt_ci(f["delta_joint_ci"]) or "undefined",
               fmt(f["within_task_auc"]), str(f["within_task_pairs"]),
+              fmt_p(f["within_task_p"], (f["within_task_test"] or {}).get("smallest_p")),
               fmt(f["task_ceiling_same_rows"]),
-               " ".join(letters[c] for c in f["flags"]) or "-",
-               # 'passes' or the first gate failed, as 'gate 2': short, so it never wraps
-               "passes" if f["name"] in result["verdict"]["passing"] else
-               f["verdict"].replace("fails ", "").split(":")[0]]
+              " ".join(letters[c] for c in f["flags"]) or "-", verdict_word(f)]
               for f in result["features"]]
     headers = ["feature", "rows", "AUC"] + (["pooled"] if stratified else []) + \
         ["base all", "base same", "diff", "95% CI"]
     return (render_table(headers, first, style),
             render_table(["feature", "perm p", "minP adj p", "max-AUC p", "DeLong p",
                           "clustered p"], second, style),
-            render_table(["feature", "joint 95% CI", "within-task", "pairs", "ceiling",
-                          "flags", "verdict"], third, style))
+            render_table(["feature", "joint 95% CI", "within", "pairs", "within p",
+                          "ceiling", "flags", "verdict"], third, style))
+
+
+def verdict_word(feature):
+    """The verdict column: 'passes', 'fails gate N', or 'gate 3 not applied' (short,
+    so it never wraps; the verdict section gives the reason)."""
+    if feature["verdict"] == PASS_VERDICT:
+        return "passes"
+    if feature["verdict"] == NO_TASK_VERDICT:
+        return "gate 3 not applied"
+    return feature["verdict"].split(":")[0]
 
 
 def text_names(result):
@@ -5874,6 +6340,12 @@ def gate_one_section(result, style, md, gate1):
     if boot["defined"]:
         interval = (f"{int(boot['confidence'] * 100)}% CI of diff from "
                     f"{boot['resamples']} resamples of the {plural(boot['clusters'], kind)}")
+        short = [f for f in result["features"] if f["evidence_clusters"] < boot["few_clusters"]]
+        if short:
+            interval += (f", withheld ('undefined') for "
+                         f"{'every feature' if len(short) == len(result['features']) else plural(len(short), 'feature')}"
+                         f" whose rows hold fewer than {boot['few_clusters']} {kind}s with a "
+                         f"success or fewer than {boot['few_clusters']} with a failure")
     elif boot["clusters"] < 2:
         interval = (f"CI of diff undefined: fewer than 2 clusters to resample "
                     f"({plural(boot['clusters'], kind)})")
@@ -5917,10 +6389,14 @@ def gates_two_and_three_section(result, md, gates23):
                f"{'task' if result['clusters'] == 'tasks' else 'run'}-clustered test of "
                "the same-row difference (shown, not used by the verdict); joint 95% CI: "
                "simultaneous (max-|T|) interval of diff over the whole family, from the "
-               "same task resamples (gate 1); within-task: AUC over pairs inside one task "
-               "(gate 3 needs it above 0.5); ceiling: the best AUC any function of the task "
-               "alone reaches on the feature's rows; verdict: 'passes', or the first gate "
-               "failed")
+               "same task resamples (gate 1); within: AUC over pairs inside one task "
+               f"{'x stratum cell' if result['meta']['strata'] else ''}"
+               f"{' ' if result['meta']['strata'] else ''}"
+               "and pairs, their number; within p: its one-sided permutation p, the "
+               "outcomes shuffled among the runs of each cell (exact where every "
+               "arrangement can be listed; gate 3 needs p < 0.05); ceiling: the best AUC "
+               "any function of the task alone reaches on the feature's rows; verdict: "
+               "'passes', or the first gate failed ('fails gate 1', 2 or 3)")
     out.append(f"- {columns}" if md else wrap(columns, indent="  "))
     out.append("")
     return out
@@ -5964,12 +6440,24 @@ def shuffle_notes(result):
     """Notes on what the shuffles can show: the smallest p and tasks that never move."""
     notes = []
     null_perms = result["family_null"]["perms"]
-    if result["features"] and result["family_null"]["smallest_p"] >= ALPHA:
-        notes.append(f"with --perms {null_perms} the smallest possible adjusted p is "
-                     f"1/{null_perms + 1} = {fmt(result['family_null']['smallest_p'])}, so no "
-                     f"adjusted p can fall below {ALPHA} and gate 2 cannot pass")
+    floor = result["family_null"].get("smallest_adjusted_p")
+    if result["features"] and floor is not None:
+        family = result["family_null"]["family_size"]
+        text = (f"minP floor: with --perms {null_perms} and {plural(family, 'feature')} the "
+                f"smallest adjusted p any feature could reach is {fmt(floor)} (a feature "
+                f"beating every shuffle still counts the shuffles where another feature "
+                f"beats every draw: about K/(N+1), not 1/(N+1))")
+        if floor >= ALPHA:
+            text += (f", so gate 2 cannot pass here; run --perms "
+                     f"{max(DEFAULT_PERMS, 40 * family)} or more")
+        notes.append(text)
     never_moved = result["family_null"]["tasks_never_moved"]
-    if never_moved:
+    if never_moved and never_moved == result["n_tasks"]:
+        notes.append(f"task shuffle: no task can move (no two share a shape), so every "
+                     f"shuffle moves runs' outcomes only within task x stratum cells: the "
+                     f"null keeps each task's successes, and gate 2 then tests what a "
+                     f"feature says within tasks, never a signal between tasks")
+    elif never_moved:
         in_strata = " in each stratum" if result["family_null"].get("stratified") else ""
         notes.append(f"task shuffle: {plural(never_moved, 'task')} of "
                      f"{result['n_tasks']} {'has' if never_moved == 1 else 'have'} no "

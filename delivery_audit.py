@@ -200,12 +200,23 @@ verified, fn = not claimed, verified, tn = neither)
                              approximation); the interval is the 2.5% and 97.5%
                              order statistics. Claims of one task rise and fall
                              together, so it is wider than a binomial one where
-                             tasks differ. Inflation's interval is claims over
+                             tasks differ. Where every task with checked claims
+                             holds one, the clustering (rho) cannot be estimated
+                             at all; rather than take rho = 0 (binomial: [46,
+                             64] held the realised count 0.657 of the time when
+                             3 large unchecked tasks delivered all or none), the
+                             interval is computed at the all-or-none bound rho =
+                             1 (each unchecked task's claims all deliver, or
+                             none do: the widest case) and the line says so; a
+                             resample of such tasks alone is drawn the same way,
+                             and counted. Inflation's interval is claims over
                              its ends. Withheld as the cluster intervals below.
     cost                     with --cost: total, per run, per claim, per verified
                              delivery, and what was spent on false claims
-    verdict                  one of three cases, read off Fisher's p and kappa's
-                             cluster interval:
+    verdict                  its first sentence answers the pooled question and
+                             says so ("Pooled over all runs, ..."), by one rule
+                             at every task count: one of three cases, read off
+                             Fisher's p and kappa's cluster interval:
                              - the claim carries information: Fisher's p < 0.05
                                and the interval (where there is a usable one)
                                lies on kappa's side of 0; below 0 it points the
@@ -221,11 +232,18 @@ verified, fn = not claimed, verified, tn = neither)
                                could reach Fisher p < 0.05 at all.
                              With fewer than 10 tasks holding several runs each
                              there is no interval, and Fisher's pooled p would
-                             count runs of one task as independent: the exact
-                             test of claim against outcome stratified by task
-                             (as for conditions, below) takes its place. A claim
-                             that never varies carries nothing by construction,
-                             and says so.
+                             count runs of one task as independent, so the
+                             pooled answer is "too few tasks to tell"; it is
+                             never swapped for the within-task answer (that
+                             made the first sentence change question at 10
+                             tasks: "carries information" at 9, "no usable
+                             information" at 20 for one process). Where the
+                             within-task test shows an association, the first
+                             sentence never says "no usable information": it
+                             says the data exclude useful agreement pooled over
+                             runs, and that within tasks the claim does tell a
+                             success from a failure. A claim that never varies
+                             carries nothing by construction, and says so.
                              At every task count (with a task column and more
                              runs than tasks) the verdict then asks both
                              questions and says which each answers: pooled over
@@ -311,8 +329,9 @@ Output
 #                             Cohen's kappa, Fisher's exact p, McNemar; the BCa interval
 #   The audit                 audit rates cluster_bootstrap degenerate_interval
 #                             sampling_projection predictive_deliveries stratified_condition_tests
-#                             mcnemar_pairs rater_agreement criteria_summary cost_figures
-#                             claim_verdict verdict_sentences
+#                             clustering_unestimable mcnemar_pairs rater_agreement
+#                             criteria_summary cost_figures claim_verdict claim_sentences
+#                             verdict_sentences
 #                             rules: "What it computes": delivery rate r, inflation 1/r,
 #                             claim AUC, sampling mode, stratified exact test, raters,
 #                             criteria, cost, verdict; the cluster bootstrap and the
@@ -4152,6 +4171,18 @@ def beta_binomial_prior(tasks):
     return mean, (1 - rho) / rho
 
 
+def clustering_unestimable(tasks):
+    """Whether the tasks' spread cannot show an intraclass correlation at all: at least
+    2 tasks with checked claims and every one holding a single checked claim (the
+    moment equation's coefficient of rho is then 0, so any rho fits).
+
+    >>> clustering_unestimable([(1, 0), (0, 1), (1, 0)]), clustering_unestimable([(2, 0), (0, 1)])
+    (True, False)
+    """
+    sizes = [v + f for v, f in tasks if v + f]
+    return len(sizes) >= 2 and all(size == 1 for size in sizes)
+
+
 def binomial_draw(rng, trials, rate):
     """One Binomial(trials, rate) draw: Bernoulli sum, or its normal approximation past 64."""
     if trials <= 64 or rate in (0.0, 1.0):
@@ -4171,7 +4202,12 @@ def predictive_deliveries(runs, draws, seed):
     many of them deliver: claims of one task rise and fall together. The
     interval is the 2.5% and 97.5% order statistics of the realised totals.
     Withheld, as every cluster interval, below FEW_CLUSTERS tasks with checked
-    claims or where 95% of the draws give one count.
+    claims or where 95% of the draws give one count. Where a resample's tasks each
+    hold one checked claim the intraclass correlation cannot be estimated (any rho
+    fits); rather than read that as rho = 0 (a binomial interval, far too narrow if
+    a task's claims deliver together), that draw is made at the all-or-none bound
+    rho = 1: each unchecked task's claims all deliver, with probability the pooled
+    rate, or none do. The result says how many draws were made so ('at_bound').
     """
     groups = claim_groups(runs)
     seen = sum(g[0] for g in groups)
@@ -4186,9 +4222,12 @@ def predictive_deliveries(runs, draws, seed):
     if not draws:
         return {**out, "withheld": "no bootstrap was run (--boot 0)"}
     rng = random.Random(f"{seed}:predictive")
-    totals = []
+    totals, at_bound = [], 0
     for _ in range(draws):
-        mean, strength = beta_binomial_prior(rng.choices(donors, k=len(donors)))
+        resample = rng.choices(donors, k=len(donors))
+        mean, strength = beta_binomial_prior(resample)
+        if strength is None and clustering_unestimable(resample):
+            strength, at_bound = 0.0, at_bound + 1      # all or none, not binomial
         total = seen
         for verified, failed, claims in unchecked:
             if strength is None:
@@ -4205,6 +4244,15 @@ def predictive_deliveries(runs, draws, seed):
     alpha = 1.0 - CONFIDENCE
     ci = [totals[math.floor(alpha / 2 * draws)],
           totals[min(draws - 1, math.ceil((1 - alpha / 2) * draws) - 1)]]
+    out["at_bound"] = at_bound
+    if clustering_unestimable(donors):
+        out["method"] = ("task-cluster bootstrap, at the all-or-none bound: every task with "
+                         "checked claims holds one, so the clustering of claims within a "
+                         "task cannot be estimated, and each unchecked task's claims all "
+                         "deliver or none do (the widest case)")
+    elif at_bound:
+        out["method"] += (f"; {at_bound:,} draws whose tasks each held one checked claim "
+                          f"at the all-or-none bound")
     reason = degenerate_interval(totals, ci, len(donors))
     if reason:
         return {**out, "withheld": reason, "order_statistics": ci}
@@ -4527,8 +4575,10 @@ def claim_verdict(result):
     - "undefined": kappa is undefined (one outcome class).
     A withheld (degenerate) bootstrap interval counts as no interval; then
     Fisher's p decides alone, except with fewer than FEW_CLUSTERS tasks holding
-    several runs each: there the exact test of claim against outcome stratified
-    by task (`claim_within_tasks`) takes Fisher's place.
+    several runs each, where Fisher's p would count runs of one task as
+    independent: there the pooled question is too few tasks to tell
+    ('needs_tasks'). The case always answers the pooled question, at every task
+    count; the within-task question is answered beside it (pooled_and_within).
     """
     kappa, fisher_p, c = result["kappa"], result["fisher_p"], result["counts"]
     value, (low, high) = kappa["value"], kappa["ci"]
@@ -4546,12 +4596,10 @@ def claim_verdict(result):
                                    else "no resample defined it"))
     if "claim_within_tasks" in result and result["n_clusters"] < FEW_CLUSTERS:
         # Too few tasks for an interval, and Fisher's pooled p would count runs of
-        # one task as independent: only the comparison within tasks can tell.
-        within = result["claim_within_tasks"]
-        case["within_tasks_p"] = within["p"]
-        if within["p"] is not None and within["p"] < SIGNIFICANCE and within["odds_ratio"]:
-            return {**case, "case": "informative", "at_best_slight": False,
-                    "direction": "right" if within["odds_ratio"] > 1 else "wrong"}
+        # one task as independent: the pooled question cannot be answered here. (It
+        # is never swapped for the within-task question: one rule at every count.)
+        case["within_tasks_p"] = result["claim_within_tasks"]["p"]
+        case["needs_tasks"] = True
         fisher_p = 1.0
     direction = "right" if value > 0 else "wrong" if value < 0 else None
     excludes_zero = low is None or (low > 0 if value > 0 else high < 0)
@@ -4699,21 +4747,35 @@ def claim_sentences(result, case):
                      + (f"(exact test stratified by task, {plural(within['tasks'], 'task')}) "
                         f"p is {fmt_p(within['p'])}" if within["p"] is not None
                         else "nothing can be compared: " + within["undefined"]))
+    # The first sentence always answers the pooled question and says so; the
+    # within-task question follows (question_sentences), at every task count.
+    pooled = "Pooled over all runs"
+    within_shown = result.get("questions", {}).get("within_tasks", {}).get("shown")
     if case["case"] == "informative" and case["direction"] == "right":
         slight = (f" It is at best slight agreement: the interval lies below {bound}."
                   if case["at_best_slight"] else "")
-        return [f"The claim carries information about success ({evidence}).{slight}"]
+        return [f"{pooled}, the claim carries information about success ({evidence}).{slight}"]
     if case["case"] == "informative":
-        return [f"The claim carries information in the wrong direction: claims are more "
-                f"common on runs that failed ({evidence})."]
+        return [f"{pooled}, the claim carries information in the wrong direction: claims are "
+                f"more common on runs that failed ({evidence})."]
+    if case["case"] == "no_useful_agreement" and within_shown:
+        return [f"{pooled}, the data exclude any useful agreement between claim and success: "
+                f"kappa's interval lies wholly below {bound}, where Landis and Koch's "
+                f"'slight' agreement ends ({evidence}). That answers the pooled question "
+                f"only: within tasks the claim does tell a success from a failure (below), "
+                f"so it is not without information."]
     if case["case"] == "no_useful_agreement":
-        return [f"The claim carries no usable information about success: the data exclude "
-                f"any useful agreement, since kappa's interval lies wholly below {bound}, "
-                f"where Landis and Koch's 'slight' agreement ends ({evidence}; AUC 0.5 is "
-                f"chance)."]
-    sentences = [f"Too few runs to tell whether the claim carries information about "
-                 f"success ({evidence}): neither a real association nor its absence is "
-                 f"shown."]
+        return [f"{pooled}, the claim carries no usable information about success: the data "
+                f"exclude any useful agreement, since kappa's interval lies wholly below "
+                f"{bound}, where Landis and Koch's 'slight' agreement ends ({evidence}; AUC "
+                f"0.5 is chance)."]
+    few = (f"too few tasks to tell whether the claim carries information about success "
+           f"({evidence}): with fewer than {FEW_CLUSTERS} tasks there is no task interval "
+           f"to lean on"
+           if case.get("needs_tasks") else
+           f"too few runs to tell whether the claim carries information about success "
+           f"({evidence}): neither a real association nor its absence is shown")
+    sentences = [f"{pooled}, {few}."]
     if case["smallest_fisher_p"] >= case["significance"]:
         sentences.append(f"With these margins no table could reach Fisher p < "
                          f"{case['significance']} (the smallest attainable is "
@@ -4727,6 +4789,8 @@ def claim_sentences(result, case):
     elif "width" in case:
         need += (f"; this one is {fmt(case['width'])} wide, and intervals shrink as "
                  f"1/sqrt(runs), so roughly {case['runs_needed']:,} runs would be needed")
+    elif case.get("needs_tasks"):
+        need += f"; a task interval needs at least {FEW_CLUSTERS} tasks"
     sentences.append(need + ".")
     return sentences
 

@@ -3080,7 +3080,7 @@ class TestDeliveryReport(unittest.TestCase):
             status, out, _ = run("delivery_audit.py", [path])
         self.assertEqual(result["kappa"]["ci"], [None, None])
         self.assertEqual(result["boot"], 0)
-        self.assertIn("Too few runs to tell", out)
+        self.assertIn("Pooled over all runs, too few runs to tell", " ".join(out.split()))
         self.assertIn("only one cluster, nothing to resample", " ".join(out.split()))
 
     def test_verdict_reads_a_negative_kappa_as_the_wrong_direction(self):
@@ -3298,7 +3298,7 @@ class TestDeliveryVerdictCases(unittest.TestCase):
         # It used to say "the claim carries no usable information (kappa 1.000 ...)".
         text = verdict_text(["--counts", "tp=3,fp=0,fn=0,tn=3", "--boot", "2000"])
         self.assertNotIn("no usable information", text)
-        self.assertIn("Too few runs to tell", text)
+        self.assertIn("Pooled over all runs, too few runs to tell", text)
         # Both extreme tables with margins 3/3, 3/3 have Fisher p 1/20 + 1/20 = 0.1.
         self.assertEqual(brute_force_fisher(3, 0, 0, 3), Fraction(1, 10))
         self.assertEqual(brute_force_fisher(0, 3, 3, 0), Fraction(1, 10))
@@ -3368,7 +3368,7 @@ class TestDeliveryVerdictCases(unittest.TestCase):
                          ("informative", "right"))
         self.assertGreater(result["kappa"]["ci"][0], 0)
         text = verdict_text(["--counts", "tp=400,fp=300,fn=300,tn=360", "--boot", "1000"])
-        self.assertIn("The claim carries information about success", text)
+        self.assertIn("Pooled over all runs, the claim carries information about success", text)
         self.assertIn("at best slight agreement", text)      # its interval ends below 0.2
         text = verdict_text(["--counts", "tp=5,fp=40,fn=40,tn=5", "--boot", "2000"])
         self.assertIn("carries information in the wrong direction", text)
@@ -3422,7 +3422,7 @@ class TestDeliveryDegenerateIntervals(unittest.TestCase):
         self.assertIn("[0.292, 1.000]", out)                 # the exact interval stays
         self.assertIn("only 6 clusters to resample (fewer than 10)", " ".join(out.split()))
 
-    def test_few_tasks_are_weighed_within_tasks_not_by_pooled_fisher(self):
+    def test_few_tasks_are_never_weighed_by_pooled_fisher(self):
         # Two tasks where every run claims and is verified, two where none does:
         # kappa 1 and a pooled Fisher p near 1e-35, yet only four tasks and no
         # comparison inside any of them. It used to say "carries information".
@@ -3443,8 +3443,12 @@ class TestDeliveryDegenerateIntervals(unittest.TestCase):
         want = enumerated_stratified_p([(3, 3, 0, 3)] * 3)      # 20^3 labellings
         self.assertEqual(want, Fraction(2, 8000))
         self.assertAlmostEqual(results[1]["claim_within_tasks"]["p"], float(want), delta=1e-15)
-        self.assertEqual((results[1]["verdict_case"]["case"],
-                          results[1]["verdict_case"]["direction"]), ("informative", "right"))
+        # Issue 22: the first sentence answers the pooled question at every task count
+        # (too few tasks here); the within-task answer stands beside it, not in its place.
+        self.assertEqual(results[1]["verdict_case"]["case"], "too_few_runs")
+        self.assertTrue(results[1]["verdict_case"]["needs_tasks"])
+        self.assertTrue(results[1]["questions"]["within_tasks"]["shown"])
+        self.assertTrue(texts[1].startswith("Pooled over all runs, too few tasks to tell"))
         self.assertIn("within tasks (exact test stratified by task, 3 tasks) p is <0.001",
                       texts[1])
 
@@ -3461,7 +3465,7 @@ class TestDeliveryDegenerateIntervals(unittest.TestCase):
         self.assertLess(withheld["percentiles"][1], 0.2)     # it would have "excluded" 0.2
         self.assertEqual(result["kappa"]["ci"], [None, None])
         self.assertEqual(result["verdict_case"]["case"], "too_few_runs")
-        self.assertIn("Too few runs to tell", out)
+        self.assertIn("Pooled over all runs, too few tasks to tell", " ".join(out.split()))
         self.assertNotIn(d.fmt_ci(withheld["percentiles"]), out)
 
 
@@ -3706,6 +3710,20 @@ class TestDeliveryOrdinalClaim(unittest.TestCase):
 # Sampling mode's predictive interval, the pooled and within-task questions side by
 # side, p-values that never round across 0.05, kappa's ceiling and the BCa interval.
 # Oracles: enumeration, exact fractions, closed forms; R and scipy outside the repo.
+def simpson_runs(n_tasks, seed=4, per_task=16):
+    """Claims track success inside every task, and hard tasks (every other one) draw
+    far more claims: pooled over runs the association all but vanishes."""
+    rng = random.Random(seed)
+    rows = []
+    for t in range(n_tasks):
+        hard = t % 2 == 0
+        for r in range(per_task):
+            y = int(rng.random() < (0.15 if hard else 0.85))
+            claim = rng.random() < ((0.97 if y else 0.6) if hard else (0.4 if y else 0.03))
+            rows.append([f"r{t}_{r}", f"t{t:02d}", "yes" if claim else "no", y])
+    return rows
+
+
 def confounded_runs(tasks_per_kind):
     """Claims and successes both follow task difficulty; within tasks, none at all.
 
@@ -3750,7 +3768,8 @@ class TestDeliveryBothQuestions(unittest.TestCase):
             self.assertTrue(result["questions"]["through_tasks"])
         # At 12 tasks the pooled figures decide the first sentence; the second names
         # the question it answers.
-        self.assertIn("The claim carries information about success (kappa 0.714 [", texts[1])
+        self.assertIn("Pooled over all runs, the claim carries information about success "
+                      "(kappa 0.714 [", texts[1])
         self.assertTrue(results[1]["questions"]["pooled"]["shown"])
         self.assertFalse(results[1]["questions"]["pooled"]["runs_counted_as_independent"])
         self.assertTrue(results[0]["questions"]["pooled"]["runs_counted_as_independent"])
@@ -3768,6 +3787,29 @@ class TestDeliveryBothQuestions(unittest.TestCase):
         self.assertTrue(result["questions"]["pooled"]["shown"])
         self.assertTrue(result["questions"]["within_tasks"]["shown"])
         self.assertNotIn("The two disagree", text)
+
+    def test_simpson_headline_names_its_question_at_every_task_count(self):
+        # Issue 22: claims track success inside every task, hard tasks draw more claims.
+        # The first sentence said "carries information" at 9 tasks (the within-task
+        # test in the pooled question's place) and "carries no usable information" at
+        # 20, two paragraphs above a within-task p < 0.001.
+        texts, results = [], []
+        with TempDir() as folder:
+            for n_tasks in (9, 20):
+                path = write(folder, f"s{n_tasks}.csv", runs_csv(simpson_runs(n_tasks)))
+                texts.append(verdict_text([path, "--boot", "2000"]))
+                results.append(audit_json([path, "--boot", "2000"]))
+        for text, result in zip(texts, results):
+            self.assertTrue(text.startswith("Pooled over all runs, "), text[:80])
+            self.assertLess(result["claim_within_tasks"]["p"], 0.001)
+            self.assertGreater(result["claim_within_tasks"]["odds_ratio"], 5)
+            self.assertTrue(result["questions"]["within_tasks"]["shown"])
+            self.assertNotIn("no usable information", text)
+            self.assertNotIn("The claim carries information", text)
+        self.assertTrue(texts[0].startswith("Pooled over all runs, too few tasks to tell"))
+        self.assertEqual(results[1]["verdict_case"]["case"], "no_useful_agreement")
+        self.assertIn("That answers the pooled question only: within tasks the claim does "
+                      "tell a success from a failure", texts[1])
 
     def test_no_task_column_asks_only_the_pooled_question(self):
         result = audit_json(["--demo", "--boot", "0"])
@@ -3940,12 +3982,42 @@ class TestDeliveryRealisedDeliveries(unittest.TestCase):
         self.assertIn("No predictive interval for the realised verified deliveries: only 6 "
                       "clusters to resample (fewer than 10).", " ".join(out.split()))
 
+    def test_clustering_that_cannot_be_estimated_is_taken_at_the_all_or_none_bound(self):
+        # Issue 22: 12 tasks with one checked claim each (7 verified) and 3 unchecked
+        # tasks of 20 claims. The intraclass correlation cannot be estimated and was
+        # set to 0: a binomial interval, though such tasks may deliver all or none.
+        rows = [[f"a{t}", f"s{t:02d}", "yes", int(t < 7)] for t in range(12)]
+        rows += [[f"b{t}-{r}", f"u{t}", "yes", ""] for t in range(3) for r in range(20)]
+        with TempDir() as folder:
+            path = write(folder, "sampled.csv", runs_csv(rows))
+            result = audit_json([path, "--boot", "4000"])
+            text = " ".join(run("delivery_audit.py", [path, "--boot", "4000"])[1].split())
+        realised = result["sampling"]["realised_verified_deliveries"]
+        self.assertIn("at the all-or-none bound", realised["method"])
+        self.assertIn("at the all-or-none bound", text)
+        self.assertEqual(realised["at_bound"], realised["draws"])
+        # At rho = 1: the pooled rate resampled over the 12 tasks, m* = B / 12 with
+        # B ~ Binomial(12, 7/12), and each unchecked task delivering all 20 claims with
+        # probability m*: 7 + 20 X, X ~ Binomial(3, m*). Exact law, then its 2.5% and
+        # 97.5% points.
+        law = [Fraction(0)] * 4
+        for b in range(13):
+            weight = math.comb(12, b) * Fraction(7, 12) ** b * Fraction(5, 12) ** (12 - b)
+            m = Fraction(b, 12)
+            for x in range(4):
+                law[x] += weight * math.comb(3, x) * m ** x * (1 - m) ** (3 - x)
+        cumulative = list(itertools.accumulate(law))
+        low = next(x for x in range(4) if cumulative[x] > Fraction(1, 40))
+        high = next(x for x in range(4) if cumulative[x] >= Fraction(39, 40))
+        self.assertEqual(realised["ci"], [7 + 20 * low, 7 + 20 * high])
+
 
 def self_binomial_quantiles(n):
     """The 2.5% and 97.5% points of Binomial(n, 1/2): the least k with CDF at least each."""
     cdf = [Fraction(sum(math.comb(n, i) for i in range(k + 1)), 2 ** n) for k in range(n + 1)]
     return (next(k for k in range(n + 1) if cdf[k] >= Fraction(1, 40)),
             next(k for k in range(n + 1) if cdf[k] >= Fraction(39, 40)))
+
 
 
 class TestDeliveryBcaInterval(unittest.TestCase):
@@ -4811,15 +4883,29 @@ class TestAucPermuteTasks(unittest.TestCase):
         self.assertEqual(status, 2)
         self.assertIn("needs a task column", err)
 
-    def test_no_task_can_move_exits_2(self):
+    def test_no_task_can_move_shuffles_within_cells(self):
+        # Issue 22: tasks of sizes 1, 2 and 3 cannot swap, but runs still move inside
+        # them; --permute tasks runs (it was refused with "every shuffle would be the
+        # observed outcome") and the default shuffles within cells, never across tasks.
         header = ["run_id", "task_id", "verified", "tool_calls", "f"]
-        # Tasks of sizes 1, 2 and 3: none has a partner of its size.
         tasks = ["a", "b", "b", "c", "c", "c"]
         rows = [[f"r{i}", t, i % 2, i % 4, i] for i, t in enumerate(tasks)]
-        status, out, err = audit_folder({"runs.csv": table_text(header, rows)},
-                                        ["--permute", "tasks"])
+        for argv in (["--permute", "tasks"], []):
+            status, out, err = audit_folder({"runs.csv": table_text(header, rows)},
+                                            argv + ["--perms", "50", "--boot", "20"])
+            self.assertEqual(status, 0, err)
+            self.assertIn("within task x stratum cells", " ".join(out.split()))
+        result = auc_audit_json({"runs.csv": table_text(header, rows)},
+                                ["--perms", "50", "--boot", "20"])
+        self.assertEqual(result["family_null"]["permute"], "tasks")
+        # Every run alone in its cell and no task of a shared shape: nothing can move.
+        status, out, err = audit_folder({"runs.csv": table_text(
+            ["run_id", "task_id", "condition", "verified", "tool_calls", "f"],
+            [["r1", "a", "x", 1, 1, 1], ["r2", "a", "y", 0, 2, 2], ["r3", "b", "x", 1, 3, 3],
+             ["r4", "c", "x", 0, 4, 4], ["r5", "c", "y", 1, 5, 5], ["r6", "c", "z", 0, 6, 6]])},
+            ["--permute", "tasks", "--strata", "condition"])
         self.assertEqual(status, 2)
-        self.assertIn("no task can move", err)
+        self.assertIn("no run can move", err)
 
     def test_lone_sized_tasks_are_counted_and_never_move(self):
         header = ["run_id", "task_id", "verified", "tool_calls", "f"]
@@ -4919,11 +5005,11 @@ class TestAucManualAndWording(unittest.TestCase):
     def test_small_perms_note(self):
         header, rows = strong_rows(lambda i: f"t{i % 10}")
         files = {"runs.csv": table_text(header, rows)}
-        # 1/(1 + N) < 0.05 needs N >= 20.
+        # One feature: the floor is 1/(1 + N), below 0.05 from N = 20 on.
         for perms, noted in ((5, True), (18, True), (19, True), (20, False)):
             status, out, err = audit_folder(files, ["--perms", str(perms), "--boot", "20"])
             self.assertEqual(status, 0, err)
-            self.assertEqual("no adjusted p can fall below 0.05" in " ".join(out.split()),
+            self.assertEqual("gate 2 cannot pass here" in " ".join(out.split()),
                              noted, perms)
 
     def test_where_lists_values_left_by_earlier_filters(self):
@@ -6021,8 +6107,9 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         self.assertIsNone(sharp["delta_ci"])
         self.assertIsNone(sharp["delta_joint_ci"])
         self.assertEqual(result["bootstrap"]["resamples"], 0)
-        self.assertEqual(sharp["verdict"], "fails gate 3: fewer than 10 clusters, so no "
-                                           "interval is given")
+        self.assertEqual(sharp["verdict"], "fails gate 3: on its rows only 5 tasks hold a "
+                                           "success and 5 a failure; below 10 on either side "
+                                           "no interval is given and nothing passes")
         # The clustered test's normal reference with 5 clusters: withheld, with the reason.
         self.assertIsNone(sharp["clustered"]["p"])
         self.assertIn("too few for its normal reference", sharp["clustered"]["undefined"])
@@ -6067,6 +6154,311 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         self.assertEqual(result["family_null"]["permute"], "strata")
         self.assertEqual(round(result["family_null"]["median_max"], 3), 0.641)
         self.assertEqual(round(result["family_null"]["p_clear_bar"], 3), 0.708)
+
+
+# --- auc_audit.py gate 3 as a test (issue 22) ---
+def issue22_task_only(seed, n_tasks=30, strata=False):
+    """Every column and the baseline carry a task effect; 1-6 runs per task. The
+    column knows only the task: its ease (with strata, also the condition, which moves
+    the success rate), read with run-level noise. (labels, tasks, arms, baseline,
+    column)."""
+    rng = random.Random(seed)
+    labels, tasks, arms, baseline, column = [], [], [], [], []
+    for t in range(n_tasks):
+        ease, offset = rng.random(), rng.gauss(0, 1)
+        for _ in range(rng.randint(1, 6)):
+            arm = "ab"[rng.random() < 0.5] if strata else "a"
+            rate = ease * 0.5 + (0.45 if arm == "b" else 0.0) if strata else ease
+            y = int(rng.random() < rate)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            arms.append(arm)
+            baseline.append(offset + rng.gauss(0, 1))
+            column.append(3 * ease + (2.0 if arm == "b" else 0.0) + rng.gauss(0, 0.3))
+    return labels, tasks, arms, baseline, column
+
+
+def issue22_few_successes(seed, n_tasks=50, n_features=10):
+    """3 successes, in 3 of 50 tasks of 4 runs; ten features generated like the
+    baseline (a task offset each, the same shift for successes)."""
+    rng = random.Random(seed)
+    winners = set(rng.sample(range(n_tasks), 3))
+    labels, tasks, baseline, features = [], [], [], [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        offsets = [rng.gauss(0, 1) for _ in range(n_features + 1)]
+        for r in range(4):
+            y = int(t in winners and r == 0)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(offsets[-1] + rng.gauss(0.8 * y, 1))
+            for values, offset in zip(features, offsets):
+                values.append(offset + rng.gauss(0.8 * y, 1))
+    return labels, tasks, baseline, features
+
+
+def issue22_pairs(seed, n_tasks=40, shift=2.0):
+    """Tasks of 2 runs and no task effect; the column separates runs inside tasks."""
+    rng = random.Random(seed)
+    labels, tasks, baseline, column = [], [], [], []
+    for t in range(n_tasks):
+        for _ in range(2):
+            y = int(rng.random() < 0.5)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0, 1))
+            column.append(rng.gauss(shift * y, 1))
+    return labels, tasks, baseline, column
+
+
+def issue22_lone(seed, n_tasks=12):
+    """No two tasks share a size (1..12 runs); the outcome depends on the task only;
+    f0 is the task's ease (constant in each task), f1..f3 carry a task effect."""
+    rng = random.Random(seed)
+    sizes = list(range(1, n_tasks + 1))
+    rng.shuffle(sizes)
+    labels, tasks, baseline, features = [], [], [], [[] for _ in range(4)]
+    for t, size in enumerate(sizes):
+        ease, offsets = rng.random(), [rng.gauss(0, 1) for _ in range(3)]
+        for _ in range(size):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:02d}")
+            baseline.append(rng.gauss(0, 1))
+            features[0].append(round(ease, 6))
+            for values, offset in zip(features[1:], offsets):
+                values.append(offset + 2 * ease + rng.gauss(0, 0.5))
+    return labels, tasks, baseline, features
+
+
+def naive_credit(high, low):
+    return Fraction(1) if high > low else Fraction(1, 2) if high == low else Fraction(0)
+
+
+def brute_within_p(values, labels, tasks, strata):
+    """Gate 3's p by listing every arrangement of the outcomes inside each task x
+    stratum cell, from scratch: the within-task AUC (pairs inside a cell) read in the
+    direction the arrangement's stratified AUC (pairs inside a stratum) chooses, its
+    share of arrangements at least the observed one's. Exact fractions."""
+    n = len(labels)
+    cells = {}
+    for i in range(n):
+        cells.setdefault((tasks[i], strata[i]), []).append(i)
+
+    def statistic(y):
+        across = sum(naive_credit(values[s], values[f]) for s in range(n) for f in range(n)
+                     if y[s] and not y[f] and strata[s] == strata[f])
+        pairs = sum(1 for s in range(n) for f in range(n)
+                    if y[s] and not y[f] and strata[s] == strata[f])
+        up = across >= Fraction(pairs, 2)
+        within = [(s, f) for s in range(n) for f in range(n) if y[s] and not y[f]
+                  and (tasks[s], strata[s]) == (tasks[f], strata[f])]
+        credit = sum(naive_credit(values[s], values[f]) if up else
+                     naive_credit(values[f], values[s]) for s, f in within)
+        return Fraction(credit, len(within))
+
+    observed = statistic(labels)
+    choices = [[c for c in itertools.combinations(members, sum(labels[i] for i in members))]
+               for members in cells.values()]
+    hits = total = 0
+    for picks in itertools.product(*choices):
+        y = [0] * n
+        for pick in picks:
+            for i in pick:
+                y[i] = 1
+        total += 1
+        hits += statistic(y) >= observed
+    return Fraction(hits, total)
+
+
+class TestAucGateThreeIsATest(unittest.TestCase):
+    """Issue 22: gate 3 tests the within-task AUC inside task x stratum cells, counts
+    the tasks that hold the evidence, finds the task column, states power, shuffles
+    lone tasks inside cells, flags I only without within-task evidence, and prints
+    the minP floor."""
+
+    def within_case(self):
+        # 5 tasks of 2-4 runs, two strata, ties: small enough to list every arrangement.
+        labels = [1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0]
+        tasks = ["a", "a", "a", "b", "b", "b", "c", "c", "c", "c", "d", "d", "e", "e", "e", "e"]
+        strata = ["x", "x", "y", "x", "y", "y", "x", "x", "y", "y", "x", "x", "y", "y", "x", "x"]
+        values = [5, 1, 3, 2, 2, 4, 6, 6, 1, 7, 0, 3, 2, 5, 4, 4]
+        return labels, tasks, strata, values
+
+    def test_within_p_equals_full_enumeration(self):
+        module = load(AUC)
+        labels, tasks, strata, values = self.within_case()
+        expected = brute_within_p(values, labels, tasks, strata)
+        result = module.audit(labels, [("f", values)], [i % 3 for i in range(16)],
+                              tasks=tasks, strata=strata, perms=50, boot=20, seed=3)
+        (feature,) = result["features"]
+        self.assertEqual(feature["within_task_test"]["method"], "exact")
+        self.assertEqual(feature["within_task_p"], float(expected))
+        # The same case without strata: cells are the tasks.
+        expected = brute_within_p(values, labels, tasks, ["s"] * 16)
+        result = module.audit(labels, [("f", values)], [i % 3 for i in range(16)],
+                              tasks=tasks, perms=50, boot=20, seed=3)
+        self.assertEqual(result["features"][0]["within_task_p"], float(expected))
+
+    def test_monte_carlo_within_p_agrees_with_enumeration(self):
+        module = load(AUC)
+        labels, tasks, strata, values = self.within_case()
+        exact = float(brute_within_p(values, labels, tasks, strata))
+        saved = module.WITHIN_EXACT_LIMIT
+        module.WITHIN_EXACT_LIMIT = 1         # force the shuffles
+        try:
+            result = module.audit(labels, [("f", values)], [i % 3 for i in range(16)],
+                                  tasks=tasks, strata=strata, perms=4000, boot=20, seed=3)
+        finally:
+            module.WITHIN_EXACT_LIMIT = saved
+        (feature,) = result["features"]
+        self.assertEqual(feature["within_task_test"]["method"], "monte carlo")
+        sd = math.sqrt(exact * (1 - exact) / 4000)
+        self.assertLess(abs(feature["within_task_p"] - exact), 4 * sd + 1 / 4001)
+
+    def test_finding_1_task_only_column_fails_gate_3(self):
+        # It knows only the task: within-task AUC 0.655 on 58 pairs passed all three
+        # gates; its within p (exact under shuffles inside tasks) is 0.055.
+        labels, tasks, _, baseline, column = issue22_task_only(7)
+        text = issue19_runs_csv(labels, tasks, baseline, [column])
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        (feature,) = result["features"]
+        self.assertEqual(result["verdict"]["passing"], [])
+        self.assertEqual((round(feature["within_task_auc"], 3), feature["within_task_pairs"]),
+                         (0.655, 58))
+        self.assertGreaterEqual(feature["within_task_p"], 0.05)
+        self.assertTrue(feature["verdict"].startswith("fails gate 3: within tasks it is not "
+                                                      "told from chance"), feature["verdict"])
+
+    def test_finding_2_with_strata_pairs_stay_inside_cells(self):
+        labels, tasks, arms, baseline, column = issue22_task_only(6, strata=True)
+        text = issue19_runs_csv(labels, tasks, baseline, [column], strata=arms)
+        result = auc_audit_json({"runs.csv": text}, ["--strata", "arm", "--perms", "200",
+                                                     "--boot", "200"])
+        (feature,) = result["features"]
+        cell = [(t, a) for t, a in zip(tasks, arms)]
+        n = len(labels)
+        pairs = sum(1 for s in range(n) for f in range(n)
+                    if labels[s] and not labels[f] and cell[s] == cell[f])
+        self.assertEqual(feature["within_task_pairs"], pairs)
+        sign = 1 if feature["direction"] == "+" else -1
+        credit = sum(naive_credit(sign * column[s], sign * column[f]) for s in range(n)
+                     for f in range(n) if labels[s] and not labels[f] and cell[s] == cell[f])
+        self.assertAlmostEqual(feature["within_task_auc"], float(credit / pairs), places=12)
+        self.assertEqual(result["verdict"]["passing"], [])
+
+    def test_finding_3_successes_in_few_tasks_cannot_pass(self):
+        labels, tasks, baseline, features = issue22_few_successes(15)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        self.assertEqual(result["verdict"]["passing"], [])
+        for feature in result["features"]:
+            self.assertEqual(feature["evidence_clusters"], 3)
+            self.assertIsNone(feature["delta_ci"])
+            self.assertIsNone(feature["delta_joint_ci"])
+            self.assertIsNone(feature["clustered"]["p"])
+            self.assertFalse(feature["power"]["can_pass"])
+        verdicts = {f["verdict"] for f in result["features"]}
+        self.assertTrue(any("only 3 tasks hold a success" in v for v in verdicts), verdicts)
+
+    def test_finding_5_task_column_taken_and_none_says_gate_3_not_applied(self):
+        labels, tasks, _, baseline, column = issue22_task_only(3)
+        text = issue19_runs_csv(labels, tasks, baseline, [column]).replace(
+            "task_id", "problem_id", 1)
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "100", "--boot", "100"])
+        self.assertEqual(result["task"], "problem_id")
+        self.assertEqual(result["n_tasks"], 30)
+        self.assertTrue(any("took 'problem_id' as the task" in n for n in result["notes"]))
+        # An id-like column whose values repeat is offered too.
+        text2 = text.replace("problem_id", "bug_id", 1)
+        result = auc_audit_json({"runs.csv": text2}, ["--perms", "100", "--boot", "100"])
+        self.assertEqual(result["task"], "bug_id")
+        # No task column at all: never "all three".
+        header, rows = strong_rows(lambda i: "x")
+        rows = [row[:1] + row[2:] for row in rows]
+        status, out, err = audit_folder({"runs.csv": table_text(header[:1] + header[2:], rows)},
+                                        ["--perms", "200", "--boot", "200"])
+        self.assertEqual(status, 0, err)
+        flat = " ".join(out.split())
+        self.assertIn("passes gates 1 and 2; gate 3 not applied: no task column", flat.lower())
+        self.assertNotIn("Passes all three gates", flat)
+        self.assertIn("gate 3 not applied", out)
+
+    def test_finding_6_power_in_text_markdown_and_json(self):
+        labels, tasks, baseline, column = issue22_pairs(0)
+        text = issue19_runs_csv(labels, tasks, baseline, [column])
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        power = result["features"][0]["power"]
+        self.assertTrue(power["can_pass"])
+        # (c + z_0.80) sd, from the report's own c and sd.
+        self.assertAlmostEqual(power["detectable_diff_80"],
+                               (power["critical"] + 0.8416212335729143) * power["sd"])
+        self.assertIn("power", result)
+        for style in ("text", "markdown"):
+            status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot",
+                                                                 "200", "--format", style])
+            flat = " ".join(out.split())
+            self.assertIn("The smallest same-row difference gate 1 detects with 80% power", flat)
+            self.assertIn(f"f0 {power['detectable_diff_80']:.3f}", flat)
+
+    def test_finding_8_lone_tasks_shuffle_within_cells(self):
+        labels, tasks, baseline, features = issue22_lone(0)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "100"])
+        null = result["family_null"]
+        self.assertEqual(null["permute"], "tasks")
+        self.assertEqual(null["tasks_never_moved"], 12)
+        self.assertIn("within task x stratum cells", null["permute_reason"])
+        # A column constant in every cell never changes under such shuffles: p = 1.
+        f0 = result["features"][0]
+        self.assertEqual((f0["permutation_p"], f0["adjusted_p"]), (1.0, 1.0))
+        explicit = auc_audit_json({"runs.csv": text}, ["--permute", "tasks", "--perms", "200",
+                                                       "--boot", "100"])
+        self.assertEqual(explicit["features"][0]["adjusted_p"], 1.0)
+
+    def test_finding_9_no_flag_i_where_the_within_test_rejects(self):
+        labels, tasks, baseline, column = issue22_pairs(0)
+        text = issue19_runs_csv(labels, tasks, baseline, [column])
+        result = auc_audit_json({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        (feature,) = result["features"]
+        self.assertLessEqual(feature["auc"], feature["task_ceiling_same_rows"])
+        self.assertLess(feature["within_task_p"], 0.05)
+        self.assertNotIn("below_task_identity", feature["flags"])
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot", "200"])
+        flat = " ".join(out.split())
+        self.assertNotIn("may measure task difficulty", flat)
+        self.assertNotIn("Task identity alone scores", flat)
+
+    def test_finding_10_minp_floor_is_printed(self):
+        module = load(AUC)
+        # Independent features: the floor is about K / (N + 1).
+        rng = random.Random(22)
+        null = [[rng.random() for _ in range(16)] for _ in range(200)]
+        floor = module.minp_floor([0.5] * 16, null)
+        self.assertGreater(floor, 12 / 201)
+        self.assertLessEqual(floor, 16 / 201)
+        # Brute force on a small case: the adjusted p of a feature made to beat every
+        # shuffle, the others as observed.
+        observed, small = [0.55, 0.6, 0.52], [[0.7, 0.1, 0.2], [0.1, 0.2, 0.9], [0.3, 0.5, 0.4]]
+        best = min(load(AUC).stepdown_minp([2.0 if k == j else v for k, v in enumerate(observed)],
+                                           small)[1][j] for j in range(3))
+        self.assertEqual(module.minp_floor(observed, small), best)
+        rng = random.Random(5)
+        labels, tasks, baseline, features = task_clustered_sample(5, 30, 4, 16, 0.0,
+                                                                  lambda j: 0.0)
+        text = issue19_runs_csv(labels, tasks, baseline, features)
+        status, out, err = audit_folder({"runs.csv": text}, ["--perms", "200", "--boot", "50"])
+        flat = " ".join(out.split())
+        self.assertIn("minP floor: with --perms 200 and 16 features", flat)
+        self.assertIn("gate 2 cannot pass here; run --perms 2000 or more", flat)
+
+    def test_verdict_column_names_the_failed_gate(self):
+        status, out, err = run(AUC, [EXAMPLE_RUNS, "--strata", "condition", "--perms", "100",
+                                     "--boot", "100"])
+        table = out[out.index("joint 95% CI"):].split("\n\n")[0].splitlines()[2:]
+        words = {line.split("  ")[-1].strip() for line in table}
+        self.assertTrue(words <= {"passes", "fails gate 1", "fails gate 2", "fails gate 3"},
+                        words)
+        self.assertIn("fails gate 1", words)
 
 
 # === regrade.py (in the order of its manual) ===
@@ -10984,7 +11376,9 @@ class TestMarkdownReadsOnGitHub(unittest.TestCase):
         self.assertEqual(gate1[0][:4], ["feature", "rows", "AUC", "pooled"])
         for row in gate1[1:]:
             self.assertRegex(row[2], "^[0-9.]+\u00a0[\u2191\u2193]$")
-            self.assertRegex(row[-1], "^\\[-?[0-9.]+,\u00a0-?[0-9.]+\\]$")
+            # 'undefined' where the few-clusters rule withholds it (issue 22: the
+            # example's rows hold 9 tasks with a failure).
+            self.assertRegex(row[-1], "^(undefined|\\[-?[0-9.]+,\u00a0-?[0-9.]+\\])$")
 
     def test_lists_stay_separate(self):
         for name, out in self.outputs.items():
@@ -11732,6 +12126,119 @@ def bench_auc_issue19_speed():
           f"{ratio} (load average {load_before[0]:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after, {os.cpu_count()} cores)")
 
+
+
+def issue22_null(seed, n_tasks=30, n_features=5, strata=False, lone=False):
+    """A true null for every feature: outcome, features and baseline each with a task
+    effect, independent of one another; 1-6 runs per task (lone: sizes 1..n_tasks, no
+    two alike); with `strata`, two arms, the second more often a success."""
+    rng = random.Random(seed)
+    sizes = list(range(1, n_tasks + 1))
+    rng.shuffle(sizes)
+    labels, tasks, arms, baseline = [], [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease, offsets = rng.random(), [rng.gauss(0, 1) for _ in range(n_features + 1)]
+        for _ in range(sizes[t] if lone else rng.randint(1, 6)):
+            arm = "ab"[rng.random() < 0.5] if strata else "a"
+            labels.append(int(rng.random() < min(1.0, ease + (0.25 if arm == "b" else 0.0))))
+            tasks.append(f"t{t:03d}")
+            arms.append(arm)
+            baseline.append(offsets[-1] + rng.gauss(0, 1))
+            for values, offset in zip(features, offsets):
+                values.append(offset + rng.gauss(0, 1))
+    return labels, tasks, arms, baseline, features
+
+
+def issue22_rare(seed, n_tasks=50, n_features=10, rate_scale=0.07):
+    """Rare successes (task ease uniform on [0, rate_scale]; about 6 successes in 50
+    tasks at 0.07): the baseline and ten features alike, a task offset each and the
+    same 0.8 sd shift for successes; 1-6 runs per task."""
+    rng = random.Random(seed)
+    labels, tasks, baseline = [], [], []
+    features = [[] for _ in range(n_features)]
+    for t in range(n_tasks):
+        ease = rng.random() * rate_scale
+        offsets = [rng.gauss(0, 1) for _ in range(n_features + 1)]
+        for _ in range(rng.randint(1, 6)):
+            y = int(rng.random() < ease)
+            labels.append(y)
+            tasks.append(f"t{t:03d}")
+            baseline.append(offsets[-1] + rng.gauss(0.8 * y, 1))
+            for values, offset in zip(features, offsets):
+                values.append(offset + rng.gauss(0.8 * y, 1))
+    return labels, tasks, baseline, features
+
+
+def bench_auc_issue22_gate_three(reps=300):
+    """Issue 22's calibration: pass rates of a task-only column (with and without a
+    condition), of features like the baseline with successes in few tasks, the
+    family-wise rate of minP p <= 0.05 (lone tasks included), and power on issue 19's
+    planted signal; `reps` replications each, 200 shuffles and 200 resamples."""
+    module = load(AUC)
+    start = time.perf_counter()
+
+    def run_case(label, draw, count):
+        hits = used = 0
+        for seed in range(reps):
+            data = draw(seed)
+            if data is None:
+                continue
+            used += 1
+            hits += count(module.audit(*data[0], **data[1], perms=200, boot=200, seed=seed))
+        print(f"auc_audit.py issue 22, {label}: {issue19_rate(hits, used)} ({used} data sets)")
+
+    def task_only(seed, strata):
+        labels, tasks, arms, baseline, column = issue22_task_only(10000 + seed, strata=strata)
+        return ((labels, [("f0", column)], baseline),
+                {"tasks": tasks, "strata": arms if strata else None})
+
+    def features_of(labels, tasks, baseline, features, **options):
+        return ((labels, [(f"f{j}", v) for j, v in enumerate(features)], baseline),
+                dict(tasks=tasks, **options))
+
+    def null(seed, **options):
+        labels, tasks, arms, baseline, features = issue22_null(40000 + seed, **options)
+        if sum(labels) in (0, len(labels)):
+            return None
+        return features_of(labels, tasks, baseline, features,
+                           strata=arms if options.get("strata") else None)
+
+    def rare(seed, scale):
+        labels, tasks, baseline, features = issue22_rare(30000 + seed, rate_scale=scale)
+        return None if sum(labels) < 2 else features_of(labels, tasks, baseline, features)
+
+    def gate_one_pass(result):
+        return any(f["delta_same_rows"] > 0 and f["delta_joint_ci"] is not None
+                   and f["delta_joint_ci"][0] > 0 for f in result["features"])
+
+    def some_pass(result):
+        return bool(result["verdict"]["passing"])
+
+    def minp(result):
+        return min(f["adjusted_p"] for f in result["features"]) <= 0.05
+
+    run_case("a column knowing only the task passes all three gates",
+             lambda seed: task_only(seed, False), some_pass)
+    run_case("with --strata, a column tracking task and condition passes",
+             lambda seed: task_only(seed, True), some_pass)
+    run_case("3 successes in 3 of 50 tasks, ten features like the baseline: some feature "
+             "passes", lambda seed: features_of(*issue22_few_successes(20000 + seed)),
+             some_pass)
+    run_case("about 6 successes in 50 tasks, ten like the baseline: gate-1 false pass",
+             lambda seed: rare(seed, 0.07), gate_one_pass)
+    run_case("about 12 successes in 50 tasks: gate-1 false pass",
+             lambda seed: rare(seed, 0.14), gate_one_pass)
+    run_case("true null, 30 tasks of 1-6 runs: family-wise minP p <= 0.05",
+             lambda seed: null(seed), minp)
+    run_case("true null with two strata: family-wise minP p <= 0.05",
+             lambda seed: null(seed, strata=True), minp)
+    run_case("true null, 12 tasks of 1..12 runs (no two alike): family-wise minP p <= 0.05",
+             lambda seed: null(seed, n_tasks=12, lone=True), minp)
+    run_case("power: issue 19's planted f0 (1 sd inside tasks, 30 tasks of 4) passes",
+             lambda seed: features_of(*issue19_planted(2000 + seed)),
+             lambda result: "f0" in result["verdict"]["passing"])
+    print(f"  ({time.perf_counter() - start:.0f} s)")
 
 # --- Benchmarks: harness readers ---
 def bench_agent_output():
