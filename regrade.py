@@ -6142,6 +6142,7 @@ SETTINGS = {
     "scratch": (None, "set by the session: its private folder, where grader folders go"),
     "trees": (None, "set by the session: the TreePool that keeps work trees between runs"),
     "observe_all": (False, "--make-instances: record every test's outcome, not only the listed"),
+    "private": ((), "set by the session: (path, shown as) pairs shared files may not name"),
 }
 
 
@@ -7885,6 +7886,9 @@ def write_failure(folder, exc, safe, left, making=False):
 # self-check verdicts) are attached and merged by others: they name no host and no
 # absolute path outside --out. The logs may (see "Outputs").
 SHARED_TEXT_FIELDS = ("reason", "notes", "environment", "code_under_test")
+# A private path is replaced where it starts, never inside a path already shown relative
+# ("../../tmp/x" holds "/tmp/x", which must not become "../..../../tmp/x").
+NOT_INSIDE_A_PATH = r"(?<![\w.~-])"
 PRIVATE_OWNER = re.compile(r"(regrade-(?:" + "|".join(OWNER_KINDS) + r")\.)[A-Za-z0-9-]+\.")
 
 
@@ -7914,12 +7918,14 @@ def shareable(value, pairs):
     {'reason': 'a.py failed', 'n': [1, '<tree>']}
     >>> shareable("/tmp/r", [("/tmp/r", "../../tmp/r"), ("/tmp", "$TMPDIR")])
     '../../tmp/r'
+    >>> shareable("../../tmp/r", [("/tmp/r", "../../tmp/r"), ("/tmp", "$TMPDIR")])
+    '../../tmp/r'
     """
     if isinstance(value, str):
         if pairs:       # in one pass: a replacement is never itself replaced
             olds = dict(pairs)
-            value = re.sub("|".join(re.escape(old) for old, _ in pairs),
-                           lambda match: olds[match.group(0)], value)
+            value = re.sub(NOT_INSIDE_A_PATH + "(?:" + "|".join(re.escape(old) for old, _ in pairs)
+                           + ")", lambda match: olds[match.group(0)], value)
         return PRIVATE_OWNER.sub(r"\1host.", value) if "regrade-" in value else value
     if isinstance(value, dict):
         return {key: shareable(item, pairs) for key, item in value.items()}
