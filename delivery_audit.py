@@ -3681,8 +3681,9 @@ def log_hypergeometric(x, row1, row2, column1):
 def fisher_exact(tp, fp, fn, tn):
     """Two-sided Fisher exact p for [[tp, fp], [fn, tn]]: the tables no more likely.
 
-    Small tables are summed exactly in integers; large ones in log space with
-    R's relative tolerance of 1e-7 for ties in probability.
+    Small tables are summed exactly in integers; large ones in log space, each
+    table's log probability worked out once, with R's relative tolerance for
+    ties in probability (R_TIE_TOLERANCE, 1e-7).
 
     >>> round(fisher_exact(3, 1, 1, 3), 6)
     0.485714
@@ -3695,10 +3696,11 @@ def fisher_exact(tp, fp, fn, tn):
         observed = weights[tp]
         return float(Fraction(sum(w for w in weights.values() if w <= observed),
                               sum(weights.values())))
-    observed = log_hypergeometric(tp, row1, row2, column1)
-    total = sum(math.exp(log_hypergeometric(x, row1, row2, column1) - observed)
-                for x in range(low, high + 1)
-                if log_hypergeometric(x, row1, row2, column1) <= observed + 1e-7)
+    logs = [log_hypergeometric(x, row1, row2, column1) for x in range(low, high + 1)]
+    observed = logs[tp - low]
+    tolerance = float(R_TIE_TOLERANCE)
+    total = sum(math.exp(log_weight - observed) for log_weight in logs
+                if log_weight <= observed + tolerance)
     return min(1.0, total * math.exp(observed))
 
 
@@ -4393,7 +4395,8 @@ def stratified_exact_test(strata):
         tolerance = weight * (1 + R_TIE_TOLERANCE)
         p = float(Fraction(sum(w for w in law if w <= tolerance), sum(law)))
     else:
-        p = min(1.0, math.fsum(w for w in law if w <= weight * (1 + 1e-7)) / math.fsum(law))
+        tolerance = weight * (1 + float(R_TIE_TOLERANCE))
+        p = min(1.0, math.fsum(w for w in law if w <= tolerance) / math.fsum(law))
     return {"verified_first": observed,
             "expected_first": math.fsum(t[1] * (t[0] + t[2]) / (t[1] + t[3]) for t in strata),
             "support": [low, high], "p": p,

@@ -2870,6 +2870,33 @@ class TestDeliveryStatistics(unittest.TestCase):
         want = exact_fisher_p(*table)
         self.assertLess(abs(self.d.fisher_exact(*table) - float(want)) / float(want), 1e-9)
 
+    def test_fisher_large_tables_work_out_each_table_once(self):
+        # One log probability per possible table, not one for the test and one for the sum.
+        calls = []
+        real = self.d.log_hypergeometric
+        def counted(*args):
+            calls.append(args[0])
+            return real(*args)
+        table = (600, 400, 500, 500)           # tables x = 100 .. 1000 share these margins
+        with unittest.mock.patch.object(self.d, "log_hypergeometric", counted):
+            p = self.d.fisher_exact(*table)
+        self.assertEqual(sorted(calls), list(range(100, 1001)))
+        want = exact_fisher_p(*table)
+        self.assertLess(abs(p - float(want)) / float(want), 1e-9)
+
+    def test_tie_tolerance_is_one_constant(self):
+        # R's relative tolerance for tables tied in probability has one home,
+        # R_TIE_TOLERANCE: no script spells 1e-7 again in its code.
+        for script in ("delivery_audit.py", "auc_audit.py"):
+            with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                tree = ast.parse(handle.read())
+            spelled = [node.lineno for node in ast.walk(tree)
+                       if isinstance(node, ast.Constant) and not isinstance(node.value, bool)
+                       and isinstance(node.value, float) and node.value == 1e-7]
+            self.assertEqual(spelled, [], f"{script}: 1e-7 written at lines {spelled}; "
+                             f"use R_TIE_TOLERANCE")
+        self.assertEqual(float(self.d.R_TIE_TOLERANCE), 1e-7)
+
     def test_mcnemar_against_sign_enumeration(self):
         for b, c in [(2, 3), (0, 6), (1, 7), (5, 5), (0, 0), (3, 9), (0, 1)]:
             want = brute_force_mcnemar(b, c) if b + c else Fraction(1)
