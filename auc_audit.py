@@ -4361,15 +4361,11 @@ def sample(rng, population, k):
     return result
 
 
-def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
+def shuffled_draws(labels, mode, strata_codes, perms, rng):
     """Yield `perms` shuffled outcome assignments as (rows, are_successes).
 
-    mode 'rows' shuffles across all runs, 'strata' within each stratum, 'tasks'
-    moves whole tasks' outcomes among tasks of the same shape (the same number of
-    runs in each stratum; without strata, the same number of runs): each task
-    receives another's number of successes in each stratum, placed on a uniformly
-    random subset of its runs there, so no pairing of one task's runs with another's
-    is assumed and the draw does not depend on the order of the runs inside a task.
+    mode 'rows' shuffles across all runs, 'strata' within each stratum. The task
+    shuffle ('tasks') is task_null_aucs's alone: it draws sums, not rows.
     """
     n = len(labels)
     successes = sum(labels)
@@ -4379,29 +4375,16 @@ def shuffled_draws(labels, mode, strata_codes, tasks_codes, perms, rng):
         size = successes if use_successes else n - successes
         for _ in range(perms):
             yield sample(rng, population, size), use_successes
-    elif mode == "strata":
-        parts = []
-        for members in group_rows(strata_codes, range(n)):
-            count = sum(labels[i] for i in members)
-            parts.append((members, count if use_successes else len(members) - count))
-        for _ in range(perms):
-            picked = []
-            for members, size in parts:
-                picked.extend(sample(rng, members, size))
-            yield picked, use_successes
-    else:
-        groups = task_shape_groups(labels, strata_codes, tasks_codes, use_successes)
-        for _ in range(perms):
-            picked = []
-            for cells_of, counts_of in groups:
-                for cell, counts in task_placements(rng, cells_of, counts_of):
-                    for (members, placements), count in zip(cell, counts):
-                        choices = placements[count]
-                        if choices is None:
-                            picked.extend(sample(rng, members, count))
-                        else:
-                            picked.extend(choices[int(rng.random() * len(choices))])
-            yield picked, use_successes
+        return
+    parts = []
+    for members in group_rows(strata_codes, range(n)):
+        count = sum(labels[i] for i in members)
+        parts.append((members, count if use_successes else len(members) - count))
+    for _ in range(perms):
+        picked = []
+        for members, size in parts:
+            picked.extend(sample(rng, members, size))
+        yield picked, use_successes
 
 
 def task_placements(rng, cells_of, counts_of):
@@ -4419,11 +4402,15 @@ PLACEMENTS_LIMIT = 256   # a cell's placements of a count are listed up to this 
 
 
 def task_null_aucs(family, labels, strata_codes, tasks_codes, perms, rng):
-    """null_aucs under the task shuffle, drawn exactly as shuffled_draws(..., 'tasks')
-    draws (the same generator calls in the same order), but adding each placement's
-    precomputed sum of the family's words: one addition per cell, not one per run.
-    The words are packed side by side into one integer, each in a field wider than
-    its total, so the sums never carry from one word into the next."""
+    """null_aucs under the task shuffle (--permute tasks): whole tasks' outcomes move
+    among tasks of the same shape (the same number of runs in each stratum; without
+    strata, the same number of runs). Each task receives another's number of
+    successes in each stratum, placed on a uniformly random subset of its runs there,
+    so no pairing of one task's runs with another's is assumed and the draw does not
+    depend on the order of the runs inside a task. Each placement's sum of the
+    family's words is precomputed: one addition per cell, not one per run. The words
+    are packed side by side into one integer, each in a field wider than its total,
+    so the sums never carry from one word into the next."""
     n = len(labels)
     use_successes = sum(labels) <= n - sum(labels)
     groups = task_shape_groups(labels, strata_codes, tasks_codes, use_successes)
@@ -4777,8 +4764,7 @@ def run_chunk(job):
                               shared["task_codes"], size, rng)
     if kind == "null":
         return null_aucs(shared["family"], shuffled_draws(
-            shared["labels"], shared["permute"], shared["strata_codes"],
-            shared["task_codes"], size, rng))
+            shared["labels"], shared["permute"], shared["strata_codes"], size, rng))
     return bootstrap_differences(shared["sweeps"], shared["n_clusters"], size, rng)
 
 

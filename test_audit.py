@@ -4078,6 +4078,26 @@ class TestDeliveryBcaInterval(unittest.TestCase):
 
 
 # === auc_audit.py ===
+class RowRecorder:
+    """A stand-in for auc_audit's NullFamily with one word per run (1 on that run, 0
+    elsewhere), so task_null_aucs, the task shuffle the script runs, hands back each
+    shuffle's drawn runs instead of AUCs: production's own draws, observed."""
+
+    def __init__(self, n):
+        self.words = [[int(row == word) for row in range(n)] for word in range(n)]
+        self.totals = [1] * n
+
+    def aucs_of_sums(self, packed, are_successes):
+        return [row for row, drawn in enumerate(packed) if drawn], are_successes
+
+
+def task_shuffle_draws(module, labels, strata_codes, task_codes, perms, rng):
+    """The task shuffle's draws as (rows, are_successes), the form shuffled_draws yields
+    for the other two shuffles, read off task_null_aucs through a RowRecorder."""
+    return module.task_null_aucs(RowRecorder(len(labels)), labels, strata_codes,
+                                 task_codes, perms, rng)
+
+
 def brute_pairs(scores, labels, groups=None, rows=None, weights=None):
     """Exact AUC (Fraction) by visiting every success/failure pair; None with no pairs."""
     rows = range(len(scores)) if rows is None else rows
@@ -4344,7 +4364,7 @@ class TestAucStatistics(unittest.TestCase):
         tasks = [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4]
         # A task receives another task's number of successes (on random runs of its own).
         vectors_by_size = {3: [1, 2], 2: [1, 1, 2]}
-        draws = self.a.shuffled_draws(labels, "tasks", [0] * 12, tasks, 50, random.Random(3))
+        draws = task_shuffle_draws(self.a, labels, [0] * 12, tasks, 50, random.Random(3))
         for picked, are_successes in draws:
             shuffled = [int(not are_successes)] * 12
             for row in picked:
@@ -4902,6 +4922,22 @@ class TestAucBaselineRecount(unittest.TestCase):
 
 
 class TestAucPermuteTasks(unittest.TestCase):
+    def test_the_task_shuffle_is_drawn_in_one_place(self):
+        # task_null_aucs is the task shuffle the script runs; a second drawing of it
+        # (shuffled_draws once kept one that only tests reached) could drift from it.
+        with open(os.path.join(HERE, AUC), encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        callers = {"task_placements": set(), "task_shape_groups": set()}
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            for node in ast.walk(function):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                        and node.func.id in callers):
+                    callers[node.func.id].add(function.name)
+        self.assertEqual(callers, {"task_placements": {"task_null_aucs"},
+                                   "task_shape_groups": {"task_null_aucs"}})
+
     def test_no_task_column_exits_2(self):
         header = ["run_id", "verified", "tool_calls", "f"]
         rows = [[f"r{i}", i % 2, i % 3, i] for i in range(8)]
@@ -4951,7 +4987,7 @@ class TestAucPermuteTasks(unittest.TestCase):
         # Under every shuffle d and e keep their own number of successes.
         module = load(AUC)
         codes = [sorted(set(tasks)).index(t) for t in tasks]
-        draws = module.shuffled_draws(labels, "tasks", None, codes, 200, random.Random(5))
+        draws = task_shuffle_draws(module, labels, None, codes, 200, random.Random(5))
         for picked, are_successes in draws:
             chosen = set(picked)
             for task in ("d", "e"):
@@ -5347,8 +5383,13 @@ class TestAucStepDownMinP(unittest.TestCase):
             codes = None if strata is None else [sorted(set(strata)).index(s) for s in strata]
             task_codes = None if tasks is None else [sorted(set(tasks)).index(t) for t in tasks]
             seen = set()
-            for picked, are_successes in self.a.shuffled_draws(
-                    REVIEW_LABELS, scheme, codes, task_codes, 3000, random.Random(7)):
+            if scheme == "tasks":
+                draws = task_shuffle_draws(self.a, REVIEW_LABELS, codes, task_codes, 3000,
+                                           random.Random(7))
+            else:
+                draws = self.a.shuffled_draws(REVIEW_LABELS, scheme, codes, 3000,
+                                              random.Random(7))
+            for picked, are_successes in draws:
                 draw = [int(not are_successes)] * n
                 for row in picked:
                     draw[row] = int(are_successes)
@@ -6020,7 +6061,7 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         self.assertAlmostEqual(result["features"][0]["permutation_p"], float(exact),
                                delta=0.03)
 
-    def test_fast_task_null_draws_what_the_row_level_shuffle_draws(self):
+    def test_fast_task_null_sums_what_its_draws_sum_run_by_run(self):
         module = load(AUC)
         rng = random.Random(5)
         for trial in range(30):
@@ -6033,11 +6074,12 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
             codes = strata if strata is not None else [0] * len(tasks)
             family = module.NullFamily(features, codes, 2 if strata else 1)
             fast = module.task_null_aucs(family, labels, strata, tasks, 40, random.Random(trial))
-            slow = module.null_aucs(family, module.shuffled_draws(
-                labels, "tasks", strata, tasks, 40, random.Random(trial)))
+            # The packed sums against the family's own run-by-run sums of the same draws.
+            slow = module.null_aucs(family, task_shuffle_draws(
+                module, labels, strata, tasks, 40, random.Random(trial)))
             self.assertEqual(fast, slow)
-            for picked, are_successes in module.shuffled_draws(labels, "tasks", strata, tasks,
-                                                               20, random.Random(trial)):
+            for picked, are_successes in task_shuffle_draws(module, labels, strata, tasks,
+                                                            20, random.Random(trial)):
                 # Each stratum keeps its number of successes; each task's count vector
                 # is some same-shape task's.
                 chosen = set(picked)
