@@ -336,7 +336,7 @@ Output
 #                             claim AUC, sampling mode, stratified exact test, raters,
 #                             criteria, cost, verdict; the cluster bootstrap and the
 #                             few-clusters rule; "What each test assumes"
-#   Input                     read_runs read_claim claim_from claim_source
+#   Input                     runs_columns read_runs read_claim claim_from claim_source
 #                             other_definitions apply_verdicts read_criteria
 #                             runs_from_counts
 #                             rules: Input (columns by name, claims, equivocal
@@ -4817,35 +4817,56 @@ def rater_label(value, where):
     return "equivocal" if claim == "equivocal" else ("claimed" if claim else "not")
 
 
-def read_runs(table, args, verdicts=False, ratings=None):
+def runs_columns(table, *, run_id=None, task=None, claim=None, verified=None,
+                 condition=None, replicate=None, cost=None, raters=None, verdicts=False,
+                 ratings=False):
+    """The columns read_runs reads, resolved once from the flags that name them (None:
+    the first default name present): {run_id, task, model, raters, claim, verified,
+    verified_beside, condition, replicate, cost, verdicts}.
+
+    With `verdicts` the verified outcome comes later, from join_verdicts, and a
+    verified column of the table's own is compared, never used; with `ratings` (filled
+    sheets) or `raters` (rater columns, 'a,b,c') the claim column may be absent.
+    """
+    columns = {"verdicts": verdicts}
+    columns["run_id"] = table.column(run_id, flag="--run-id", candidates=RUN_ID_COLUMNS,
+                                     required=bool(run_id))
+    columns["task"] = table.column(task, flag="--task", candidates=TASK_COLUMNS,
+                                   required=bool(task))
+    columns["model"] = (table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
+                        if verdicts else None)
+    rater_columns = [c.strip() for c in raters.split(",")] if raters else []
+    if raters and len(rater_columns) < 2:
+        raise InputError("--raters: name at least two rater columns, e.g. a,b,c")
+    for rater in rater_columns:
+        table.column(rater, flag="--raters")
+    columns["raters"] = rater_columns
+    columns["claim"] = table.column(claim, flag="--claim", candidates=CLAIM_COLUMNS,
+                                    required=not (rater_columns or ratings))
+    columns["verified"] = None if verdicts else table.column(
+        verified, flag="--verified", candidates=VERIFIED_COLUMNS)
+    columns["verified_beside"] = table.column(
+        verified, flag="--verified", candidates=VERIFIED_COLUMNS,
+        required=bool(verified)) if verdicts else None
+    columns["condition"] = table.column(condition, flag="--condition",
+                                        candidates=("condition",), required=bool(condition))
+    columns["replicate"] = table.column(replicate, flag="--replicate",
+                                        candidates=REPLICATE_COLUMNS, required=bool(replicate))
+    columns["cost"] = table.column(cost, flag="--cost") if cost else None
+    return columns
+
+
+def read_runs(table, columns, ratings=None):
     """Turn table rows into run dicts, checking every cell it uses.
 
-    With `verdicts` the verified outcome comes later, from join_verdicts; with
-    `ratings` ({run id: labels}, from read_ratings) the claim is the raters' majority.
+    `columns` are runs_columns' resolved columns; with `ratings` ({run id: labels},
+    from read_ratings) the claim is the raters' majority.
     """
-    run_id_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_COLUMNS,
-                              required=bool(args.run_id))
-    task_col = table.column(args.task, flag="--task", candidates=TASK_COLUMNS,
-                            required=bool(args.task))
-    model_col = (table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
-                 if verdicts else None)
-    raters = [c.strip() for c in args.raters.split(",")] if args.raters else []
-    if args.raters and len(raters) < 2:
-        raise InputError("--raters: name at least two rater columns, e.g. a,b,c")
-    for rater in raters:
-        table.column(rater, flag="--raters")
-    claim_col = table.column(args.claim, flag="--claim", candidates=CLAIM_COLUMNS,
-                             required=not (raters or ratings))
-    verified_col = None if verdicts else table.column(
-        args.verified, flag="--verified", candidates=VERIFIED_COLUMNS)
-    # With --verdicts a verified column of the table's own is compared, never used.
-    beside_col = table.column(args.verified, flag="--verified", candidates=VERIFIED_COLUMNS,
-                              required=bool(args.verified)) if verdicts else None
-    condition_col = table.column(args.condition, flag="--condition",
-                                 candidates=("condition",), required=bool(args.condition))
-    replicate_col = table.column(args.replicate, flag="--replicate",
-                                 candidates=REPLICATE_COLUMNS, required=bool(args.replicate))
-    cost_col = table.column(args.cost, flag="--cost") if args.cost else None
+    verdicts, raters = columns["verdicts"], columns["raters"]
+    run_id_col, task_col, model_col = columns["run_id"], columns["task"], columns["model"]
+    claim_col, verified_col = columns["claim"], columns["verified"]
+    beside_col, condition_col = columns["verified_beside"], columns["condition"]
+    replicate_col, cost_col = columns["replicate"], columns["cost"]
     runs, seen = [], {}
     for i, row in enumerate(table.rows):
         run_id = row[run_id_col].strip() if run_id_col else f"row-{table.lines[i]}"
@@ -4912,19 +4933,19 @@ def claim_cell(table, index, column):
     return read_claim(value, table.where(index, column))
 
 
-def claim_from(table, args):
-    """Which definition of a claim the audit uses (--claim-from, else the input's
-    default): 'rated' with --raters or --ratings; 'column' for a runs table, or agent
-    output whose claimed column the runs table beside it fills; 'submitted' for agent
-    output with no such column (the harness's own record of how each run ended)."""
-    rated = bool(args.raters or args.ratings)
-    claim_col = table.column(args.claim, flag="--claim", candidates=CLAIM_COLUMNS,
+def claim_from(table, *, claim=None, definition=None, rated=False):
+    """Which definition of a claim the audit uses (`definition`, from --claim-from, else
+    the input's default): 'rated' with --raters or --ratings (`rated`); 'column' for a
+    runs table, or agent output whose claimed column (`claim`, from --claim) the runs
+    table beside it fills; 'submitted' for agent output with no such column (the
+    harness's own record of how each run ended)."""
+    claim_col = table.column(claim, flag="--claim", candidates=CLAIM_COLUMNS,
                              required=False)
-    has_column = claim_col is not None and (bool(args.claim) or any(
+    has_column = claim_col is not None and (bool(claim) or any(
         not is_missing(row[claim_col]) for row in table.rows))
     has_submitted = SUBMITTED_COLUMN in table.columns and "format" in table.columns
-    chosen = args.claim_from or ("rated" if rated else "column" if has_column or
-                                 not has_submitted else "submitted")
+    chosen = definition or ("rated" if rated else "column" if has_column or
+                            not has_submitted else "submitted")
     if chosen == "rated" and not rated:
         raise InputError("--claim-from rated: give the raters (--raters a,b,c, or --ratings "
                          "with --rating-key; --rating-sheet writes the blind sheet)")
@@ -5123,10 +5144,10 @@ def key_path(sheet_path):
     return f"{root}.key{ext or '.csv'}"
 
 
-def write_rating_sheet(inputs, table, args):
-    """--rating-sheet: write the blind sheet and, beside it, its key; return the message."""
-    run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_COLUMNS,
-                           required=bool(args.run_id))
+def write_rating_sheet(inputs, table, run_col, *, sheet_path, seed, runs_path,
+                       task_map=None):
+    """--rating-sheet: write the blind sheet (to `sheet_path`) and, beside it, its key;
+    return the message, whose command reads the sheets back (`runs_path`, `task_map`)."""
     message_col = table.column(None, flag="--rating-sheet", candidates=MESSAGE_COLUMNS,
                                required=False)
     if message_col is None:
@@ -5138,11 +5159,11 @@ def write_rating_sheet(inputs, table, args):
     if duplicate is not None:
         raise InputError(f"{table.name}: run id {duplicate!r} appears twice; the key needs "
                          f"one row per run")
-    sheet, key = rating_sheet(run_ids, [row[message_col] for row in table.rows], args.seed)
+    sheet, key = rating_sheet(run_ids, [row[message_col] for row in table.rows], seed)
     sheet_text, key_text = (sheet_csv_text(SHEET_COLUMNS, sheet),
                             sheet_csv_text(("sheet_id", "run_id"), key))
-    keyfile = key_path(args.rating_sheet)
-    for path in (args.rating_sheet, keyfile):
+    keyfile = key_path(sheet_path)
+    for path in (sheet_path, keyfile):
         inputs.guard_output(path)
     if os.path.exists(keyfile):
         with open(keyfile, encoding="utf-8", newline="") as handle:
@@ -5151,9 +5172,9 @@ def write_rating_sheet(inputs, table, args):
                                  f"sheets may depend on it; move it away or choose another "
                                  f"sheet name")
     write_atomic(keyfile, key_text)
-    write_atomic(args.rating_sheet, sheet_text)
-    lines = [f"Wrote {relative_path(args.rating_sheet)}: {plural(len(sheet), 'final message')} "
-             f"in a shuffled order (seed {args.seed}), columns {', '.join(SHEET_COLUMNS)}; no "
+    write_atomic(sheet_path, sheet_text)
+    lines = [f"Wrote {relative_path(sheet_path)}: {plural(len(sheet), 'final message')} "
+             f"in a shuffled order (seed {seed}), columns {', '.join(SHEET_COLUMNS)}; no "
              f"run id, model or outcome is on it.",
              f"Wrote its key {relative_path(keyfile)} (sheet id -> run id): keep it away from "
              f"the raters.",
@@ -5162,12 +5183,12 @@ def write_rating_sheet(inputs, table, args):
     # The audit needs the verified outcomes too, which the sheet step never reads.
     lines[-1] = lines[-1].replace(" Then:", " Then (add --verdicts FILE unless the runs "
                                             "table has a verified column):")
-    command = [f"python3 delivery_audit.py {shell_word(relative_path(args.runs))} \\",
+    command = [f"python3 delivery_audit.py {shell_word(relative_path(runs_path))} \\",
                f"    --ratings a.csv,b.csv,c.csv --rating-key "
                f"{shell_word(relative_path(keyfile))}"]
-    if args.task_map:                        # the transcripts' tasks, as for the sheet
+    if task_map:                        # the transcripts' tasks, as for the sheet
         command[-1] += " \\"
-        command.append(f"    --task-map {shell_word(relative_path(args.task_map))}")
+        command.append(f"    --task-map {shell_word(relative_path(task_map))}")
     return ("\n".join(textwrap.fill(line, 100) for line in lines) + "\n    "
             + "\n    ".join(command) + "\n")
 
@@ -5708,7 +5729,12 @@ def _main(argv):
         if not args.runs or args.verdicts or args.ratings:
             raise InputError("--rating-sheet writes a sheet from a runs table or folder; "
                              "give it no --demo, --counts, --verdicts or --ratings")
-        sys.stdout.write(write_rating_sheet(inputs, inputs.read_table(args.runs), args))
+        table = inputs.read_table(args.runs)
+        run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_COLUMNS,
+                               required=bool(args.run_id))
+        sys.stdout.write(write_rating_sheet(inputs, table, run_col, sheet_path=args.rating_sheet,
+                                            seed=args.seed, runs_path=args.runs,
+                                            task_map=args.task_map))
         return 0
     if args.ratings and (args.raters or args.claim):
         raise InputError("--ratings gives the claim; give no --raters or --claim with it")
@@ -5734,10 +5760,15 @@ def _main(argv):
         ratings = (read_ratings(inputs, [f.strip() for f in args.ratings.split(",") if f.strip()],
                                 args.rating_key) if args.ratings else None)
         verdict_source = read_verdicts(inputs, args.verdicts) if args.verdicts else None
-        chosen = claim_from(table, args)
-        if chosen == "submitted":
-            args.claim = SUBMITTED_COLUMN
-        runs, found = read_runs(table, args, bool(verdict_source), ratings)
+        chosen = claim_from(table, claim=args.claim, definition=args.claim_from,
+                            rated=bool(args.raters or args.ratings))
+        columns = runs_columns(
+            table, run_id=args.run_id, task=args.task,
+            claim=SUBMITTED_COLUMN if chosen == "submitted" else args.claim,
+            verified=args.verified, condition=args.condition, replicate=args.replicate,
+            cost=args.cost, raters=args.raters, verdicts=bool(verdict_source),
+            ratings=bool(ratings))
+        runs, found = read_runs(table, columns, ratings)
         if ratings:
             unknown = sorted(set(ratings["labels"]) - {r["run_id"] for r in runs})
             if unknown:
@@ -5752,8 +5783,7 @@ def _main(argv):
                              f"{found['verified']!r} is empty on every row); grade the runs "
                              f"and give the verdicts with --verdicts")
         extras.update(claim_definition=chosen, claim_definition_text=CLAIM_DEFINITIONS[chosen],
-                      claim_column="raters" if chosen == "rated" else table.column(
-                          args.claim, flag="--claim", candidates=CLAIM_COLUMNS),
+                      claim_column="raters" if chosen == "rated" else columns["claim"],
                       other_definitions=other_definitions(table, runs, chosen, found),
                       assumptions=list(getattr(table, "notes", ()))
                       + extras.get("assumptions", []))
