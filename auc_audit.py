@@ -389,7 +389,7 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 #                             rules: Definitions: same rows, joint CI, within-task, within
 #                             p, task ceiling, task identity, verdict, power, flags;
 #                             Defaults (--permute)
-#   Input                     read_runs audited_rows select_rows guessed_task_column
+#   Input                     runs_table read_runs audited_rows select_rows guessed_task_column
 #                             read_tasks read_strata
 #                             read_baseline choose_features numeric_features
 #                             read_feature_values recount_tool_calls
@@ -5602,15 +5602,15 @@ def id_like(column):
     return lowered in ID_LIKE_NAMES or lowered.endswith("_id")
 
 
-def runs_table(args, inputs):
+def runs_table(inputs, runs, demo=False):
     """Read the runs table (the demo's, or the one named) and the tool_calls.csv beside it."""
-    if args.demo:
+    if demo:
         return parse_table_text(DEMO_RUNS, "demo", "csv"), None
-    if not args.runs:
+    if not runs:
         raise InputError("no runs table given (a CSV/TSV/JSONL/JSON file, '-' or a "
                          "runs folder); try --demo or --help")
-    table = inputs.read_table(args.runs)
-    return table, inputs.sibling_table(args.runs, "tool_calls.csv")
+    table = inputs.read_table(runs)
+    return table, inputs.sibling_table(runs, "tool_calls.csv")
 
 
 def audited_rows(table, where, run_col):
@@ -5635,10 +5635,12 @@ def audited_rows(table, where, run_col):
     return rows
 
 
-def joined_outcome(args, inputs, table, rows, run_col, task_col, notes):
-    """The outcome joined from a grader's verdicts; returns (labels, the rows kept,
-    the outcome's name, the verdicts' tasks, their name)."""
-    source = read_verdicts(inputs, args.verdicts, args.outcome)
+def joined_outcome(inputs, table, rows, run_col, task_col, notes, *, verdicts, outcome=None,
+                   own=None, any_model=False):
+    """The outcome joined from a grader's verdicts (the file `verdicts`, its column
+    `outcome`); the table's own outcome column `own` is set aside and compared. Returns
+    (labels, the rows kept, the outcome's name, the verdicts' tasks, their name)."""
+    source = read_verdicts(inputs, verdicts, outcome)
     model_col = table.column(None, candidates=VERDICT_MODEL_COLUMNS, required=False)
 
     def cell(i, column):
@@ -5647,12 +5649,10 @@ def joined_outcome(args, inputs, table, rows, run_col, task_col, notes):
         {"run_id": cell(i, run_col), "task": cell(i, task_col) or None,
          "model": cell(i, model_col) or None, "label": f"row {table.lines[i]}",
          "empty_diff": cell(i, run_col) in getattr(table, "empty_diffs", ())}
-        for i in rows], runs_table=table.name, any_model=args.any_model)
+        for i in rows], runs_table=table.name, any_model=any_model)
     notes.append(f"verdicts' model: {joined['model_check']}")
     if joined["empty_ungraded_note"]:
         notes.append(joined["empty_ungraded_note"])
-    own = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES,
-                       required=False) if not args.outcome else None
     if own:
         pairs = [(optional_bool(table.rows[i][own]), v["verified"])
                  for i, v in zip(rows, joined["verdicts"])]
@@ -5777,22 +5777,23 @@ def check_baseline_varies(table, baseline, name, base_source):
                          f"beat")
 
 
-def read_baseline(args, table, tool_table, rows, run_col, run_ids, notes):
-    """The baseline: the table's column, checked against tool_calls.csv when it is there,
-    else counted from it; returns (baseline, column, source, the check)."""
-    base_col = args.baseline if args.baseline in table.columns else None
+def read_baseline(table, tool_table, rows, run_col, run_ids, notes, name=DEFAULT_BASELINE):
+    """The baseline (`name`, from --baseline): the table's column, checked against
+    tool_calls.csv when it is there, else counted from it; returns (baseline, column,
+    source, the check)."""
+    base_col = name if name in table.columns else None
     baseline = baseline_column(table, base_col, rows) if base_col else None
     table_run_ids = ([row[run_col].strip() for row in table.rows] if run_col else None)
     # Only a tool-call count can be checked against the log; another --baseline
     # column is taken as it is.
-    counts_calls = args.baseline == DEFAULT_BASELINE
+    counts_calls = name == DEFAULT_BASELINE
     check = recount_tool_calls(tool_table if counts_calls or not base_col else None, run_ids,
                                baseline, base_col, table_run_ids)
     if check:
         notes.extend(check.pop("notes"))
     if not base_col:
         if not check or check.get("recomputed") is None:
-            raise InputError(f"{table.name}: no baseline column {args.baseline!r} (name it "
+            raise InputError(f"{table.name}: no baseline column {name!r} (name it "
                              f"with --baseline) and no tool_calls.csv beside it to count; "
                              f"columns are {', '.join(table.columns)}")
         baseline = check.pop("recomputed")
@@ -5801,7 +5802,7 @@ def read_baseline(args, table, tool_table, rows, run_col, run_ids, notes):
         if check:
             check.pop("recomputed", None)
         base_source = f"column {base_col!r}"
-    check_baseline_varies(table, baseline, base_col or args.baseline, base_source)
+    check_baseline_varies(table, baseline, base_col or name, base_source)
     return baseline, base_col, base_source, check
 
 
@@ -5849,12 +5850,12 @@ def numeric_features(table, rows, roles):
     return names, not_candidates, left_out, read
 
 
-def choose_features(args, table, rows, taken, roles):
-    """The family: the columns named with --features, else the derived process
-    measures, else every numeric column; returns (names, not candidates, left out,
-    the values already read)."""
-    if args.features:
-        names = named_features(args.features, table, taken)
+def choose_features(features, table, rows, taken, roles):
+    """The family: the columns named with --features (`features`, 'a,b'), else the
+    derived process measures, else every numeric column; returns (names, not
+    candidates, left out, the values already read)."""
+    if features:
+        names = named_features(features, table, taken)
         not_candidates = [{"name": c, "why": roles.get(c, "not named")}
                           for c in table.columns if c not in names]
         return names, not_candidates, [], {}
@@ -5878,56 +5879,60 @@ def read_feature_values(table, names, rows, read):
     return candidates
 
 
-def read_runs(args, inputs):
-    """Read and check every input; return the audit's arguments and the report's notes."""
-    table, tool_table = runs_table(args, inputs)
+def read_runs(inputs, table, tool_table, *, run_id=None, task=None, strata=None, where=(),
+              outcome=None, baseline=DEFAULT_BASELINE, verdicts=None, any_model=False,
+              features=None):
+    """Read and check every input (the flags' plain values name the columns); return
+    the audit's arguments and the report's notes."""
     notes = list(getattr(table, "notes", ()))   # what agent output left to assumption
-    run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_NAMES,
+    run_col = table.column(run_id, flag="--run-id", candidates=RUN_ID_NAMES,
                            required=False)
-    task_col = table.column(args.task, flag="--task", candidates=TASK_NAMES, required=False)
-    strata_col = table.column(args.strata, flag="--strata") if args.strata else None
-    rows = audited_rows(table, args.where, run_col)
+    task_col = table.column(task, flag="--task", candidates=TASK_NAMES, required=False)
+    strata_col = table.column(strata, flag="--strata") if strata else None
+    rows = audited_rows(table, where, run_col)
     n_selected = len(rows)
-    if task_col is None and not args.task:
-        task_col = guessed_task_column(table, rows, {run_col, strata_col, args.outcome,
-                                                     args.baseline}, notes)
+    if task_col is None and not task:
+        task_col = guessed_task_column(table, rows, {run_col, strata_col, outcome,
+                                                     baseline}, notes)
 
-    # The outcome: from the table, or joined from a grader's verdicts.
-    if args.verdicts:
-        outcome_col = None
+    # The outcome: from the table, or joined from a grader's verdicts (the table's
+    # own outcome column then set aside, unless --outcome names the verdicts' column).
+    if verdicts:
+        outcome_col = (table.column(None, candidates=OUTCOME_NAMES, required=False)
+                       if not outcome else None)
         labels, rows, outcome_name, tasks, task_name = joined_outcome(
-            args, inputs, table, rows, run_col, task_col, notes)
+            inputs, table, rows, run_col, task_col, notes, verdicts=verdicts,
+            outcome=outcome, own=outcome_col, any_model=any_model)
     else:
-        outcome_col = table.column(args.outcome, flag="--outcome", candidates=OUTCOME_NAMES)
+        outcome_col = table.column(outcome, flag="--outcome", candidates=OUTCOME_NAMES)
         labels, outcome_name = table_outcome(table, rows, outcome_col), outcome_col
         tasks = task_name = None
     run_ids = [table.rows[i][run_col].strip() for i in rows] if run_col else None
-    check_two_classes(table, labels, outcome_name, args.where)
+    check_two_classes(table, labels, outcome_name, where)
     tasks, task_name = read_tasks(table, rows, task_col, tasks, task_name, notes)
-    strata = read_strata(table, rows, strata_col, notes)
-    baseline, base_col, base_source, check = read_baseline(args, table, tool_table, rows,
-                                                           run_col, run_ids, notes)
+    strata_values = read_strata(table, rows, strata_col, notes)
+    baseline_values, base_col, base_source, check = read_baseline(
+        table, tool_table, rows, run_col, run_ids, notes, baseline)
 
     # The features, once every column playing a role is set aside.
-    taken = {c for c in (run_col, task_col, strata_col, base_col, args.baseline) if c}
-    if args.verdicts and not args.outcome:     # the table's own outcome, set aside
-        outcome_col = table.column(None, candidates=OUTCOME_NAMES, required=False)
+    taken = {c for c in (run_col, task_col, strata_col, base_col, baseline) if c}
     if outcome_col:
         taken.add(outcome_col)
     roles = {run_col: "run id", task_col: "task", strata_col: "strata", base_col: "baseline"}
     if outcome_col:
-        roles[outcome_col] = "outcome" + (" (set aside: --verdicts wins)" if args.verdicts
+        roles[outcome_col] = "outcome" + (" (set aside: --verdicts wins)" if verdicts
                                           else "")
-    names, not_candidates, left_out, read = choose_features(args, table, rows, taken, roles)
+    names, not_candidates, left_out, read = choose_features(features, table, rows, taken,
+                                                            roles)
     candidates = read_feature_values(table, names, rows, read)
-    if args.where:
-        notes.append(f"audited subset: {' and '.join(args.where)} "
+    if where:
+        notes.append(f"audited subset: {' and '.join(where)} "
                      f"({n_selected} of {plural(len(table.rows), 'run')})")
     return {
-        "labels": labels, "candidates": candidates, "baseline": baseline, "tasks": tasks,
-        "strata": strata, "baseline_name": base_col or args.baseline,
+        "labels": labels, "candidates": candidates, "baseline": baseline_values,
+        "tasks": tasks, "strata": strata_values, "baseline_name": base_col or baseline,
         "meta": {"table": relative_path(table.name), "outcome": outcome_name, "task": task_name,
-                 "strata": strata_col, "run_id": run_col, "where": list(args.where),
+                 "strata": strata_col, "run_id": run_col, "where": list(where),
                  "baseline_source": base_source, "baseline_check": check, "notes": notes,
                  "columns": list(table.columns), "not_candidates": not_candidates},
         "left_out": left_out,
@@ -6790,7 +6795,11 @@ def _main(argv):
         if note and not args.verdicts:
             sys.stdout.write(note)
             return 0
-    data = read_runs(args, inputs)
+    table, tool_table = runs_table(inputs, args.runs, demo=args.demo)
+    data = read_runs(inputs, table, tool_table, run_id=args.run_id, task=args.task,
+                     strata=args.strata, where=args.where, outcome=args.outcome,
+                     baseline=args.baseline, verdicts=args.verdicts,
+                     any_model=args.any_model, features=args.features)
     if args.svg:
         inputs.guard_output(args.svg)
     result = audit(data["labels"], data["candidates"], data["baseline"],
