@@ -920,6 +920,66 @@ class TestSharedBlockOneHome(unittest.TestCase):
                          ["a__b-1@m", "a__b-1@m#2", "a__b-1", "s-9"])
 
 
+class TestAuditsReadFlagsInMain(unittest.TestCase):
+    """The audits' _main resolves the flags once and passes plain values down: no other
+    function of delivery_audit.py or auc_audit.py takes the argparse namespace, and
+    _main never hands it on whole, stores it, or rewrites one of its flags."""
+
+    NAMESPACE_NAMES = {"args", "opts", "options", "namespace", "ns", "parsed", "flags"}
+
+    def script_tree(self, script):
+        with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+            text = handle.read()
+        lines = text.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_START))
+        end = next(i for i, line in enumerate(lines) if line.startswith(BLOCK_END))
+        return ast.parse(text), start + 1, end + 1
+
+    def test_no_function_but_main_takes_the_namespace(self):
+        # The block's shell readers name a command's words `args`; they are a list, not
+        # the namespace, and the block is held to the second test instead.
+        for script in ("delivery_audit.py", "auc_audit.py"):
+            tree, start, end = self.script_tree(script)
+            takers = []
+            for node in ast.walk(tree):
+                if not isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                    continue
+                name = getattr(node, "name", "<lambda>")
+                if name in ("_main", "build_parser") or start < node.lineno < end:
+                    continue
+                params = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                if {p.arg for p in params} & self.NAMESPACE_NAMES:
+                    takers.append(f"{name} (line {node.lineno})")
+            self.assertEqual(takers, [], f"{script}: these take the argparse namespace; "
+                             f"resolve the flags in _main and pass plain values")
+
+    def test_main_never_hands_the_namespace_on(self):
+        for script in ("delivery_audit.py", "auc_audit.py"):
+            tree, _, _ = self.script_tree(script)
+            main = next(node for node in tree.body
+                        if isinstance(node, ast.FunctionDef) and node.name == "_main")
+            bound = {target.id for node in ast.walk(main) if isinstance(node, ast.Assign)
+                     and isinstance(node.value, ast.Call)
+                     and isinstance(node.value.func, ast.Attribute)
+                     and node.value.func.attr == "parse_args"
+                     for target in node.targets if isinstance(target, ast.Name)}
+            self.assertTrue(bound, f"{script}: _main parses no arguments")
+            leaks = []
+            for node in ast.walk(main):
+                if isinstance(node, ast.Call):
+                    handed = node.args + [k.value for k in node.keywords]
+                    leaks += [f"passed to a call, line {node.lineno}" for value in handed
+                              if isinstance(value, ast.Name) and value.id in bound]
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and \
+                        isinstance(node.value, ast.Name) and node.value.id in bound:
+                    leaks.append(f"stored, line {node.lineno}")
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                        isinstance(node.value, ast.Name) and node.value.id in bound:
+                    leaks.append(f"--{node.attr.replace('_', '-')} rewritten, "
+                                 f"line {node.lineno}")
+            self.assertEqual(leaks, [], f"{script}: _main's namespace {sorted(bound)}")
+
+
 # === The shared block ===
 # --- The shared block: tables and rating sheets ---
 class TestDelimiterHint(unittest.TestCase):
