@@ -419,8 +419,6 @@ DEFAULT_PERMS = 2000
 DEFAULT_BOOT = 2000
 DEFAULT_SEED = 20260801
 DEFAULT_BASELINE = "tool_calls"
-ALPHA = 0.05
-CONFIDENCE = 0.95
 OUTCOME_NAMES = ("verified", "completed", "resolved", "gt_completed", "outcome")
 TASK_NAMES = ("task_id", "instance_id", "task")
 # Taken as the task when none of TASK_NAMES is present, with a note saying so: names
@@ -501,6 +499,11 @@ import textwrap
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
 # delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
 FEW_CLUSTERS = 10
+# A p below SIGNIFICANCE is significant (delivery_audit.py: Fisher's p and the
+# within-task test, the claim and the outcome are not independent; auc_audit.py:
+# its gates), and fmt_p never rounds a p across it. Intervals are CONFIDENCE ones.
+SIGNIFICANCE = 0.05
+CONFIDENCE = 0.95
 # The report the scripts come from, named where printed text first refers to it.
 SEED_REPORT = "XO Labs, What Observational Data Can't Tell You About Work Done, August 2026"
 
@@ -929,9 +932,9 @@ def plural(count, noun, nouns=None):
     return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
 
 
-def fmt_p(p, floor=None, level=0.05):
+def fmt_p(p, floor=None, level=SIGNIFICANCE):
     """A p-value to 3 decimals, never rounded across the significance level (0.05: the
-    scripts' SIGNIFICANCE and ALPHA), nor to a misleading 0.000: below 0.0005 it prints
+    scripts' SIGNIFICANCE), nor to a misleading 0.000: below 0.0005 it prints
     '<0.001'. A p just below the level keeps the decimals that show it below (0.0497,
     not 0.050); one that would need more than six prints as '<0.050'. A permutation p
     at its floor 1/(B + 1) (pass `floor`) prints as '<=' that floor rounded up.
@@ -3587,7 +3590,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 f957a1bab9f74c17 ---
+# --- end shared helpers body sha256 b42fd3c26f3493bc ---
 
 
 # === Statistics ===
@@ -4860,7 +4863,7 @@ def gate_verdict(feature, n_clusters, family_size):
     if joint is not None and joint[0] <= 0 and family_size > 1:
         return (f"fails gate 1: its joint interval over all {family_size} features "
                 f"reaches 0, so it is not better than the baseline family-wise")
-    if feature["adjusted_p"] is None or feature["adjusted_p"] >= ALPHA:
+    if feature["adjusted_p"] is None or feature["adjusted_p"] >= SIGNIFICANCE:
         return "fails gate 2: not significant once the family's width is counted"
     has_tasks = feature["task_ceiling_same_rows"] is not None
     if n_clusters < 2:
@@ -4886,7 +4889,7 @@ def gate_verdict(feature, n_clusters, family_size):
                 f"{fmt(feature['within_task_auc'])} on "
                 f"{plural(feature['within_task_pairs'], 'pair')}, within-task p "
                 f"{fmt_p(feature['within_task_p'], feature['within_task_test']['smallest_p'])}"
-                f", one-sided; it needs p < {ALPHA})")
+                f", one-sided; it needs p < {SIGNIFICANCE})")
     return PASS_VERDICT
 
 
@@ -5369,16 +5372,16 @@ def feature_power(feature, drawn, critical, n_clusters, eligible=True):
 
 
 def within_task_rejects(feature):
-    """Gate 3's within-task test rejects at ALPHA: the feature separates runs of one
+    """Gate 3's within-task test rejects at SIGNIFICANCE: the feature separates runs of one
     task x stratum cell beyond what shuffling their outcomes there gives."""
-    return feature.get("within_task_p") is not None and feature["within_task_p"] < ALPHA
+    return feature.get("within_task_p") is not None and feature["within_task_p"] < SIGNIFICANCE
 
 
 def audit_verdict(features):
     """The verdict: the features that pass all three gates, and the level used."""
     passing = [f["name"] for f in features if f["verdict"] == PASS_VERDICT]
     untested = [f["name"] for f in features if f["verdict"] == NO_TASK_VERDICT]
-    return {"passing": passing, "passing_gates_1_and_2_only": untested, "alpha": ALPHA}
+    return {"passing": passing, "passing_gates_1_and_2_only": untested, "alpha": SIGNIFICANCE}
 
 
 def audit_result(labels, design, baseline_summary, identity, features, family_null,
@@ -6438,7 +6441,7 @@ def shuffle_notes(result):
                 f"smallest adjusted p any feature could reach is {fmt(floor)} (a feature "
                 f"beating every shuffle still counts the shuffles where another feature "
                 f"beats every draw: about K/(N+1), not 1/(N+1))")
-        if floor >= ALPHA:
+        if floor >= SIGNIFICANCE:
             text += (f", so gate 2 cannot pass here; run --perms "
                      f"{max(DEFAULT_PERMS, 40 * family)} or more")
         notes.append(text)

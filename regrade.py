@@ -651,6 +651,11 @@ import textwrap
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
 # delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
 FEW_CLUSTERS = 10
+# A p below SIGNIFICANCE is significant (delivery_audit.py: Fisher's p and the
+# within-task test, the claim and the outcome are not independent; auc_audit.py:
+# its gates), and fmt_p never rounds a p across it. Intervals are CONFIDENCE ones.
+SIGNIFICANCE = 0.05
+CONFIDENCE = 0.95
 # The report the scripts come from, named where printed text first refers to it.
 SEED_REPORT = "XO Labs, What Observational Data Can't Tell You About Work Done, August 2026"
 
@@ -1079,9 +1084,9 @@ def plural(count, noun, nouns=None):
     return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
 
 
-def fmt_p(p, floor=None, level=0.05):
+def fmt_p(p, floor=None, level=SIGNIFICANCE):
     """A p-value to 3 decimals, never rounded across the significance level (0.05: the
-    scripts' SIGNIFICANCE and ALPHA), nor to a misleading 0.000: below 0.0005 it prints
+    scripts' SIGNIFICANCE), nor to a misleading 0.000: below 0.0005 it prints
     '<0.001'. A p just below the level keeps the decimals that show it below (0.0497,
     not 0.050); one that would need more than six prints as '<0.050'. A permutation p
     at its floor 1/(B + 1) (pass `floor`) prints as '<=' that floor rounded up.
@@ -3737,7 +3742,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 f957a1bab9f74c17 ---
+# --- end shared helpers body sha256 b42fd3c26f3493bc ---
 
 
 # === Diffs ===

@@ -864,12 +864,14 @@ class TestSharedBlockCopies(unittest.TestCase):
 
 
 class TestSharedBlockOneHome(unittest.TestCase):
-    """A rule the scripts share has one home, in the block: fmt_p, plural, FEW_CLUSTERS and
-    the run-id rule are defined there and nowhere else in any script."""
+    """A rule the scripts share has one home, in the block: fmt_p, plural, FEW_CLUSTERS,
+    the significance level and interval confidence, and the run-id rule are defined there
+    and nowhere else in any script."""
 
     def test_each_shared_rule_is_defined_in_the_block_only(self):
         import ast
-        names = ("fmt_p", "plural", "FEW_CLUSTERS", "number_run_ids", "instance_at_model")
+        names = ("fmt_p", "plural", "FEW_CLUSTERS", "SIGNIFICANCE", "CONFIDENCE",
+                 "number_run_ids", "instance_at_model")
         for script in SCRIPTS:
             path = os.path.join(HERE, script)
             with open(path, encoding="utf-8") as handle:
