@@ -346,7 +346,8 @@ Output
 #                             rules: "Rating sheets" (blind sheets, the key, raters)
 #   Report                    render render_definitions render_verdict withheld_notes
 #                             render_svg
-#                             rules: Output (3 decimals, --format, --svg)
+#                             rules: Output (--format, --svg; the 3 decimals and the
+#                             p-value rule are the block's fmt and fmt_p)
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Output (exit status)
 import bisect
@@ -400,6 +401,8 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
+#   (its head)          FEW_CLUSTERS, SIGNIFICANCE, CONFIDENCE, SEED_REPORT: the rules
+#                       the scripts share (the few-clusters rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
@@ -419,8 +422,11 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #   command line        Parser, add_common_options, add_agent_options, run_main
 #                       (--format, --seed, --version; error: ... and status 2)
 #   agent output        the readers (read_swe_agent, read_mini_swe_agent,
-#                       read_openhands, read_claude_code, read_codex) and
-#                       command_category (HARNESS_MANUAL's tool categories and
+#                       read_openhands, read_claude_code, read_codex); the named
+#                       tools' categories (HARNESS_MANUAL's "Tool categories"):
+#                       SWE_AGENT_TOOLS and EDITOR_COMMANDS (swe_agent_call),
+#                       openhands_call, CLAUDE_TOOLS, codex_call; shell commands'
+#                       categories: command_category (SHELL_RULES, the manual's
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
 #                       keys, submission rule, manual paragraph: a new format is
@@ -3537,7 +3543,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 b42fd3c26f3493bc ---
+# --- end shared helpers body sha256 d8f767abf0b22142 ---
 
 
 # === Statistics ===
