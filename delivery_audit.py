@@ -429,8 +429,9 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       categories: command_category (SHELL_RULES, the manual's
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, submission rule, manual paragraph: a new format is
-#                       one record plus its reader); agent_files,
+#                       keys, submission rule, tool tables, refusal rule, token
+#                       source, manual paragraph: a new format is one record plus
+#                       its reader); agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
 #                       write_runs (--task-map, --write-runs)
@@ -2047,33 +2048,11 @@ Reading harness folders (agent output as the runs input; all three scripts)
           harness refused or whose tool reported it did nothing; tool_calls =
           attempted_calls - failed_calls, and only those have a category and a
           row in tool_calls.csv. Refused or failed, by the harness's own record:
-          mini-swe-agent  a reply whose ```bash blocks are not exactly one (its
-                          format error: none of them ran; the regex is the
-                          trajectory's own config action_regex where it has one)
-          SWE-agent       an editor or file command whose observation says it
-                          changed nothing ("Your changes have NOT been applied",
-                          "No replacement was performed", "Usage: ...", ...)
-          OpenHands       an observation of edit or read that begins "ERROR:",
-                          and an agent error observation that answers no action
-                          (a tool call it refused, e.g. a bad parameter: its
-                          response is a turn, with no usage recorded)
-          Claude Code     a tool_result with is_error, except a Bash command
-                          that ran and exited non-zero ("Exit code N"): that ran;
-                          a <tool_use_error> (e.g. "File has not been read yet")
-                          or a permission denial never ran
-          Codex CLI       not read (no rollout with refusals was available)
-      A shell command that ran and exited non-zero ran: a failing test run is
+{refusals}      A shell command that ran and exited non-zero ran: a failing test run is
       still a test run.
     Token totals come from the harness's final record where there is one;
     tokens_source names it:
-      model_stats (SWE-agent's info), responses' usage summed (mini-swe-agent),
-      accumulated_token_usage (OpenHands metrics), result line (claude -p's last
-      line), token_count total (Codex), messages' usage summed (Claude Code
-      transcripts whose messages carry their final usage: a stop_reason). A
-      Claude Code message written while it streamed (stop_reason null) carries
-      a placeholder output count: without a result line tokens_out is then
-      blank and tokens_source says so; input counts are known at a message's
-      start and are summed. Per-turn phase tokens need every turn's final usage.
+{tokens}
     Process measures (blank = undefined):
       tool_calls, <category>_calls  calls per category; turns = model responses;
           a call lasts from its own timestamp to its result's
@@ -2991,11 +2970,14 @@ CODEX_SHELLS = frozenset({"shell", "container.exec", "exec_command", "shell_comm
                           "local_shell"})
 
 
+CODEX_TOOLS = {"apply_patch": "edit"}     # named tools; a shell call's category is its command's
+
+
 def codex_call(payload, where):
     """(tool, category) of a Codex function_call, custom_tool_call or local_shell_call."""
     name = payload.get("name") or "local_shell"
-    if name == "apply_patch":
-        return name, "edit"
+    if name in CODEX_TOOLS:
+        return name, CODEX_TOOLS[name]
     if name not in CODEX_SHELLS:
         return name, "other"
     arguments = payload.get("arguments") or payload.get("action") or {}
@@ -3124,6 +3106,14 @@ def codex_submitted(run):
 #              of how the run ended (None: it records none); None for a format not read
 #   records    what the harness records of a claim, one sentence (manual and README)
 #   manual     its paragraph in HARNESS_MANUAL's list of formats, line by line
+#   tools      its named tools' categories: the {tool: category} tables its reader
+#              looks tools up in (shell commands aside: command_category); the hand-
+#              written "Tool categories" of HARNESS_MANUAL, grouped by category, is
+#              checked against them by TestSharedBlockHarnessRegistry
+#   refusals   the calls it records as refused or failed (never run), line by line
+#              (HARNESS_MANUAL's "Refused or failed" list); None: not read
+#   tokens     where its token totals come from (HARNESS_MANUAL's tokens_source list),
+#              and tokens_note what else a reader of its tokens must know (or None)
 TASK_MAP_KEYS = ("session_id", "run_id", "session", "file", "path")
 HARNESS_FORMATS = (
     {"format": "swe-agent", "label": "SWE-agent", "names": (".traj",),
@@ -3136,7 +3126,12 @@ HARNESS_FORMATS = (
                 'when it stopped the agent',
      "manual": ("<iid>/<iid>.traj (trajectory[], info); model from <iid>.pred",
                 "or preds.json; diff info.submission; seconds are the steps'",
-                "execution_time only (no timestamps); no per-turn tokens")},
+                "execution_time only (no timestamps); no per-turn tokens"),
+     "tools": (SWE_AGENT_TOOLS, EDITOR_COMMANDS),
+     "refusals": ("an editor or file command whose observation says it",
+                  "changed nothing (\"Your changes have NOT been applied\",",
+                  "\"No replacement was performed\", \"Usage: ...\", ...)"),
+     "tokens": "model_stats (SWE-agent's info)", "tokens_note": None},
     {"format": "mini-swe-agent", "label": "mini-swe-agent", "names": (".traj.json",),
      "json_keys": lambda keys: "info" in keys and "messages" in keys,
      "line": None, "truncated": (), "reader": read_mini_swe_agent, "run_id": "instance@model",
@@ -3146,7 +3141,12 @@ HARNESS_FORMATS = (
                 'the harness stopped it',
      "manual": ("<iid>/<iid>.traj.json (messages[] with extra.actions,",
                 "extra.timestamp and extra.response.usage, info; format 1:",
-                "the reply's bash block); diff info.submission")},
+                "the reply's bash block); diff info.submission"),
+     "tools": (),
+     "refusals": ("a reply whose ```bash blocks are not exactly one (its",
+                  "format error: none of them ran; the regex is the",
+                  "trajectory's own config action_regex where it has one)"),
+     "tokens": "responses' usage summed (mini-swe-agent)", "tokens_note": None},
     {"format": "openhands", "label": "OpenHands", "names": (), "json_keys": None,
      # a record with a test report is the grader's copy (output.swebench_eval.jsonl)
      "line": lambda record: "history" in record and "instance_id" in record
@@ -3159,7 +3159,13 @@ HARNESS_FORMATS = (
      "manual": ("output.jsonl (instance_id, V0 history[] events, metrics;",
                 "V1 SDK events are refused, not misread); diff",
                 "test_result.git_patch; the finish action and its",
-                "task_completed give the submitted column (below)")},
+                "task_completed give the submitted column (below)"),
+     "tools": (OPENHANDS_CATEGORIES,),
+     "refusals": ("an observation of edit or read that begins \"ERROR:\",",
+                  "and an agent error observation that answers no action",
+                  "(a tool call it refused, e.g. a bad parameter: its",
+                  "response is a turn, with no usage recorded)"),
+     "tokens": "accumulated_token_usage (OpenHands metrics)", "tokens_note": None},
     {"format": "claude-code", "label": "Claude Code", "names": (), "json_keys": None,
      "line": lambda record: "sessionId" in record
      or (record.get("type") in ("system", "result") and "session_id" in record),
@@ -3172,7 +3178,18 @@ HARNESS_FORMATS = (
                 "`claude -p --output-format stream-json` logs; assistant",
                 "entries repeating one message id count once; input tokens",
                 "include cache reads and writes; a subagent's own file",
-                "(every entry a sidechain) is skipped; no diff")},
+                "(every entry a sidechain) is skipped; no diff"),
+     "tools": (CLAUDE_TOOLS,),
+     "refusals": ("a tool_result with is_error, except a Bash command",
+                  "that ran and exited non-zero (\"Exit code N\"): that ran;",
+                  "a <tool_use_error> (e.g. \"File has not been read yet\")",
+                  "or a permission denial never ran"),
+     "tokens": "result line (claude -p's last line), messages' usage summed (Claude "
+               "Code transcripts whose messages carry their final usage: a stop_reason)",
+     "tokens_note": "A Claude Code message written while it streamed (stop_reason null) "
+                    "carries a placeholder output count: without a result line tokens_out "
+                    "is then blank and tokens_source says so; input counts are known at a "
+                    "message's start and are summed."},
     {"format": "codex", "label": "Codex CLI", "names": (), "json_keys": None,
      "line": lambda record: "payload" in record
      and record.get("type") in ("session_meta", "response_item", "event_msg", "turn_context"),
@@ -3181,12 +3198,16 @@ HARNESS_FORMATS = (
      "records": "a task_complete event when the agent ended its turn, turn_aborted when "
                 "it was interrupted",
      "manual": ("rollout JSONL (session_meta, response_item, event_msg);",
-                "a repeated token_count with the same total counts once")},
+                "a repeated token_count with the same total counts once"),
+     "tools": (CODEX_TOOLS,),
+     "refusals": ("not read (no rollout with refusals was available)",),
+     "tokens": "token_count total (Codex)", "tokens_note": None},
     {"format": "aider", "label": "Aider", "names": (".aider.chat.history.md",),
      "json_keys": None, "line": None, "truncated": (), "reader": None, "run_id": None,
      "task_map": (), "submitted": None, "records": None,
      "manual": (".aider.chat.history.md: not read; a folder holding one is",
-                "refused rather than audited without its runs")},
+                "refused rather than audited without its runs"),
+     "tools": (), "refusals": None, "tokens": None, "tokens_note": None},
 )
 HARNESS_BY_FORMAT = {record["format"]: record for record in HARNESS_FORMATS}
 AGENT_FILE_ENDINGS = tuple(name for record in HARNESS_FORMATS for name in record["names"]) \
@@ -3209,8 +3230,27 @@ def submission_rules_text():
         for record in HARNESS_FORMATS if record["records"])
 
 
+def refusals_text():
+    """HARNESS_MANUAL's list of the calls each harness records as refused or failed."""
+    indent = " " * 10
+    return "".join(f"{indent}{record['label']:<16}{record['refusals'][0]}\n"
+                   + "".join(f"{indent}{'':16}{line}\n" for line in record["refusals"][1:])
+                   for record in HARNESS_FORMATS if record["refusals"])
+
+
+def tokens_text():
+    """HARNESS_MANUAL's paragraph of where each harness's token totals come from."""
+    sources = ", ".join(record["tokens"] for record in HARNESS_FORMATS if record["tokens"])
+    notes = " ".join(record["tokens_note"] for record in HARNESS_FORMATS
+                     if record["tokens_note"])
+    return textwrap.fill(f"{sources}. {notes} Per-turn phase tokens need every turn's "
+                         f"final usage.", 80, initial_indent=" " * 6,
+                         subsequent_indent=" " * 6, break_on_hyphens=False) + "\n"
+
+
 HARNESS_MANUAL = HARNESS_MANUAL.replace("{formats}\n", formats_text()).replace(
-    "{submissions}\n", submission_rules_text())
+    "{submissions}\n", submission_rules_text()).replace(
+    "{refusals}", refusals_text()).replace("{tokens}\n", tokens_text())
 
 
 # --- agent output: detection, run ids, measures, tables ---
@@ -3543,7 +3583,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 d8f767abf0b22142 ---
+# --- end shared helpers body sha256 057265dcb32afd4a ---
 
 
 # === Statistics ===

@@ -2517,10 +2517,52 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
     """One record per harness format in the block: file test, sniff, reader, id rule,
     task-map keys and manual paragraph; an unrecognised harness's file is not dropped."""
 
+    def test_the_manual_lists_each_records_refusals_and_token_source(self):
+        # Generated from the records: each read format's refusal rule and token source
+        # is in --help under its own label, and no format is described twice.
+        d = load("delivery_audit.py")
+        manual = " ".join(d.HARNESS_MANUAL.split())
+        for record in d.HARNESS_FORMATS:
+            self.assertTrue({"tools", "refusals", "tokens"} <= set(record), record["format"])
+            if record["reader"] is None:
+                continue
+            self.assertTrue(record["refusals"] and record["tokens"], record["format"])
+            refusal = f"{record['label']} {' '.join(record['refusals'])}"
+            self.assertEqual(manual.count(" ".join(refusal.split())), 1, record["format"])
+            self.assertEqual(manual.count(" ".join(record["tokens"].split())), 1,
+                             record["format"])
+
+    def test_the_manuals_tool_categories_match_the_records_tables(self):
+        # "Tool categories" is written by category, for people; each named tool of a
+        # record's tables must be listed under its own category there, so the two
+        # cannot drift. A tool written as a family (scroll_*) counts for its members.
+        d = load("delivery_audit.py")
+        manual = d.HARNESS_MANUAL
+        paragraph = manual[manual.index("    Tool categories"):manual.index("    Shell commands")]
+        lines = {}
+        category = None
+        for line in paragraph.splitlines()[1:]:
+            words = line.split()
+            if line.startswith("      ") and not line.startswith("       ") and words:
+                category, words = words[0], words[1:]
+            lines.setdefault(category, []).extend(words)
+        listed = {category: re.findall(r"[A-Za-z_*]+", " ".join(words))
+                  for category, words in lines.items()}
+        for record in d.HARNESS_FORMATS:
+            for table in record["tools"]:
+                for tool, category in table.items():
+                    names = listed.get(category, [])
+                    family = [n for n in names if n.endswith("*")
+                              and tool.startswith(n[:-1])]
+                    self.assertTrue(tool in names or family,
+                                    f"{record['label']}: {tool} ({category}) is not under "
+                                    f"{category} in the manual's tool categories")
+
     def test_each_record_names_every_part_and_reads_its_shipped_example(self):
         module = load("delivery_audit.py")
         parts = {"format", "label", "names", "json_keys", "line", "truncated", "reader",
-                 "run_id", "task_map", "submitted", "records", "manual"}
+                 "run_id", "task_map", "submitted", "records", "manual", "tools", "refusals",
+                 "tokens", "tokens_note"}
         shipped = {"swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent",
                    "openhands": "openhands", "claude-code": "claude-code", "codex": "codex"}
         for record in module.HARNESS_FORMATS:
