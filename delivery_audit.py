@@ -5193,10 +5193,13 @@ def key_path(sheet_path):
     return f"{root}.key{ext or '.csv'}"
 
 
-def write_rating_sheet(inputs, table, run_col, *, sheet_path, seed, runs_path,
-                       task_map=None):
-    """--rating-sheet: write the blind sheet (to `sheet_path`) and, beside it, its key;
-    return the message, whose command reads the sheets back (`runs_path`, `task_map`)."""
+def write_rating_sheet(inputs, runs_path, *, run_id=None, sheet_path, seed, task_map=None):
+    """--rating-sheet: write the blind sheet of the runs table at `runs_path` (its run
+    ids in the column `run_id`, else the default names) to `sheet_path` and, beside it,
+    its key; return the message, whose command reads the sheets back."""
+    table = inputs.read_table(runs_path)
+    run_col = table.column(run_id, flag="--run-id", candidates=RUN_ID_COLUMNS,
+                           required=bool(run_id))
     message_col = table.column(None, flag="--rating-sheet", candidates=MESSAGE_COLUMNS,
                                required=False)
     if message_col is None:
@@ -5778,11 +5781,8 @@ def _main(argv):
         if not args.runs or args.verdicts or args.ratings:
             raise InputError("--rating-sheet writes a sheet from a runs table or folder; "
                              "give it no --demo, --counts, --verdicts or --ratings")
-        table = inputs.read_table(args.runs)
-        run_col = table.column(args.run_id, flag="--run-id", candidates=RUN_ID_COLUMNS,
-                               required=bool(args.run_id))
-        sys.stdout.write(write_rating_sheet(inputs, table, run_col, sheet_path=args.rating_sheet,
-                                            seed=args.seed, runs_path=args.runs,
+        sys.stdout.write(write_rating_sheet(inputs, args.runs, run_id=args.run_id,
+                                            sheet_path=args.rating_sheet, seed=args.seed,
                                             task_map=args.task_map))
         return 0
     if args.ratings and (args.raters or args.claim):
