@@ -367,21 +367,24 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 """
 # Map of this file: each section under its `# === Title ===` banner, in order, with its
 # entry functions and the rules of the manual above (--help) that it implements.
-# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+# (test_audit.py TestMaps checks that each banner is listed, each name is defined in its
+# section and reached from main, each quoted rule is in the manual, and each code name
+# the manual cites is named in the row of its section; `name` marks a rule's home.)
 #
 #   Shared block              Inputs Table read_verdicts join_verdicts derive_tables
 #                             render_table render_provenance run_main
 #                             rules: RUNS (tables, runs folders); "With --verdicts the
 #                             outcome comes from a grader's output"; "Reading harness
-#                             folders"; the provenance footer
+#                             folders"; the provenance footer; 3 decimals and p-values
+#                             (`fmt`, `fmt_p`)
 #   Statistics                doubled_midranks auc_in_direction better_direction delong_p
 #                             clustered_difference evidence_clusters youden_binarise
 #                             NullFamily stepdown_minp minp_floor adjusted_p
 #                             shuffled_draws task_null_aucs WithinTaskTest
 #                             BootstrapSweep bootstrap_differences resample_in_chunks
 #                             rules: Definitions: AUC, stratified, DeLong p, clustered p,
-#                             within p, family null (minP floor), interval (the
-#                             few-clusters rule); Speed
+#                             within p (exact up to WITHIN_EXACT_LIMIT arrangements), family
+#                             null (minP floor), interval (the few-clusters rule); Speed
 #   The audit                 audit audit_design default_permute family_tests gate_one
 #                             within_task_tests within_task_p gate_three gate_verdict
 #                             feature_power joint_interval task_identity task_ceiling
@@ -393,7 +396,7 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 #                             read_tasks read_strata
 #                             read_baseline choose_features numeric_features
 #                             read_feature_values recount_tool_calls
-#                             rules: "Columns (auto-detected by name, first match wins)";
+#                             rules: "Columns (auto-detected by name, first match wins; ...)";
 #                             "Numbers are read exactly"; Definitions: left out
 #   Report                    render_report render_json render_svg verdict_section
 #                             verdict_word power_line family_null_section notes_section
@@ -482,7 +485,8 @@ PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth fo
 #                       one record plus its reader); agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
-#                       write_runs (--task-map, --write-runs)
+#                       write_runs (--task-map, --write-runs), PROCESS_MEASURES
+#                       (auc_audit.py's default family on a derived table)
 import argparse
 import csv
 import hashlib
@@ -3587,7 +3591,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 f957a1bab9f74c17 ---
+# --- end shared helpers body sha256 15f681d6779c7f14 ---
 
 
 # === Statistics ===

@@ -316,13 +316,16 @@ Output
 """
 # Map of this file: each section under its `# === Title ===` banner, in order, with its
 # entry functions and the rules of the manual above (--help) that it implements.
-# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+# (test_audit.py TestMaps checks that each banner is listed, each name is defined in its
+# section and reached from main, each quoted rule is in the manual, and each code name
+# the manual cites is named in the row of its section; `name` marks a rule's home.)
 #
 #   Shared block              Inputs Table read_verdicts join_verdicts derive_tables
 #                             render_table render_provenance run_main
 #                             rules: Input (tables, runs folders); Verdicts (recognised
 #                             by content), "The join", "Another model's report";
-#                             "Reading harness folders"; Output (formats, the footer)
+#                             "Reading harness folders"; Output (formats, the footer;
+#                             3 decimals and p-values: `fmt`, `fmt_p`)
 #   Statistics                clopper_pearson proportion cohen_kappa fleiss_kappa
 #                             fisher_exact mcnemar_exact bca_levels percentile
 #                             rules: "What it computes": exact Clopper-Pearson interval,
@@ -346,7 +349,7 @@ Output
 #                             rules: "Rating sheets" (blind sheets, the key, raters)
 #   Report                    render render_definitions render_verdict withheld_notes
 #                             render_svg
-#                             rules: Output (3 decimals, --format, --svg)
+#                             rules: Output (--format, --svg)
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Output (exit status)
 import bisect
@@ -429,7 +432,8 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       one record plus its reader); agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
-#                       write_runs (--task-map, --write-runs)
+#                       write_runs (--task-map, --write-runs), PROCESS_MEASURES
+#                       (auc_audit.py's default family on a derived table)
 import argparse
 import csv
 import hashlib
@@ -3534,7 +3538,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 f957a1bab9f74c17 ---
+# --- end shared helpers body sha256 15f681d6779c7f14 ---
 
 
 # === Statistics ===
