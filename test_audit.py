@@ -48,6 +48,7 @@ Usage:
 #     auditing instances and comparing with a grader
 #   Paste-ready output (footers that rerun, Markdown and SVG that read where pasted, no home paths)
 #   Benchmarks (python3 test_audit.py --bench)
+#     the family (how much of the shared block each script never reaches)
 #     delivery_audit.py
 #     auc_audit.py
 #     harness readers
@@ -11939,6 +11940,21 @@ class TestPastedOutputNamesNoHome(unittest.TestCase):
 
 
 # === Benchmarks (python3 test_audit.py --bench) ===
+# --- Benchmarks: the family ---
+def bench_block_reach():
+    """How much of its shared-block copy each script never reaches from its own code (the
+    call graph TestMaps checks entries against: main, _main and all they name), so the
+    figure can be measured again after a restructuring. Lines of code only: the block's
+    statements, decorators included, not its comments or blank lines between them."""
+    for script in SCRIPTS:
+        path = os.path.join(HERE, script)
+        unreached, code, names = unreached_block_lines(path)
+        start, end = section_spans(path)["Shared block"]
+        print(f"{script}: {unreached} of the block's {code} lines of code never reached "
+              f"from its own code ({end - start + 1} lines between the markers; "
+              f"{len(names)} definitions: {', '.join(names) or 'none'})")
+
+
 # --- Benchmarks: delivery_audit.py ---
 def bench_delivery_large():
     """Default audit (20,000 task resamples) on 100,000 runs in 5,000 tasks."""
