@@ -364,6 +364,10 @@ Defaults: --perms 2000, --boot 2000, --seed 20260801, --permute tasks where a ta
 holds several runs (else strata with --strata, else rows), --format text. Same input
 and seed give the same bytes out.
 Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
+With --write-runs DIR and no outcome yet it writes the derived tables and stops (exit
+0), naming the next step (regrade.py, or --verdicts). Pasted Markdown, the footer's
+paths and launcher, and figures follow the family's rules: delivery_audit.py --help,
+"Pasting".
 """
 # Map of this file: each section under its `# === Title ===` banner, in order, with its
 # entry functions and the rules of the manual above (--help) that it implements.

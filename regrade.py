@@ -276,7 +276,9 @@ forces it): one line per run with its status and seconds. --timings adds a
 table of each run's test, total and grader seconds. Its provenance footer holds a
 command that reruns the grading from the same folder (input paths relative to it,
 --out left out and listed apart) and the SHA-256 of every input (past 12 files,
-one SHA-256 over their sorted manifest, which --manifest FILE writes).
+one SHA-256 over their sorted manifest, which --manifest FILE writes). Pasted
+Markdown and the footer's paths follow the family's rules: delivery_audit.py --help,
+"Pasting".
 
 To regrade the shipped example (offline, standard library only):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\

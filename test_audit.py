@@ -19,6 +19,9 @@ Usage:
     python3 test_audit.py --sync --force  the same, discarding such hand edits
     python3 test_audit.py --write-golden  write examples/golden/ anew (the shipped examples'
                                        reports, which TestGoldenReports compares byte for byte)
+    python3 test_audit.py --write-readme  rewrite README.md's options tables (between their
+                                       marker lines) from each script's parser; a test
+                                       fails when they are stale
     python3 test_audit.py --bench      run the benchmarks: prints timings, asserts nothing about time
     python3 test_audit.py --help       this text
 """
@@ -56,6 +59,7 @@ Usage:
 #   Golden reports: every format of every shipped example, byte for byte
 #   Runner (the doctests, --quick, NAME..., --help, main)
 
+import argparse
 import ast
 import collections
 import contextlib
@@ -527,6 +531,123 @@ class TestWalkthroughFixes(unittest.TestCase):
 
 
 TEMPLATES = os.path.join(HERE, "examples", "templates")
+
+
+README_MARK = "<!-- {edge} generated from {script} --help by python3 test_audit.py --write-readme -->"
+
+
+def option_rows(script):
+    """The Markdown table of a script's options, from its own argparse parser: each option
+    as the manual's options list gives it (flags, metavar, help), in the parser's order.
+    Formatted here, not by argparse, so no terminal width enters it."""
+    parser = load(script).build_parser()
+    rows = ["| option | what it does |", "|---|---|"]
+    for action in parser._actions:
+        if action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+            continue
+        if action.option_strings:
+            if action.nargs == 0:
+                shown = ", ".join(action.option_strings)
+            else:
+                metavar = action.metavar or (
+                    "{" + ",".join(action.choices) + "}" if action.choices
+                    else action.dest.upper())
+                shown = ", ".join(f"{flag} {metavar}" for flag in action.option_strings)
+        else:
+            shown = action.metavar or action.dest.upper()
+        text = " ".join((action.help or "").split())
+        if "%(" in text:
+            text = text % {**vars(action), "prog": parser.prog}
+        if action.default not in (None, False, argparse.SUPPRESS) and "default" not in text:
+            text += f" (default: {action.default})"
+        cell = lambda t: t.replace("|", "\\|")
+        rows.append(f"| `{cell(shown)}` | {cell(text)} |")
+    return "\n".join(rows) + "\n"
+
+
+def readme_with_options(readme):
+    """The README with each script's generated options table rewritten between its marker
+    lines; LookupError names a script whose markers are missing."""
+    for script in SCRIPTS:
+        begin = README_MARK.format(edge="begin", script=script)
+        end = README_MARK.format(edge="end", script=script)
+        if readme.count(begin) != 1 or readme.count(end) != 1:
+            raise LookupError(f"README.md: no single pair of markers for {script}")
+        head, rest = readme.split(begin + "\n", 1)
+        _, tail = rest.split(end, 1)
+        readme = head + begin + "\n" + option_rows(script) + end + tail
+    return readme
+
+
+def write_readme():
+    """--write-readme: rewrite the README's generated options tables from the scripts."""
+    path = os.path.join(HERE, "README.md")
+    with open(path, encoding="utf-8") as handle:
+        readme = handle.read()
+    fresh = readme_with_options(readme)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write(fresh)
+    print("README.md: options tables " + ("rewritten" if fresh != readme else "already current"))
+
+
+class TestReadmeReference(unittest.TestCase):
+    """The README restates no manual: its options tables are generated from each script's
+    parser between marker lines (python3 test_audit.py --write-readme rewrites them, as
+    cog does), and every manual section it points to by name is in that manual."""
+
+    def readme(self):
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as handle:
+            return handle.read()
+
+    def test_the_options_tables_are_current(self):
+        readme = self.readme()
+        if readme_with_options(readme) != readme:
+            self.fail("README.md: an options table is stale; run "
+                      "python3 test_audit.py --write-readme")
+
+    def test_every_option_of_every_script_is_in_its_table(self):
+        readme = self.readme()
+        for script in SCRIPTS:
+            with self.subTest(script):
+                table = readme.split(README_MARK.format(edge="begin", script=script))[1]
+                table = table.split(README_MARK.format(edge="end", script=script))[0]
+                flags = set(load(script).build_parser()._option_string_actions) - {"-h",
+                                                                                    "--help"}
+                self.assertEqual(sorted(f for f in flags if f"`{f}" not in table
+                                        and f", {f}" not in table), [])
+
+    def test_the_table_does_not_depend_on_the_terminal(self):
+        old = os.environ.get("COLUMNS")
+        try:
+            os.environ["COLUMNS"] = "40"
+            narrow = option_rows("regrade.py")
+            os.environ["COLUMNS"] = "250"
+            self.assertEqual(option_rows("regrade.py"), narrow)
+        finally:
+            if old is None:
+                os.environ.pop("COLUMNS", None)
+            else:
+                os.environ["COLUMNS"] = old
+
+    def test_a_stale_table_is_seen_and_rewritten(self):
+        readme = self.readme()
+        begin = README_MARK.format(edge="begin", script="auc_audit.py")
+        stale = readme.replace(begin + "\n", begin + "\n| `--gone` | an old option |\n")
+        self.assertNotEqual(readme_with_options(stale), stale)
+        self.assertEqual(readme_with_options(stale), readme_with_options(readme))
+        with self.assertRaises(LookupError):
+            readme_with_options(readme.replace(begin, ""))
+
+    def test_every_manual_section_the_readme_names_is_in_that_manual(self):
+        # A pointer row reads: | subject | `script --help`, "Section", "Another" |
+        rows = [row for row in self.readme().splitlines()
+                if re.match(r"\| .* \| `(delivery_audit|auc_audit|regrade)\.py --help`", row)]
+        self.assertGreaterEqual(len(rows), 10)
+        manuals = {s: " ".join(load(s).build_parser().format_help().split()) for s in SCRIPTS}
+        for row in rows:
+            script = re.search(r"`(\w+\.py) --help`", row).group(1)
+            for quote in re.findall(r'"([^"]+)"', row.rsplit("`", 1)[1]):
+                self.assertTrue(quoted_rule_found(quote, manuals[script]), (script, quote))
 
 
 class TestReadmeTemplates(unittest.TestCase):
@@ -12941,7 +13062,8 @@ def main(argv):
         print("Usage:\n" + __doc__.split("Usage:\n", 1)[1].rstrip())
         return 0
     unknown = [arg for arg in argv if arg.startswith("-")
-               and arg not in ("--sync", "--force", "--write-golden", "--bench", "--quick",
+               and arg not in ("--sync", "--force", "--write-golden", "--write-readme",
+                               "--bench", "--quick",
                                      "-v")]
     if unknown:
         print(f"error: unknown option {unknown[0]} (python3 test_audit.py --help lists them)",
@@ -12955,6 +13077,9 @@ def main(argv):
         return sync_helper_block(force="--force" in argv)
     if "--write-golden" in argv:
         write_golden()
+        return 0
+    if "--write-readme" in argv:
+        write_readme()
         return 0
     if "--bench" in argv:
         for name, function in sorted(globals().items()):
