@@ -558,7 +558,7 @@ def option_rows(script):
         text = " ".join((action.help or "").split())
         if "%(" in text:
             text = text % {**vars(action), "prog": parser.prog}
-        if action.default not in (None, False, argparse.SUPPRESS) and "default" not in text:
+        if action.default not in (None, False, [], argparse.SUPPRESS) and "default" not in text:
             text += f" (default: {action.default})"
         cell = lambda t: t.replace("|", "\\|")
         rows.append(f"| `{cell(shown)}` | {cell(text)} |")
