@@ -533,7 +533,8 @@ class TestWalkthroughFixes(unittest.TestCase):
 TEMPLATES = os.path.join(HERE, "examples", "templates")
 
 
-README_MARK = "<!-- {edge} generated from {script} --help by python3 test_audit.py --write-readme -->"
+README_MARK = ("<!-- {edge} generated from {script} --help by python3 test_audit.py "
+               "--write-readme -->")
 
 
 def option_rows(script):
