@@ -364,24 +364,31 @@ Defaults: --perms 2000, --boot 2000, --seed 20260801, --permute tasks where a ta
 holds several runs (else strata with --strata, else rows), --format text. Same input
 and seed give the same bytes out.
 Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
+With --write-runs DIR and no outcome yet it writes the derived tables and stops (exit
+0), naming the next step (regrade.py, or --verdicts). Pasted Markdown, the footer's
+paths and launcher, and figures follow the family's rules: delivery_audit.py --help,
+"Pasting".
 """
 # Map of this file: each section under its `# === Title ===` banner, in order, with its
 # entry functions and the rules of the manual above (--help) that it implements.
-# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+# (test_audit.py TestMaps checks that each banner is listed, each name is defined in its
+# section and reached from main, each quoted rule is in the manual, and each code name
+# the manual cites is named in the row of its section; `name` marks a rule's home.)
 #
 #   Shared block              Inputs Table read_verdicts join_verdicts derive_tables
 #                             render_table render_provenance run_main
 #                             rules: RUNS (tables, runs folders); "With --verdicts the
 #                             outcome comes from a grader's output"; "Reading harness
-#                             folders"; the provenance footer
+#                             folders"; the provenance footer; 3 decimals and p-values
+#                             (`fmt`, `fmt_p`)
 #   Statistics                doubled_midranks auc_in_direction better_direction delong_p
 #                             clustered_difference evidence_clusters youden_binarise
 #                             NullFamily stepdown_minp minp_floor adjusted_p
 #                             shuffled_draws task_null_aucs WithinTaskTest
 #                             BootstrapSweep bootstrap_differences resample_in_chunks
 #                             rules: Definitions: AUC, stratified, DeLong p, clustered p,
-#                             within p, family null (minP floor), interval (the
-#                             few-clusters rule); Speed
+#                             within p (exact up to WITHIN_EXACT_LIMIT arrangements), family
+#                             null (minP floor), interval (the few-clusters rule); Speed
 #   The audit                 audit audit_design default_permute family_tests gate_one
 #                             within_task_tests within_task_p gate_three gate_verdict
 #                             feature_power joint_interval task_identity task_ceiling
@@ -393,7 +400,7 @@ Exit status: 0 report written; 2 bad input or usage (one line 'error: ...').
 #                             read_tasks read_strata
 #                             read_baseline choose_features numeric_features
 #                             read_feature_values recount_tool_calls
-#                             rules: "Columns (auto-detected by name, first match wins)";
+#                             rules: "Columns (auto-detected by name, first match wins; ...)";
 #                             "Numbers are read exactly"; Definitions: left out
 #   Report                    render_report render_json render_svg verdict_section
 #                             verdict_word power_line family_null_section notes_section
@@ -454,7 +461,7 @@ PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth fo
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
 #   (its head)          FEW_CLUSTERS, SIGNIFICANCE, CONFIDENCE, SEED_REPORT: the rules
-#                       the scripts share (the few-clusters rule, p < 0.05, 95%)
+#                       common to all three (the few-clusters rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
@@ -486,7 +493,8 @@ PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth fo
 #                       its reader); agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
-#                       write_runs (--task-map, --write-runs)
+#                       write_runs (--task-map, --write-runs), PROCESS_MEASURES
+#                       (auc_audit.py's default family on a derived table)
 import argparse
 import csv
 import hashlib
@@ -3635,7 +3643,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 057265dcb32afd4a ---
+# --- end shared helpers body sha256 36842eeffa9de500 ---
 
 
 # === Statistics ===

@@ -64,7 +64,10 @@ Input
     per graded acceptance criterion. Nothing guesses a claim from the message.
     RUNS may also be agent output (a SWE-agent, mini-swe-agent or OpenHands
     folder, Claude Code transcripts, Codex rollouts): see "Reading harness
-    folders" at the end of --help for what is derived from each.
+    folders" at the end of --help for what is derived from each. With
+    --write-runs DIR and no outcome yet (no verified column, no --verdicts) it
+    writes the derived tables and stops (exit 0), naming the next step
+    (regrade.py, or --verdicts).
     Which claim (--claim-from; the report says which in one sentence, and the
     JSON names it as claim_definition):
       rated      the raters' majority (--raters, --ratings): the seed report's
@@ -313,16 +316,53 @@ Output
     numbers the text prints, on a background of its own.
     Exit status: 0 the audit ran; 2 bad input or usage, with one line
     'error: ...' naming the file, row and column.
+
+Pasting (the same in all three scripts)
+    Text tables fit 100 columns (regrade.py --timings too); statistics print to
+    3 decimals, money to 2. Markdown is made for a GitHub comment about 780 px
+    wide: short headings; wide tables split, a row padded to its columns at most
+    96 characters; a no-break space (U+00A0) inside an interval, so [-0.390,
+    -0.044] never wraps, while minus signs stay ASCII, so a copied number still
+    parses; an AUC's direction as an arrow (up: a higher value means success,
+    down: a lower one), never a bare + or -; prose not hard-wrapped (a comment
+    shows every line break); lists kept apart by headings; names never cut (a
+    feature name past about 30 characters makes auc_audit.py's feature tables
+    scroll sideways rather than wrap a value).
+    The footer's command names the launcher as detected (python3, uv run, pipx
+    run; a pipx that runs scripts through uv shows as uv run, which reruns it the
+    same way) and the script's path as typed. Input paths are relative to the
+    folder it ran in: an absolute one is made relative, one that would climb out
+    through your home shows as ~/..., one in another user's home by its file name
+    only. A long command breaks into lines ending in \; in Markdown it is an sh
+    code block that pastes into a shell as is. Output options (--svg, --write-runs,
+    --manifest, regrade.py --out) are left out of the command and listed apart,
+    an absolute output path by its file name only, so a rerun elsewhere writes
+    nothing and the post names no path of yours. The same path rule holds for
+    every path in a report body, in every format (text, Markdown, JSON, SVG);
+    regrade.py names its test interpreter by name and version (python3 (3.11.7)),
+    never by its folder. --version prints the script's hash too, so a pasted
+    output names the exact file that made it. An infinite value is "inf" or
+    "-inf" in JSON, inf in text; null and undefined always mean undefined.
+    Figures (--svg) have a white background of their own, so they read on a dark
+    page; every interval is drawn, with a legend saying which is exact
+    (Clopper-Pearson) and which a cluster bootstrap; axes fitted to the data;
+    labels kept off the marks; a title and caption quoting the printed numbers.
+    A semicolon- or tab-separated file named .csv is refused with a hint about
+    the delimiter. The scripts never write into their inputs: an output path
+    that names an input is refused.
 """
 # Map of this file: each section under its `# === Title ===` banner, in order, with its
 # entry functions and the rules of the manual above (--help) that it implements.
-# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+# (test_audit.py TestMaps checks that each banner is listed, each name is defined in its
+# section and reached from main, each quoted rule is in the manual, and each code name
+# the manual cites is named in the row of its section; `name` marks a rule's home.)
 #
 #   Shared block              Inputs Table read_verdicts join_verdicts derive_tables
 #                             render_table render_provenance run_main
 #                             rules: Input (tables, runs folders); Verdicts (recognised
 #                             by content), "The join", "Another model's report";
-#                             "Reading harness folders"; Output (formats, the footer)
+#                             "Reading harness folders"; Output (formats, the footer;
+#                             3 decimals and p-values: `fmt`, `fmt_p`)
 #   Statistics                clopper_pearson proportion cohen_kappa fleiss_kappa
 #                             fisher_exact mcnemar_exact bca_levels percentile
 #                             rules: "What it computes": exact Clopper-Pearson interval,
@@ -346,8 +386,7 @@ Output
 #                             rules: "Rating sheets" (blind sheets, the key, raters)
 #   Report                    render render_definitions render_verdict withheld_notes
 #                             render_svg
-#                             rules: Output (--format, --svg; the 3 decimals and the
-#                             p-value rule are the block's fmt and fmt_p)
+#                             rules: Output (--format, --svg)
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Output (exit status)
 import bisect
@@ -402,7 +441,7 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
 #   (its head)          FEW_CLUSTERS, SIGNIFICANCE, CONFIDENCE, SEED_REPORT: the rules
-#                       the scripts share (the few-clusters rule, p < 0.05, 95%)
+#                       common to all three (the few-clusters rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
@@ -434,7 +473,8 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       its reader); agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
-#                       write_runs (--task-map, --write-runs)
+#                       write_runs (--task-map, --write-runs), PROCESS_MEASURES
+#                       (auc_audit.py's default family on a derived table)
 import argparse
 import csv
 import hashlib
@@ -3583,7 +3623,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 057265dcb32afd4a ---
+# --- end shared helpers body sha256 36842eeffa9de500 ---
 
 
 # === Statistics ===

@@ -276,7 +276,9 @@ forces it): one line per run with its status and seconds. --timings adds a
 table of each run's test, total and grader seconds. Its provenance footer holds a
 command that reruns the grading from the same folder (input paths relative to it,
 --out left out and listed apart) and the SHA-256 of every input (past 12 files,
-one SHA-256 over their sorted manifest, which --manifest FILE writes).
+one SHA-256 over their sorted manifest, which --manifest FILE writes). Pasted
+Markdown and the footer's paths follow the family's rules: delivery_audit.py --help,
+"Pasting".
 
 To regrade the shipped example (offline, standard library only):
     python3 regrade.py examples/regrade/instances.jsonl examples/regrade/predictions.jsonl \\
@@ -415,7 +417,9 @@ project) are not visible inside; use --sandbox none if the tests need them.
 """
 # Map of this file: each section under its `# === Title ===` banner, in order, with its
 # entry functions and the rules of the manual above (--help) that it implements.
-# (test_audit.py TestMaps checks that each name exists and each banner is listed.)
+# (test_audit.py TestMaps checks that each banner is listed, each name is defined in its
+# section and reached from main, each quoted rule is in the manual, and each code name
+# the manual cites is named in the row of its section; `name` marks a rule's home.)
 #
 #   Shared block              Inputs read_verdicts derive_tables write_runs render_table
 #                             render_provenance run_main
@@ -442,7 +446,7 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             v5 fields")
 #   Sandbox                   choose_sandbox bwrap_argv unshare_argv sandboxed
 #                             probe_sandbox
-#                             rules: "The sandbox (--sandbox auto|bwrap|unshare|none)";
+#                             rules: "The sandbox (--sandbox auto|bwrap|unshare|none, ...)";
 #                             "Not contained, even under bwrap"
 #   Grading                   SETTINGS new_settings grade_run grade_in_folder
 #                             apply_run_diff reset_test_tree apply_test_patch plan_tests
@@ -463,7 +467,8 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             rules: "Outputs with --out DIR" (shared and private); the
 #                             summary (--format)
 #   Making instances          make_instances parse_fixes expand_fixes prepare_fix
-#                             make_fix derive_lists self_check MadeStore render_made
+#                             make_fix derive_lists problem_statement self_check MadeStore
+#                             render_made
 #                             rules: "Making instances (--make-instances FIXES ...)"
 #   Auditing instances        audit_instances audit_instance schema_defects
 #                             duplicate_defects scope_defects match_listed id_defects
@@ -606,7 +611,7 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
 #   (its head)          FEW_CLUSTERS, SIGNIFICANCE, CONFIDENCE, SEED_REPORT: the rules
-#                       the scripts share (the few-clusters rule, p < 0.05, 95%)
+#                       common to all three (the few-clusters rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
@@ -638,7 +643,8 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #                       its reader); agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
-#                       write_runs (--task-map, --write-runs)
+#                       write_runs (--task-map, --write-runs), PROCESS_MEASURES
+#                       (auc_audit.py's default family on a derived table)
 import argparse
 import csv
 import hashlib
@@ -3787,7 +3793,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 057265dcb32afd4a ---
+# --- end shared helpers body sha256 36842eeffa9de500 ---
 
 
 # === Diffs ===
