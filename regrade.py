@@ -6228,19 +6228,54 @@ def decide(fail_to_pass, pass_to_pass, observed, *, p2p_skip_ok=False):
     f2p_failure = f2p["failed"] + f2p["skipped"] + f2p["missing"]
     p2p_success = p2p["passed"] + (p2p["skipped"] if p2p_skip_ok else [])
     p2p_failure = p2p["failed"] + p2p["missing"] + ([] if p2p_skip_ok else p2p["skipped"])
-    f2p_rate, p2p_rate = rate(f2p_success, f2p_failure), rate(p2p_success, p2p_failure)
-    if f2p_rate == 1 and p2p_rate == 1:
-        resolution = "FULL"
-    elif 0 < f2p_rate < 1 and p2p_rate == 1:
-        resolution = "PARTIAL"
-    else:
-        resolution = "NO"
+    tests_status = {"FAIL_TO_PASS": {"success": f2p_success, "failure": f2p_failure},
+                    "PASS_TO_PASS": {"success": p2p_success, "failure": p2p_failure},
+                    "FAIL_TO_FAIL": {"success": [], "failure": []},
+                    "PASS_TO_FAIL": {"success": [], "failure": []}}
     return {"fail_to_pass": f2p, "pass_to_pass": p2p, "flaky": sorted(set(flaky)),
-            "completed": not f2p_failure and not p2p_failure, "resolution": resolution,
-            "tests_status": {"FAIL_TO_PASS": {"success": f2p_success, "failure": f2p_failure},
-                             "PASS_TO_PASS": {"success": p2p_success, "failure": p2p_failure},
-                             "FAIL_TO_FAIL": {"success": [], "failure": []},
-                             "PASS_TO_FAIL": {"success": [], "failure": []}}}
+            "completed": not f2p_failure and not p2p_failure,
+            "resolution": swebench_resolution(tests_status), "tests_status": tests_status}
+
+
+def swebench_resolution(tests_status):
+    """SWE-bench's FULL / PARTIAL / NO from a tests_status: PARTIAL when some but not all
+    FAIL_TO_PASS tests and every PASS_TO_PASS test succeed.
+
+    >>> swebench_resolution({"FAIL_TO_PASS": {"success": ["a"], "failure": ["b"]},
+    ...                      "PASS_TO_PASS": {"success": [], "failure": []}})
+    'PARTIAL'
+    """
+    f2p, p2p = tests_status["FAIL_TO_PASS"], tests_status["PASS_TO_PASS"]
+    f2p_rate, p2p_rate = rate(f2p["success"], f2p["failure"]), rate(p2p["success"], p2p["failure"])
+    if f2p_rate == 1 and p2p_rate == 1:
+        return "FULL"
+    if 0 < f2p_rate < 1 and p2p_rate == 1:
+        return "PARTIAL"
+    return "NO"
+
+
+def settle(verdict, *, by_tests=False):
+    """Set a verdict's completed and resolution from its status: the one place that sets them.
+
+    resolved: completed, FULL. A grading error (GRADING_ERRORS): completed None (not
+    decided), NO. Any other status (unresolved, patch_failed, timeout): not completed,
+    NO, unless the listed tests' outcomes decided it (by_tests): then SWE-bench's rule
+    on its tests_status, so a run with some FAIL_TO_PASS passing is PARTIAL. A status
+    decided by something else (tampering, an unfinished record) is NO whatever passed.
+
+    >>> settle({"status": "timeout"}), settle({"status": "error"})["completed"]
+    ({'status': 'timeout', 'completed': False, 'resolution': 'NO'}, None)
+    """
+    status = verdict["status"]
+    if status == "resolved":
+        completed, resolution = True, "FULL"
+    elif status in GRADING_ERRORS:
+        completed, resolution = None, "NO"
+    else:
+        completed = False
+        resolution = swebench_resolution(verdict["tests_status"]) if by_tests else "NO"
+    verdict["completed"], verdict["resolution"] = completed, resolution
+    return verdict
 
 
 def canonical_id(test_id):
@@ -6297,11 +6332,11 @@ def outside_tree(modules, tree):
 
 
 def empty_verdict(run, instance, settings):
-    """The verdict fields known before grading starts."""
-    return {
+    """The verdict fields known before grading starts (an error until graded)."""
+    return settle({
         "run_id": run["run_id"], "instance_id": run["instance_id"], "repo": instance["repo"],
         "model": run.get("model"), "base_commit": run["base_commit"],
-        "completed": False, "status": "error", "resolution": "NO", "reason": "",
+        "completed": None, "status": "error", "resolution": None, "reason": "",  # settle sets
         "fail_to_pass": {"passed": [], "failed": [], "skipped": [], "missing": []},
         "pass_to_pass": {"passed": [], "failed": [], "skipped": [], "missing": []},
         "flaky": [], "applied_with": None, "touched_tests": [], "removed_shadowing": [],
@@ -6315,7 +6350,7 @@ def empty_verdict(run, instance, settings):
         "key_parts": run.get("key_parts"), "notes": [],
         "tests_status": None,
         "isolation": settings.get("isolation", "none"),
-    }
+    })
 
 
 def error_verdict(run, settings, reason):
@@ -6324,7 +6359,7 @@ def error_verdict(run, settings, reason):
     verdict = empty_verdict(dict(run, base_commit=run.get("base_commit") or ""), instance,
                             settings)
     verdict["environment"] = environment_record(settings)
-    verdict.update(status="error", completed=None, resolution="NO", reason=reason)
+    verdict.update(status="error", reason=reason)
     return shareable_verdict(verdict, settings.get("private") or ())
 
 
@@ -6349,15 +6384,17 @@ def grade_run(run, instance, source, settings):
     # from the work tree, under a name the code under test cannot derive from it.
     grader_dir = tempfile.mkdtemp(prefix="g-", dir=settings.get("scratch"))
     trees, lease, tree = settings.get("trees") or TreePool(0), None, None
+    by_tests = False
     try:
         tree, lease, verdict["work_tree"] = trees.take(source, run["base_commit"], folder)
         log.append(f"checked out {run['base_commit']} ({verdict['work_tree']})\n")
-        grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict, log)
+        by_tests = grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict,
+                                   log)
     except GradingError as exc:
-        verdict.update(status="error", completed=None, reason=str(exc))
+        verdict.update(status="error", reason=str(exc))
         log.append(f"grading error: {exc}\n")
     except OSError as exc:
-        verdict.update(status="error", completed=None, reason=f"{exc.strerror or exc}")
+        verdict.update(status="error", reason=f"{exc.strerror or exc}")
         log.append(f"grading error: {exc}\n")
     finally:
         remove_folder(grader_dir)
@@ -6372,8 +6409,7 @@ def grade_run(run, instance, source, settings):
         # The job began stopping (a signal, a full disk) before this verdict was
         # decided: its tests or git may have been killed under it. Graded on resume.
         raise Interrupted()
-    if verdict["status"] in GRADING_ERRORS:
-        verdict.update(completed=None, resolution="NO")
+    settle(verdict, by_tests=by_tests)
     # The verdict is shared (verdicts.jsonl, made instances); its log may name this machine.
     here = [(tree + os.sep, ""), (tree, "<tree>")] if tree else []
     here += [(folder, "<run folder>"), (grader_dir, "<grader folder>")]
@@ -6401,19 +6437,19 @@ def remove_shadowing(tree, paths):
 
 
 def grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict, log):
-    """Steps 2-8 of the procedure for one run checked out in `tree`, filling `verdict`."""
+    """Steps 2-8 of the procedure for one run checked out in `tree`, filling `verdict`'s
+    status; True when the listed tests' outcomes decided it (see settle)."""
     job = job_state(run, instance, settings, folder, tree, grader_dir)
     if not apply_run_diff(job, verdict, log):
-        return
+        return False
     reset_test_tree(job, verdict, log)
     if not apply_test_patch(job, verdict, log):
-        return
+        return False
     plan = plan_tests(job, verdict)
     if plan is None:
-        return
+        return False
     record = run_tests(job, plan, verdict, log)
-    if record is not None:
-        decide_run(job, plan, record, verdict)
+    return record is not None and decide_run(job, plan, record, verdict)
 
 
 def job_state(run, instance, settings, folder, tree, grader_dir):
@@ -6438,7 +6474,7 @@ def apply_run_diff(job, verdict, log):
         log.append(text)
         if method is None:
             last = [l for l in text.strip().splitlines() if l and not l.startswith(("$", "exit"))]
-            verdict.update(status="patch_failed", completed=False,
+            verdict.update(status="patch_failed",
                            reason="the diff does not apply: " + (last[-1] if last else "")[:300])
             return False
         verdict["applied_with"] = method
@@ -6488,7 +6524,7 @@ def apply_test_patch(job, verdict, log):
                          check=False)
     log.append(f"$ git apply test.diff\n{output}exit {status}\n")
     if status != 0:
-        verdict.update(status="test_patch_failed", completed=None,
+        verdict.update(status="test_patch_failed",
                        reason="the test patch does not apply: " + output.strip()[-300:])
         return False
     return True
@@ -6530,13 +6566,13 @@ def plan_tests(job, verdict):
         # Django and SymPy ids are mapped by their own plan, which says when one names no test.
         project, problem = project_plan(runner, listed, tree, job["patch_paths"])
         if problem:
-            verdict.update(status="error", completed=None, reason=problem)
+            verdict.update(status="error", reason=problem)
             return None
         files, unfound = project["files"], []
     if unfound:
         # A listed id naming no file or module at all is the instance's mistake,
         # not the run's: grade it as an error, never as the agent's failure.
-        verdict.update(status="error", completed=None,
+        verdict.update(status="error",
                        reason=f"{len(unfound)} listed test(s) name no file or module in the "
                               f"tree after the test patch, e.g. {unfound[0]!r}: check the "
                               f"instance's FAIL_TO_PASS / PASS_TO_PASS ids")
@@ -6606,7 +6642,7 @@ def run_tests(job, plan, verdict, log):
         record["recorder_started"] = not os.path.lexists(config_path)   # it deletes it first
         remove_entry(config_path)
         if timed_out:
-            verdict.update(status="timeout", completed=False,
+            verdict.update(status="timeout",
                            exit_status=record["exit_statuses"],
                            reason=f"the test command ran longer than {settings['timeout']:g} s "
                                   f"and was killed")
@@ -6695,73 +6731,71 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
 
 
 def decide_run(job, plan, record, verdict):
-    """Step 8: the verdict from what was read, tampering and grading errors first."""
+    """Step 8: the verdict's status from what was read, tampering and grading errors first;
+    True when the listed tests' outcomes decided it, False when something else did."""
     tree, settings = job["tree"], job["settings"]
     exit_statuses = record["exit_statuses"]
     shadowed, tampered = record["shadowed"], record["tampered"]
     decided = decide(plan["f2p"], plan["p2p"], record["observed"],
                      p2p_skip_ok=settings["p2p_skip_ok"])
     verdict.update(fail_to_pass=decided["fail_to_pass"], pass_to_pass=decided["pass_to_pass"],
-                   flaky=decided["flaky"], completed=decided["completed"],
-                   resolution=decided["resolution"], tests_status=decided["tests_status"],
+                   flaky=decided["flaky"], tests_status=decided["tests_status"],
                    exit_status=exit_statuses)
     if shadowed or tampered:
         detail = [d.replace(os.path.realpath(tree) + os.sep, "").replace(tree + os.sep, "")
                   for d in sorted(shadowed) + sorted(tampered)]
         what = "the grader's own modules were imported from the tree" if shadowed and \
             not tampered else TAMPERED
-        verdict.update(status="unresolved", completed=False, resolution="NO",
-                       reason=f"{what}: " + "; ".join(detail)[:300])
-        return
+        verdict.update(status="unresolved", reason=f"{what}: " + "; ".join(detail)[:300])
+        return False
     wrong = outside_tree({k: sorted(v) for k, v in record["places"].items()}, tree)
     if plan["structured"]:
         verdict["code_under_test"] = "outside the tree: " + "; ".join(wrong) if wrong else "tree"
     if wrong:
-        verdict.update(status="wrong_code_under_test", completed=None, resolution="NO",
+        verdict.update(status="wrong_code_under_test",
                        reason="the tests imported the repository's code from outside the "
                               "throwaway tree: " + "; ".join(wrong)[:300])
-        return
+        return False
     startup_failed = plan["runner"] == "pytest" and not record["configured"] and \
         any(s != 0 for s in exit_statuses)
     # A recorder cut short by the run's code is judged below, as it always was.
     if not record["results_seen"] and (startup_failed or not record["unfinished"]):
         reason, runs_own = no_result_reason(job, plan, record)
-        verdict.update(status="unresolved" if runs_own else "error",
-                       completed=False if runs_own else None, resolution="NO", reason=reason)
-        return
+        verdict.update(status="unresolved" if runs_own else "error", reason=reason)
+        return False
     causes = missing_causes(plan, record)
     if causes["uncollected"]:
         uncollected = causes["uncollected"]
         verdict["uncollected"] = uncollected
-        verdict.update(status="error", completed=None, resolution="NO",
+        verdict.update(status="error",
                        reason=f"{len(uncollected)} listed test(s) never collected although "
                               f"their file collected without error, e.g. {uncollected[0]!r}: "
                               f"check the instance's FAIL_TO_PASS / PASS_TO_PASS ids")
-        return
+        return False
     if record["conflicts"]:
-        verdict.update(status="error", completed=None, resolution="NO",
-                       reason=record["conflicts"][0])
-        return
+        verdict.update(status="error", reason=record["conflicts"][0])
+        return False
     silent = [s for s in exit_statuses if s != 0]
     if silent and not record["failures_recorded"]:
-        verdict.update(status="error", completed=None, resolution="NO",
+        verdict.update(status="error",
                        reason=f"the test command exited {silent[0]} but recorded no failing test")
-        return
+        return False
     if decided["completed"] and record["unfinished"]:
-        verdict.update(status="unresolved", completed=False, resolution="NO",
+        verdict.update(status="unresolved",
                        reason="the test process ended before the recorder's last record, so "
                               "tampering could not be ruled out")
-        return
+        return False
     if decided["completed"]:
         verdict.update(status="resolved", reason="")
         if any(s != 0 for s in exit_statuses):
             verdict["notes"].append("listed tests all passed; other tests in their files failed")
-        return
+        return True
     verdict["status"] = "unresolved"
     verdict["reason"] = unresolved_reason(decided, settings)
     for (what, place), text in sorted(causes["collection"].items()):
         first = next((l.strip() for l in reversed(text.splitlines()) if l.strip()), "")
         verdict["reason"] += f"; {place} {what}: {first[:200]}"
+    return True
 
 
 def collectors_of(test_id, runner, module_of):
