@@ -154,7 +154,9 @@ Procedure per run (each step is recorded in the verdict):
        its results file was then removed, emptied or replaced (say by a FIFO).
        Reason: "the code under test tampered with the test runner".
        --repeat K runs the tests K times and lists tests whose outcome changed
-       as flaky; a test counts as passed only if it passed every time.
+       among passed, failing, skipped and not run as flaky (failed, then error,
+       is failing, as --make-instances counts it); a test counts as passed only
+       if it passed every time.
     9. Remove the throwaway folder, also on timeout, error, Ctrl-C, SIGTERM or
        SIGHUP (--keep-trees keeps it for debugging, its path in the run's log, and
        keeps no tree for reuse);
@@ -5777,13 +5779,6 @@ def test_descriptions(path, secret):
             if r.get("kind") == "test" and isinstance(r.get("nodeid"), str)}
 
 
-def outcome_group(outcome):
-    """passed, failing, skipping or None: the classes a verdict tells apart."""
-    if outcome is None or outcome in PASSING:
-        return outcome
-    return "failing" if outcome in FAILING else "skipping"
-
-
 def project_lookup(plan, outcomes, descriptions, test_id):
     """A listed id's outcome, and a conflict message or None.
 
@@ -6187,6 +6182,34 @@ def classify(outcomes, passing=PASSING):
     return "missing"
 
 
+def outcome_group(outcome):
+    """passed, failing, skipping or None (it did not run): the classes a verdict tells apart.
+
+    The one vocabulary of grading and making: a listed test's group (classify), a
+    flaky test (is_flaky), two tests one id names disagreeing (project_lookup).
+
+    >>> [outcome_group(o) for o in ("passed", "failed", "error", "xpassed", "xfailed", None)]
+    ['passed', 'failing', 'failing', 'failing', 'skipping', None]
+    """
+    if outcome is None or outcome in PASSING:
+        return outcome
+    return "failing" if outcome in FAILING else "skipping"
+
+
+def is_flaky(outcomes):
+    """Whether one test's outcomes over repeated runs fall in more than one group: the one
+    flaky rule of grading (--repeat) and making (--runs). A test that failed and then
+    errored never passed, so it is failing, not flaky; one that passed once and failed
+    (or did not run) once is flaky.
+
+    >>> is_flaky(["failed", "error"]), is_flaky(["skipped", "xfailed"]), is_flaky(["passed"])
+    (False, False, False)
+    >>> is_flaky(["passed", "failed"]), is_flaky(["passed", None]), is_flaky(["xfailed", "error"])
+    (True, True, True)
+    """
+    return len({outcome_group(o) for o in outcomes}) > 1
+
+
 def rate(success, failure):
     """SWE-bench's share of successes; an empty list counts as all passed."""
     total = len(success) + len(failure)
@@ -6220,7 +6243,7 @@ def decide(fail_to_pass, pass_to_pass, observed, *, p2p_skip_ok=False):
         for test_id in listed:
             outcomes = observed.get(test_id) or [None]
             group[classify(outcomes, passing)].append(test_id)
-            if len(set(outcomes)) > 1:
+            if is_flaky(outcomes):
                 flaky.append(test_id)
         groups[name] = group
     f2p, p2p = groups["fail_to_pass"], groups["pass_to_pass"]
@@ -8831,8 +8854,7 @@ def derive_lists(before, after):
         # A test that did not run in a run (absent, or its file did not collect) failed there.
         seen_before = [run.get(test_id) or "failed" for run in before]
         seen_after = [run.get(test_id) or "failed" for run in after]
-        if len({outcome_group(o) for o in seen_before}) > 1 or \
-                len({outcome_group(o) for o in seen_after}) > 1:
+        if is_flaky(seen_before) or is_flaky(seen_after):
             lists["flaky"].append(test_id)
         elif any(o in SKIPPING for o in seen_after):
             lists["excluded"]["skipped"].append(test_id)
@@ -9715,7 +9737,7 @@ def outcome_defects(instance, matched, before, after):
             seen_after = side_outcomes(after, matched[test_id])
             evidence = f"before: {groups_text(seen_before)}; after: {groups_text(seen_after)}"
             unsteady = [s for s, seen in (("before", seen_before), ("after", seen_after))
-                        if len({outcome_group(o or "failed") for o in seen}) > 1]
+                        if is_flaky([o or "failed" for o in seen])]
             if unsteady:
                 flaky.append(test_id)
                 found.append(defect("flaky", f"{field}: outcome changed between the runs "

@@ -6516,6 +6516,24 @@ class TestRegradePure(unittest.TestCase):
         self.assertEqual((fresh["status"], fresh["completed"], fresh["resolution"]),
                          ("error", None, "NO"))
 
+    def test_one_flaky_rule_for_grading_and_making(self):
+        regrade = load("regrade.py")
+        # Written out by hand: the group each outcome belongs to (None: it did not run).
+        group = {"passed": "P", "failed": "F", "error": "F", "xpassed": "F", "skipped": "S",
+                 "xfailed": "S", None: "N"}
+        for first, second in itertools.product(group, repeat=2):
+            flaky = group[first] != group[second]
+            decided = regrade.decide(["t"], [], {"t": [first, second]})
+            self.assertEqual(decided["flaky"] == ["t"], flaky, (first, second))
+            if None in (first, second):
+                continue        # making counts a test that did not run as failed there
+            # The same two outcomes, before the fix and after it, are flaky for making too.
+            for before, after in (([first, second], ["passed"] * 2),
+                                  (["failed"] * 2, [first, second])):
+                lists = regrade.derive_lists([{"t": o} for o in before],
+                                             [{"t": o} for o in after])
+                self.assertEqual(lists["flaky"] == ["t"], flaky, (before, after))
+
     def test_only_settle_sets_completed_and_resolution(self):
         with open(os.path.join(HERE, "regrade.py"), encoding="utf-8") as handle:
             self.assertEqual(verdict_field_setters(handle.read()), [])
