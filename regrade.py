@@ -448,18 +448,23 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             "Not contained, even under bwrap"
 #   Grading                   SETTINGS new_settings grade_run grade_in_folder
 #                             apply_run_diff reset_test_tree apply_test_patch plan_tests
-#                             run_tests decide_run decide classify choose_runner
-#                             rules: "Procedure per run" 1-9, step 8 (Verdict);
-#                             Statuses; SWE-bench's FULL / PARTIAL / NO
+#                             run_tests decide_run decide classify outcome_group is_flaky
+#                             settle swebench_resolution choose_runner
+#                             rules: "Procedure per run" 1-9, step 8 (Verdict; flaky
+#                             under --repeat, the one rule --make-instances uses too);
+#                             Statuses (completed and resolution follow from them:
+#                             settle); SWE-bench's FULL / PARTIAL / NO
 #   Input                     read_instances parse_instance load_runs load_predictions
 #                             default_run_ids check_test_commands pytest_needed
-#                             check_python grading_key check_out
-#                             rules: INSTANCES and RUNS; --out never in an input; Statuses (a malformed row, an
+#                             check_python grading_key check_out read_records
+#                             rules: INSTANCES and RUNS (JSONL lines by the block's
+#                             read_jsonl_records); --out never in an input; Statuses (a malformed row, an
 #                             unknown instance); the resume key; --python
 #   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
 #                             write_all RecordFile write_out sweep_parts job_stopping
-#                             rules: "Large jobs (schedulers that preempt, signal and
-#                             rerun)"
+#                             rules: every record file in --out is a RecordFile (lock,
+#                             fsync, cut-tail repair, whole rewrite); "Large jobs
+#                             (schedulers that preempt, signal and rerun)"
 #   Report                    VerdictStore swebench_report swebench_summary verdicts_csv
 #                             summarise render_summary Progress shareable_verdict
 #                             rules: "Outputs with --out DIR" (shared and private); the
@@ -2371,14 +2376,21 @@ def read_json_record(inputs, path):
     return data
 
 
-def read_jsonl_records(inputs, path):
-    """[(line number, object)] of a JSONL file; a truncated line is an error."""
-    records = []
-    for number, line in enumerate(inputs.read_text(path).splitlines(), 1):
+def read_jsonl_records(inputs, path, *, text=None, cut_tail=False):
+    """[(line number, object)] of a JSONL file (or of its `text`, already read); a truncated
+    line is an error, but with cut_tail a last line that has no newline and is not JSON (a
+    writer stopped mid-line: a record not yet written) is left out, with a warning."""
+    text = inputs.read_text(path) if text is None else text
+    lines, records = text.splitlines(), []
+    for number, line in enumerate(lines, 1):
         if line.strip():
             try:
                 record = json.loads(line)
             except ValueError as exc:
+                if cut_tail and number == len(lines) and not text.endswith("\n"):
+                    sys.stderr.write(f"warning: {path}: its last line is cut (a writer "
+                                     f"stopped mid-line); skipped\n")
+                    continue
                 raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
             if not isinstance(record, dict):
                 raise InputError(f"{path} line {number}: expected a JSON object")
@@ -3739,7 +3751,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 f957a1bab9f74c17 ---
+# --- end shared helpers body sha256 15881512b2d87f29 ---
 
 
 # === Diffs ===
@@ -6983,12 +6995,8 @@ def read_records(path, inputs):
     kind = table_kind(path, text)
     records = []
     if kind == "jsonl":
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    records.append((f"{path} line {number}", json.loads(line)))
-                except ValueError as exc:
-                    raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
+        records = [(f"{path} line {number}", record)
+                   for number, record in read_jsonl_records(inputs, path, text=text)]
     elif kind == "json":
         try:
             data = json.loads(text)
@@ -7755,7 +7763,12 @@ def starting_line(signum):
     return f"interrupted by {signal.Signals(signum).name} while starting: no run began; rerun the same command"
 
 
-# --- verdicts.jsonl shared by many processes ---
+# --- record files in --out, shared by many processes: one store, RecordFile ---
+# Every append-only file regrade keeps in --out (verdicts.jsonl, made.jsonl, instances.jsonl,
+# rejected.jsonl, self_check.jsonl, and --summarize's merged verdicts.jsonl) is a RecordFile:
+# appended under FolderLock, whole and fsynced, a cut last line repaired, rewritten whole.
+# Every other file in --out is written whole by write_out. JSONL inputs (INSTANCES, RUNS,
+# --summarize FILE...) are read by the shared block's read_jsonl_records.
 def write_all(handle, data):
     """Write every byte of `data` to a file descriptor: a short write goes on from where it
     stopped, a write that makes no progress or fails raises OSError."""
@@ -10059,8 +10072,8 @@ def audit_instances(args, argv):
     logs = os.path.join(args.out, "logs") if args.out else None
     if logs:
         os.makedirs(logs, exist_ok=True)
-    context["write_log"] = (lambda name, text: write_atomic(os.path.join(logs, safe_name(name)),
-                                                            text)) if logs else \
+    context["write_log"] = (lambda name, text: write_out(os.path.join(logs, safe_name(name)),
+                                                         text)) if logs else \
         (lambda name, text: None)
     duplicates = duplicate_defects(rows)
     progress = args.progress or sys.stderr.isatty()
@@ -10093,7 +10106,7 @@ def audit_output(args, argv, inputs, rows, results):
                       output_flags=("--out", "--write-fixed"))
     data = {"summary": summary, "instances": results, "provenance": prov}
     if args.out:
-        write_atomic(os.path.join(args.out, "audit.json"), to_json(data))
+        write_out(os.path.join(args.out, "audit.json"), to_json(data))
     if args.format == "json":
         sys.stdout.write(to_json(data))
     else:
@@ -10401,22 +10414,10 @@ def summarize_only(args, argv):
     """--summarize: merge verdict files (the last line per run id wins) and report."""
     inputs, merged = Inputs(), {}
     for path in args.summarize:
-        text = inputs.read_text(path)
-        lines = text.splitlines()
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                verdict = json.loads(line)
-            except ValueError as exc:
-                if number == len(lines) and not text.endswith("\n"):
-                    # A writer stopped mid-line (kill -9, a full disk): that run has no
-                    # verdict yet; a rerun of its shard grades it.
-                    sys.stderr.write(f"warning: {path}: its last line is cut (a writer "
-                                     f"stopped mid-line); skipped\n")
-                    continue
-                raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
-            if not isinstance(verdict, dict) or "run_id" not in verdict or "status" not in verdict:
+        # A last line cut mid-line (kill -9, a full disk) is a run with no verdict yet;
+        # a rerun of its shard grades it.
+        for number, verdict in read_jsonl_records(inputs, path, cut_tail=True):
+            if "run_id" not in verdict or "status" not in verdict:
                 raise InputError(f"{path} line {number}: not a regrade.py verdict")
             merged[verdict["run_id"]] = verdict
     verdicts = list(merged.values())
@@ -10424,8 +10425,12 @@ def summarize_only(args, argv):
         os.makedirs(args.out, exist_ok=True)
         target = os.path.join(args.out, "verdicts.jsonl")
         inputs.guard_output(target)
-        write_out(target, "".join(json.dumps(v, ensure_ascii=False, sort_keys=True) + "\n"
-                                     for v in sorted(verdicts, key=lambda v: v["run_id"])))
+        store = RecordFile(args.out, "verdicts.jsonl", "run_id", FolderLock(args.out))
+        try:
+            with store.lock:
+                store.rewrite(sorted(verdicts, key=lambda v: v["run_id"]))
+        except OSError as exc:
+            raise InputError(f"--out {args.out}: cannot lock ({exc.strerror or exc})") from None
     return output(args, inputs, verdicts, sorted({v["instance_id"] for v in verdicts}), argv)
 
 

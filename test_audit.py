@@ -6538,6 +6538,12 @@ class TestRegradePure(unittest.TestCase):
         with open(os.path.join(HERE, "regrade.py"), encoding="utf-8") as handle:
             self.assertEqual(verdict_field_setters(handle.read()), [])
 
+    def test_one_reader_for_jsonl_files(self):
+        # JSONL inputs go through the block's read_jsonl_records, the record files in --out
+        # through RecordFile (record_lines); the recorder's signed lines have their own MAC.
+        with open(os.path.join(HERE, "regrade.py"), encoding="utf-8") as handle:
+            self.assertEqual(jsonl_line_readers(handle.read()), ["record_lines", "signed_records"])
+
     def test_the_setter_scan_finds_each_way_of_setting(self):
         source = textwrap.dedent("""
             def a(v):
@@ -6560,6 +6566,26 @@ class TestRegradePure(unittest.TestCase):
                 return {"completed": True, "resolution": "FULL"}
         """)
         self.assertEqual(verdict_field_setters(source), ["a", "b", "c", "d", "e"])
+
+
+def jsonl_line_readers(source):
+    """The functions of regrade.py's own code (outside the shared block) that parse JSON line
+    by line: a loop over lines that calls json.loads."""
+    lines = source.split("\n")
+    block = [number for number, line in enumerate(lines, 1) if line.startswith("# === ")][:2]
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef) or block[0] <= function.lineno < block[1]:
+            continue
+        for loop in ast.walk(function):
+            names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)} \
+                if isinstance(loop, ast.For) else ()
+            if any("line" in name for name in names) and any(
+                    isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                    n.func.attr == "loads" for n in ast.walk(loop)):
+                found.append(function.name)
+                break
+    return sorted(found)
 
 
 def verdict_field_setters(source):
