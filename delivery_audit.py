@@ -2194,14 +2194,21 @@ def read_json_record(inputs, path):
     return data
 
 
-def read_jsonl_records(inputs, path):
-    """[(line number, object)] of a JSONL file; a truncated line is an error."""
-    records = []
-    for number, line in enumerate(inputs.read_text(path).splitlines(), 1):
+def read_jsonl_records(inputs, path, *, text=None, cut_tail=False):
+    """[(line number, object)] of a JSONL file (or of its `text`, already read); a truncated
+    line is an error, but with cut_tail a last line that has no newline and is not JSON (a
+    writer stopped mid-line: a record not yet written) is left out, with a warning."""
+    text = inputs.read_text(path) if text is None else text
+    lines, records = text.splitlines(), []
+    for number, line in enumerate(lines, 1):
         if line.strip():
             try:
                 record = json.loads(line)
             except ValueError as exc:
+                if cut_tail and number == len(lines) and not text.endswith("\n"):
+                    sys.stderr.write(f"warning: {path}: its last line is cut (a writer "
+                                     f"stopped mid-line); skipped\n")
+                    continue
                 raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
             if not isinstance(record, dict):
                 raise InputError(f"{path} line {number}: expected a JSON object")
@@ -3623,7 +3630,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 36842eeffa9de500 ---
+# --- end shared helpers body sha256 f91319c6d30e072f ---
 
 
 # === Statistics ===

@@ -154,7 +154,9 @@ Procedure per run (each step is recorded in the verdict):
        its results file was then removed, emptied or replaced (say by a FIFO).
        Reason: "the code under test tampered with the test runner".
        --repeat K runs the tests K times and lists tests whose outcome changed
-       as flaky; a test counts as passed only if it passed every time.
+       among passed, failing, skipped and not run as flaky (failed, then error,
+       is failing, as --make-instances counts it); a test counts as passed only
+       if it passed every time.
     9. Remove the throwaway folder, also on timeout, error, Ctrl-C, SIGTERM or
        SIGHUP (--keep-trees keeps it for debugging, its path in the run's log, and
        keeps no tree for reuse);
@@ -450,18 +452,23 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             "Not contained, even under bwrap"
 #   Grading                   SETTINGS new_settings grade_run grade_in_folder
 #                             apply_run_diff reset_test_tree apply_test_patch plan_tests
-#                             run_tests decide_run decide classify choose_runner
-#                             rules: "Procedure per run" 1-9, step 8 (Verdict);
-#                             Statuses; SWE-bench's FULL / PARTIAL / NO
+#                             run_tests decide_run decide classify outcome_group is_flaky
+#                             settle swebench_resolution choose_runner
+#                             rules: "Procedure per run" 1-9, step 8 (Verdict; flaky
+#                             under --repeat, the one rule --make-instances uses too);
+#                             Statuses (completed and resolution follow from them:
+#                             settle); SWE-bench's FULL / PARTIAL / NO
 #   Input                     read_instances parse_instance load_runs load_predictions
 #                             default_run_ids check_test_commands pytest_needed
-#                             check_python grading_key check_out
-#                             rules: INSTANCES and RUNS; --out never in an input; Statuses (a malformed row, an
+#                             check_python grading_key check_out read_records
+#                             rules: INSTANCES and RUNS (JSONL lines by the block's
+#                             read_jsonl_records); --out never in an input; Statuses (a malformed row, an
 #                             unknown instance); the resume key; --python
 #   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
 #                             write_all RecordFile write_out sweep_parts job_stopping
-#                             rules: "Large jobs (schedulers that preempt, signal and
-#                             rerun)"
+#                             rules: every record file in --out is a RecordFile (lock,
+#                             fsync, cut-tail repair, whole rewrite); "Large jobs
+#                             (schedulers that preempt, signal and rerun)"
 #   Report                    VerdictStore swebench_report swebench_summary verdicts_csv
 #                             summarise render_summary Progress shareable_verdict
 #                             rules: "Outputs with --out DIR" (shared and private); the
@@ -2364,14 +2371,21 @@ def read_json_record(inputs, path):
     return data
 
 
-def read_jsonl_records(inputs, path):
-    """[(line number, object)] of a JSONL file; a truncated line is an error."""
-    records = []
-    for number, line in enumerate(inputs.read_text(path).splitlines(), 1):
+def read_jsonl_records(inputs, path, *, text=None, cut_tail=False):
+    """[(line number, object)] of a JSONL file (or of its `text`, already read); a truncated
+    line is an error, but with cut_tail a last line that has no newline and is not JSON (a
+    writer stopped mid-line: a record not yet written) is left out, with a warning."""
+    text = inputs.read_text(path) if text is None else text
+    lines, records = text.splitlines(), []
+    for number, line in enumerate(lines, 1):
         if line.strip():
             try:
                 record = json.loads(line)
             except ValueError as exc:
+                if cut_tail and number == len(lines) and not text.endswith("\n"):
+                    sys.stderr.write(f"warning: {path}: its last line is cut (a writer "
+                                     f"stopped mid-line); skipped\n")
+                    continue
                 raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
             if not isinstance(record, dict):
                 raise InputError(f"{path} line {number}: expected a JSON object")
@@ -3793,7 +3807,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 36842eeffa9de500 ---
+# --- end shared helpers body sha256 f91319c6d30e072f ---
 
 
 # === Diffs ===
@@ -5833,13 +5847,6 @@ def test_descriptions(path, secret):
             if r.get("kind") == "test" and isinstance(r.get("nodeid"), str)}
 
 
-def outcome_group(outcome):
-    """passed, failing, skipping or None: the classes a verdict tells apart."""
-    if outcome is None or outcome in PASSING:
-        return outcome
-    return "failing" if outcome in FAILING else "skipping"
-
-
 def project_lookup(plan, outcomes, descriptions, test_id):
     """A listed id's outcome, and a conflict message or None.
 
@@ -6243,6 +6250,34 @@ def classify(outcomes, passing=PASSING):
     return "missing"
 
 
+def outcome_group(outcome):
+    """passed, failing, skipping or None (it did not run): the classes a verdict tells apart.
+
+    The one vocabulary of grading and making: a listed test's group (classify), a
+    flaky test (is_flaky), two tests one id names disagreeing (project_lookup).
+
+    >>> [outcome_group(o) for o in ("passed", "failed", "error", "xpassed", "xfailed", None)]
+    ['passed', 'failing', 'failing', 'failing', 'skipping', None]
+    """
+    if outcome is None or outcome in PASSING:
+        return outcome
+    return "failing" if outcome in FAILING else "skipping"
+
+
+def is_flaky(outcomes):
+    """Whether one test's outcomes over repeated runs fall in more than one group: the one
+    flaky rule of grading (--repeat) and making (--runs). A test that failed and then
+    errored never passed, so it is failing, not flaky; one that passed once and failed
+    (or did not run) once is flaky.
+
+    >>> is_flaky(["failed", "error"]), is_flaky(["skipped", "xfailed"]), is_flaky(["passed"])
+    (False, False, False)
+    >>> is_flaky(["passed", "failed"]), is_flaky(["passed", None]), is_flaky(["xfailed", "error"])
+    (True, True, True)
+    """
+    return len({outcome_group(o) for o in outcomes}) > 1
+
+
 def rate(success, failure):
     """SWE-bench's share of successes; an empty list counts as all passed."""
     total = len(success) + len(failure)
@@ -6276,7 +6311,7 @@ def decide(fail_to_pass, pass_to_pass, observed, *, p2p_skip_ok=False):
         for test_id in listed:
             outcomes = observed.get(test_id) or [None]
             group[classify(outcomes, passing)].append(test_id)
-            if len(set(outcomes)) > 1:
+            if is_flaky(outcomes):
                 flaky.append(test_id)
         groups[name] = group
     f2p, p2p = groups["fail_to_pass"], groups["pass_to_pass"]
@@ -6284,19 +6319,54 @@ def decide(fail_to_pass, pass_to_pass, observed, *, p2p_skip_ok=False):
     f2p_failure = f2p["failed"] + f2p["skipped"] + f2p["missing"]
     p2p_success = p2p["passed"] + (p2p["skipped"] if p2p_skip_ok else [])
     p2p_failure = p2p["failed"] + p2p["missing"] + ([] if p2p_skip_ok else p2p["skipped"])
-    f2p_rate, p2p_rate = rate(f2p_success, f2p_failure), rate(p2p_success, p2p_failure)
-    if f2p_rate == 1 and p2p_rate == 1:
-        resolution = "FULL"
-    elif 0 < f2p_rate < 1 and p2p_rate == 1:
-        resolution = "PARTIAL"
-    else:
-        resolution = "NO"
+    tests_status = {"FAIL_TO_PASS": {"success": f2p_success, "failure": f2p_failure},
+                    "PASS_TO_PASS": {"success": p2p_success, "failure": p2p_failure},
+                    "FAIL_TO_FAIL": {"success": [], "failure": []},
+                    "PASS_TO_FAIL": {"success": [], "failure": []}}
     return {"fail_to_pass": f2p, "pass_to_pass": p2p, "flaky": sorted(set(flaky)),
-            "completed": not f2p_failure and not p2p_failure, "resolution": resolution,
-            "tests_status": {"FAIL_TO_PASS": {"success": f2p_success, "failure": f2p_failure},
-                             "PASS_TO_PASS": {"success": p2p_success, "failure": p2p_failure},
-                             "FAIL_TO_FAIL": {"success": [], "failure": []},
-                             "PASS_TO_FAIL": {"success": [], "failure": []}}}
+            "completed": not f2p_failure and not p2p_failure,
+            "resolution": swebench_resolution(tests_status), "tests_status": tests_status}
+
+
+def swebench_resolution(tests_status):
+    """SWE-bench's FULL / PARTIAL / NO from a tests_status: PARTIAL when some but not all
+    FAIL_TO_PASS tests and every PASS_TO_PASS test succeed.
+
+    >>> swebench_resolution({"FAIL_TO_PASS": {"success": ["a"], "failure": ["b"]},
+    ...                      "PASS_TO_PASS": {"success": [], "failure": []}})
+    'PARTIAL'
+    """
+    f2p, p2p = tests_status["FAIL_TO_PASS"], tests_status["PASS_TO_PASS"]
+    f2p_rate, p2p_rate = rate(f2p["success"], f2p["failure"]), rate(p2p["success"], p2p["failure"])
+    if f2p_rate == 1 and p2p_rate == 1:
+        return "FULL"
+    if 0 < f2p_rate < 1 and p2p_rate == 1:
+        return "PARTIAL"
+    return "NO"
+
+
+def settle(verdict, *, by_tests=False):
+    """Set a verdict's completed and resolution from its status: the one place that sets them.
+
+    resolved: completed, FULL. A grading error (GRADING_ERRORS): completed None (not
+    decided), NO. Any other status (unresolved, patch_failed, timeout): not completed,
+    NO, unless the listed tests' outcomes decided it (by_tests): then SWE-bench's rule
+    on its tests_status, so a run with some FAIL_TO_PASS passing is PARTIAL. A status
+    decided by something else (tampering, an unfinished record) is NO whatever passed.
+
+    >>> settle({"status": "timeout"}), settle({"status": "error"})["completed"]
+    ({'status': 'timeout', 'completed': False, 'resolution': 'NO'}, None)
+    """
+    status = verdict["status"]
+    if status == "resolved":
+        completed, resolution = True, "FULL"
+    elif status in GRADING_ERRORS:
+        completed, resolution = None, "NO"
+    else:
+        completed = False
+        resolution = swebench_resolution(verdict["tests_status"]) if by_tests else "NO"
+    verdict["completed"], verdict["resolution"] = completed, resolution
+    return verdict
 
 
 def canonical_id(test_id):
@@ -6353,11 +6423,11 @@ def outside_tree(modules, tree):
 
 
 def empty_verdict(run, instance, settings):
-    """The verdict fields known before grading starts."""
-    return {
+    """The verdict fields known before grading starts (an error until graded)."""
+    return settle({
         "run_id": run["run_id"], "instance_id": run["instance_id"], "repo": instance["repo"],
         "model": run.get("model"), "base_commit": run["base_commit"],
-        "completed": False, "status": "error", "resolution": "NO", "reason": "",
+        "completed": None, "status": "error", "resolution": None, "reason": "",  # settle sets
         "fail_to_pass": {"passed": [], "failed": [], "skipped": [], "missing": []},
         "pass_to_pass": {"passed": [], "failed": [], "skipped": [], "missing": []},
         "flaky": [], "applied_with": None, "touched_tests": [], "removed_shadowing": [],
@@ -6371,7 +6441,7 @@ def empty_verdict(run, instance, settings):
         "key_parts": run.get("key_parts"), "notes": [],
         "tests_status": None,
         "isolation": settings.get("isolation", "none"),
-    }
+    })
 
 
 def error_verdict(run, settings, reason):
@@ -6380,7 +6450,7 @@ def error_verdict(run, settings, reason):
     verdict = empty_verdict(dict(run, base_commit=run.get("base_commit") or ""), instance,
                             settings)
     verdict["environment"] = environment_record(settings)
-    verdict.update(status="error", completed=None, resolution="NO", reason=reason)
+    verdict.update(status="error", reason=reason)
     return shareable_verdict(verdict, settings.get("private") or ())
 
 
@@ -6405,15 +6475,17 @@ def grade_run(run, instance, source, settings):
     # from the work tree, under a name the code under test cannot derive from it.
     grader_dir = tempfile.mkdtemp(prefix="g-", dir=settings.get("scratch"))
     trees, lease, tree = settings.get("trees") or TreePool(0), None, None
+    by_tests = False
     try:
         tree, lease, verdict["work_tree"] = trees.take(source, run["base_commit"], folder)
         log.append(f"checked out {run['base_commit']} ({verdict['work_tree']})\n")
-        grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict, log)
+        by_tests = grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict,
+                                   log)
     except GradingError as exc:
-        verdict.update(status="error", completed=None, reason=str(exc))
+        verdict.update(status="error", reason=str(exc))
         log.append(f"grading error: {exc}\n")
     except OSError as exc:
-        verdict.update(status="error", completed=None, reason=f"{exc.strerror or exc}")
+        verdict.update(status="error", reason=f"{exc.strerror or exc}")
         log.append(f"grading error: {exc}\n")
     finally:
         remove_folder(grader_dir)
@@ -6428,8 +6500,7 @@ def grade_run(run, instance, source, settings):
         # The job began stopping (a signal, a full disk) before this verdict was
         # decided: its tests or git may have been killed under it. Graded on resume.
         raise Interrupted()
-    if verdict["status"] in GRADING_ERRORS:
-        verdict.update(completed=None, resolution="NO")
+    settle(verdict, by_tests=by_tests)
     # The verdict is shared (verdicts.jsonl, made instances); its log may name this machine.
     here = [(tree + os.sep, ""), (tree, "<tree>")] if tree else []
     here += [(folder, "<run folder>"), (grader_dir, "<grader folder>")]
@@ -6457,19 +6528,19 @@ def remove_shadowing(tree, paths):
 
 
 def grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict, log):
-    """Steps 2-8 of the procedure for one run checked out in `tree`, filling `verdict`."""
+    """Steps 2-8 of the procedure for one run checked out in `tree`, filling `verdict`'s
+    status; True when the listed tests' outcomes decided it (see settle)."""
     job = job_state(run, instance, settings, folder, tree, grader_dir)
     if not apply_run_diff(job, verdict, log):
-        return
+        return False
     reset_test_tree(job, verdict, log)
     if not apply_test_patch(job, verdict, log):
-        return
+        return False
     plan = plan_tests(job, verdict)
     if plan is None:
-        return
+        return False
     record = run_tests(job, plan, verdict, log)
-    if record is not None:
-        decide_run(job, plan, record, verdict)
+    return record is not None and decide_run(job, plan, record, verdict)
 
 
 def job_state(run, instance, settings, folder, tree, grader_dir):
@@ -6494,7 +6565,7 @@ def apply_run_diff(job, verdict, log):
         log.append(text)
         if method is None:
             last = [l for l in text.strip().splitlines() if l and not l.startswith(("$", "exit"))]
-            verdict.update(status="patch_failed", completed=False,
+            verdict.update(status="patch_failed",
                            reason="the diff does not apply: " + (last[-1] if last else "")[:300])
             return False
         verdict["applied_with"] = method
@@ -6544,7 +6615,7 @@ def apply_test_patch(job, verdict, log):
                          check=False)
     log.append(f"$ git apply test.diff\n{output}exit {status}\n")
     if status != 0:
-        verdict.update(status="test_patch_failed", completed=None,
+        verdict.update(status="test_patch_failed",
                        reason="the test patch does not apply: " + output.strip()[-300:])
         return False
     return True
@@ -6586,13 +6657,13 @@ def plan_tests(job, verdict):
         # Django and SymPy ids are mapped by their own plan, which says when one names no test.
         project, problem = project_plan(runner, listed, tree, job["patch_paths"])
         if problem:
-            verdict.update(status="error", completed=None, reason=problem)
+            verdict.update(status="error", reason=problem)
             return None
         files, unfound = project["files"], []
     if unfound:
         # A listed id naming no file or module at all is the instance's mistake,
         # not the run's: grade it as an error, never as the agent's failure.
-        verdict.update(status="error", completed=None,
+        verdict.update(status="error",
                        reason=f"{len(unfound)} listed test(s) name no file or module in the "
                               f"tree after the test patch, e.g. {unfound[0]!r}: check the "
                               f"instance's FAIL_TO_PASS / PASS_TO_PASS ids")
@@ -6662,7 +6733,7 @@ def run_tests(job, plan, verdict, log):
         record["recorder_started"] = not os.path.lexists(config_path)   # it deletes it first
         remove_entry(config_path)
         if timed_out:
-            verdict.update(status="timeout", completed=False,
+            verdict.update(status="timeout",
                            exit_status=record["exit_statuses"],
                            reason=f"the test command ran longer than {settings['timeout']:g} s "
                                   f"and was killed")
@@ -6751,73 +6822,71 @@ def read_attempt(job, plan, record, verdict, results_path, secret, output, statu
 
 
 def decide_run(job, plan, record, verdict):
-    """Step 8: the verdict from what was read, tampering and grading errors first."""
+    """Step 8: the verdict's status from what was read, tampering and grading errors first;
+    True when the listed tests' outcomes decided it, False when something else did."""
     tree, settings = job["tree"], job["settings"]
     exit_statuses = record["exit_statuses"]
     shadowed, tampered = record["shadowed"], record["tampered"]
     decided = decide(plan["f2p"], plan["p2p"], record["observed"],
                      p2p_skip_ok=settings["p2p_skip_ok"])
     verdict.update(fail_to_pass=decided["fail_to_pass"], pass_to_pass=decided["pass_to_pass"],
-                   flaky=decided["flaky"], completed=decided["completed"],
-                   resolution=decided["resolution"], tests_status=decided["tests_status"],
+                   flaky=decided["flaky"], tests_status=decided["tests_status"],
                    exit_status=exit_statuses)
     if shadowed or tampered:
         detail = [d.replace(os.path.realpath(tree) + os.sep, "").replace(tree + os.sep, "")
                   for d in sorted(shadowed) + sorted(tampered)]
         what = "the grader's own modules were imported from the tree" if shadowed and \
             not tampered else TAMPERED
-        verdict.update(status="unresolved", completed=False, resolution="NO",
-                       reason=f"{what}: " + "; ".join(detail)[:300])
-        return
+        verdict.update(status="unresolved", reason=f"{what}: " + "; ".join(detail)[:300])
+        return False
     wrong = outside_tree({k: sorted(v) for k, v in record["places"].items()}, tree)
     if plan["structured"]:
         verdict["code_under_test"] = "outside the tree: " + "; ".join(wrong) if wrong else "tree"
     if wrong:
-        verdict.update(status="wrong_code_under_test", completed=None, resolution="NO",
+        verdict.update(status="wrong_code_under_test",
                        reason="the tests imported the repository's code from outside the "
                               "throwaway tree: " + "; ".join(wrong)[:300])
-        return
+        return False
     startup_failed = plan["runner"] == "pytest" and not record["configured"] and \
         any(s != 0 for s in exit_statuses)
     # A recorder cut short by the run's code is judged below, as it always was.
     if not record["results_seen"] and (startup_failed or not record["unfinished"]):
         reason, runs_own = no_result_reason(job, plan, record)
-        verdict.update(status="unresolved" if runs_own else "error",
-                       completed=False if runs_own else None, resolution="NO", reason=reason)
-        return
+        verdict.update(status="unresolved" if runs_own else "error", reason=reason)
+        return False
     causes = missing_causes(plan, record)
     if causes["uncollected"]:
         uncollected = causes["uncollected"]
         verdict["uncollected"] = uncollected
-        verdict.update(status="error", completed=None, resolution="NO",
+        verdict.update(status="error",
                        reason=f"{len(uncollected)} listed test(s) never collected although "
                               f"their file collected without error, e.g. {uncollected[0]!r}: "
                               f"check the instance's FAIL_TO_PASS / PASS_TO_PASS ids")
-        return
+        return False
     if record["conflicts"]:
-        verdict.update(status="error", completed=None, resolution="NO",
-                       reason=record["conflicts"][0])
-        return
+        verdict.update(status="error", reason=record["conflicts"][0])
+        return False
     silent = [s for s in exit_statuses if s != 0]
     if silent and not record["failures_recorded"]:
-        verdict.update(status="error", completed=None, resolution="NO",
+        verdict.update(status="error",
                        reason=f"the test command exited {silent[0]} but recorded no failing test")
-        return
+        return False
     if decided["completed"] and record["unfinished"]:
-        verdict.update(status="unresolved", completed=False, resolution="NO",
+        verdict.update(status="unresolved",
                        reason="the test process ended before the recorder's last record, so "
                               "tampering could not be ruled out")
-        return
+        return False
     if decided["completed"]:
         verdict.update(status="resolved", reason="")
         if any(s != 0 for s in exit_statuses):
             verdict["notes"].append("listed tests all passed; other tests in their files failed")
-        return
+        return True
     verdict["status"] = "unresolved"
     verdict["reason"] = unresolved_reason(decided, settings)
     for (what, place), text in sorted(causes["collection"].items()):
         first = next((l.strip() for l in reversed(text.splitlines()) if l.strip()), "")
         verdict["reason"] += f"; {place} {what}: {first[:200]}"
+    return True
 
 
 def collectors_of(test_id, runner, module_of):
@@ -6982,12 +7051,8 @@ def read_records(path, inputs):
     kind = table_kind(path, text)
     records = []
     if kind == "jsonl":
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    records.append((f"{path} line {number}", json.loads(line)))
-                except ValueError as exc:
-                    raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
+        records = [(f"{path} line {number}", record)
+                   for number, record in read_jsonl_records(inputs, path, text=text)]
     elif kind == "json":
         try:
             data = json.loads(text)
@@ -7754,7 +7819,12 @@ def starting_line(signum):
     return f"interrupted by {signal.Signals(signum).name} while starting: no run began; rerun the same command"
 
 
-# --- verdicts.jsonl shared by many processes ---
+# --- record files in --out, shared by many processes: one store, RecordFile ---
+# Every append-only file regrade keeps in --out (verdicts.jsonl, made.jsonl, instances.jsonl,
+# rejected.jsonl, self_check.jsonl, and --summarize's merged verdicts.jsonl) is a RecordFile:
+# appended under FolderLock, whole and fsynced, a cut last line repaired, rewritten whole.
+# Every other file in --out is written whole by write_out. JSONL inputs (INSTANCES, RUNS,
+# --summarize FILE...) are read by the shared block's read_jsonl_records.
 def write_all(handle, data):
     """Write every byte of `data` to a file descriptor: a short write goes on from where it
     stopped, a write that makes no progress or fails raises OSError."""
@@ -8853,8 +8923,7 @@ def derive_lists(before, after):
         # A test that did not run in a run (absent, or its file did not collect) failed there.
         seen_before = [run.get(test_id) or "failed" for run in before]
         seen_after = [run.get(test_id) or "failed" for run in after]
-        if len({outcome_group(o) for o in seen_before}) > 1 or \
-                len({outcome_group(o) for o in seen_after}) > 1:
+        if is_flaky(seen_before) or is_flaky(seen_after):
             lists["flaky"].append(test_id)
         elif any(o in SKIPPING for o in seen_after):
             lists["excluded"]["skipped"].append(test_id)
@@ -9737,7 +9806,7 @@ def outcome_defects(instance, matched, before, after):
             seen_after = side_outcomes(after, matched[test_id])
             evidence = f"before: {groups_text(seen_before)}; after: {groups_text(seen_after)}"
             unsteady = [s for s, seen in (("before", seen_before), ("after", seen_after))
-                        if len({outcome_group(o or "failed") for o in seen}) > 1]
+                        if is_flaky([o or "failed" for o in seen])]
             if unsteady:
                 flaky.append(test_id)
                 found.append(defect("flaky", f"{field}: outcome changed between the runs "
@@ -10059,8 +10128,8 @@ def audit_instances(args, argv):
     logs = os.path.join(args.out, "logs") if args.out else None
     if logs:
         os.makedirs(logs, exist_ok=True)
-    context["write_log"] = (lambda name, text: write_atomic(os.path.join(logs, safe_name(name)),
-                                                            text)) if logs else \
+    context["write_log"] = (lambda name, text: write_out(os.path.join(logs, safe_name(name)),
+                                                         text)) if logs else \
         (lambda name, text: None)
     duplicates = duplicate_defects(rows)
     progress = args.progress or sys.stderr.isatty()
@@ -10093,7 +10162,7 @@ def audit_output(args, argv, inputs, rows, results):
                       output_flags=("--out", "--write-fixed"))
     data = {"summary": summary, "instances": results, "provenance": prov}
     if args.out:
-        write_atomic(os.path.join(args.out, "audit.json"), to_json(data))
+        write_out(os.path.join(args.out, "audit.json"), to_json(data))
     if args.format == "json":
         sys.stdout.write(to_json(data))
     else:
@@ -10401,22 +10470,10 @@ def summarize_only(args, argv):
     """--summarize: merge verdict files (the last line per run id wins) and report."""
     inputs, merged = Inputs(), {}
     for path in args.summarize:
-        text = inputs.read_text(path)
-        lines = text.splitlines()
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                verdict = json.loads(line)
-            except ValueError as exc:
-                if number == len(lines) and not text.endswith("\n"):
-                    # A writer stopped mid-line (kill -9, a full disk): that run has no
-                    # verdict yet; a rerun of its shard grades it.
-                    sys.stderr.write(f"warning: {path}: its last line is cut (a writer "
-                                     f"stopped mid-line); skipped\n")
-                    continue
-                raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
-            if not isinstance(verdict, dict) or "run_id" not in verdict or "status" not in verdict:
+        # A last line cut mid-line (kill -9, a full disk) is a run with no verdict yet;
+        # a rerun of its shard grades it.
+        for number, verdict in read_jsonl_records(inputs, path, cut_tail=True):
+            if "run_id" not in verdict or "status" not in verdict:
                 raise InputError(f"{path} line {number}: not a regrade.py verdict")
             merged[verdict["run_id"]] = verdict
     verdicts = list(merged.values())
@@ -10424,8 +10481,12 @@ def summarize_only(args, argv):
         os.makedirs(args.out, exist_ok=True)
         target = os.path.join(args.out, "verdicts.jsonl")
         inputs.guard_output(target)
-        write_out(target, "".join(json.dumps(v, ensure_ascii=False, sort_keys=True) + "\n"
-                                     for v in sorted(verdicts, key=lambda v: v["run_id"])))
+        store = RecordFile(args.out, "verdicts.jsonl", "run_id", FolderLock(args.out))
+        try:
+            with store.lock:
+                store.rewrite(sorted(verdicts, key=lambda v: v["run_id"]))
+        except OSError as exc:
+            raise InputError(f"--out {args.out}: cannot lock ({exc.strerror or exc})") from None
     return output(args, inputs, verdicts, sorted({v["instance_id"] for v in verdicts}), argv)
 
 

@@ -84,6 +84,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import unittest
 import unittest.mock
@@ -7113,6 +7114,144 @@ class TestRegradePure(unittest.TestCase):
         self.assertEqual(decided["resolution"], "PARTIAL")
         decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["failed"]})
         self.assertEqual(decided["resolution"], "NO")
+
+    def test_settle_derives_completed_and_resolution_from_the_status(self):
+        regrade = load("regrade.py")
+        partial = {"FAIL_TO_PASS": {"success": ["a"], "failure": ["b"]},
+                   "PASS_TO_PASS": {"success": ["c"], "failure": []}}
+        expected = {"resolved": (True, "FULL"), "unresolved": (False, "NO"),
+                    "patch_failed": (False, "NO"), "timeout": (False, "NO"),
+                    "test_patch_failed": (None, "NO"), "wrong_code_under_test": (None, "NO"),
+                    "error": (None, "NO")}
+        self.assertEqual(set(expected), set(regrade.STATUSES))
+        for status, pair in expected.items():
+            # Inconsistent fields on the way in are overwritten, never kept.
+            verdict = regrade.settle({"status": status, "tests_status": partial,
+                                      "completed": "stale", "resolution": "stale"})
+            self.assertEqual((verdict["completed"], verdict["resolution"]), pair, status)
+        # Only when the tests decided an unresolved run does SWE-bench's PARTIAL apply.
+        verdict = regrade.settle({"status": "unresolved", "tests_status": partial}, by_tests=True)
+        self.assertEqual((verdict["completed"], verdict["resolution"]), (False, "PARTIAL"))
+        # A fresh verdict is a consistent error until graded.
+        run = {"run_id": "r", "instance_id": "i", "base_commit": "c", "diff": "", "key": "k"}
+        fresh = regrade.empty_verdict(run, {"repo": "o/n", "test_patch": ""},
+                                      {"grader_version": "v"})
+        self.assertEqual((fresh["status"], fresh["completed"], fresh["resolution"]),
+                         ("error", None, "NO"))
+
+    def test_one_flaky_rule_for_grading_and_making(self):
+        regrade = load("regrade.py")
+        # Written out by hand: the group each outcome belongs to (None: it did not run).
+        group = {"passed": "P", "failed": "F", "error": "F", "xpassed": "F", "skipped": "S",
+                 "xfailed": "S", None: "N"}
+        for first, second in itertools.product(group, repeat=2):
+            flaky = group[first] != group[second]
+            decided = regrade.decide(["t"], [], {"t": [first, second]})
+            self.assertEqual(decided["flaky"] == ["t"], flaky, (first, second))
+            if None in (first, second):
+                continue        # making counts a test that did not run as failed there
+            # The same two outcomes, before the fix and after it, are flaky for making too.
+            for before, after in (([first, second], ["passed"] * 2),
+                                  (["failed"] * 2, [first, second])):
+                lists = regrade.derive_lists([{"t": o} for o in before],
+                                             [{"t": o} for o in after])
+                self.assertEqual(lists["flaky"] == ["t"], flaky, (before, after))
+
+    def test_only_settle_sets_completed_and_resolution(self):
+        with open(os.path.join(HERE, "regrade.py"), encoding="utf-8") as handle:
+            self.assertEqual(verdict_field_setters(handle.read()), [])
+
+    def test_one_reader_for_jsonl_files(self):
+        # JSONL inputs go through the block's read_jsonl_records, the record files in --out
+        # through RecordFile (record_lines); the recorder's signed lines have their own MAC.
+        with open(os.path.join(HERE, "regrade.py"), encoding="utf-8") as handle:
+            self.assertEqual(jsonl_line_readers(handle.read()), ["record_lines", "signed_records"])
+
+    def test_the_setter_scan_finds_each_way_of_setting(self):
+        source = textwrap.dedent("""
+            def a(v):
+                v["completed"] = None
+            def b(v):
+                v.update(status="error", resolution="NO")
+            def c(v):
+                v["status"], v["resolution"] = "x", "NO"
+            def d(v):
+                return dict(v, completed=True)
+            def e():
+                return {"status": "error", "completed": False}
+            def fresh():
+                return settle({"status": "error", "completed": None, "resolution": None})
+            def f(v, counts):
+                counts[v["resolution"]] += 1
+            def settle(v):
+                v["completed"] = v["resolution"] = None
+            def decided():
+                return {"completed": True, "resolution": "FULL"}
+        """)
+        self.assertEqual(verdict_field_setters(source), ["a", "b", "c", "d", "e"])
+
+
+def jsonl_line_readers(source):
+    """The functions of regrade.py's own code (outside the shared block) that parse JSON line
+    by line: a loop over lines that calls json.loads."""
+    lines = source.split("\n")
+    block = [number for number, line in enumerate(lines, 1) if line.startswith("# === ")][:2]
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef) or block[0] <= function.lineno < block[1]:
+            continue
+        for loop in ast.walk(function):
+            names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)} \
+                if isinstance(loop, ast.For) else ()
+            if any("line" in name for name in names) and any(
+                    isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                    n.func.attr == "loads" for n in ast.walk(loop)):
+                found.append(function.name)
+                break
+    return sorted(found)
+
+
+def verdict_field_setters(source):
+    """The functions of a source, other than settle, that set a verdict's completed or resolution:
+    by item assignment, an update(...) or dict(...) keyword, or a verdict literal (one with a
+    status) not handed straight to settle; a dict of decide's own (no status) is not a verdict."""
+    fields = {"completed", "resolution"}
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+                function.name == "settle":
+            continue
+        # A literal handed straight to settle only holds the fields' places (key order).
+        settled = {id(call.args[0]) for call in ast.walk(function)
+                   if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and
+                   call.func.id == "settle" and call.args}
+        for node in ast.walk(function):
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            keys = set()
+            while targets:              # v["k"] = ..., a, v["k"] = ...; not counts[v["k"]] += 1
+                target = targets.pop()
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    targets.extend(target.elts)
+                elif isinstance(target, ast.Subscript):
+                    index = target.slice.value if isinstance(target.slice, ast.Index) \
+                        else target.slice
+                    if isinstance(index, ast.Constant):
+                        keys.add(index.value)
+            if isinstance(node, ast.Call) and (
+                    isinstance(node.func, ast.Attribute) and node.func.attr == "update" or
+                    isinstance(node.func, ast.Name) and node.func.id == "dict"):
+                keys |= {k.arg for k in node.keywords}
+            if isinstance(node, ast.Dict) and id(node) not in settled:
+                literal = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+                keys |= literal if "status" in literal else set()
+            if keys & fields:
+                found.append(function.name)
+                break
+    return found
 
 
 class TestRegradeExample(unittest.TestCase):
