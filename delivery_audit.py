@@ -3261,12 +3261,17 @@ AGENT_FILE_ENDINGS = tuple(name for record in HARNESS_FORMATS for name in record
     + (".jsonl",)
 
 
+def labelled_lines(field, indent):
+    """Each harness record's `field` (a list of lines) under its label, for HARNESS_MANUAL."""
+    pad = " " * indent
+    return "".join(f"{pad}{record['label']:<16}{record[field][0]}\n"
+                   + "".join(f"{pad}{'':16}{line}\n" for line in record[field][1:])
+                   for record in HARNESS_FORMATS if record[field])
+
+
 def formats_text():
     """HARNESS_MANUAL's list of formats, from the records' manual paragraphs."""
-    indent = " " * 6
-    return "".join(f"{indent}{record['label']:<16}{record['manual'][0]}\n"
-                   + "".join(f"{indent}{'':16}{line}\n" for line in record["manual"][1:])
-                   for record in HARNESS_FORMATS if record["manual"])
+    return labelled_lines("manual", 6)
 
 
 def submission_rules_text():
@@ -3279,10 +3284,7 @@ def submission_rules_text():
 
 def refusals_text():
     """HARNESS_MANUAL's list of the calls each harness records as refused or failed."""
-    indent = " " * 10
-    return "".join(f"{indent}{record['label']:<16}{record['refusals'][0]}\n"
-                   + "".join(f"{indent}{'':16}{line}\n" for line in record["refusals"][1:])
-                   for record in HARNESS_FORMATS if record["refusals"])
+    return labelled_lines("refusals", 10)
 
 
 def tokens_text():
@@ -3630,7 +3632,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 f91319c6d30e072f ---
+# --- end shared helpers body sha256 9b2c79500178d25f ---
 
 
 # === Statistics ===
