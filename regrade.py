@@ -9535,6 +9535,9 @@ def audit_tree_facts(instance, source, run_files, context):
     found, docstrings = [], {}
     try:
         tree = make_tree(source, instance["base_commit"], folder)
+        # The row's runner, as its runs pick it (an instance's test_runner, the repository's).
+        runner = runner_for(instance, context["runner"],
+                            instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"], tree)
         for name, text in (("test patch", instance["test_patch"]),
                            ("gold patch", instance["patch"] or "")):
             if not normalise_diff(text):
@@ -9555,7 +9558,7 @@ def audit_tree_facts(instance, source, run_files, context):
                 continue
             with open(full, encoding="utf-8", errors="replace") as handle:
                 text = handle.read()
-            if context["runner"] == "django" and path.startswith("tests/"):
+            if runner == "django" and path.startswith("tests/"):
                 for line, ids in django_docstring_tests(text, django_label(path)).items():
                     docstrings.setdefault(line, []).extend(
                         spelled_ids({i: None for i in ids}, "django"))
@@ -9970,15 +9973,19 @@ def render_audit(summary, results, style, prov):
     return "\n".join(lines) + render_provenance(prov, style)
 
 
-def audit_context(args, inputs):
-    """Settings of the audit's runs, as --make-instances makes them, and its options."""
+def audit_context(args, inputs, rows):
+    """Settings of the audit's runs, as --make-instances makes them, and its options; the
+    interpreter must import pytest only when a row's runner is pytest (runner_for, as
+    grading asks: a Django or SymPy dataset needs no pytest)."""
     fallback, named = parse_repo_options(args.repo)
     if not args.repo:
         raise InputError("--audit-instances needs --repo [OWNER/NAME=]PATH (repeatable)")
     settings = new_settings(args, repeat=1)
     if args.test_cmd:
         check_test_command(args.test_cmd, args.runner, "--test-cmd")
-    needs_pytest = args.runner in ("auto", "pytest")
+    needs_pytest = any(runner_for(record, args.runner, None) == "pytest" and
+                       not (record.get("test_cmd") or args.test_cmd)
+                       for _, record in rows if isinstance(record, dict))
     settings["python"] = check_python(args.python, needs_pytest)
     settings["interpreter"] = interpreter_facts(args.python, settings["python"])
     settings["grader_sha256"] = script_sha256(__file__)
@@ -9999,7 +10006,7 @@ def audit_instances(args, argv):
     if args.repeat is not None and args.repeat < 1:
         raise InputError("--repeat must be at least 1")
     rows = audit_records(args.audit_instances, inputs)
-    context = audit_context(args, inputs)
+    context = audit_context(args, inputs, rows)
     logs = os.path.join(args.out, "logs") if args.out else None
     if logs:
         os.makedirs(logs, exist_ok=True)
