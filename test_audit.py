@@ -10962,6 +10962,14 @@ class TestRegradeAuditPure(unittest.TestCase):
                 _, cause, nearest, certain = regrade.match_listed(listed, real, docs, "pytest")
                 self.assertEqual((cause, nearest, certain), expected)
         self.assertEqual(regrade.match_listed("Does b.", real, docs, "django")[1], None)
+        # A Django docstring line two recorded tests share names both of them.
+        twins = {"Twin.": ["t.py::test_b", "u.py::test_c"]}
+        self.assertEqual(regrade.match_listed("Twin.", real, twins, "django"),
+                         (["t.py::test_b", "u.py::test_c"], "id names several tests",
+                          "t.py::test_b", False))
+        # A docstring line with a word changed names no test: the nearest docstring's test.
+        self.assertEqual(regrade.match_listed("Does bb.", real, docs, "django")[1:],
+                         ("docstring line", "t.py::test_b", False))
 
     def test_schema_defects(self):
         regrade = load("regrade.py")
