@@ -11470,6 +11470,24 @@ class TestRegradeMadeSpelling(RegradeRepoCase):
                                                 "--sandbox", "none"])
             self.assertEqual((status, [v["status"] for v in report["runs"]]), (0, [want]), err)
 
+    def test_made_django_instances_audit_on_an_interpreter_without_pytest(self):
+        # Django's own runner needs no pytest (SWE-bench's Django images have none): the
+        # audit asks the rows' runner, as grading does, instead of refusing the interpreter.
+        instances = os.path.join(self.out, "instances.jsonl")
+        with TempDir() as folder:
+            bare = write(folder, "bare-python", f"#!/bin/sh\nexec {sys.executable} -S \"$@\"\n")
+            os.chmod(bare, 0o755)
+            probe = subprocess.run([bare, "-c", "import pytest"], capture_output=True)
+            self.assertNotEqual(probe.returncode, 0)        # -S: no site-packages, no pytest
+            status, report, err = regrade_json([
+                "--audit-instances", instances, "--repo", f"acme/shop={self.repo}",
+                "--python", bare, "--sandbox", "none", "--repeat", "1"])
+        self.assertEqual(status, 0, err)
+        self.assertNotIn("pytest", err)
+        audited = report["instances"][0]
+        self.assertEqual((audited["instance_id"], audited["gold_resolves"],
+                          audited["empty_resolves"]), ("shop-1", 1, 0), audited)
+
     def test_sympy_ids_are_bare_names_as_swebench_reads_them(self):
         with TempDir() as folder:
             repo, _ = regrade_repo(folder, SYMPYISH_BASE)
@@ -11706,6 +11724,14 @@ class TestRegradeAuditPure(unittest.TestCase):
                 _, cause, nearest, certain = regrade.match_listed(listed, real, docs, "pytest")
                 self.assertEqual((cause, nearest, certain), expected)
         self.assertEqual(regrade.match_listed("Does b.", real, docs, "django")[1], None)
+        # A Django docstring line two recorded tests share names both of them.
+        twins = {"Twin.": ["t.py::test_b", "u.py::test_c"]}
+        self.assertEqual(regrade.match_listed("Twin.", real, twins, "django"),
+                         (["t.py::test_b", "u.py::test_c"], "id names several tests",
+                          "t.py::test_b", False))
+        # A docstring line with a word changed names no test: the nearest docstring's test.
+        self.assertEqual(regrade.match_listed("Does bb.", real, docs, "django")[1:],
+                         ("docstring line", "t.py::test_b", False))
 
     def test_schema_defects(self):
         regrade = load("regrade.py")
