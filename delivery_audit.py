@@ -468,9 +468,11 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       categories: command_category (SHELL_RULES, the manual's
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, submission rule, tool tables, refusal rule, token
-#                       source, manual paragraph: a new format is one record plus
-#                       its reader); agent_files,
+#                       keys, submission rule, tool tables, refusal rule and its
+#                       text, token source, manual paragraph: a new format is one
+#                       record plus its reader); the refusal rules:
+#                       swe_agent_refused, mini_refused, openhands_refused,
+#                       claude_call_failed; agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
 #                       write_runs (--task-map, --write-runs), PROCESS_MEASURES
@@ -2649,6 +2651,18 @@ SWE_AGENT_NOT_DONE = re.compile(
     r"proposed edit has introduced|Your edit was not applied")
 
 
+def swe_agent_refused(tool, observation):
+    """SWE-agent's refusal rule: an editor or file command (not bash) whose observation
+    begins with one of its tools' "changed or showed nothing" messages.
+
+    >>> swe_agent_refused("str_replace_editor", "No replacement was performed. ...")
+    True
+    >>> swe_agent_refused("bash", "Error: no such file"), swe_agent_refused("open", "1 a")
+    (False, False)
+    """
+    return tool != "bash" and bool(SWE_AGENT_NOT_DONE.match(str(observation or "").strip()))
+
+
 def swe_agent_call(action):
     """(tool, category) of one SWE-agent action.
 
@@ -2706,8 +2720,7 @@ def read_swe_agent(inputs, path):
         seconds = None if seconds is None else instant_us(seconds, where)
         if action:
             tool, category = swe_agent_call(action)
-            failed = tool != "bash" and bool(SWE_AGENT_NOT_DONE.match(
-                str(step.get("observation") or "").strip()))
+            failed = swe_agent_refused(tool, step.get("observation"))
             add_call(run, tool, category, start=run["end"], seconds=seconds, turn=i,
                      failed=failed)
         run["end"] = None if None in (run["end"], seconds) else run["end"] + seconds
@@ -2733,7 +2746,17 @@ def mini_actions(message, action_regex, where):
         raise InputError(f"{where}: config action_regex is not a regular expression "
                          f"({exc})") from None
     blocks = [b if isinstance(b, str) else b[0] for b in blocks]
-    return [(block.strip(), len(blocks) != 1) for block in blocks]
+    return [(block.strip(), mini_refused(blocks)) for block in blocks]
+
+
+def mini_refused(blocks):
+    """mini-swe-agent's refusal rule for a format-1 reply: its bash blocks are not
+    exactly one (a format error: none of them ran).
+
+    >>> mini_refused(["ls"]), mini_refused(["ls", "pwd"]), mini_refused([])
+    (False, True, True)
+    """
+    return len(blocks) != 1
 
 
 def read_mini_swe_agent(inputs, path):
@@ -2812,6 +2835,21 @@ def openhands_call(action, args):
     return OPENHANDS_CATEGORIES.get(action, "other")
 
 
+def openhands_refused(observation):
+    """OpenHands' refusal rule for the observation that answers a call: the editor's own
+    error (an edit or read observation beginning "ERROR:", e.g. "No replacement was
+    performed"), nothing done. (An agent error observation that answers no action is a
+    refused tool call of its own: read_openhands records it as one.)
+
+    >>> openhands_refused({"observation": "edit", "content": "ERROR: no match"})
+    True
+    >>> openhands_refused({"observation": "run", "content": "ERROR: tests failed"})
+    False
+    """
+    return observation.get("observation") in ("edit", "read") and \
+        str(observation.get("content") or "").startswith("ERROR:")
+
+
 def read_openhands(inputs, path):
     """One run per line of an OpenHands output.jsonl."""
     runs = []
@@ -2852,9 +2890,7 @@ def openhands_events(run, history, where):
         if "observation" in event and event.get("cause") in calls:
             call = calls.pop(event["cause"])
             call["seconds"] = micro - call["start"]
-            # the editor's own error (e.g. "No replacement was performed"): nothing done
-            call["failed"] = event.get("observation") in ("edit", "read") and \
-                str(event.get("content") or "").startswith("ERROR:")
+            call["failed"] = openhands_refused(event)
         elif event.get("observation") == "error" and event.get("cause") is None and \
                 event.get("source") == "agent":
             # a tool call it refused: the model's response (its usage unrecorded) is a turn
@@ -3159,6 +3195,8 @@ def codex_submitted(run):
 #              checked against them by TestSharedBlockHarnessRegistry
 #   refusals   the calls it records as refused or failed (never run), line by line
 #              (HARNESS_MANUAL's "Refused or failed" list); None: not read
+#   refused    the function its reader asks whether a call was refused: that rule's
+#              one home (None where no rule is read)
 #   tokens     where its token totals come from (HARNESS_MANUAL's tokens_source list),
 #              and tokens_note what else a reader of its tokens must know (or None)
 TASK_MAP_KEYS = ("session_id", "run_id", "session", "file", "path")
@@ -3175,6 +3213,7 @@ HARNESS_FORMATS = (
                 "or preds.json; diff info.submission; seconds are the steps'",
                 "execution_time only (no timestamps); no per-turn tokens"),
      "tools": (SWE_AGENT_TOOLS, EDITOR_COMMANDS),
+     "refused": swe_agent_refused,
      "refusals": ("an editor or file command whose observation says it",
                   "changed nothing (\"Your changes have NOT been applied\",",
                   "\"No replacement was performed\", \"Usage: ...\", ...)"),
@@ -3190,6 +3229,7 @@ HARNESS_FORMATS = (
                 "extra.timestamp and extra.response.usage, info; format 1:",
                 "the reply's bash block); diff info.submission"),
      "tools": (),
+     "refused": mini_refused,
      "refusals": ("a reply whose ```bash blocks are not exactly one (its",
                   "format error: none of them ran; the regex is the",
                   "trajectory's own config action_regex where it has one)"),
@@ -3208,6 +3248,7 @@ HARNESS_FORMATS = (
                 "test_result.git_patch; the finish action and its",
                 "task_completed give the submitted column (below)"),
      "tools": (OPENHANDS_CATEGORIES,),
+     "refused": openhands_refused,
      "refusals": ("an observation of edit or read that begins \"ERROR:\",",
                   "and an agent error observation that answers no action",
                   "(a tool call it refused, e.g. a bad parameter: its",
@@ -3227,6 +3268,7 @@ HARNESS_FORMATS = (
                 "include cache reads and writes; a subagent's own file",
                 "(every entry a sidechain) is skipped; no diff"),
      "tools": (CLAUDE_TOOLS,),
+     "refused": claude_call_failed,
      "refusals": ("a tool_result with is_error, except a Bash command",
                   "that ran and exited non-zero (\"Exit code N\"): that ran;",
                   "a <tool_use_error> (e.g. \"File has not been read yet\")",
@@ -3247,14 +3289,14 @@ HARNESS_FORMATS = (
      "manual": ("rollout JSONL (session_meta, response_item, event_msg);",
                 "a repeated token_count with the same total counts once"),
      "tools": (CODEX_TOOLS,),
-     "refusals": ("not read (no rollout with refusals was available)",),
+     "refused": None, "refusals": ("not read (no rollout with refusals was available)",),
      "tokens": "token_count total (Codex)", "tokens_note": None},
     {"format": "aider", "label": "Aider", "names": (".aider.chat.history.md",),
      "json_keys": None, "line": None, "truncated": (), "reader": None, "run_id": None,
      "task_map": (), "submitted": None, "records": None,
      "manual": (".aider.chat.history.md: not read; a folder holding one is",
                 "refused rather than audited without its runs"),
-     "tools": (), "refusals": None, "tokens": None, "tokens_note": None},
+     "tools": (), "refused": None, "refusals": None, "tokens": None, "tokens_note": None},
 )
 HARNESS_BY_FORMAT = {record["format"]: record for record in HARNESS_FORMATS}
 AGENT_FILE_ENDINGS = tuple(name for record in HARNESS_FORMATS for name in record["names"]) \
@@ -3632,7 +3674,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 9b2c79500178d25f ---
+# --- end shared helpers body sha256 800228f11cd21b87 ---
 
 
 # === Statistics ===

@@ -67,6 +67,7 @@ import doctest
 import errno
 import hashlib
 import importlib.util
+import inspect
 import io
 import itertools
 import json
@@ -2983,6 +2984,40 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
             self.assertEqual(manual.count(" ".join(record["tokens"].split())), 1,
                              record["format"])
 
+    def test_each_refusal_rule_refuses_what_its_manual_text_quotes(self):
+        # The record's refused function is the rule its reader applies; the messages
+        # its manual text quotes are refused, and a call that ran is not.
+        d = load("delivery_audit.py")
+        rules = {r["format"]: r["refused"] for r in d.HARNESS_FORMATS}
+        self.assertEqual({f for f, rule in rules.items() if rule is None}, {"codex", "aider"})
+        swe = rules["swe-agent"]
+        for message in ("No replacement was performed. Multiple occurrences",
+                        "Usage: str_replace_editor <command>",
+                        "Your proposed edit has introduced new syntax error(s). Your "
+                        "changes have NOT been applied."):
+            self.assertTrue(swe("str_replace_editor", message), message)
+        self.assertFalse(swe("str_replace_editor", "The file /r/a.py has been edited."))
+        self.assertFalse(swe("bash", "Usage: grep [OPTION]..."))     # bash ran
+        self.assertEqual([rules["mini-swe-agent"](b) for b in ([], ["ls"], ["ls", "pwd"])],
+                         [True, False, True])
+        hands = rules["openhands"]
+        self.assertTrue(hands({"observation": "edit", "content": "ERROR:\nNo replacement"}))
+        self.assertTrue(hands({"observation": "read", "content": "ERROR: no such file"}))
+        self.assertFalse(hands({"observation": "run", "content": "ERROR: exit 1"}))
+        claude = rules["claude-code"]
+        block = {"is_error": True, "content": "Exit code 1\nFAILED tests/test_a.py"}
+        self.assertFalse(claude("Bash", block))                       # it ran
+        self.assertTrue(claude("Bash", dict(block, content="<tool_use_error>Denied")))
+        self.assertTrue(claude("Edit", {"is_error": True,
+                                        "content": "File has not been read yet."}))
+        # Each reader asks its own rule, so a changed rule changes what it counts.
+        for reader, rule in (("read_swe_agent", swe), ("mini_actions", rules["mini-swe-agent"]),
+                             ("openhands_events", hands), ("read_claude_code", claude)):
+            tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(d, reader))))
+            called = {n.func.id for n in ast.walk(tree)
+                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            self.assertIn(rule.__name__, called, reader)
+
     def test_the_manuals_tool_categories_match_the_records_tables(self):
         # "Tool categories" is written by category, for people; each named tool of a
         # record's tables must be listed under its own category there, so the two
@@ -3012,8 +3047,8 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
     def test_each_record_names_every_part_and_reads_its_shipped_example(self):
         module = load("delivery_audit.py")
         parts = {"format", "label", "names", "json_keys", "line", "truncated", "reader",
-                 "run_id", "task_map", "submitted", "records", "manual", "tools", "refusals",
-                 "tokens", "tokens_note"}
+                 "run_id", "task_map", "submitted", "records", "manual", "tools", "refused",
+                 "refusals", "tokens", "tokens_note"}
         shipped = {"swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent",
                    "openhands": "openhands", "claude-code": "claude-code", "codex": "codex"}
         for record in module.HARNESS_FORMATS:
@@ -6938,6 +6973,26 @@ class TestAucGateThreeIsATest(unittest.TestCase):
         self.assertEqual(feature["within_task_test"]["method"], "monte carlo")
         sd = math.sqrt(exact * (1 - exact) / 4000)
         self.assertLess(abs(feature["within_task_p"] - exact), 4 * sd + 1 / 4001)
+
+    def test_exact_up_to_the_limit_then_drawn(self):
+        # The arrangements counted by hand: C(size, successes) over the mixed cells.
+        module = load(AUC)
+        labels, tasks, strata, values = self.within_case()
+        cells = collections.defaultdict(list)
+        for label, task, stratum in zip(labels, tasks, strata):
+            cells[task, stratum].append(label)
+        count = math.prod(math.comb(len(c), sum(c)) for c in cells.values())
+        saved, methods = module.WITHIN_EXACT_LIMIT, []
+        try:
+            for limit in (count, count - 1):
+                module.WITHIN_EXACT_LIMIT = limit
+                result = module.audit(labels, [("f", values)], [i % 3 for i in range(16)],
+                                      tasks=tasks, strata=strata, perms=50, boot=20, seed=3)
+                test = result["features"][0]["within_task_test"]
+                methods.append((test["method"], test["arrangements"]))
+        finally:
+            module.WITHIN_EXACT_LIMIT = saved
+        self.assertEqual(methods, [("exact", count), ("monte carlo", count)])
 
     def test_finding_1_task_only_column_fails_gate_3(self):
         # It knows only the task: within-task AUC 0.655 on 58 pairs passed all three
