@@ -465,7 +465,8 @@ PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth fo
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
-#   the input record    Inputs (every input read once, hashed for the footer)
+#   the input record    Inputs (every input read once, hashed for the footer),
+#                       input_overlap (nothing written is, or lies in, an input)
 #   writing files       write_atomic (a failed write leaves nothing behind)
 #   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json, fit_to_paste
 #                       (3 decimals, p-values never rounded across 0.05 nor to
@@ -875,10 +876,26 @@ class Inputs:
 
     def guard_output(self, path):
         """Refuse to write over any input: the scripts never write into their inputs."""
-        target = os.path.realpath(path)
         for source, _ in self.files:
-            if source != "-" and os.path.realpath(source) == target:
+            if source != "-" and input_overlap(path, source) == "is":
                 raise InputError(f"{path}: refusing to overwrite an input file")
+
+
+def input_overlap(output, source):
+    """How an output path meets an input's: "is" (the same file or folder once links
+    are followed), "lies inside" (within the input's folder), or None. The one test
+    behind "the scripts never write into their inputs": Inputs.guard_output (files
+    read) and regrade.py's --out check (every input, before any is read).
+
+    >>> input_overlap("/a/b/out", "/a/b"), input_overlap("/a/b", "/a/b/")
+    ('lies inside', 'is')
+    >>> input_overlap("/a/bc", "/a/b") is None
+    True
+    """
+    target, real = os.path.realpath(output), os.path.realpath(source)
+    if target == real:
+        return "is"
+    return "lies inside" if target.startswith(real.rstrip(os.sep) + os.sep) else None
 
 
 # ---- writing files ----
@@ -3694,7 +3711,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 800228f11cd21b87 ---
+# --- end shared helpers body sha256 a7ca9e88c25b9949 ---
 
 
 # === Statistics ===

@@ -445,7 +445,8 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
-#   the input record    Inputs (every input read once, hashed for the footer)
+#   the input record    Inputs (every input read once, hashed for the footer),
+#                       input_overlap (nothing written is, or lies in, an input)
 #   writing files       write_atomic (a failed write leaves nothing behind)
 #   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json, fit_to_paste
 #                       (3 decimals, p-values never rounded across 0.05 nor to
@@ -855,10 +856,26 @@ class Inputs:
 
     def guard_output(self, path):
         """Refuse to write over any input: the scripts never write into their inputs."""
-        target = os.path.realpath(path)
         for source, _ in self.files:
-            if source != "-" and os.path.realpath(source) == target:
+            if source != "-" and input_overlap(path, source) == "is":
                 raise InputError(f"{path}: refusing to overwrite an input file")
+
+
+def input_overlap(output, source):
+    """How an output path meets an input's: "is" (the same file or folder once links
+    are followed), "lies inside" (within the input's folder), or None. The one test
+    behind "the scripts never write into their inputs": Inputs.guard_output (files
+    read) and regrade.py's --out check (every input, before any is read).
+
+    >>> input_overlap("/a/b/out", "/a/b"), input_overlap("/a/b", "/a/b/")
+    ('lies inside', 'is')
+    >>> input_overlap("/a/bc", "/a/b") is None
+    True
+    """
+    target, real = os.path.realpath(output), os.path.realpath(source)
+    if target == real:
+        return "is"
+    return "lies inside" if target.startswith(real.rstrip(os.sep) + os.sep) else None
 
 
 # ---- writing files ----
@@ -3674,7 +3691,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 800228f11cd21b87 ---
+# --- end shared helpers body sha256 a7ca9e88c25b9949 ---
 
 
 # === Statistics ===
@@ -4953,6 +4970,10 @@ def read_claim(value, where):
 
 
 def rater_label(value, where):
+    """One rater's label of a run (a --raters column's cell or a filled sheet's claim):
+    claimed, not or equivocal; an empty cell is a run not rated."""
+    if is_missing(value):
+        raise InputError(f"{where}: not rated (use claimed, not claimed or equivocal)")
     claim = read_claim(value, where)
     return "equivocal" if claim == "equivocal" else ("claimed" if claim else "not")
 
@@ -5365,8 +5386,6 @@ def read_ratings(inputs, files, keyfile):
                 raise InputError(f"{sheet.where(i, id_col)}: sheet id {sheet_id!r} appears "
                                  f"twice (first at row {seen[sheet_id]})")
             seen[sheet_id] = sheet.lines[i]
-            if is_missing(row[claim_col]):
-                raise InputError(f"{where}: not rated (use claimed, not claimed or equivocal)")
             labels[run_of[sheet_id]].append(rater_label(row[claim_col], where))
         unrated = sorted(set(run_of) - set(seen))
         if unrated:

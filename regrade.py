@@ -452,18 +452,23 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             "Not contained, even under bwrap"
 #   Grading                   SETTINGS new_settings grade_run grade_in_folder
 #                             apply_run_diff reset_test_tree apply_test_patch plan_tests
-#                             run_tests decide_run decide classify outcome_group is_flaky
+#                             run_tests decide_run decide classify LIST_PASSING
+#                             outcome_group is_flaky
 #                             settle swebench_resolution choose_runner
 #                             rules: "Procedure per run" 1-9, step 8 (Verdict; flaky
 #                             under --repeat, the one rule --make-instances uses too);
-#                             Statuses (completed and resolution follow from them:
-#                             settle); SWE-bench's FULL / PARTIAL / NO
+#                             Statuses, what each says (completed and resolution
+#                             follow from the status: `settle`); SWE-bench's FULL /
+#                             PARTIAL / NO
 #   Input                     read_instances parse_instance load_runs load_predictions
 #                             default_run_ids check_test_commands pytest_needed
 #                             check_python grading_key check_out read_records
+#                             diff_problem
 #                             rules: INSTANCES and RUNS (JSONL lines by the block's
-#                             read_jsonl_records); --out never in an input; Statuses (a malformed row, an
-#                             unknown instance); the resume key; --python
+#                             read_jsonl_records); --out never in an input; which
+#                             runs are error verdicts (load_runs: a malformed row, an
+#                             unknown instance; `diff_problem`: a binary diff or one
+#                             over MAX_DIFF_BYTES); the resume key; --python
 #   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
 #                             write_all RecordFile write_out sweep_parts job_stopping
 #                             rules: every record file in --out is a RecordFile (lock,
@@ -622,7 +627,8 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
-#   the input record    Inputs (every input read once, hashed for the footer)
+#   the input record    Inputs (every input read once, hashed for the footer),
+#                       input_overlap (nothing written is, or lies in, an input)
 #   writing files       write_atomic (a failed write leaves nothing behind)
 #   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json, fit_to_paste
 #                       (3 decimals, p-values never rounded across 0.05 nor to
@@ -1032,10 +1038,26 @@ class Inputs:
 
     def guard_output(self, path):
         """Refuse to write over any input: the scripts never write into their inputs."""
-        target = os.path.realpath(path)
         for source, _ in self.files:
-            if source != "-" and os.path.realpath(source) == target:
+            if source != "-" and input_overlap(path, source) == "is":
                 raise InputError(f"{path}: refusing to overwrite an input file")
+
+
+def input_overlap(output, source):
+    """How an output path meets an input's: "is" (the same file or folder once links
+    are followed), "lies inside" (within the input's folder), or None. The one test
+    behind "the scripts never write into their inputs": Inputs.guard_output (files
+    read) and regrade.py's --out check (every input, before any is read).
+
+    >>> input_overlap("/a/b/out", "/a/b"), input_overlap("/a/b", "/a/b/")
+    ('lies inside', 'is')
+    >>> input_overlap("/a/bc", "/a/b") is None
+    True
+    """
+    target, real = os.path.realpath(output), os.path.realpath(source)
+    if target == real:
+        return "is"
+    return "lies inside" if target.startswith(real.rstrip(os.sep) + os.sep) else None
 
 
 # ---- writing files ----
@@ -3851,7 +3873,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 800228f11cd21b87 ---
+# --- end shared helpers body sha256 a7ca9e88c25b9949 ---
 
 
 # === Diffs ===
@@ -6270,6 +6292,10 @@ def new_settings(args, *, repeat):
 PASSING = ("passed",)
 FAILING = ("failed", "error", "xpassed")
 SKIPPING = ("skipped", "xfailed")
+# What passes in each list, as in SWE-bench: an expected failure keeps a PASS_TO_PASS
+# test passing, never a FAIL_TO_PASS one. Grading (decide) and auditing a dataset
+# (outcome_defects) both read it.
+LIST_PASSING = {"FAIL_TO_PASS": PASSING, "PASS_TO_PASS": PASSING + ("xfailed",)}
 
 
 def classify(outcomes, passing=PASSING):
@@ -6349,8 +6375,8 @@ def decide(fail_to_pass, pass_to_pass, observed, *, p2p_skip_ok=False):
     (['a'], ['c'])
     """
     groups, flaky = {}, []
-    for name, listed, passing in (("fail_to_pass", fail_to_pass, PASSING),
-                                  ("pass_to_pass", pass_to_pass, PASSING + ("xfailed",))):
+    for name, listed, passing in (("fail_to_pass", fail_to_pass, LIST_PASSING["FAIL_TO_PASS"]),
+                                  ("pass_to_pass", pass_to_pass, LIST_PASSING["PASS_TO_PASS"])):
         group = {"passed": [], "failed": [], "skipped": [], "missing": []}
         for test_id in listed:
             outcomes = observed.get(test_id) or [None]
@@ -7406,7 +7432,6 @@ def check_out(args):
     FIXES or --task-map file. A bundle is a file: --out may not name it."""
     if not args.out:
         return
-    target = os.path.realpath(args.out)
     fallback, named = parse_repo_options(args.repo)
     inputs = [("--repo", path) for path in [fallback, *named.values()] if path]
     inputs += [(what, path) for what, path in (
@@ -7415,10 +7440,9 @@ def check_out(args):
     for what, path in inputs:
         if not os.path.exists(path):
             continue            # gold, empty, or a path the reader will report
-        real = os.path.realpath(path)
-        if target == real or target.startswith(real.rstrip(os.sep) + os.sep):
-            where = "is" if target == real else "lies inside"
-            kind = "folder" if os.path.isdir(real) else "file"
+        where = input_overlap(args.out, path)
+        if where:
+            kind = "folder" if os.path.isdir(path) else "file"
             raise InputError(f"--out {args.out}: {where} {what} {path} (an input {kind}, which "
                              f"regrade.py never changes); choose a folder of its own")
 
@@ -9867,10 +9891,8 @@ def outcome_defects(instance, matched, before, after):
                                     f"{' and '.join(unsteady)} the fix ({evidence})",
                                     test=test_id, repair=f"move out of {field}"))
                 continue
-            passed_before = seen_before and all(o == "passed" for o in seen_before)
-            passed_after = seen_after and all(
-                o in (PASSING + (("xfailed",) if field == "PASS_TO_PASS" else ()))
-                for o in seen_after)
+            passed_before = classify(seen_before) == "passed"
+            passed_after = classify(seen_after, LIST_PASSING[field]) == "passed"
             if field == "FAIL_TO_PASS" and passed_before:
                 found.append(defect("FAIL_TO_PASS passes before", evidence, test=test_id))
             if field == "FAIL_TO_PASS" and not passed_after:

@@ -1650,6 +1650,15 @@ class TestRatingSheets(unittest.TestCase):
                                  f"sheet id {target}", message)
                 self.assertEqual(snapshot(folder), before)
 
+    def test_an_empty_rater_cell_is_not_rated_as_on_a_sheet(self):
+        # One rule for a rater's label, --raters columns and filled sheets alike.
+        header = ["run_id", "task_id", "verified", "a", "b", "c"]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", csv_text(header, [
+                ["r1", "t1", "1", "yes", "yes", "no"], ["r2", "t2", "0", "no", "", "no"]]))
+            status, out, err = run("delivery_audit.py", [path, "--raters", "a,b,c"])
+            assert_one_error(self, status, out, err, "row 3, column 'b'", "not rated")
+
     def test_harness_claims_are_named_and_missing_claims_say_how_to_rate(self):
         header = ["run_id", "task_id", "format", "claimed", "verified", "final_message"]
         with TempDir() as folder:
@@ -9302,6 +9311,30 @@ class TestRegradeReviewRules(RegradeFixture):
         self.assertEqual((decided["completed"], decided["fail_to_pass"]["skipped"]), (False, ["f"]))
         decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xpassed"]})
         self.assertEqual((decided["completed"], decided["pass_to_pass"]["failed"]), (False, ["p"]))
+
+    def test_grading_and_the_dataset_audit_share_one_xfail_rule(self):
+        # An xfailed PASS_TO_PASS test passes in grading (decide) and is sound in a
+        # dataset audit (outcome_defects); an xfailed FAIL_TO_PASS test fails both.
+        regrade = load("regrade.py")
+        instance = {"FAIL_TO_PASS": ["f"], "PASS_TO_PASS": ["p"]}
+        matched = {"f": "real::f", "p": "real::p"}
+
+        def audit(f_after, p_after):
+            before = [{"outcomes": {"real::f": "failed", "real::p": "passed"}}] * 2
+            after = [{"outcomes": {"real::f": f_after, "real::p": p_after}}] * 2
+            found, _ = regrade.outcome_defects(instance, matched, before, after)
+            return sorted(d["kind"] for d in found)
+        self.assertEqual(audit("passed", "xfailed"), [])
+        self.assertEqual(audit("xfailed", "passed"), ["FAIL_TO_PASS fails on gold"])
+        # One home: changing the rule changes both (here xfailed no longer passes).
+        saved = regrade.LIST_PASSING
+        regrade.LIST_PASSING = dict(saved, PASS_TO_PASS=regrade.PASSING)
+        try:
+            self.assertEqual(audit("passed", "xfailed"), ["PASS_TO_PASS fails on gold"])
+            decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xfailed"]})
+            self.assertFalse(decided["completed"])
+        finally:
+            regrade.LIST_PASSING = saved
 
     def test_log_runner_with_dotted_ids_reads_unittest_output(self):
         verdicts = self.grade("unittest", ["fix", "wrong-fix"], ["--runner", "log"])
