@@ -445,7 +445,8 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
-#   the input record    Inputs (every input read once, hashed for the footer)
+#   the input record    Inputs (every input read once, hashed for the footer),
+#                       input_overlap (nothing written is, or lies in, an input)
 #   writing files       write_atomic (a failed write leaves nothing behind)
 #   numbers and tables  fmt, fmt_ci, fmt_p, plural, render_table, to_json, fit_to_paste
 #                       (3 decimals, p-values never rounded across 0.05 nor to
@@ -468,9 +469,11 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       categories: command_category (SHELL_RULES, the manual's
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, submission rule, tool tables, refusal rule, token
-#                       source, manual paragraph: a new format is one record plus
-#                       its reader); agent_files,
+#                       keys, submission rule, tool tables, refusal rule and its
+#                       text, token source, manual paragraph: a new format is one
+#                       record plus its reader); the refusal rules:
+#                       swe_agent_refused, mini_refused, openhands_refused,
+#                       claude_call_failed; agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
 #                       write_runs (--task-map, --write-runs), PROCESS_MEASURES
@@ -853,10 +856,26 @@ class Inputs:
 
     def guard_output(self, path):
         """Refuse to write over any input: the scripts never write into their inputs."""
-        target = os.path.realpath(path)
         for source, _ in self.files:
-            if source != "-" and os.path.realpath(source) == target:
+            if source != "-" and input_overlap(path, source) == "is":
                 raise InputError(f"{path}: refusing to overwrite an input file")
+
+
+def input_overlap(output, source):
+    """How an output path meets an input's: "is" (the same file or folder once links
+    are followed), "lies inside" (within the input's folder), or None. The one test
+    behind "the scripts never write into their inputs": Inputs.guard_output (files
+    read) and regrade.py's --out check (every input, before any is read).
+
+    >>> input_overlap("/a/b/out", "/a/b"), input_overlap("/a/b", "/a/b/")
+    ('lies inside', 'is')
+    >>> input_overlap("/a/bc", "/a/b") is None
+    True
+    """
+    target, real = os.path.realpath(output), os.path.realpath(source)
+    if target == real:
+        return "is"
+    return "lies inside" if target.startswith(real.rstrip(os.sep) + os.sep) else None
 
 
 # ---- writing files ----
@@ -2649,6 +2668,18 @@ SWE_AGENT_NOT_DONE = re.compile(
     r"proposed edit has introduced|Your edit was not applied")
 
 
+def swe_agent_refused(tool, observation):
+    """SWE-agent's refusal rule: an editor or file command (not bash) whose observation
+    begins with one of its tools' "changed or showed nothing" messages.
+
+    >>> swe_agent_refused("str_replace_editor", "No replacement was performed. ...")
+    True
+    >>> swe_agent_refused("bash", "Error: no such file"), swe_agent_refused("open", "1 a")
+    (False, False)
+    """
+    return tool != "bash" and bool(SWE_AGENT_NOT_DONE.match(str(observation or "").strip()))
+
+
 def swe_agent_call(action):
     """(tool, category) of one SWE-agent action.
 
@@ -2706,8 +2737,7 @@ def read_swe_agent(inputs, path):
         seconds = None if seconds is None else instant_us(seconds, where)
         if action:
             tool, category = swe_agent_call(action)
-            failed = tool != "bash" and bool(SWE_AGENT_NOT_DONE.match(
-                str(step.get("observation") or "").strip()))
+            failed = swe_agent_refused(tool, step.get("observation"))
             add_call(run, tool, category, start=run["end"], seconds=seconds, turn=i,
                      failed=failed)
         run["end"] = None if None in (run["end"], seconds) else run["end"] + seconds
@@ -2733,7 +2763,17 @@ def mini_actions(message, action_regex, where):
         raise InputError(f"{where}: config action_regex is not a regular expression "
                          f"({exc})") from None
     blocks = [b if isinstance(b, str) else b[0] for b in blocks]
-    return [(block.strip(), len(blocks) != 1) for block in blocks]
+    return [(block.strip(), mini_refused(blocks)) for block in blocks]
+
+
+def mini_refused(blocks):
+    """mini-swe-agent's refusal rule for a format-1 reply: its bash blocks are not
+    exactly one (a format error: none of them ran).
+
+    >>> mini_refused(["ls"]), mini_refused(["ls", "pwd"]), mini_refused([])
+    (False, True, True)
+    """
+    return len(blocks) != 1
 
 
 def read_mini_swe_agent(inputs, path):
@@ -2812,6 +2852,21 @@ def openhands_call(action, args):
     return OPENHANDS_CATEGORIES.get(action, "other")
 
 
+def openhands_refused(observation):
+    """OpenHands' refusal rule for the observation that answers a call: the editor's own
+    error (an edit or read observation beginning "ERROR:", e.g. "No replacement was
+    performed"), nothing done. (An agent error observation that answers no action is a
+    refused tool call of its own: read_openhands records it as one.)
+
+    >>> openhands_refused({"observation": "edit", "content": "ERROR: no match"})
+    True
+    >>> openhands_refused({"observation": "run", "content": "ERROR: tests failed"})
+    False
+    """
+    return observation.get("observation") in ("edit", "read") and \
+        str(observation.get("content") or "").startswith("ERROR:")
+
+
 def read_openhands(inputs, path):
     """One run per line of an OpenHands output.jsonl."""
     runs = []
@@ -2852,9 +2907,7 @@ def openhands_events(run, history, where):
         if "observation" in event and event.get("cause") in calls:
             call = calls.pop(event["cause"])
             call["seconds"] = micro - call["start"]
-            # the editor's own error (e.g. "No replacement was performed"): nothing done
-            call["failed"] = event.get("observation") in ("edit", "read") and \
-                str(event.get("content") or "").startswith("ERROR:")
+            call["failed"] = openhands_refused(event)
         elif event.get("observation") == "error" and event.get("cause") is None and \
                 event.get("source") == "agent":
             # a tool call it refused: the model's response (its usage unrecorded) is a turn
@@ -3159,6 +3212,8 @@ def codex_submitted(run):
 #              checked against them by TestSharedBlockHarnessRegistry
 #   refusals   the calls it records as refused or failed (never run), line by line
 #              (HARNESS_MANUAL's "Refused or failed" list); None: not read
+#   refused    the function its reader asks whether a call was refused: that rule's
+#              one home (None where no rule is read)
 #   tokens     where its token totals come from (HARNESS_MANUAL's tokens_source list),
 #              and tokens_note what else a reader of its tokens must know (or None)
 TASK_MAP_KEYS = ("session_id", "run_id", "session", "file", "path")
@@ -3175,6 +3230,7 @@ HARNESS_FORMATS = (
                 "or preds.json; diff info.submission; seconds are the steps'",
                 "execution_time only (no timestamps); no per-turn tokens"),
      "tools": (SWE_AGENT_TOOLS, EDITOR_COMMANDS),
+     "refused": swe_agent_refused,
      "refusals": ("an editor or file command whose observation says it",
                   "changed nothing (\"Your changes have NOT been applied\",",
                   "\"No replacement was performed\", \"Usage: ...\", ...)"),
@@ -3190,6 +3246,7 @@ HARNESS_FORMATS = (
                 "extra.timestamp and extra.response.usage, info; format 1:",
                 "the reply's bash block); diff info.submission"),
      "tools": (),
+     "refused": mini_refused,
      "refusals": ("a reply whose ```bash blocks are not exactly one (its",
                   "format error: none of them ran; the regex is the",
                   "trajectory's own config action_regex where it has one)"),
@@ -3208,6 +3265,7 @@ HARNESS_FORMATS = (
                 "test_result.git_patch; the finish action and its",
                 "task_completed give the submitted column (below)"),
      "tools": (OPENHANDS_CATEGORIES,),
+     "refused": openhands_refused,
      "refusals": ("an observation of edit or read that begins \"ERROR:\",",
                   "and an agent error observation that answers no action",
                   "(a tool call it refused, e.g. a bad parameter: its",
@@ -3227,6 +3285,7 @@ HARNESS_FORMATS = (
                 "include cache reads and writes; a subagent's own file",
                 "(every entry a sidechain) is skipped; no diff"),
      "tools": (CLAUDE_TOOLS,),
+     "refused": claude_call_failed,
      "refusals": ("a tool_result with is_error, except a Bash command",
                   "that ran and exited non-zero (\"Exit code N\"): that ran;",
                   "a <tool_use_error> (e.g. \"File has not been read yet\")",
@@ -3247,14 +3306,14 @@ HARNESS_FORMATS = (
      "manual": ("rollout JSONL (session_meta, response_item, event_msg);",
                 "a repeated token_count with the same total counts once"),
      "tools": (CODEX_TOOLS,),
-     "refusals": ("not read (no rollout with refusals was available)",),
+     "refused": None, "refusals": ("not read (no rollout with refusals was available)",),
      "tokens": "token_count total (Codex)", "tokens_note": None},
     {"format": "aider", "label": "Aider", "names": (".aider.chat.history.md",),
      "json_keys": None, "line": None, "truncated": (), "reader": None, "run_id": None,
      "task_map": (), "submitted": None, "records": None,
      "manual": (".aider.chat.history.md: not read; a folder holding one is",
                 "refused rather than audited without its runs"),
-     "tools": (), "refusals": None, "tokens": None, "tokens_note": None},
+     "tools": (), "refused": None, "refusals": None, "tokens": None, "tokens_note": None},
 )
 HARNESS_BY_FORMAT = {record["format"]: record for record in HARNESS_FORMATS}
 AGENT_FILE_ENDINGS = tuple(name for record in HARNESS_FORMATS for name in record["names"]) \
@@ -3632,7 +3691,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 9b2c79500178d25f ---
+# --- end shared helpers body sha256 a7ca9e88c25b9949 ---
 
 
 # === Statistics ===
@@ -4911,6 +4970,10 @@ def read_claim(value, where):
 
 
 def rater_label(value, where):
+    """One rater's label of a run (a --raters column's cell or a filled sheet's claim):
+    claimed, not or equivocal; an empty cell is a run not rated."""
+    if is_missing(value):
+        raise InputError(f"{where}: not rated (use claimed, not claimed or equivocal)")
     claim = read_claim(value, where)
     return "equivocal" if claim == "equivocal" else ("claimed" if claim else "not")
 
@@ -5323,8 +5386,6 @@ def read_ratings(inputs, files, keyfile):
                 raise InputError(f"{sheet.where(i, id_col)}: sheet id {sheet_id!r} appears "
                                  f"twice (first at row {seen[sheet_id]})")
             seen[sheet_id] = sheet.lines[i]
-            if is_missing(row[claim_col]):
-                raise InputError(f"{where}: not rated (use claimed, not claimed or equivocal)")
             labels[run_of[sheet_id]].append(rater_label(row[claim_col], where))
         unrated = sorted(set(run_of) - set(seen))
         if unrated:

@@ -67,6 +67,7 @@ import doctest
 import errno
 import hashlib
 import importlib.util
+import inspect
 import io
 import itertools
 import json
@@ -1649,6 +1650,15 @@ class TestRatingSheets(unittest.TestCase):
                                  f"sheet id {target}", message)
                 self.assertEqual(snapshot(folder), before)
 
+    def test_an_empty_rater_cell_is_not_rated_as_on_a_sheet(self):
+        # One rule for a rater's label, --raters columns and filled sheets alike.
+        header = ["run_id", "task_id", "verified", "a", "b", "c"]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", csv_text(header, [
+                ["r1", "t1", "1", "yes", "yes", "no"], ["r2", "t2", "0", "no", "", "no"]]))
+            status, out, err = run("delivery_audit.py", [path, "--raters", "a,b,c"])
+            assert_one_error(self, status, out, err, "row 3, column 'b'", "not rated")
+
     def test_harness_claims_are_named_and_missing_claims_say_how_to_rate(self):
         header = ["run_id", "task_id", "format", "claimed", "verified", "final_message"]
         with TempDir() as folder:
@@ -2983,6 +2993,40 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
             self.assertEqual(manual.count(" ".join(record["tokens"].split())), 1,
                              record["format"])
 
+    def test_each_refusal_rule_refuses_what_its_manual_text_quotes(self):
+        # The record's refused function is the rule its reader applies; the messages
+        # its manual text quotes are refused, and a call that ran is not.
+        d = load("delivery_audit.py")
+        rules = {r["format"]: r["refused"] for r in d.HARNESS_FORMATS}
+        self.assertEqual({f for f, rule in rules.items() if rule is None}, {"codex", "aider"})
+        swe = rules["swe-agent"]
+        for message in ("No replacement was performed. Multiple occurrences",
+                        "Usage: str_replace_editor <command>",
+                        "Your proposed edit has introduced new syntax error(s). Your "
+                        "changes have NOT been applied."):
+            self.assertTrue(swe("str_replace_editor", message), message)
+        self.assertFalse(swe("str_replace_editor", "The file /r/a.py has been edited."))
+        self.assertFalse(swe("bash", "Usage: grep [OPTION]..."))     # bash ran
+        self.assertEqual([rules["mini-swe-agent"](b) for b in ([], ["ls"], ["ls", "pwd"])],
+                         [True, False, True])
+        hands = rules["openhands"]
+        self.assertTrue(hands({"observation": "edit", "content": "ERROR:\nNo replacement"}))
+        self.assertTrue(hands({"observation": "read", "content": "ERROR: no such file"}))
+        self.assertFalse(hands({"observation": "run", "content": "ERROR: exit 1"}))
+        claude = rules["claude-code"]
+        block = {"is_error": True, "content": "Exit code 1\nFAILED tests/test_a.py"}
+        self.assertFalse(claude("Bash", block))                       # it ran
+        self.assertTrue(claude("Bash", dict(block, content="<tool_use_error>Denied")))
+        self.assertTrue(claude("Edit", {"is_error": True,
+                                        "content": "File has not been read yet."}))
+        # Each reader asks its own rule, so a changed rule changes what it counts.
+        for reader, rule in (("read_swe_agent", swe), ("mini_actions", rules["mini-swe-agent"]),
+                             ("openhands_events", hands), ("read_claude_code", claude)):
+            tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(d, reader))))
+            called = {n.func.id for n in ast.walk(tree)
+                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            self.assertIn(rule.__name__, called, reader)
+
     def test_the_manuals_tool_categories_match_the_records_tables(self):
         # "Tool categories" is written by category, for people; each named tool of a
         # record's tables must be listed under its own category there, so the two
@@ -3012,8 +3056,8 @@ class TestSharedBlockHarnessRegistry(unittest.TestCase):
     def test_each_record_names_every_part_and_reads_its_shipped_example(self):
         module = load("delivery_audit.py")
         parts = {"format", "label", "names", "json_keys", "line", "truncated", "reader",
-                 "run_id", "task_map", "submitted", "records", "manual", "tools", "refusals",
-                 "tokens", "tokens_note"}
+                 "run_id", "task_map", "submitted", "records", "manual", "tools", "refused",
+                 "refusals", "tokens", "tokens_note"}
         shipped = {"swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent",
                    "openhands": "openhands", "claude-code": "claude-code", "codex": "codex"}
         for record in module.HARNESS_FORMATS:
@@ -6939,6 +6983,26 @@ class TestAucGateThreeIsATest(unittest.TestCase):
         sd = math.sqrt(exact * (1 - exact) / 4000)
         self.assertLess(abs(feature["within_task_p"] - exact), 4 * sd + 1 / 4001)
 
+    def test_exact_up_to_the_limit_then_drawn(self):
+        # The arrangements counted by hand: C(size, successes) over the mixed cells.
+        module = load(AUC)
+        labels, tasks, strata, values = self.within_case()
+        cells = collections.defaultdict(list)
+        for label, task, stratum in zip(labels, tasks, strata):
+            cells[task, stratum].append(label)
+        count = math.prod(math.comb(len(c), sum(c)) for c in cells.values())
+        saved, methods = module.WITHIN_EXACT_LIMIT, []
+        try:
+            for limit in (count, count - 1):
+                module.WITHIN_EXACT_LIMIT = limit
+                result = module.audit(labels, [("f", values)], [i % 3 for i in range(16)],
+                                      tasks=tasks, strata=strata, perms=50, boot=20, seed=3)
+                test = result["features"][0]["within_task_test"]
+                methods.append((test["method"], test["arrangements"]))
+        finally:
+            module.WITHIN_EXACT_LIMIT = saved
+        self.assertEqual(methods, [("exact", count), ("monte carlo", count)])
+
     def test_finding_1_task_only_column_fails_gate_3(self):
         # It knows only the task: within-task AUC 0.655 on 58 pairs passed all three
         # gates; its within p (exact under shuffles inside tasks) is 0.055.
@@ -9247,6 +9311,30 @@ class TestRegradeReviewRules(RegradeFixture):
         self.assertEqual((decided["completed"], decided["fail_to_pass"]["skipped"]), (False, ["f"]))
         decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xpassed"]})
         self.assertEqual((decided["completed"], decided["pass_to_pass"]["failed"]), (False, ["p"]))
+
+    def test_grading_and_the_dataset_audit_share_one_xfail_rule(self):
+        # An xfailed PASS_TO_PASS test passes in grading (decide) and is sound in a
+        # dataset audit (outcome_defects); an xfailed FAIL_TO_PASS test fails both.
+        regrade = load("regrade.py")
+        instance = {"FAIL_TO_PASS": ["f"], "PASS_TO_PASS": ["p"]}
+        matched = {"f": "real::f", "p": "real::p"}
+
+        def audit(f_after, p_after):
+            before = [{"outcomes": {"real::f": "failed", "real::p": "passed"}}] * 2
+            after = [{"outcomes": {"real::f": f_after, "real::p": p_after}}] * 2
+            found, _ = regrade.outcome_defects(instance, matched, before, after)
+            return sorted(d["kind"] for d in found)
+        self.assertEqual(audit("passed", "xfailed"), [])
+        self.assertEqual(audit("xfailed", "passed"), ["FAIL_TO_PASS fails on gold"])
+        # One home: changing the rule changes both (here xfailed no longer passes).
+        saved = regrade.LIST_PASSING
+        regrade.LIST_PASSING = dict(saved, PASS_TO_PASS=regrade.PASSING)
+        try:
+            self.assertEqual(audit("passed", "xfailed"), ["PASS_TO_PASS fails on gold"])
+            decided = regrade.decide(["f"], ["p"], {"f": ["passed"], "p": ["xfailed"]})
+            self.assertFalse(decided["completed"])
+        finally:
+            regrade.LIST_PASSING = saved
 
     def test_log_runner_with_dotted_ids_reads_unittest_output(self):
         verdicts = self.grade("unittest", ["fix", "wrong-fix"], ["--runner", "log"])
