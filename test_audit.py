@@ -2772,7 +2772,18 @@ class TestRealShapeClaudeCode(unittest.TestCase):
         self.assertEqual((row["failed_calls"], row["read_calls"]), ("2", "0"))
 
 
-class TestRealShapeShellCommands(unittest.TestCase):
+class CommandCases:
+    """A mixin: each of the class's CASES, {command: category}, is read by command_category."""
+    CASES = {}
+
+    def test_commands_by_what_they_run(self):
+        category = load("delivery_audit.py").command_category
+        self.assertTrue(self.CASES)
+        for command, expected in self.CASES.items():
+            self.assertEqual(category(command), expected, command)
+
+
+class TestRealShapeShellCommands(CommandCases, unittest.TestCase):
     CASES = {
         "git commit -m \"$(cat <<'EOF'\nFix (cat a.py)\nEOF\n)\"": "bash",
         "git add -A && git commit -m x": "bash", "pip install -e .": "bash",
@@ -2788,11 +2799,6 @@ class TestRealShapeShellCommands(unittest.TestCase):
         "npm run test": "test", "git -C repo grep clamp": "search",
         "python x.py > out/log.txt 2>&1": "edit", "cat a.py 2>/dev/null || true": "read"}
 
-    def test_commands_by_what_they_run(self):
-        category = load("delivery_audit.py").command_category
-        for command, expected in self.CASES.items():
-            self.assertEqual(category(command), expected, command)
-
     def test_the_manual_prints_the_one_table(self):
         module = load("delivery_audit.py")
         text = module.build_parser().format_help()
@@ -2801,7 +2807,7 @@ class TestRealShapeShellCommands(unittest.TestCase):
                                    rf"{re.escape(programs)}\n")
 
 
-class TestEditsAndTestsThroughOtherTools(unittest.TestCase):
+class TestEditsAndTestsThroughOtherTools(CommandCases, unittest.TestCase):
     # Shaped like mini-swe-agent 2.x runs that edit only through an inline program, and
     # SWE-agent runs on a Java benchmark (mvn, gradle): commands written for this test.
     CASES = {
@@ -2826,11 +2832,6 @@ class TestEditsAndTestsThroughOtherTools(unittest.TestCase):
         "mvn -q compile": "bash", "./gradlew build -x test": "bash",
         "uv run pytest -q": "test", "poetry run pytest tests": "test",
         "hatch run pytest": "test", "tox -e py39": "test"}
-
-    def test_commands_by_what_they_run(self):
-        category = load("delivery_audit.py").command_category
-        for command, expected in self.CASES.items():
-            self.assertEqual(category(command), expected, command)
 
     def test_a_run_that_edits_only_through_a_script_gets_its_phase_split(self):
         # mini-swe-agent 2.x shape: actions in extra, epoch timestamps in extra.
