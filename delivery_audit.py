@@ -476,7 +476,8 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       claude_call_failed; agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
-#                       write_runs (--task-map, --write-runs), PROCESS_MEASURES
+#                       write_runs (--task-map, --write-runs), write_runs_first
+#                       (the audits' stop when no outcome yet), PROCESS_MEASURES
 #                       (auc_audit.py's default family on a derived table)
 import argparse
 import csv
@@ -3669,6 +3670,14 @@ def write_runs(inputs, path, folder):
     return dict(derived, written=sorted(outputs))
 
 
+def write_runs_first(inputs, runs, folder, named=None, verdicts=None):
+    """An audit's --write-runs: write the derived tables before any audit; return the
+    note to print (then exit 0) when the runs carry no outcome yet and no --verdicts
+    brings one, naming the next step; else None (the audit goes on)."""
+    derived = write_runs(inputs, runs, folder)
+    return None if verdicts else no_outcome_yet(derived, folder, named)
+
+
 def no_outcome_yet(derived, folder, named=None):
     """After --write-runs: the note to print (then exit 0) when the derived runs carry no
     outcome to audit yet, naming the next step; None when there is one."""
@@ -3691,7 +3700,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 a7ca9e88c25b9949 ---
+# --- end shared helpers body sha256 6a9d00fb585d7401 ---
 
 
 # === Statistics ===
@@ -5910,12 +5919,11 @@ def _main(argv):
         pair_column = None
     else:
         table = inputs.read_table(args.runs)
-        if args.write_runs:                  # the derived tables go out before any audit
-            note = no_outcome_yet(write_runs(inputs, args.runs, args.write_runs),
-                                  args.write_runs, args.verified)
-            if note and not args.verdicts:
-                sys.stdout.write(note)
-                return 0
+        note = args.write_runs and write_runs_first(inputs, args.runs, args.write_runs,
+                                                    args.verified, args.verdicts)
+        if note:
+            sys.stdout.write(note)
+            return 0
         ratings = (read_ratings(inputs, [f.strip() for f in args.ratings.split(",") if f.strip()],
                                 args.rating_key) if args.ratings else None)
         verdict_source = read_verdicts(inputs, args.verdicts) if args.verdicts else None

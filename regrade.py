@@ -658,7 +658,8 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #                       claude_call_failed; agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
-#                       write_runs (--task-map, --write-runs), PROCESS_MEASURES
+#                       write_runs (--task-map, --write-runs), write_runs_first
+#                       (the audits' stop when no outcome yet), PROCESS_MEASURES
 #                       (auc_audit.py's default family on a derived table)
 import argparse
 import csv
@@ -3851,6 +3852,14 @@ def write_runs(inputs, path, folder):
     return dict(derived, written=sorted(outputs))
 
 
+def write_runs_first(inputs, runs, folder, named=None, verdicts=None):
+    """An audit's --write-runs: write the derived tables before any audit; return the
+    note to print (then exit 0) when the runs carry no outcome yet and no --verdicts
+    brings one, naming the next step; else None (the audit goes on)."""
+    derived = write_runs(inputs, runs, folder)
+    return None if verdicts else no_outcome_yet(derived, folder, named)
+
+
 def no_outcome_yet(derived, folder, named=None):
     """After --write-runs: the note to print (then exit 0) when the derived runs carry no
     outcome to audit yet, naming the next step; None when there is one."""
@@ -3873,7 +3882,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 a7ca9e88c25b9949 ---
+# --- end shared helpers body sha256 6a9d00fb585d7401 ---
 
 
 # === Diffs ===

@@ -2962,6 +2962,25 @@ class TestRealShapeCommandLine(unittest.TestCase):
                 with open(os.path.join(out, "runs.csv"), encoding="utf-8") as handle:
                     self.assertIn("x__y-1@synthetic/model-x", handle.read())
 
+    def test_the_stop_before_any_outcome_is_one_rule_for_both_audits(self):
+        # write_runs_first writes the tables either way; it stops (a note) only when no
+        # outcome is there and no --verdicts brings one.
+        with TempDir() as folder:
+            trajs = os.path.join(folder, "trajs")
+            write(trajs, "x__y-1/x__y-1.traj.json", json.dumps(mini_v1_trajectory(mini_run())))
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                module = load(script)
+                for verdicts in (None, "graded/verdicts.csv"):
+                    out = os.path.join(folder, f"{script}-{bool(verdicts)}")
+                    note = module.write_runs_first(module.Inputs(), trajs, out, None, verdicts)
+                    self.assertEqual(sorted(os.listdir(out)),
+                                     ["predictions.jsonl", "runs.csv", "tool_calls.csv"])
+                    self.assertEqual(note is None, bool(verdicts), (script, note))
+            # The audits call it, rather than spell the rule again.
+            for script in ("delivery_audit.py", "auc_audit.py"):
+                source = inspect.getsource(load(script)._main)
+                self.assertNotIn("no_outcome_yet", source, script)
+
     def test_task_map_with_a_rating_sheet(self):
         with TempDir() as folder:
             write(folder, "runs/t.jsonl", claude_transcript())
