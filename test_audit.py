@@ -7620,6 +7620,34 @@ class TestDeclaredSettings(unittest.TestCase):
             if meaning.startswith("set by"):
                 self.assertEqual(settings[name], value, name)
 
+    def test_the_live_state_is_the_sessions(self):
+        # The job's folder, kept trees, sandbox, private paths and opened repositories
+        # live on its Session (one home for the three modes), never in the settings record.
+        self.assertFalse({"scratch", "trees", "private", "sandbox"} & set(self.r.SETTINGS))
+        with TempDir() as folder:
+            given = write(folder, "i.jsonl", "{}\n")
+            args = self.r.build_parser().parse_args(
+                [given, "gold", "--repo", folder, "--sandbox", "none", "--jobs", "3"])
+            settings = self.r.new_settings(args, repeat=1)
+            settings["python"] = sys.executable
+            session = self.r.Session(settings, args, [], self.r.Inputs(), needs_pytest=False,
+                                     jobs=args.jobs, private=[given])
+            self.assertEqual((session.sandbox["isolation"], settings["isolation"]),
+                             ("none", "none"))
+            self.assertEqual(session.keep, 0)       # trees are kept only under bwrap
+            with session:
+                scratch = session.scratch
+                self.assertTrue(os.path.isdir(scratch))
+                self.assertIn((scratch, "<session folder>"), session.private)
+                self.assertIn((os.path.abspath(given), self.r.relative_path(given)),
+                              session.private)
+                self.assertIn(os.path.abspath(folder),       # the --repo path, too
+                              [old for old, _ in session.private])
+                self.assertEqual(session.trees.scratch, scratch)
+                self.assertEqual(session.repo_path("o/n", "row 1"), folder)
+            self.assertFalse(os.path.exists(scratch))
+            self.assertEqual(list(settings), list(self.r.SETTINGS))    # no key added
+
 
 # --- regrade.py: the procedure end to end, per runner ---
 TOY_BASE = {
