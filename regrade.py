@@ -462,12 +462,15 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             under --repeat, the one rule --make-instances uses too);
 #                             Statuses (completed and resolution follow from them:
 #                             settle); SWE-bench's FULL / PARTIAL / NO
-#   Input                     read_instances parse_instance load_runs load_predictions
-#                             default_run_ids check_test_commands pytest_needed
-#                             check_python grading_key check_out read_records
+#   Input                     read_instances parse_instance load_runs checked_run
+#                             load_predictions default_run_ids check_test_commands
+#                             pytest_needed check_python grading_key keyed_run check_out
+#                             read_records
 #                             rules: INSTANCES and RUNS (JSONL lines by the block's
 #                             read_jsonl_records); --out never in an input; Statuses (a malformed row, an
-#                             unknown instance); the resume key; --python
+#                             unknown instance); the resume key; --python; a run's record
+#                             is never rewritten in place: checked_run, open_sources and
+#                             keyed_run each return new records
 #   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
 #                             write_all RecordFile write_out sweep_parts job_stopping
 #                             rules: every record file in --out is a RecordFile (lock,
@@ -7392,27 +7395,33 @@ def load_runs(spec, instances, instances_path, inputs, invalid=None):
         runs = load_predictions(spec, instances, inputs)
     else:
         raise InputError(f"{spec}: no such file or folder (nor 'gold' or 'empty')")
-    seen = set()
+    seen, checked = set(), []
     for run in runs:
         if run["run_id"] in seen:
             raise InputError(f"{run['where']}: run id {run['run_id']!r} appears twice")
         seen.add(run["run_id"])
-        if run.get("grading_error"):
-            continue
-        problem = diff_problem(run["diff"])
-        if problem:
-            run["grading_error"] = f"{run['where']}: {problem}"
-            continue
-        if run["instance_id"] in invalid:
-            run["grading_error"] = f"the instance's row is malformed: {invalid[run['instance_id']]}"
-            continue
-        if run["instance_id"] not in instances:
-            # Graded as an error verdict; the other runs are still graded.
-            run["grading_error"] = (f"instance {run['instance_id']!r} is not in "
-                                    f"{instances_path}")
-            continue
-        run["base_commit"] = run["base_commit"] or instances[run["instance_id"]]["base_commit"]
-    return runs
+        checked.append(checked_run(run, instances, instances_path, invalid))
+    return checked
+
+
+def checked_run(run, instances, instances_path, invalid):
+    """A loaded run as grading starts from it, as a new record (a run is never rewritten in
+    place): why it cannot be graded (grading_error), else its base commit, the instance's
+    when the run names none."""
+    if run.get("grading_error"):
+        return dict(run)
+    problem = diff_problem(run["diff"])
+    if problem:
+        return dict(run, grading_error=f"{run['where']}: {problem}")
+    if run["instance_id"] in invalid:
+        return dict(run, grading_error=f"the instance's row is malformed: "
+                                       f"{invalid[run['instance_id']]}")
+    if run["instance_id"] not in instances:
+        # Graded as an error verdict; the other runs are still graded.
+        return dict(run, grading_error=f"instance {run['instance_id']!r} is not in "
+                                       f"{instances_path}")
+    return dict(run, base_commit=run["base_commit"] or
+                instances[run["instance_id"]]["base_commit"])
 
 
 def parse_repo_options(values):
@@ -7563,6 +7572,16 @@ def grading_inputs(run, instance, settings):
 def grading_key(run, instance, settings):
     """SHA-256 of everything that decides a verdict: resume skips a run only when it matches."""
     return sha256_text(json.dumps(grading_inputs(run, instance, settings), sort_keys=True))
+
+
+def keyed_run(run, instance, settings):
+    """A run's record with its resume key and the parts the key hashes, as a new record; a
+    run whose instance is not in INSTANCES (None) is keyed by its raw diff and the grader."""
+    if instance is None:
+        return dict(run, key_parts=None, key=sha256_text(json.dumps(
+            [run["instance_id"], run["diff"], settings["grader_version"]])))
+    return dict(run, key_parts=grading_inputs(run, instance, settings),
+                key=grading_key(run, instance, settings))
 
 
 def regrade_reason(stored, run, force):
@@ -10609,7 +10628,8 @@ def _main(argv):
 
 
 def open_sources(session, runs):
-    """Open each run's repository and resolve its base commit; {run id: Source}.
+    """Open each run's repository and resolve its base commit: (the runs as new records, each
+    with its full base commit, {run id: Source}).
 
     A base commit the repository lacks makes that run a grading error; each run
     also gets its place in history order (repository, commit time, commit).
@@ -10622,36 +10642,31 @@ def open_sources(session, runs):
         path = session.repo_path(instance["repo"], instance["where"])
         sources[path] = session.source(path)
         source_of[run["run_id"]] = sources[path]
+    found = {}          # run id: what resolving its base commit found
     for path, source in sorted(sources.items()):
         mine = [r for r in runs if source_of.get(r["run_id"]) is source]
         resolved = source.resolve(r["base_commit"] for r in mine)
         source.identity["base_commits_found"] = all(resolved.values())
+        times = source.commit_times(h for h in resolved.values() if h)
         for run in mine:
             full = resolved.get(run["base_commit"])
             if full is None:
-                run["grading_error"] = (f"base commit {run['base_commit']} of "
-                                        f"{run['instance_id']} is not in {path}")
+                found[run["run_id"]] = {
+                    "grading_error": f"base commit {run['base_commit']} of "
+                                     f"{run['instance_id']} is not in {path}",
+                    "order": (path, 0, run["base_commit"])}
             else:
-                run["base_commit"] = full
-        times = source.commit_times(h for h in resolved.values() if h)
-        for run in mine:
-            run["order"] = (path, times.get(run["base_commit"], 0), run["base_commit"])
-    return source_of
+                found[run["run_id"]] = {"base_commit": full,
+                                        "order": (path, times.get(full, 0), full)}
+    return [dict(run, **found.get(run["run_id"], {})) for run in runs], source_of
 
 
 def grade_all(session, runs):
     """Open the repositories, check every base commit, grade what is not graded yet, report."""
     args, argv, inputs = session.args, session.argv, session.inputs
     instances, settings = session.instances, session.settings
-    source_of = open_sources(session, runs)
-    for run in runs:
-        if run["instance_id"] in instances:
-            run["key_parts"] = grading_inputs(run, instances[run["instance_id"]], settings)
-            run["key"] = grading_key(run, instances[run["instance_id"]], settings)
-        else:
-            run["key_parts"] = None
-            run["key"] = sha256_text(json.dumps([run["instance_id"], run["diff"],
-                                                 settings["grader_version"]]))
+    runs, source_of = open_sources(session, runs)
+    runs = [keyed_run(run, instances.get(run["instance_id"]), settings) for run in runs]
     store = VerdictStore(args.out, inputs) if args.out else None
     verdicts, todo, regraded = {}, [], collections.Counter()
     for run in runs:

@@ -9424,6 +9424,67 @@ class TestRegradeReviewRules(RegradeFixture):
             self.assertEqual(facts[1]["MIRROR"], "https://bob:hunter2@pypi.example/simple")
 
 
+class FrozenRun(dict):
+    """A run record that refuses every change: grading must build new records."""
+
+    def refuse(self, *args, **kwargs):
+        raise TypeError("a run record was rewritten in place")
+
+    __setitem__ = __delitem__ = update = pop = popitem = setdefault = clear = __ior__ = refuse
+
+
+def frozen_runs(value):
+    """A list of run records as FrozenRuns (anything else unchanged)."""
+    if isinstance(value, list) and value and all(isinstance(r, dict) and "run_id" in r
+                                                 for r in value):
+        return [FrozenRun(r) for r in value]
+    return value
+
+
+class TestRegradeRunRecords(RegradeFixture):
+    """A run's record is built, never rewritten: each step of grading (loading, opening the
+    repositories, keying, grading) takes the runs as given and returns new records."""
+
+    def test_runs_are_never_rewritten_in_place(self):
+        regrade = load("regrade.py")
+        real = {name: getattr(regrade, name)
+                for name in ("load_predictions", "open_sources", "grade_run", "error_verdict")}
+
+        def loaded(*args):
+            return frozen_runs(real["load_predictions"](*args))
+
+        def opened(*args):
+            found = real["open_sources"](*[frozen_runs(a) for a in args])
+            return (frozen_runs(found[0]), found[1]) if isinstance(found, tuple) else found
+
+        def graded(run, *args):
+            return real["grade_run"](FrozenRun(run), *args)
+
+        def refused(run, *args):
+            return real["error_verdict"](FrozenRun(run), *args)
+        with TempDir() as folder:
+            nobase = dict(self.instance("toy-2", "unittest"), base_commit="0" * 40)
+            instances, predictions = self.files(
+                folder, [self.instance("toy-1", "unittest"), nobase],
+                [("fix", "toy-1", self.diffs["fix"]), ("empty", "toy-1", ""),
+                 ("nobase", "toy-2", self.diffs["fix"]), ("nope", "nope", self.diffs["fix"]),
+                 ("binary", "toy-1", "diff --git a/x b/x\n\x00")])
+            argv = [instances, predictions, "--repo", self.repo, "--out",
+                    os.path.join(folder, "out")]
+            with unittest.mock.patch.object(regrade, "load_predictions", loaded), \
+                    unittest.mock.patch.object(regrade, "open_sources", opened), \
+                    unittest.mock.patch.object(regrade, "grade_run", graded), \
+                    unittest.mock.patch.object(regrade, "error_verdict", refused):
+                first = regrade_json(argv)
+                again = regrade_json(argv)      # resumed: the stored verdicts are found
+        for status, report, err in (first, again):
+            self.assertEqual(status, 0, err)
+            self.assert_status(regrade_by_run(report), {
+                "fix": "resolved", "empty": "unresolved", "nobase": "error", "nope": "error",
+                "binary": "error"})
+        self.assertEqual(again[1]["summary"]["reuse"]["reused"], 2)
+
+
 class TestRegradeSubtests(unittest.TestCase):
     """A failing subTest fails its test: found regrading real more-itertools history."""
 
