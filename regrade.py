@@ -427,10 +427,10 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             render_provenance run_main
 #                             rules: "Reading harness folders" (agent folders as RUNS,
 #                             --task-map, --write-runs); the provenance footer
-#   Diffs                     normalise_diff diff_paths is_test_path test_tree_folders
-#                             shadowing_paths
-#                             rules: "Procedure per run" 2 (normalise the diff), 3 (the
-#                             test tree)
+#   Diffs                     normalise_diff normalised_run diff_paths is_test_path
+#                             test_tree_folders shadowing_paths
+#                             rules: "Procedure per run" 2 (normalise the diff, once per
+#                             run: normalised_run), 3 (the test tree)
 #   Git work trees            Source open_source base_pack hold_only make_tree apply_diff
 #                             reset_paths restore_tree switch_commit TreePool
 #                             rules: "Procedure per run" 1 (check out base_commit, holding
@@ -3839,6 +3839,16 @@ def normalise_diff(text):
     return text if text.endswith("\n") else text + "\n"
 
 
+def normalised_run(run, instance):
+    """A run's record with its diff and its instance's test patch normalised, as a new record:
+    once per run, for every step that reads them (the resume key, the verdict's hashes,
+    applying the diff, the test tree, the test patch). Its `diff` stays as given: None
+    for a missing patch (patch_is_none), checked raw (diff_problem), and what the key of a
+    run of an unknown instance (None: no test patch) hashes."""
+    return dict(run, normalised_diff=normalise_diff(run["diff"]),
+                normalised_test_patch=normalise_diff(instance["test_patch"]) if instance else "")
+
+
 def unquote_git_path(name):
     """Undo git's C-style quoting of unusual file names.
 
@@ -6501,7 +6511,8 @@ def outside_tree(modules, tree):
 
 
 def empty_verdict(run, instance, settings):
-    """The verdict fields known before grading starts (an error until graded)."""
+    """The verdict fields known before grading starts (an error until graded), from the run's
+    record with its texts normalised (normalised_run)."""
     return settle({
         "run_id": run["run_id"], "instance_id": run["instance_id"], "repo": instance["repo"],
         "model": run.get("model"), "base_commit": run["base_commit"],
@@ -6511,10 +6522,10 @@ def empty_verdict(run, instance, settings):
         "flaky": [], "applied_with": None, "touched_tests": [], "removed_shadowing": [],
         "runner": None, "results_from": None, "exit_status": [],
         "code_under_test": "not checked",
-        "patch_is_none": run["diff"] is None, "diff_empty": not normalise_diff(run["diff"]),
+        "patch_is_none": run["diff"] is None, "diff_empty": not run["normalised_diff"],
         "duration_s": 0.0, "test_s": 0.0, "work_tree": None,
-        "diff_sha256": sha256_text(normalise_diff(run["diff"])),
-        "test_patch_sha256": sha256_text(normalise_diff(instance["test_patch"])),
+        "diff_sha256": sha256_text(run["normalised_diff"]),
+        "test_patch_sha256": sha256_text(run["normalised_test_patch"]),
         "grader_version": settings["grader_version"], "key": run["key"],
         "key_parts": run.get("key_parts"), "notes": [],
         "tests_status": None,
@@ -6525,8 +6536,8 @@ def empty_verdict(run, instance, settings):
 def error_verdict(run, session, reason):
     """The verdict of a run that cannot be graded at all (unknown instance, missing base commit)."""
     instance = {"repo": "", "test_patch": ""}
-    verdict = empty_verdict(dict(run, base_commit=run.get("base_commit") or ""), instance,
-                            session.settings)
+    verdict = empty_verdict(dict(run, base_commit=run.get("base_commit") or "",
+                                 normalised_test_patch=""), instance, session.settings)
     verdict["environment"] = environment_record(session.settings)
     verdict.update(status="error", reason=reason)
     return shareable_verdict(verdict, session.private)
@@ -6632,7 +6643,7 @@ def job_state(run, instance, settings, sandbox, folder, tree, grader_dir):
                  if any(n in names for names in base_names.values())}
     return {"run": run, "instance": instance, "settings": settings, "sandbox": sandbox,
             "folder": folder, "grader_dir": grader_dir, "tree": tree, "base_names": base_names,
-            "own_tools": own_tools, "diff": normalise_diff(run["diff"])}
+            "own_tools": own_tools, "diff": run["normalised_diff"]}
 
 
 def apply_run_diff(job, verdict, log):
@@ -6662,7 +6673,7 @@ def reset_test_tree(job, verdict, log):
     Files the run added that would replace the grader's own modules are removed.
     """
     tree, settings = job["tree"], job["settings"]
-    job["test_patch"] = normalise_diff(job["instance"]["test_patch"])
+    job["test_patch"] = job["run"]["normalised_test_patch"]
     patch_paths = job["patch_paths"] = diff_paths(job["test_patch"])
     run_paths = job["run_paths"] = diff_paths(job["diff"])
     instance = job["instance"]
@@ -7552,12 +7563,12 @@ def short_hash(value):
 
 def grading_inputs(run, instance, settings):
     """Everything that can change a run's verdict, each part hashed by name: the instance
-    row, the diff, the base commit, the grader, each option, the sandbox level and the
+    row, the diff (normalised: normalised_run), the base commit, the grader, each option, the sandbox level and the
     test interpreter (path, version, installed distributions)."""
     interpreter = settings.get("interpreter") or {}
     parts = {
         "instance": short_hash({k: v for k, v in instance.items() if k != "where"}),
-        "diff": short_hash(normalise_diff(run["diff"])),
+        "diff": short_hash(run["normalised_diff"]),
         "base_commit": short_hash(run["base_commit"]),
         "grader": short_hash([settings["grader_version"], settings.get("grader_sha256")]),
         "isolation": short_hash(settings.get("isolation", "none")),
@@ -7575,8 +7586,10 @@ def grading_key(run, instance, settings):
 
 
 def keyed_run(run, instance, settings):
-    """A run's record with its resume key and the parts the key hashes, as a new record; a
-    run whose instance is not in INSTANCES (None) is keyed by its raw diff and the grader."""
+    """A run's record with its texts normalised (normalised_run), its resume key and the parts
+    the key hashes, as a new record; a run whose instance is not in INSTANCES (None) is
+    keyed by its raw diff and the grader."""
+    run = normalised_run(run, instance)
     if instance is None:
         return dict(run, key_parts=None, key=sha256_text(json.dumps(
             [run["instance_id"], run["diff"], settings["grader_version"]])))
@@ -9061,9 +9074,10 @@ def run_side(fix, side, attempt, context):
                 "test_cmd": context["settings"]["test_cmd"], "test_runner": fix["runner"],
                 "test_env": {}, "where": fix["instance_id"], "no_runner": None, "notes": [],
                 "run_files": fix["run_files"]}
-    run = {"run_id": f"{fix['instance_id']}.{side}.{attempt}", "instance_id": fix["instance_id"],
-           "base_commit": fix["base_commit"], "diff": fix["patch"] if side == "after" else "",
-           "key": "", "model": None}
+    run = normalised_run({
+        "run_id": f"{fix['instance_id']}.{side}.{attempt}", "instance_id": fix["instance_id"],
+        "base_commit": fix["base_commit"], "diff": fix["patch"] if side == "after" else "",
+        "key": "", "model": None}, instance)
     verdict, log_text = grade_run(run, instance, context["source"], settings, context["session"])
     context["write_log"](f"{run['run_id']}.log", log_text)
     outcomes = (verdict.get("all_outcomes") or [None])[0]
@@ -9158,9 +9172,11 @@ def self_check(row, context):
     settings = dict(context["settings"], repeat=1, select=context["select"])
     verdicts = {}
     for name, diff in (("gold", instance["patch"]), ("empty", "")):
-        run = {"run_id": f"{row['instance_id']}/{name}", "instance_id": row["instance_id"],
-               "base_commit": row["base_commit"], "diff": diff, "model": name}
-        run["key"] = grading_key(run, instance, settings)
+        run = normalised_run({"run_id": f"{row['instance_id']}/{name}",
+                              "instance_id": row["instance_id"],
+                              "base_commit": row["base_commit"], "diff": diff, "model": name},
+                             instance)
+        run = dict(run, key=grading_key(run, instance, settings))
         verdict, log_text = grade_run(run, instance, context["source"], settings,
                                       context["session"])
         context["write_log"](f"{row['instance_id']}.{name}.log", log_text)
@@ -9750,13 +9766,13 @@ def audit_tree_facts(instance, source, run_files, context):
         # The row's runner, as its runs pick it (an instance's test_runner, the repository's).
         runner = runner_for(instance, context["runner"],
                             instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"], tree)
-        for name, text in (("test patch", instance["test_patch"]),
-                           ("gold patch", instance["patch"] or "")):
-            if not normalise_diff(text):
+        for name, text in (("test patch", normalise_diff(instance["test_patch"])),
+                           ("gold patch", normalise_diff(instance["patch"] or ""))):
+            if not text:
                 continue
             patch_file = os.path.join(folder, "diff.patch")
             with open(patch_file, "w", encoding="utf-8") as handle:
-                handle.write(normalise_diff(text))
+                handle.write(text)
             method, log_text = apply_diff(tree, patch_file, context["settings"]["fuzz"])
             if method is None:
                 last = [l for l in log_text.splitlines() if l.strip()][-2:]
@@ -9790,9 +9806,10 @@ def audit_run(instance, side, attempt, run_files, context):
                                                    instance["base_commit"])
     probe = dict(instance, FAIL_TO_PASS=[], PASS_TO_PASS=[], run_files=run_files,
                  test_runner=runner)
-    run = {"run_id": f"{instance['instance_id']}.{side}.{attempt}",
-           "instance_id": instance["instance_id"], "base_commit": instance["base_commit"],
-           "diff": instance["patch"] if side == "after" else "", "key": "", "model": None}
+    run = normalised_run({
+        "run_id": f"{instance['instance_id']}.{side}.{attempt}",
+        "instance_id": instance["instance_id"], "base_commit": instance["base_commit"],
+        "diff": instance["patch"] if side == "after" else "", "key": "", "model": None}, probe)
     verdict, log_text = grade_run(run, probe, context["source"], settings, context["session"])
     context["write_log"](f"{run['run_id']}.log", log_text)
     outcomes = (verdict.get("all_outcomes") or [None])[0]
@@ -9942,10 +9959,11 @@ def grader_check(instance, matched, context):
     settings = dict(context["settings"], repeat=1, select="ids")
     verdicts = {}
     for name, diff in (("gold", instance["patch"]), ("empty", "")):
-        run = {"run_id": f"{instance['instance_id']}/{name}",
-               "instance_id": instance["instance_id"], "base_commit": instance["base_commit"],
-               "diff": diff, "model": name}
-        run["key"] = grading_key(run, graded, settings)
+        run = normalised_run({"run_id": f"{instance['instance_id']}/{name}",
+                              "instance_id": instance["instance_id"],
+                              "base_commit": instance["base_commit"], "diff": diff,
+                              "model": name}, graded)
+        run = dict(run, key=grading_key(run, graded, settings))
         verdict, log_text = grade_run(run, graded, context["source"], settings, context["session"])
         context["write_log"](f"{instance['instance_id']}.{name}.log", log_text)
         verdicts[name] = verdict

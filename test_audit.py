@@ -7134,7 +7134,8 @@ class TestRegradePure(unittest.TestCase):
         self.assertEqual((verdict["completed"], verdict["resolution"]), (False, "PARTIAL"))
         # A fresh verdict is a consistent error until graded.
         run = {"run_id": "r", "instance_id": "i", "base_commit": "c", "diff": "", "key": "k"}
-        fresh = regrade.empty_verdict(run, {"repo": "o/n", "test_patch": ""},
+        instance = {"repo": "o/n", "test_patch": ""}
+        fresh = regrade.empty_verdict(regrade.normalised_run(run, instance), instance,
                                       {"grader_version": "v"})
         self.assertEqual((fresh["status"], fresh["completed"], fresh["resolution"]),
                          ("error", None, "NO"))
@@ -9484,6 +9485,36 @@ class TestRegradeRunRecords(RegradeFixture):
                 "binary": "error"})
         self.assertEqual(again[1]["summary"]["reuse"]["reused"], 2)
 
+    def test_each_diff_is_normalised_once_per_run(self):
+        # Step 2 once per run: the key, the verdict's hashes, applying the diff and resetting
+        # the test tree all read the one normalised text, the run's and its test patch's.
+        regrade = load("regrade.py")
+        real, calls = regrade.normalise_diff, collections.Counter()
+
+        def counted(text):
+            calls[text] += 1
+            return real(text)
+        names = ["fix", "wrong-fix", "does-not-apply", "conftest-passes-all"]
+        with TempDir() as folder:
+            instances, predictions = self.files(
+                folder, [self.instance("toy-1", "unittest")],
+                [(name, "toy-1", self.diffs[name]) for name in names] +
+                [("nope", "nope", self.diffs["crashes"])])
+            with unittest.mock.patch.object(regrade, "normalise_diff", counted):
+                status, report, err = regrade_json([instances, predictions, "--repo",
+                                                    self.repo, "--jobs", "2"])
+        self.assertEqual(status, 0, err)
+        self.assert_status(regrade_by_run(report), {
+            "fix": "resolved", "wrong-fix": "unresolved", "does-not-apply": "patch_failed",
+            "conftest-passes-all": "unresolved", "nope": "error"})
+        self.assertEqual({name: calls[self.diffs[name]] for name in names + ["crashes"]},
+                         dict.fromkeys(names + ["crashes"], 1))
+        self.assertEqual(calls[self.test_patch], len(names))     # once per run of toy-1
+        # The verdicts still hash the normalised texts.
+        fix = regrade_by_run(report)["fix"]
+        self.assertEqual(fix["diff_sha256"], regrade.sha256_text(real(self.diffs["fix"])))
+        self.assertEqual(fix["test_patch_sha256"], regrade.sha256_text(real(self.test_patch)))
+
 
 class TestRegradeSubtests(unittest.TestCase):
     """A failing subTest fails its test: found regrading real more-itertools history."""
@@ -10386,7 +10417,7 @@ class TestRegradeClusterReuse(RegradeClusterCase):
 
     def test_the_key_covers_every_option_that_can_change_a_verdict(self):
         regrade = load("regrade.py")
-        run_ = {"diff": "d", "base_commit": "b"}
+        run_ = {"normalised_diff": "d", "base_commit": "b"}     # its diff, normalised
         instance = {"instance_id": "i", "where": "x:1", "FAIL_TO_PASS": ["t"]}
         settings = {"grader_version": "g", "grader_sha256": "s", "isolation": "bwrap",
                     "python": "/p", "interpreter": {"version": "3.12.1"},
@@ -10404,7 +10435,8 @@ class TestRegradeClusterReuse(RegradeClusterCase):
                 name: value})), key, name)
         self.assertNotEqual(regrade.grading_key(run_, dict(instance, FAIL_TO_PASS=["u"]),
                                                 settings), key)
-        self.assertNotEqual(regrade.grading_key(dict(run_, diff="e"), instance, settings), key)
+        self.assertNotEqual(regrade.grading_key(dict(run_, normalised_diff="e"), instance,
+                                                settings), key)
         # Where the instance row sits in its file is no input.
         self.assertEqual(regrade.grading_key(run_, dict(instance, where="y:9"), settings), key)
 
