@@ -427,10 +427,10 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             render_provenance run_main
 #                             rules: "Reading harness folders" (agent folders as RUNS,
 #                             --task-map, --write-runs); the provenance footer
-#   Diffs                     normalise_diff diff_paths is_test_path test_tree_folders
-#                             shadowing_paths
-#                             rules: "Procedure per run" 2 (normalise the diff), 3 (the
-#                             test tree)
+#   Diffs                     normalise_diff normalised_run diff_paths is_test_path
+#                             test_tree_folders shadowing_paths
+#                             rules: "Procedure per run" 2 (normalise the diff, once per
+#                             run: normalised_run), 3 (the test tree)
 #   Git work trees            Source open_source base_pack hold_only make_tree apply_diff
 #                             reset_paths restore_tree switch_commit TreePool
 #                             rules: "Procedure per run" 1 (check out base_commit, holding
@@ -450,25 +450,29 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             probe_sandbox
 #                             rules: "The sandbox (--sandbox auto|bwrap|unshare|none, ...)";
 #                             "Not contained, even under bwrap"
-#   Grading                   SETTINGS new_settings grade_run grade_in_folder
-#                             apply_run_diff reset_test_tree apply_test_patch plan_tests
-#                             run_tests decide_run decide classify LIST_PASSING
-#                             outcome_group is_flaky
-#                             settle swebench_resolution choose_runner
-#                             rules: "Procedure per run" 1-9, step 8 (Verdict; flaky
-#                             under --repeat, the one rule --make-instances uses too);
-#                             Statuses, what each says (completed and resolution
-#                             follow from the status: `settle`); SWE-bench's FULL /
-#                             PARTIAL / NO
-#   Input                     read_instances parse_instance load_runs load_predictions
-#                             default_run_ids check_test_commands pytest_needed
-#                             check_python grading_key check_out read_records
-#                             diff_problem
+#   Grading                   SETTINGS new_settings check_interpreter Session grade_run
+#                             grade_in_folder apply_run_diff reset_test_tree
+#                             apply_test_patch plan_tests run_tests decide_run decide
+#                             classify LIST_PASSING outcome_group is_flaky settle
+#                             swebench_resolution choose_runner
+#                             rules: a job's live state (its folder, kept trees, sandbox,
+#                             private paths, opened repositories) is its Session's, the
+#                             settings record holds what decides a verdict; "Procedure per
+#                             run" 1-9, step 8 (Verdict; flaky under --repeat, the one
+#                             rule --make-instances uses too); Statuses, what each says
+#                             (completed and resolution follow from the status:
+#                             `settle`); SWE-bench's FULL / PARTIAL / NO
+#   Input                     read_instances parse_instance load_runs checked_run
+#                             load_predictions default_run_ids check_test_commands
+#                             pytest_needed check_python grading_key keyed_run check_out
+#                             read_records diff_problem
 #                             rules: INSTANCES and RUNS (JSONL lines by the block's
-#                             read_jsonl_records); --out never in an input; which
-#                             runs are error verdicts (load_runs: a malformed row, an
+#                             read_jsonl_records); --out never in an input; which runs
+#                             are error verdicts (checked_run: a malformed row, an
 #                             unknown instance; `diff_problem`: a binary diff or one
-#                             over MAX_DIFF_BYTES); the resume key; --python
+#                             over MAX_DIFF_BYTES); the resume key; --python; a run's
+#                             record is never rewritten in place: checked_run,
+#                             open_sources and keyed_run each return new records
 #   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
 #                             write_all RecordFile write_out sweep_parts job_stopping
 #                             rules: every record file in --out is a RecordFile (lock,
@@ -3905,6 +3909,16 @@ def normalise_diff(text):
     return text if text.endswith("\n") else text + "\n"
 
 
+def normalised_run(run, instance):
+    """A run's record with its diff and its instance's test patch normalised, as a new record:
+    once per run, for every step that reads them (the resume key, the verdict's hashes,
+    applying the diff, the test tree, the test patch). Its `diff` stays as given: None
+    for a missing patch (patch_is_none), checked raw (diff_problem), and what the key of a
+    run of an unknown instance (None: no test patch) hashes."""
+    return dict(run, normalised_diff=normalise_diff(run["diff"]),
+                normalised_test_patch=normalise_diff(instance["test_patch"]) if instance else "")
+
+
 def unquote_git_path(name):
     """Undo git's C-style quoting of unusual file names.
 
@@ -6254,9 +6268,12 @@ def unshare_chosen(python, needs_pytest):
 
 
 # === Grading ===
-# The settings record: all that grading reads besides a run and its instance. new_settings()
-# makes it from the options (regrading and --make-instances alike); the pre-flight and the
-# session then fill the keys marked "set by", and no other key is ever added.
+# The settings record: the options and facts that decide a verdict (they reach the verdicts,
+# the made instances and the resume key), besides a run and its instance. new_settings()
+# makes it from the options (regrading, --make-instances and --audit-instances alike); the
+# pre-flight and the session then fill the keys marked "set by", and no other key is ever
+# added. The job's live state (its folder, kept trees, sandbox, opened repositories) is the
+# Session's, never the record's.
 # key: (value until set, meaning)
 SETTINGS = {
     "grader_version": (None, "__version__+ the first 12 hex digits of this file's SHA-256"),
@@ -6275,12 +6292,8 @@ SETTINGS = {
     "interpreter": (None, "set by the pre-flight: its name, version and path (interpreter_facts)"),
     "distributions": (None, "set by the pre-flight when regrading: its installed distributions"),
     "grader_sha256": (None, "set by the pre-flight: SHA-256 of this file's bytes"),
-    "sandbox": (None, "set by the pre-flight: the sandbox chosen (choose_sandbox)"),
-    "isolation": ("none", "set by the pre-flight: that sandbox's isolation level"),
-    "scratch": (None, "set by the session: its private folder, where grader folders go"),
-    "trees": (None, "set by the session: the TreePool that keeps work trees between runs"),
+    "isolation": ("none", "set by the session: its sandbox's isolation level (choose_sandbox)"),
     "observe_all": (False, "--make-instances: record every test's outcome, not only the listed"),
-    "private": ((), "set by the session: (path, shown as) pairs shared files may not name"),
 }
 
 
@@ -6296,6 +6309,76 @@ def new_settings(args, *, repeat):
         "keep_trees": args.keep_trees, "fuzz": args.fuzz, "select": args.select,
     })
     return settings
+
+
+def check_interpreter(settings, python, needs_pytest, *, distributions=False):
+    """The pre-flight: fill the settings' test interpreter (checked), its facts, its installed
+    distributions (regrading's resume key names them) and this file's SHA-256."""
+    settings["python"] = check_python(python, needs_pytest)
+    settings["interpreter"] = interpreter_facts(python, settings["python"])
+    if distributions:
+        settings["distributions"] = interpreter_distributions(settings["python"])
+    settings["grader_sha256"] = script_sha256(__file__)
+
+
+class Session:
+    """The live state of one job (grading, --make-instances, --audit-instances), apart from the
+    settings record: the sandbox chosen, the job's private folder (scratch), the TreePool
+    that keeps work trees between runs, the paths shared files may not name (private) and
+    the repositories opened (source). Made at the pre-flight, where the sandbox is chosen,
+    its isolation set in the settings and its fallback warned of, once; `with session:`
+    then makes the folder and the pool, and its end closes the trees and removes the
+    folder, however the job ended.
+
+    args, argv, inputs and (when regrading) instances are the job's own inputs, for the
+    mode's code to read from the session.
+    """
+
+    def __init__(self, settings, args, argv, inputs, *, needs_pytest, jobs, private=None,
+                 instances=None):
+        self.settings, self.args, self.argv, self.inputs = settings, args, argv, inputs
+        self.instances = instances
+        self.fallback, self.named = parse_repo_options(args.repo)
+        self.sandbox = choose_sandbox(args.sandbox, settings["python"], needs_pytest)
+        isolation = settings["isolation"] = self.sandbox["isolation"]
+        if self.sandbox["fallback"]:
+            sys.stderr.write(f"warning: {self.sandbox['fallback']}; the tests run under "
+                             f"{isolation}: {ISOLATION_MEANS[isolation]}\n")
+        # Trees are kept between runs only where the code under test cannot touch their .git.
+        self.keep = jobs if isolation == "bwrap" and not args.keep_trees else 0
+        # The input files shared files may not name, and the --repo paths (None: no path).
+        self.private_inputs = None if private is None else \
+            [*private, self.fallback, *self.named.values()]
+        self.scratch, self.trees, self.private, self.sources = None, None, (), {}
+
+    def __enter__(self):
+        self.scratch = owned_folder("session")
+        if self.private_inputs is not None:
+            self.private = tuple(private_paths(self.private_inputs, self.scratch))
+        self.trees = TreePool(self.keep, self.scratch)
+        return self
+
+    def __exit__(self, *exc_info):
+        try:
+            self.trees.close()
+        finally:
+            remove_folder(self.scratch)
+        return False
+
+    def repo_path(self, repo, where):
+        """The --repo path of a repository (owner/name), else the unnamed one; InputError
+        naming the row (`where`) when there is neither."""
+        path = self.named.get(repo, self.fallback)
+        if path is None:
+            raise InputError(f"{where}: no --repo for repository {repo or '(unnamed)'}; "
+                             f"give --repo {repo or 'owner/name'}=PATH")
+        return path
+
+    def source(self, path):
+        """The repository at a --repo path, opened once for the job (open_source)."""
+        if path not in self.sources:
+            self.sources[path] = open_source(path, self.scratch, self.inputs)
+        return self.sources[path]
 
 
 PASSING = ("passed",)
@@ -6502,7 +6585,8 @@ def outside_tree(modules, tree):
 
 
 def empty_verdict(run, instance, settings):
-    """The verdict fields known before grading starts (an error until graded)."""
+    """The verdict fields known before grading starts (an error until graded), from the run's
+    record with its texts normalised (normalised_run)."""
     return settle({
         "run_id": run["run_id"], "instance_id": run["instance_id"], "repo": instance["repo"],
         "model": run.get("model"), "base_commit": run["base_commit"],
@@ -6512,10 +6596,10 @@ def empty_verdict(run, instance, settings):
         "flaky": [], "applied_with": None, "touched_tests": [], "removed_shadowing": [],
         "runner": None, "results_from": None, "exit_status": [],
         "code_under_test": "not checked",
-        "patch_is_none": run["diff"] is None, "diff_empty": not normalise_diff(run["diff"]),
+        "patch_is_none": run["diff"] is None, "diff_empty": not run["normalised_diff"],
         "duration_s": 0.0, "test_s": 0.0, "work_tree": None,
-        "diff_sha256": sha256_text(normalise_diff(run["diff"])),
-        "test_patch_sha256": sha256_text(normalise_diff(instance["test_patch"])),
+        "diff_sha256": sha256_text(run["normalised_diff"]),
+        "test_patch_sha256": sha256_text(run["normalised_test_patch"]),
         "grader_version": settings["grader_version"], "key": run["key"],
         "key_parts": run.get("key_parts"), "notes": [],
         "tests_status": None,
@@ -6523,14 +6607,14 @@ def empty_verdict(run, instance, settings):
     })
 
 
-def error_verdict(run, settings, reason):
+def error_verdict(run, session, reason):
     """The verdict of a run that cannot be graded at all (unknown instance, missing base commit)."""
     instance = {"repo": "", "test_patch": ""}
-    verdict = empty_verdict(dict(run, base_commit=run.get("base_commit") or ""), instance,
-                            settings)
-    verdict["environment"] = environment_record(settings)
+    verdict = empty_verdict(dict(run, base_commit=run.get("base_commit") or "",
+                                 normalised_test_patch=""), instance, session.settings)
+    verdict["environment"] = environment_record(session.settings)
     verdict.update(status="error", reason=reason)
-    return shareable_verdict(verdict, settings.get("private") or ())
+    return shareable_verdict(verdict, session.private)
 
 
 def environment_record(settings, source=None):
@@ -6543,8 +6627,11 @@ def environment_record(settings, source=None):
             "grader_sha256": settings.get("grader_sha256")}
 
 
-def grade_run(run, instance, source, settings):
-    """Grade one run from its diff; return its verdict (a plain dict) and its log text."""
+def grade_run(run, instance, source, settings, session):
+    """Grade one run from its diff; return its verdict (a plain dict) and its log text.
+
+    The session gives the folder, the kept trees, the sandbox and the private paths.
+    """
     started = time.monotonic()
     verdict = empty_verdict(run, instance, settings)
     verdict["environment"] = environment_record(settings, source)
@@ -6552,14 +6639,14 @@ def grade_run(run, instance, source, settings):
     folder = owned_folder("run")
     # The grader's own folder (recorders, their settings, results) lives apart
     # from the work tree, under a name the code under test cannot derive from it.
-    grader_dir = tempfile.mkdtemp(prefix="g-", dir=settings.get("scratch"))
-    trees, lease, tree = settings.get("trees") or TreePool(0), None, None
+    grader_dir = tempfile.mkdtemp(prefix="g-", dir=session.scratch)
+    trees, lease, tree = session.trees, None, None
     by_tests = False
     try:
         tree, lease, verdict["work_tree"] = trees.take(source, run["base_commit"], folder)
         log.append(f"checked out {run['base_commit']} ({verdict['work_tree']})\n")
-        by_tests = grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict,
-                                   log)
+        by_tests = grade_in_folder(run, instance, settings, session.sandbox, folder, tree,
+                                   grader_dir, verdict, log)
     except GradingError as exc:
         verdict.update(status="error", reason=str(exc))
         log.append(f"grading error: {exc}\n")
@@ -6583,7 +6670,7 @@ def grade_run(run, instance, source, settings):
     # The verdict is shared (verdicts.jsonl, made instances); its log may name this machine.
     here = [(tree + os.sep, ""), (tree, "<tree>")] if tree else []
     here += [(folder, "<run folder>"), (grader_dir, "<grader folder>")]
-    return shareable_verdict(verdict, here + list(settings.get("private") or ())), "".join(log)
+    return shareable_verdict(verdict, here + list(session.private)), "".join(log)
 
 
 def import_names(folder):
@@ -6606,10 +6693,10 @@ def remove_shadowing(tree, paths):
             parent = os.path.dirname(parent)
 
 
-def grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict, log):
+def grade_in_folder(run, instance, settings, sandbox, folder, tree, grader_dir, verdict, log):
     """Steps 2-8 of the procedure for one run checked out in `tree`, filling `verdict`'s
     status; True when the listed tests' outcomes decided it (see settle)."""
-    job = job_state(run, instance, settings, folder, tree, grader_dir)
+    job = job_state(run, instance, settings, sandbox, folder, tree, grader_dir)
     if not apply_run_diff(job, verdict, log):
         return False
     reset_test_tree(job, verdict, log)
@@ -6622,15 +6709,15 @@ def grade_in_folder(run, instance, settings, folder, tree, grader_dir, verdict, 
     return record is not None and decide_run(job, plan, record, verdict)
 
 
-def job_state(run, instance, settings, folder, tree, grader_dir):
+def job_state(run, instance, settings, sandbox, folder, tree, grader_dir):
     """A run's state as it goes through the steps (a plain dict), from its checked-out tree."""
     base_names = {"": import_names(tree), "src/": import_names(os.path.join(tree, "src"))}
     # The tree's own copies of pytest and friends (grading pytest itself) are code under test.
     own_tools = {n for n in GUARDED_MODULES + TEST_TOOL_MODULES
                  if any(n in names for names in base_names.values())}
-    return {"run": run, "instance": instance, "settings": settings, "folder": folder,
-            "grader_dir": grader_dir, "tree": tree, "base_names": base_names,
-            "own_tools": own_tools, "diff": normalise_diff(run["diff"])}
+    return {"run": run, "instance": instance, "settings": settings, "sandbox": sandbox,
+            "folder": folder, "grader_dir": grader_dir, "tree": tree, "base_names": base_names,
+            "own_tools": own_tools, "diff": run["normalised_diff"]}
 
 
 def apply_run_diff(job, verdict, log):
@@ -6660,7 +6747,7 @@ def reset_test_tree(job, verdict, log):
     Files the run added that would replace the grader's own modules are removed.
     """
     tree, settings = job["tree"], job["settings"]
-    job["test_patch"] = normalise_diff(job["instance"]["test_patch"])
+    job["test_patch"] = job["run"]["normalised_test_patch"]
     patch_paths = job["patch_paths"] = diff_paths(job["test_patch"])
     run_paths = job["run_paths"] = diff_paths(job["diff"])
     instance = job["instance"]
@@ -6800,7 +6887,7 @@ def run_tests(job, plan, verdict, log):
         env[RESULTS_VARIABLE] = config_path
         output_path = os.path.join(folder, f"output-{attempt}.txt")
         log.append(f"$ {' '.join(shlex.quote(a) for a in argv)}  (in the tree)\n")
-        command = sandboxed(settings.get("sandbox"), argv, tree=tree, folder=folder,
+        command = sandboxed(job["sandbox"], argv, tree=tree, folder=folder,
                             grader_dir=grader_dir)
         status, timed_out, seconds, output = run_command(command, cwd=tree, env=env,
                                                          timeout=settings["timeout"],
@@ -7393,27 +7480,33 @@ def load_runs(spec, instances, instances_path, inputs, invalid=None):
         runs = load_predictions(spec, instances, inputs)
     else:
         raise InputError(f"{spec}: no such file or folder (nor 'gold' or 'empty')")
-    seen = set()
+    seen, checked = set(), []
     for run in runs:
         if run["run_id"] in seen:
             raise InputError(f"{run['where']}: run id {run['run_id']!r} appears twice")
         seen.add(run["run_id"])
-        if run.get("grading_error"):
-            continue
-        problem = diff_problem(run["diff"])
-        if problem:
-            run["grading_error"] = f"{run['where']}: {problem}"
-            continue
-        if run["instance_id"] in invalid:
-            run["grading_error"] = f"the instance's row is malformed: {invalid[run['instance_id']]}"
-            continue
-        if run["instance_id"] not in instances:
-            # Graded as an error verdict; the other runs are still graded.
-            run["grading_error"] = (f"instance {run['instance_id']!r} is not in "
-                                    f"{instances_path}")
-            continue
-        run["base_commit"] = run["base_commit"] or instances[run["instance_id"]]["base_commit"]
-    return runs
+        checked.append(checked_run(run, instances, instances_path, invalid))
+    return checked
+
+
+def checked_run(run, instances, instances_path, invalid):
+    """A loaded run as grading starts from it, as a new record (a run is never rewritten in
+    place): why it cannot be graded (grading_error), else its base commit, the instance's
+    when the run names none."""
+    if run.get("grading_error"):
+        return dict(run)
+    problem = diff_problem(run["diff"])
+    if problem:
+        return dict(run, grading_error=f"{run['where']}: {problem}")
+    if run["instance_id"] in invalid:
+        return dict(run, grading_error=f"the instance's row is malformed: "
+                                       f"{invalid[run['instance_id']]}")
+    if run["instance_id"] not in instances:
+        # Graded as an error verdict; the other runs are still graded.
+        return dict(run, grading_error=f"instance {run['instance_id']!r} is not in "
+                                       f"{instances_path}")
+    return dict(run, base_commit=run["base_commit"] or
+                instances[run["instance_id"]]["base_commit"])
 
 
 def parse_repo_options(values):
@@ -7542,12 +7635,12 @@ def short_hash(value):
 
 def grading_inputs(run, instance, settings):
     """Everything that can change a run's verdict, each part hashed by name: the instance
-    row, the diff, the base commit, the grader, each option, the sandbox level and the
+    row, the diff (normalised: normalised_run), the base commit, the grader, each option, the sandbox level and the
     test interpreter (path, version, installed distributions)."""
     interpreter = settings.get("interpreter") or {}
     parts = {
         "instance": short_hash({k: v for k, v in instance.items() if k != "where"}),
-        "diff": short_hash(normalise_diff(run["diff"])),
+        "diff": short_hash(run["normalised_diff"]),
         "base_commit": short_hash(run["base_commit"]),
         "grader": short_hash([settings["grader_version"], settings.get("grader_sha256")]),
         "isolation": short_hash(settings.get("isolation", "none")),
@@ -7562,6 +7655,18 @@ def grading_inputs(run, instance, settings):
 def grading_key(run, instance, settings):
     """SHA-256 of everything that decides a verdict: resume skips a run only when it matches."""
     return sha256_text(json.dumps(grading_inputs(run, instance, settings), sort_keys=True))
+
+
+def keyed_run(run, instance, settings):
+    """A run's record with its texts normalised (normalised_run), its resume key and the parts
+    the key hashes, as a new record; a run whose instance is not in INSTANCES (None) is
+    keyed by its raw diff and the grader."""
+    run = normalised_run(run, instance)
+    if instance is None:
+        return dict(run, key_parts=None, key=sha256_text(json.dumps(
+            [run["instance_id"], run["diff"], settings["grader_version"]])))
+    return dict(run, key_parts=grading_inputs(run, instance, settings),
+                key=grading_key(run, instance, settings))
 
 
 def regrade_reason(stored, run, force):
@@ -9041,10 +9146,11 @@ def run_side(fix, side, attempt, context):
                 "test_cmd": context["settings"]["test_cmd"], "test_runner": fix["runner"],
                 "test_env": {}, "where": fix["instance_id"], "no_runner": None, "notes": [],
                 "run_files": fix["run_files"]}
-    run = {"run_id": f"{fix['instance_id']}.{side}.{attempt}", "instance_id": fix["instance_id"],
-           "base_commit": fix["base_commit"], "diff": fix["patch"] if side == "after" else "",
-           "key": "", "model": None}
-    verdict, log_text = grade_run(run, instance, context["source"], settings)
+    run = normalised_run({
+        "run_id": f"{fix['instance_id']}.{side}.{attempt}", "instance_id": fix["instance_id"],
+        "base_commit": fix["base_commit"], "diff": fix["patch"] if side == "after" else "",
+        "key": "", "model": None}, instance)
+    verdict, log_text = grade_run(run, instance, context["source"], settings, context["session"])
     context["write_log"](f"{run['run_id']}.log", log_text)
     outcomes = (verdict.get("all_outcomes") or [None])[0]
     python_version = (verdict.get("environment") or {}).get("python_version")
@@ -9138,10 +9244,13 @@ def self_check(row, context):
     settings = dict(context["settings"], repeat=1, select=context["select"])
     verdicts = {}
     for name, diff in (("gold", instance["patch"]), ("empty", "")):
-        run = {"run_id": f"{row['instance_id']}/{name}", "instance_id": row["instance_id"],
-               "base_commit": row["base_commit"], "diff": diff, "model": name}
-        run["key"] = grading_key(run, instance, settings)
-        verdict, log_text = grade_run(run, instance, context["source"], settings)
+        run = normalised_run({"run_id": f"{row['instance_id']}/{name}",
+                              "instance_id": row["instance_id"],
+                              "base_commit": row["base_commit"], "diff": diff, "model": name},
+                             instance)
+        run = dict(run, key=grading_key(run, instance, settings))
+        verdict, log_text = grade_run(run, instance, context["source"], settings,
+                                      context["session"])
         context["write_log"](f"{row['instance_id']}.{name}.log", log_text)
         verdicts[name] = verdict
     row["validation"]["self_check"] = {name: v["status"] for name, v in verdicts.items()}
@@ -9252,8 +9361,9 @@ class MadeStore:
         return results
 
 
-def make_context(args, inputs):
-    """Settings of the runs (as regrading's), the repository and the options of --make-instances."""
+def make_context(args, argv, inputs):
+    """Settings of the runs (as regrading's), the session, the repository and the options of
+    --make-instances."""
     fallback, named = parse_repo_options(args.repo)
     if len(named) + (fallback is not None) != 1:
         raise InputError("--make-instances takes one --repo [OWNER/NAME=]PATH")
@@ -9267,15 +9377,10 @@ def make_context(args, inputs):
     # another name is found per fix, and a missing pytest then rejects its fixes.
     needs_pytest = pytest_needed([{"repo": repo, "test_runner": None, "test_cmd": None}],
                                  args.runner, args.test_cmd, ids_known=False)
-    settings["python"] = check_python(args.python, needs_pytest)
-    settings["interpreter"] = interpreter_facts(args.python, settings["python"])
-    settings["grader_sha256"] = script_sha256(__file__)
-    settings["sandbox"] = choose_sandbox(args.sandbox, settings["python"], needs_pytest)
-    settings["isolation"] = settings["sandbox"]["isolation"]
-    if settings["sandbox"]["fallback"]:
-        sys.stderr.write(f"warning: {settings['sandbox']['fallback']}; the tests run under "
-                         f"{settings['isolation']}: {ISOLATION_MEANS[settings['isolation']]}\n")
-    return {"settings": settings, "repo_name": repo, "repo_path": path,
+    check_interpreter(settings, args.python, needs_pytest)
+    session = Session(settings, args, argv, inputs, needs_pytest=needs_pytest, jobs=args.jobs,
+                      private=[args.make_instances])
+    return {"settings": settings, "session": session, "repo_name": repo, "repo_path": path,
             "repeat": args.repeat if args.repeat is not None else DEFAULT_MAKE_REPEAT,
             "select": args.select, "runner": args.runner, "inputs": inputs,
             "patterns": tuple(args.test_files) if args.test_files else None,
@@ -9305,35 +9410,28 @@ def make_instances(args, argv):
         raise InputError(f"--timeout {args.timeout:g}: must be positive")
     check_out(args)
     entries = parse_fixes(inputs.read_text(args.make_instances), args.make_instances)
-    context = make_context(args, inputs)
+    context = make_context(args, argv, inputs)
     sweep_temporary(args.out)
-    scratch = owned_folder("session")
-    settings = context["settings"]
-    settings["scratch"] = scratch
-    settings["private"] = private_paths([args.make_instances, context["repo_path"]], scratch)
     fixes, mine, store = [], [], None
     try:
-        source = context["source"] = open_source(context["repo_path"], scratch, inputs)
-        repo = repo_name_of(source, context["repo_name"])
-        fixes = [prepare_fix(e, source.git_dir, repo, context)
-                 for e in expand_fixes(entries, source.git_dir, context["patterns"])]
-        for fix in fixes:
-            fix["key"] = fix_key(fix, context)
-        mine = fixes
-        if args.shard:
-            shard = parse_shard(args.shard)
-            mine = [f for f in fixes if in_shard(f["sha"] or f["rev"], shard)]
-        store = MadeStore(args.out, inputs, args.force)
-        context["write_log"] = store.write_log
-        reuse = settings["isolation"] == "bwrap" and not args.keep_trees
-        settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
-        made = make_all(mine, context, store, args)
-    except Interrupted:
-        made = None                 # a git the job's signal killed while fixes were read
+        with context["session"]:
+            try:
+                source = context["source"] = context["session"].source(context["repo_path"])
+                repo = repo_name_of(source, context["repo_name"])
+                fixes = [prepare_fix(e, source.git_dir, repo, context)
+                         for e in expand_fixes(entries, source.git_dir, context["patterns"])]
+                for fix in fixes:
+                    fix["key"] = fix_key(fix, context)
+                mine = fixes
+                if args.shard:
+                    shard = parse_shard(args.shard)
+                    mine = [f for f in fixes if in_shard(f["sha"] or f["rev"], shard)]
+                store = MadeStore(args.out, inputs, args.force)
+                context["write_log"] = store.write_log
+                made = make_all(mine, context, store, args)
+            except Interrupted:
+                made = None         # a git the job's signal killed while fixes were read
     finally:
-        if settings.get("trees"):
-            settings["trees"].close()
-        remove_folder(scratch)
         if store is not None:       # every fix once in the files, however the job ended
             finish_made(store, fixes, mine, args)
     signum = StopSignals.received()
@@ -9733,20 +9831,20 @@ def pytest_docstring_tests(text, path):
 def audit_tree_facts(instance, source, run_files, context):
     """Check out base in a scratch tree: does the test patch apply, and the gold patch on top
     of it; the run files' docstrings. Returns (defects, {docstring line: [ids]})."""
-    folder = tempfile.mkdtemp(prefix="audit-", dir=context["settings"]["scratch"])
+    folder = tempfile.mkdtemp(prefix="audit-", dir=context["session"].scratch)
     found, docstrings = [], {}
     try:
         tree = make_tree(source, instance["base_commit"], folder)
         # The row's runner, as its runs pick it (an instance's test_runner, the repository's).
         runner = runner_for(instance, context["runner"],
                             instance["FAIL_TO_PASS"] + instance["PASS_TO_PASS"], tree)
-        for name, text in (("test patch", instance["test_patch"]),
-                           ("gold patch", instance["patch"] or "")):
-            if not normalise_diff(text):
+        for name, text in (("test patch", normalise_diff(instance["test_patch"])),
+                           ("gold patch", normalise_diff(instance["patch"] or ""))):
+            if not text:
                 continue
             patch_file = os.path.join(folder, "diff.patch")
             with open(patch_file, "w", encoding="utf-8") as handle:
-                handle.write(normalise_diff(text))
+                handle.write(text)
             method, log_text = apply_diff(tree, patch_file, context["settings"]["fuzz"])
             if method is None:
                 last = [l for l in log_text.splitlines() if l.strip()][-2:]
@@ -9780,10 +9878,11 @@ def audit_run(instance, side, attempt, run_files, context):
                                                    instance["base_commit"])
     probe = dict(instance, FAIL_TO_PASS=[], PASS_TO_PASS=[], run_files=run_files,
                  test_runner=runner)
-    run = {"run_id": f"{instance['instance_id']}.{side}.{attempt}",
-           "instance_id": instance["instance_id"], "base_commit": instance["base_commit"],
-           "diff": instance["patch"] if side == "after" else "", "key": "", "model": None}
-    verdict, log_text = grade_run(run, probe, context["source"], settings)
+    run = normalised_run({
+        "run_id": f"{instance['instance_id']}.{side}.{attempt}",
+        "instance_id": instance["instance_id"], "base_commit": instance["base_commit"],
+        "diff": instance["patch"] if side == "after" else "", "key": "", "model": None}, probe)
+    verdict, log_text = grade_run(run, probe, context["source"], settings, context["session"])
     context["write_log"](f"{run['run_id']}.log", log_text)
     outcomes = (verdict.get("all_outcomes") or [None])[0]
     return {"status": verdict["status"], "reason": verdict["reason"], "runner": runner,
@@ -9930,11 +10029,12 @@ def grader_check(instance, matched, context):
     settings = dict(context["settings"], repeat=1, select="ids")
     verdicts = {}
     for name, diff in (("gold", instance["patch"]), ("empty", "")):
-        run = {"run_id": f"{instance['instance_id']}/{name}",
-               "instance_id": instance["instance_id"], "base_commit": instance["base_commit"],
-               "diff": diff, "model": name}
-        run["key"] = grading_key(run, graded, settings)
-        verdict, log_text = grade_run(run, graded, context["source"], settings)
+        run = normalised_run({"run_id": f"{instance['instance_id']}/{name}",
+                              "instance_id": instance["instance_id"],
+                              "base_commit": instance["base_commit"], "diff": diff,
+                              "model": name}, graded)
+        run = dict(run, key=grading_key(run, graded, settings))
+        verdict, log_text = grade_run(run, graded, context["source"], settings, context["session"])
         context["write_log"](f"{instance['instance_id']}.{name}.log", log_text)
         verdicts[name] = verdict
     return verdicts
@@ -9991,14 +10091,8 @@ def audit_instance(where, record, extra, context):
               "gold_resolves": None, "empty_resolves": None, "grader": {}, "K": context["repeat"]}
     if instance is None or any(d["kind"] == "duplicate instance" and d["repair"] for d in extra):
         return finish_audit(result)         # an identical copy is not run again
-    path = context["named"].get(instance["repo"], context["fallback"])
-    if path is None:
-        raise InputError(f"{where}: no --repo for repository {instance['repo'] or '(unnamed)'}; "
-                         f"give --repo {instance['repo'] or 'owner/name'}=PATH")
-    if path not in context["sources"]:
-        context["sources"][path] = open_source(path, context["settings"]["scratch"],
-                                               context["inputs"])
-    context = dict(context, source=context["sources"][path])
+    path = context["session"].repo_path(instance["repo"], where)
+    context = dict(context, source=context["session"].source(path))
     full = context["source"].resolve([instance["base_commit"]]).get(instance["base_commit"])
     if full is None:
         found.append(defect("base commit unknown", f"{instance['base_commit']} is not in "
@@ -10180,11 +10274,11 @@ def render_audit(summary, results, style, prov):
     return "\n".join(lines) + render_provenance(prov, style)
 
 
-def audit_context(args, inputs, rows):
-    """Settings of the audit's runs, as --make-instances makes them, and its options; the
-    interpreter must import pytest only when a row's runner is pytest (runner_for, as
-    grading asks: a Django or SymPy dataset needs no pytest)."""
-    fallback, named = parse_repo_options(args.repo)
+def audit_context(args, argv, inputs, rows):
+    """Settings of the audit's runs, as --make-instances makes them, its session and its
+    options; the interpreter must import pytest only when a row's runner is pytest
+    (runner_for, as grading asks: a Django or SymPy dataset needs no pytest)."""
+    parse_repo_options(args.repo)       # a second unnamed --repo is refused first
     if not args.repo:
         raise InputError("--audit-instances needs --repo [OWNER/NAME=]PATH (repeatable)")
     settings = new_settings(args, repeat=1)
@@ -10193,15 +10287,10 @@ def audit_context(args, inputs, rows):
     needs_pytest = any(runner_for(record, args.runner, None) == "pytest" and
                        not (record.get("test_cmd") or args.test_cmd)
                        for _, record in rows if isinstance(record, dict))
-    settings["python"] = check_python(args.python, needs_pytest)
-    settings["interpreter"] = interpreter_facts(args.python, settings["python"])
-    settings["grader_sha256"] = script_sha256(__file__)
-    settings["sandbox"] = choose_sandbox(args.sandbox, settings["python"], needs_pytest)
-    settings["isolation"] = settings["sandbox"]["isolation"]
-    if settings["sandbox"]["fallback"]:
-        sys.stderr.write(f"warning: {settings['sandbox']['fallback']}; the tests run under "
-                         f"{settings['isolation']}: {ISOLATION_MEANS[settings['isolation']]}\n")
-    return {"settings": settings, "fallback": fallback, "named": named, "sources": {},
+    check_interpreter(settings, args.python, needs_pytest)
+    # One run at a time, so one kept tree; the audit's report names no private path.
+    session = Session(settings, args, argv, inputs, needs_pytest=needs_pytest, jobs=1)
+    return {"settings": settings, "session": session,
             "repeat": args.repeat if args.repeat is not None else DEFAULT_AUDIT_REPEAT,
             "runner": args.runner, "inputs": inputs,
             "patterns": tuple(args.test_files) if args.test_files else None}
@@ -10213,7 +10302,7 @@ def audit_instances(args, argv):
     if args.repeat is not None and args.repeat < 1:
         raise InputError("--repeat must be at least 1")
     rows = audit_records(args.audit_instances, inputs)
-    context = audit_context(args, inputs, rows)
+    context = audit_context(args, argv, inputs, rows)
     logs = os.path.join(args.out, "logs") if args.out else None
     if logs:
         os.makedirs(logs, exist_ok=True)
@@ -10222,21 +10311,12 @@ def audit_instances(args, argv):
         (lambda name, text: None)
     duplicates = duplicate_defects(rows)
     progress = args.progress or sys.stderr.isatty()
-    with StopSignals():
-        scratch = owned_folder("session")
-        context["settings"]["scratch"] = scratch
-        reuse = context["settings"]["isolation"] == "bwrap" and not args.keep_trees
-        context["settings"]["trees"] = TreePool(1 if reuse else 0, scratch)
-        try:
-            results = []
-            for number, (where, record) in enumerate(rows):
-                results.append(audit_instance(where, record, duplicates.get(number, []),
-                                              context))
-                if progress:
-                    sys.stderr.write(f"{results[-1]['instance_id']}: {results[-1]['verdict']}\n")
-        finally:
-            context["settings"]["trees"].close()
-            remove_folder(scratch)
+    with StopSignals(), context["session"]:
+        results = []
+        for number, (where, record) in enumerate(rows):
+            results.append(audit_instance(where, record, duplicates.get(number, []), context))
+            if progress:
+                sys.stderr.write(f"{results[-1]['instance_id']}: {results[-1]['verdict']}\n")
     return audit_output(args, argv, inputs, rows, results)
 
 
@@ -10619,39 +10699,25 @@ def _main(argv):
     check_test_commands(instances, args.runner, args.test_cmd)
     needs_pytest = pytest_needed([instances[r["instance_id"]] for r in runs
                                   if r["instance_id"] in instances], args.runner, args.test_cmd)
-    settings["python"] = check_python(args.python, needs_pytest)
-    settings["interpreter"] = interpreter_facts(args.python, settings["python"])
-    settings["distributions"] = interpreter_distributions(settings["python"])
-    settings["grader_sha256"] = script_sha256(__file__)
-    settings["sandbox"] = choose_sandbox(args.sandbox, settings["python"], needs_pytest)
-    settings["isolation"] = settings["sandbox"]["isolation"]
-    if settings["sandbox"]["fallback"]:
-        sys.stderr.write(f"warning: {settings['sandbox']['fallback']}; the tests run under "
-                         f"{settings['isolation']}: {ISOLATION_MEANS[settings['isolation']]}\n")
+    check_interpreter(settings, args.python, needs_pytest, distributions=True)
+    session = Session(settings, args, argv, inputs, needs_pytest=needs_pytest, jobs=args.jobs,
+                      private=[args.instances, args.runs, args.task_map], instances=instances)
     if args.write_runs:
         write_runs(inputs, args.runs, args.write_runs)
-    fallback, named = parse_repo_options(args.repo)
     sweep_temporary(args.out)
-    scratch = owned_folder("session")
-    settings["scratch"] = scratch
-    settings["private"] = private_paths([args.instances, args.runs, args.task_map, fallback,
-                                         *named.values()], scratch)
-    # Trees are kept between runs only where the code under test cannot touch their .git.
-    reuse = settings["isolation"] == "bwrap" and not args.keep_trees
-    settings["trees"] = TreePool(args.jobs if reuse else 0, scratch)
-    try:
-        return grade_all(args, argv, inputs, instances, runs, settings, fallback, named,
-                         scratch)
-    except Interrupted:
-        # A signal killed git while the repositories were opened: no run started.
-        raise JobStopped(stopped_line(StopSignals.received() or signal.SIGINT, 0, len(runs),
-                                      args.out), SIGNAL_STATUS.get(StopSignals.received(), 130))
-    finally:
-        remove_folder(scratch)
+    with session:
+        try:
+            return grade_all(session, runs)
+        except Interrupted:
+            # A signal killed git while the repositories were opened: no run started.
+            raise JobStopped(stopped_line(StopSignals.received() or signal.SIGINT, 0, len(runs),
+                                          args.out),
+                             SIGNAL_STATUS.get(StopSignals.received(), 130))
 
 
-def open_sources(runs, instances, named, fallback, scratch, inputs):
-    """Open each run's repository and resolve its base commit; {run id: Source}.
+def open_sources(session, runs):
+    """Open each run's repository and resolve its base commit: (the runs as new records, each
+    with its full base commit, {run id: Source}).
 
     A base commit the repository lacks makes that run a grading error; each run
     also gets its place in history order (repository, commit time, commit).
@@ -10660,43 +10726,35 @@ def open_sources(runs, instances, named, fallback, scratch, inputs):
     for run in runs:
         if run.get("grading_error"):
             continue
-        instance = instances[run["instance_id"]]
-        path = named.get(instance["repo"], fallback)
-        if path is None:
-            raise InputError(f"{instance['where']}: no --repo for repository "
-                             f"{instance['repo'] or '(unnamed)'}; give --repo "
-                             f"{instance['repo'] or 'owner/name'}=PATH")
-        if path not in sources:
-            sources[path] = open_source(path, scratch, inputs)
+        instance = session.instances[run["instance_id"]]
+        path = session.repo_path(instance["repo"], instance["where"])
+        sources[path] = session.source(path)
         source_of[run["run_id"]] = sources[path]
+    found = {}          # run id: what resolving its base commit found
     for path, source in sorted(sources.items()):
         mine = [r for r in runs if source_of.get(r["run_id"]) is source]
         resolved = source.resolve(r["base_commit"] for r in mine)
         source.identity["base_commits_found"] = all(resolved.values())
+        times = source.commit_times(h for h in resolved.values() if h)
         for run in mine:
             full = resolved.get(run["base_commit"])
             if full is None:
-                run["grading_error"] = (f"base commit {run['base_commit']} of "
-                                        f"{run['instance_id']} is not in {path}")
+                found[run["run_id"]] = {
+                    "grading_error": f"base commit {run['base_commit']} of "
+                                     f"{run['instance_id']} is not in {path}",
+                    "order": (path, 0, run["base_commit"])}
             else:
-                run["base_commit"] = full
-        times = source.commit_times(h for h in resolved.values() if h)
-        for run in mine:
-            run["order"] = (path, times.get(run["base_commit"], 0), run["base_commit"])
-    return source_of
+                found[run["run_id"]] = {"base_commit": full,
+                                        "order": (path, times.get(full, 0), full)}
+    return [dict(run, **found.get(run["run_id"], {})) for run in runs], source_of
 
 
-def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, scratch):
+def grade_all(session, runs):
     """Open the repositories, check every base commit, grade what is not graded yet, report."""
-    source_of = open_sources(runs, instances, named, fallback, scratch, inputs)
-    for run in runs:
-        if run["instance_id"] in instances:
-            run["key_parts"] = grading_inputs(run, instances[run["instance_id"]], settings)
-            run["key"] = grading_key(run, instances[run["instance_id"]], settings)
-        else:
-            run["key_parts"] = None
-            run["key"] = sha256_text(json.dumps([run["instance_id"], run["diff"],
-                                                 settings["grader_version"]]))
+    args, argv, inputs = session.args, session.argv, session.inputs
+    instances, settings = session.instances, session.settings
+    runs, source_of = open_sources(session, runs)
+    runs = [keyed_run(run, instances.get(run["instance_id"]), settings) for run in runs]
     store = VerdictStore(args.out, inputs) if args.out else None
     verdicts, todo, regraded = {}, [], collections.Counter()
     for run in runs:
@@ -10732,16 +10790,16 @@ def grade_all(args, argv, inputs, instances, runs, settings, fallback, named, sc
         if _STOPPING.is_set():
             raise Interrupted()
         if run.get("grading_error"):
-            return (error_verdict(run, settings, run["grading_error"]),
+            return (error_verdict(run, session, run["grading_error"]),
                     f"run {run['run_id']}: grading error: {run['grading_error']}\n")
-        return grade_run(run, instances[run["instance_id"]], source_of[run["run_id"]], settings)
+        return grade_run(run, instances[run["instance_id"]], source_of[run["run_id"]], settings,
+                         session)
     try:
         grade_runs(todo, one, finish, args.jobs)
     except KeyboardInterrupt:
         stop_tests()
         raise
     finally:
-        settings["trees"].close()
         if store:           # each run once in verdicts.jsonl, however the job ended
             store.compact(sorted(instances))
     if StopSignals.received() is not None:

@@ -7218,7 +7218,8 @@ class TestRegradePure(unittest.TestCase):
         self.assertEqual((verdict["completed"], verdict["resolution"]), (False, "PARTIAL"))
         # A fresh verdict is a consistent error until graded.
         run = {"run_id": "r", "instance_id": "i", "base_commit": "c", "diff": "", "key": "k"}
-        fresh = regrade.empty_verdict(run, {"repo": "o/n", "test_patch": ""},
+        instance = {"repo": "o/n", "test_patch": ""}
+        fresh = regrade.empty_verdict(regrade.normalised_run(run, instance), instance,
                                       {"grader_version": "v"})
         self.assertEqual((fresh["status"], fresh["completed"], fresh["resolution"]),
                          ("error", None, "NO"))
@@ -7703,6 +7704,34 @@ class TestDeclaredSettings(unittest.TestCase):
             self.assertTrue(meaning, name)
             if meaning.startswith("set by"):
                 self.assertEqual(settings[name], value, name)
+
+    def test_the_live_state_is_the_sessions(self):
+        # The job's folder, kept trees, sandbox, private paths and opened repositories
+        # live on its Session (one home for the three modes), never in the settings record.
+        self.assertFalse({"scratch", "trees", "private", "sandbox"} & set(self.r.SETTINGS))
+        with TempDir() as folder:
+            given = write(folder, "i.jsonl", "{}\n")
+            args = self.r.build_parser().parse_args(
+                [given, "gold", "--repo", folder, "--sandbox", "none", "--jobs", "3"])
+            settings = self.r.new_settings(args, repeat=1)
+            settings["python"] = sys.executable
+            session = self.r.Session(settings, args, [], self.r.Inputs(), needs_pytest=False,
+                                     jobs=args.jobs, private=[given])
+            self.assertEqual((session.sandbox["isolation"], settings["isolation"]),
+                             ("none", "none"))
+            self.assertEqual(session.keep, 0)       # trees are kept only under bwrap
+            with session:
+                scratch = session.scratch
+                self.assertTrue(os.path.isdir(scratch))
+                self.assertIn((scratch, "<session folder>"), session.private)
+                self.assertIn((os.path.abspath(given), self.r.relative_path(given)),
+                              session.private)
+                self.assertIn(os.path.abspath(folder),       # the --repo path, too
+                              [old for old, _ in session.private])
+                self.assertEqual(session.trees.scratch, scratch)
+                self.assertEqual(session.repo_path("o/n", "row 1"), folder)
+            self.assertFalse(os.path.exists(scratch))
+            self.assertEqual(list(settings), list(self.r.SETTINGS))    # no key added
 
 
 # --- regrade.py: the procedure end to end, per runner ---
@@ -9504,6 +9533,97 @@ class TestRegradeReviewRules(RegradeFixture):
             self.assertEqual(facts[1]["MIRROR"], "https://bob:hunter2@pypi.example/simple")
 
 
+class FrozenRun(dict):
+    """A run record that refuses every change: grading must build new records."""
+
+    def refuse(self, *args, **kwargs):
+        raise TypeError("a run record was rewritten in place")
+
+    __setitem__ = __delitem__ = update = pop = popitem = setdefault = clear = __ior__ = refuse
+
+
+def frozen_runs(value):
+    """A list of run records as FrozenRuns (anything else unchanged)."""
+    if isinstance(value, list) and value and all(isinstance(r, dict) and "run_id" in r
+                                                 for r in value):
+        return [FrozenRun(r) for r in value]
+    return value
+
+
+class TestRegradeRunRecords(RegradeFixture):
+    """A run's record is built, never rewritten: each step of grading (loading, opening the
+    repositories, keying, grading) takes the runs as given and returns new records."""
+
+    def test_runs_are_never_rewritten_in_place(self):
+        regrade = load("regrade.py")
+        real = {name: getattr(regrade, name)
+                for name in ("load_predictions", "open_sources", "grade_run", "error_verdict")}
+
+        def loaded(*args):
+            return frozen_runs(real["load_predictions"](*args))
+
+        def opened(*args):
+            found = real["open_sources"](*[frozen_runs(a) for a in args])
+            return (frozen_runs(found[0]), found[1]) if isinstance(found, tuple) else found
+
+        def graded(run, *args):
+            return real["grade_run"](FrozenRun(run), *args)
+
+        def refused(run, *args):
+            return real["error_verdict"](FrozenRun(run), *args)
+        with TempDir() as folder:
+            nobase = dict(self.instance("toy-2", "unittest"), base_commit="0" * 40)
+            instances, predictions = self.files(
+                folder, [self.instance("toy-1", "unittest"), nobase],
+                [("fix", "toy-1", self.diffs["fix"]), ("empty", "toy-1", ""),
+                 ("nobase", "toy-2", self.diffs["fix"]), ("nope", "nope", self.diffs["fix"]),
+                 ("binary", "toy-1", "diff --git a/x b/x\n\x00")])
+            argv = [instances, predictions, "--repo", self.repo, "--out",
+                    os.path.join(folder, "out")]
+            with unittest.mock.patch.object(regrade, "load_predictions", loaded), \
+                    unittest.mock.patch.object(regrade, "open_sources", opened), \
+                    unittest.mock.patch.object(regrade, "grade_run", graded), \
+                    unittest.mock.patch.object(regrade, "error_verdict", refused):
+                first = regrade_json(argv)
+                again = regrade_json(argv)      # resumed: the stored verdicts are found
+        for status, report, err in (first, again):
+            self.assertEqual(status, 0, err)
+            self.assert_status(regrade_by_run(report), {
+                "fix": "resolved", "empty": "unresolved", "nobase": "error", "nope": "error",
+                "binary": "error"})
+        self.assertEqual(again[1]["summary"]["reuse"]["reused"], 2)
+
+    def test_each_diff_is_normalised_once_per_run(self):
+        # Step 2 once per run: the key, the verdict's hashes, applying the diff and resetting
+        # the test tree all read the one normalised text, the run's and its test patch's.
+        regrade = load("regrade.py")
+        real, calls = regrade.normalise_diff, collections.Counter()
+
+        def counted(text):
+            calls[text] += 1
+            return real(text)
+        names = ["fix", "wrong-fix", "does-not-apply", "conftest-passes-all"]
+        with TempDir() as folder:
+            instances, predictions = self.files(
+                folder, [self.instance("toy-1", "unittest")],
+                [(name, "toy-1", self.diffs[name]) for name in names] +
+                [("nope", "nope", self.diffs["crashes"])])
+            with unittest.mock.patch.object(regrade, "normalise_diff", counted):
+                status, report, err = regrade_json([instances, predictions, "--repo",
+                                                    self.repo, "--jobs", "2"])
+        self.assertEqual(status, 0, err)
+        self.assert_status(regrade_by_run(report), {
+            "fix": "resolved", "wrong-fix": "unresolved", "does-not-apply": "patch_failed",
+            "conftest-passes-all": "unresolved", "nope": "error"})
+        self.assertEqual({name: calls[self.diffs[name]] for name in names + ["crashes"]},
+                         dict.fromkeys(names + ["crashes"], 1))
+        self.assertEqual(calls[self.test_patch], len(names))     # once per run of toy-1
+        # The verdicts still hash the normalised texts.
+        fix = regrade_by_run(report)["fix"]
+        self.assertEqual(fix["diff_sha256"], regrade.sha256_text(real(self.diffs["fix"])))
+        self.assertEqual(fix["test_patch_sha256"], regrade.sha256_text(real(self.test_patch)))
+
+
 class TestRegradeSubtests(unittest.TestCase):
     """A failing subTest fails its test: found regrading real more-itertools history."""
 
@@ -10405,7 +10525,7 @@ class TestRegradeClusterReuse(RegradeClusterCase):
 
     def test_the_key_covers_every_option_that_can_change_a_verdict(self):
         regrade = load("regrade.py")
-        run_ = {"diff": "d", "base_commit": "b"}
+        run_ = {"normalised_diff": "d", "base_commit": "b"}     # its diff, normalised
         instance = {"instance_id": "i", "where": "x:1", "FAIL_TO_PASS": ["t"]}
         settings = {"grader_version": "g", "grader_sha256": "s", "isolation": "bwrap",
                     "python": "/p", "interpreter": {"version": "3.12.1"},
@@ -10423,7 +10543,8 @@ class TestRegradeClusterReuse(RegradeClusterCase):
                 name: value})), key, name)
         self.assertNotEqual(regrade.grading_key(run_, dict(instance, FAIL_TO_PASS=["u"]),
                                                 settings), key)
-        self.assertNotEqual(regrade.grading_key(dict(run_, diff="e"), instance, settings), key)
+        self.assertNotEqual(regrade.grading_key(dict(run_, normalised_diff="e"), instance,
+                                                settings), key)
         # Where the instance row sits in its file is no input.
         self.assertEqual(regrade.grading_key(run_, dict(instance, where="y:9"), settings), key)
 
