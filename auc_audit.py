@@ -384,18 +384,23 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #   Statistics                doubled_midranks auc_in_direction better_direction delong_p
 #                             clustered_difference evidence_clusters youden_binarise
 #                             NullFamily stepdown_minp minp_floor perms_to_pass adjusted_p
+#                             too_few_clusters few_clusters_withheld
 #                             shuffled_draws task_null_aucs WithinTaskTest
 #                             BootstrapSweep bootstrap_differences resample_in_chunks
 #                             rules: Definitions: AUC, stratified, DeLong p, clustered p,
 #                             within p (exact up to WITHIN_EXACT_LIMIT arrangements), family
-#                             null (minP floor), interval (the few-clusters rule); Speed
+#                             null (minP floor), interval (the few-clusters rule:
+#                             `too_few_clusters`; the clustered p: few_clusters_withheld);
+#                             Speed
 #   The audit                 audit audit_design default_permute family_tests gate_one
 #                             within_task_tests within_task_p gate_three gate_verdict
 #                             feature_power joint_interval task_identity task_ceiling
 #                             feature_flags audit_verdict cluster_warning
 #                             rules: Definitions: same rows, joint CI, within-task, within
-#                             p, task ceiling, task identity, verdict, power, flags;
-#                             Defaults (--permute)
+#                             p (written by within_task_p; exact or drawn: Statistics),
+#                             task ceiling, task identity, verdict (gates 1-3 applied
+#                             in gate_verdict, which asks too_few_clusters), power,
+#                             flags; Defaults (--permute)
 #   Input                     runs_table read_runs audited_rows select_rows guessed_task_column
 #                             read_tasks read_strata
 #                             read_baseline choose_features numeric_features
@@ -4036,12 +4041,23 @@ def evidence_text(holding, kind="task"):
     return f"{plural(succ, kind, many)} hold a success and only {fail} a failure"
 
 
+def too_few_clusters(*counts):
+    """The few-clusters rule: a cluster bootstrap interval or a clustered p is withheld
+    when any of these cluster counts (all clusters; those holding a success, a
+    failure, or the feature's evidence on its rows) is below FEW_CLUSTERS.
+
+    >>> too_few_clusters(18, 9), too_few_clusters(18, 10), too_few_clusters(9)
+    (True, False, True)
+    """
+    return min(counts) < FEW_CLUSTERS
+
+
 def few_clusters_withheld(clustered, holding):
     """The clustered test as the report shows it: its normal reference needs many
     clusters holding each outcome, so when fewer than FEW_CLUSTERS clusters hold a
     success, or a failure, on the rows compared its p is withheld (the variance stays
     in JSON). `holding`: (clusters holding a success, clusters holding a failure)."""
-    if clustered["p"] is not None and min(holding) < FEW_CLUSTERS:
+    if clustered["p"] is not None and too_few_clusters(*holding):
         clustered = dict(clustered, p=None, undefined=(
             f"on the rows compared {evidence_text(holding, 'cluster')}: fewer than "
             f"{FEW_CLUSTERS} on one side, too few for its normal reference"))
@@ -4990,7 +5006,7 @@ def cluster_warning(n_clusters, kind):
     if n_clusters < 2:
         return (f"only {clusters}: fewer than 2 clusters to resample, so no cluster "
                 f"interval and gate 3 fails")
-    if n_clusters < FEW_CLUSTERS:
+    if too_few_clusters(n_clusters):
         return (f"only {clusters}: with fewer than {FEW_CLUSTERS} clusters the cluster "
                 f"bootstrap intervals are withheld (they cover far less than "
                 f"{int(CONFIDENCE * 100)}%), so gate 3 fails")
@@ -5015,7 +5031,7 @@ def gate_verdict(feature, n_clusters, family_size):
     if n_clusters < 2:
         return "fails gate 3: fewer than 2 clusters to resample"
     evidence = feature["evidence_clusters"]
-    if n_clusters < FEW_CLUSTERS or evidence < FEW_CLUSTERS:
+    if too_few_clusters(n_clusters, evidence):
         holding = feature["clusters_holding"]
         return (f"fails gate 3: on its rows "
                 f"{evidence_text((holding['success'], holding['failure']), 'task' if has_tasks else 'run')}"
@@ -5397,7 +5413,7 @@ def family_null_and_bootstrap(features, values_of, labels, design, sweeps, base_
          "strata_codes": design["strata_codes"], "task_codes": design["task_codes"],
          "sweeps": sweeps, "n_clusters": design["n_clusters"], "within": drawn},
         perms if features else 0,
-        boot if design["n_clusters"] >= FEW_CLUSTERS else 0, seed,
+        0 if too_few_clusters(design["n_clusters"]) else boot, seed,
         parallel=work >= PARALLEL_WORK)
     within_task_p(features, tests, dict(zip(map(id, drawn), within)), perms)
     family_null = family_tests(features, null, base_auc, perms)
@@ -5461,7 +5477,7 @@ def gate_three(features, differences, skipped, n_clusters):
     low, high = (1 - CONFIDENCE) / 2, 1 - (1 - CONFIDENCE) / 2
     # The few-clusters rule, per feature: the clusters that hold its evidence.
     eligible = [j for j, f in enumerate(features)
-                if n_clusters >= FEW_CLUSTERS and f["evidence_clusters"] >= FEW_CLUSTERS]
+                if not too_few_clusters(n_clusters, f["evidence_clusters"])]
     critical, bands = joint_interval([features[j]["delta_same_rows"] for j in eligible],
                                      [differences[j] for j in eligible]) \
         if eligible and differences else (None, [])
@@ -5543,8 +5559,8 @@ def audit_result(labels, design, baseline_summary, identity, features, family_nu
         "baseline": baseline_summary,
         "task_identity_auc": identity_auc, "task_identity_direction": identity_direction,
         "features": features, "family_null": family_null,
-        "bootstrap": {"resamples": boot if n_clusters >= FEW_CLUSTERS else 0,
-                      "clusters": n_clusters, "defined": n_clusters >= FEW_CLUSTERS,
+        "bootstrap": {"resamples": 0 if too_few_clusters(n_clusters) else boot,
+                      "clusters": n_clusters, "defined": not too_few_clusters(n_clusters),
                       "few_clusters": FEW_CLUSTERS, "joint_critical": critical,
                       "warning": cluster_warning(n_clusters,
                                                  "task" if tasks is not None else "run"),

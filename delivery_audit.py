@@ -376,14 +376,17 @@ Pasting (the same in all three scripts)
 #                             claim AUC, sampling mode, stratified exact test, raters,
 #                             criteria, cost, verdict; the cluster bootstrap and the
 #                             few-clusters rule; "What each test assumes"
-#   Input                     runs_columns read_runs read_claim claim_from claim_source
-#                             other_definitions apply_verdicts read_criteria
+#   Input                     runs_columns read_runs read_claim rater_label claim_from
+#                             claim_source other_definitions apply_verdicts read_criteria
 #                             runs_from_counts
-#                             rules: Input (columns by name, claims, equivocal
-#                             messages, a blank verified cell, which claim:
-#                             --claim-from); Verdicts (--verdicts)
+#                             rules: Input (columns by name, claims: `read_claim`,
+#                             equivocal messages, a blank verified cell, which claim:
+#                             --claim-from); a rater's label, in a --raters column or a
+#                             filled sheet, empty or unknown an error: `rater_label`;
+#                             Verdicts (--verdicts)
 #   Rating sheets             write_rating_sheet read_ratings
-#                             rules: "Rating sheets" (blind sheets, the key, raters)
+#                             rules: "Rating sheets" (blind sheets, the key, raters;
+#                             each label read by rater_label, in Input)
 #   Report                    render render_definitions render_verdict withheld_notes
 #                             render_svg
 #                             rules: Output (--format, --svg)
