@@ -444,8 +444,9 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             unittest, log (--test-cmd)
 #   Django and SymPy runners  runner_for pick_runner project_runner runner_from_fields
 #                             django_plan sympy_plan project_plan project_lookup
-#                             rules: Runners (auto's choice, django, sympy, "SWE-bench
-#                             v5 fields")
+#                             rules: Runners (auto's choice of a project runner, django,
+#                             sympy, "SWE-bench v5 fields"; pytest or unittest:
+#                             choose_runner, in Grading)
 #   Sandbox                   choose_sandbox bwrap_argv unshare_argv sandboxed
 #                             probe_sandbox
 #                             rules: "The sandbox (--sandbox auto|bwrap|unshare|none, ...)";
@@ -494,8 +495,10 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #   Comparing with a grader   compare_output compare_verdicts compare_cause
 #                             grader_evidence render_comparison
 #                             rules: "Comparing with a grader (--compare REPORT ...)"
-#   Main                      build_parser main summarize_only grade_all grade_runs
+#   Main                      build_parser main summarize_only grade_all grade_runs output
 #                             rules: "Basic usage"; --summarize; Defaults; Exit status
+#                             (1 when no run could be graded: `output`; 2, 129, 130,
+#                             143: main)
 import ast
 import collections
 import concurrent.futures
@@ -7152,13 +7155,16 @@ def no_result_reason(job, plan, record):
 
 
 def unresolved_reason(decided, settings):
-    """The counts that kept a run from resolving, e.g. '1 FAIL_TO_PASS failed'."""
+    """The counts that kept a run from resolving, e.g. '1 FAIL_TO_PASS failed': each list's
+    failures as decide counted them (a skipped PASS_TO_PASS test is none under
+    --p2p-skip-ok), by group."""
     reasons = []
     for key, label in (("fail_to_pass", "FAIL_TO_PASS"), ("pass_to_pass", "PASS_TO_PASS")):
+        failing = set(decided["tests_status"][label]["failure"])
         for group in ("failed", "skipped", "missing"):
-            if decided[key][group] and not (group == "skipped" and key == "pass_to_pass" and
-                                            settings["p2p_skip_ok"]):
-                reasons.append(f"{len(decided[key][group])} {label} {group}")
+            count = sum(1 for test_id in decided[key][group] if test_id in failing)
+            if count:
+                reasons.append(f"{count} {label} {group}")
     if decided["flaky"]:
         reasons.append(f"{len(decided['flaky'])} flaky across {settings['repeat']} repeats")
     return ", ".join(reasons)

@@ -9385,6 +9385,17 @@ class TestRegradeReviewRules(RegradeFixture):
         finally:
             regrade.LIST_PASSING = saved
 
+    def test_the_reason_counts_what_decide_counted_as_failing(self):
+        # The --p2p-skip-ok exception lives in decide alone: the reason reads its
+        # tests_status, so it cannot disagree with the verdict.
+        regrade = load("regrade.py")
+        observed = {"f": ["passed"], "p": ["skipped"], "q": ["failed"]}
+        settings = {"p2p_skip_ok": False, "repeat": 1}
+        for skip_ok, reason in ((True, "1 PASS_TO_PASS failed"),
+                                (False, "1 PASS_TO_PASS failed, 1 PASS_TO_PASS skipped")):
+            decided = regrade.decide(["f"], ["p", "q"], observed, p2p_skip_ok=skip_ok)
+            self.assertEqual(regrade.unresolved_reason(decided, settings), reason)
+
     def test_log_runner_with_dotted_ids_reads_unittest_output(self):
         verdicts = self.grade("unittest", ["fix", "wrong-fix"], ["--runner", "log"])
         self.assert_status(verdicts, {"fix": "resolved", "wrong-fix": "unresolved"})
