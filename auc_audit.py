@@ -376,21 +376,23 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 # the manual cites is named in the row of its section; `name` marks a rule's home.)
 #
 #   Shared block              Inputs Table read_verdicts join_verdicts derive_tables
-#                             render_table render_provenance run_main
+#                             render_table render_provenance run_main too_few_clusters
 #                             rules: RUNS (tables, runs folders); "With --verdicts the
-#                             outcome comes from a grader's output"; "Reading harness
-#                             folders"; the provenance footer; 3 decimals and p-values
-#                             (`fmt`, `fmt_p`)
+#                             outcome comes from a grader's output" (the files read and
+#                             joined; what the outcome then is: joined_outcome, Input);
+#                             "Reading harness folders"; the provenance footer; 3 decimals
+#                             and p-values (`fmt`, `fmt_p`); the few-clusters rule
+#                             (`too_few_clusters`, with FEW_CLUSTERS)
 #   Statistics                doubled_midranks auc_in_direction better_direction delong_p
 #                             clustered_difference evidence_clusters youden_binarise
 #                             NullFamily stepdown_minp minp_floor perms_to_pass adjusted_p
-#                             too_few_clusters few_clusters_withheld
+#                             few_clusters_withheld
 #                             shuffled_draws task_null_aucs WithinTaskTest
 #                             BootstrapSweep bootstrap_differences resample_in_chunks
 #                             rules: Definitions: AUC, stratified, DeLong p, clustered p,
 #                             within p (exact up to WITHIN_EXACT_LIMIT arrangements), family
-#                             null (minP floor), interval (the few-clusters rule:
-#                             `too_few_clusters`; the clustered p: few_clusters_withheld);
+#                             null (minP floor), interval (the few-clusters rule is the
+#                             block's; the clustered p it withholds: few_clusters_withheld);
 #                             Speed
 #   The audit                 audit audit_design default_permute family_tests gate_one
 #                             within_task_tests within_task_p gate_three gate_verdict
@@ -399,14 +401,16 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             rules: Definitions: same rows, joint CI, within-task, within
 #                             p (written by within_task_p; exact or drawn: Statistics),
 #                             task ceiling, task identity, verdict (gates 1-3 applied
-#                             in gate_verdict, which asks too_few_clusters), power,
+#                             in gate_verdict, which asks the block's too_few_clusters), power,
 #                             flags; Defaults (--permute)
-#   Input                     runs_table read_runs audited_rows select_rows guessed_task_column
-#                             read_tasks read_strata
+#   Input                     runs_table read_runs joined_outcome audited_rows select_rows
+#                             guessed_task_column read_tasks read_strata
 #                             read_baseline choose_features numeric_features
 #                             read_feature_values recount_tool_calls
 #                             rules: "Columns (auto-detected by name, first match wins; ...)";
-#                             "Numbers are read exactly"; Definitions: left out
+#                             "Numbers are read exactly"; Definitions: left out; the
+#                             outcome under --verdicts (`joined_outcome`: grading errors
+#                             left out, the table's own column set aside)
 #   Report                    render_report render_json render_svg verdict_section
 #                             verdict_word power_line family_null_section notes_section
 #                             rules: the report, --format, --svg
@@ -465,8 +469,9 @@ PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth fo
 #
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
-#   (its head)          FEW_CLUSTERS, SIGNIFICANCE, CONFIDENCE, SEED_REPORT: the rules
-#                       common to all three (the few-clusters rule, p < 0.05, 95%)
+#   (its head)          FEW_CLUSTERS, too_few_clusters, SIGNIFICANCE, CONFIDENCE,
+#                       SEED_REPORT: the rules common to all three (the few-clusters
+#                       rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
@@ -522,6 +527,19 @@ import textwrap
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
 # delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
 FEW_CLUSTERS = 10
+
+
+def too_few_clusters(*counts):
+    """The few-clusters rule: a cluster bootstrap interval or a clustered p is withheld
+    when any of these cluster counts (all clusters; those holding a success, a
+    failure, or the feature's evidence on its rows) is below FEW_CLUSTERS.
+
+    >>> too_few_clusters(18, 9), too_few_clusters(18, 10), too_few_clusters(9)
+    (True, False, True)
+    """
+    return min(counts) < FEW_CLUSTERS
+
+
 # A p below SIGNIFICANCE is significant (delivery_audit.py: Fisher's p and the
 # within-task test, the claim and the outcome are not independent; auc_audit.py:
 # its gates), and fmt_p never rounds a p across it. Intervals are CONFIDENCE ones.
@@ -3725,7 +3743,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 6a9d00fb585d7401 ---
+# --- end shared helpers body sha256 2d016b3a3a102290 ---
 
 
 # === Statistics ===
@@ -4039,17 +4057,6 @@ def evidence_text(holding, kind="task"):
     if succ <= fail:
         return f"only {plural(succ, kind, many)} {'holds' if succ == 1 else 'hold'} a success and {fail} a failure"
     return f"{plural(succ, kind, many)} hold a success and only {fail} a failure"
-
-
-def too_few_clusters(*counts):
-    """The few-clusters rule: a cluster bootstrap interval or a clustered p is withheld
-    when any of these cluster counts (all clusters; those holding a success, a
-    failure, or the feature's evidence on its rows) is below FEW_CLUSTERS.
-
-    >>> too_few_clusters(18, 9), too_few_clusters(18, 10), too_few_clusters(9)
-    (True, False, True)
-    """
-    return min(counts) < FEW_CLUSTERS
 
 
 def few_clusters_withheld(clustered, holding):
@@ -5865,8 +5872,9 @@ def check_two_classes(table, labels, outcome_name, where):
 
 
 def guessed_task_column(table, rows, taken, notes):
-    """With none of TASK_NAMES present: the first column named like a task
-    (TASK_GUESS_NAMES), else the first column ending in _id (not the run id) whose
+    """With none of TASK_NAMES present: the first of TASK_GUESS_NAMES the table has
+    (in that list's order, as every name list: first match wins), else the first column
+    ending in _id (not the run id) whose
     values repeat across the audited runs, with a note saying which was taken; None
     when there is none."""
     lowered = {c.lower(): c for c in table.columns if c not in taken}

@@ -258,7 +258,10 @@ verified, fn = not claimed, verified, tn = neither)
                              difficulty). Where the pooled association is shown
                              and the within-task one is not, it says the
                              association runs through the tasks, not within
-                             them.
+                             them. Below 10 tasks the pooled answer is too few
+                             tasks to tell there too, and no disagreement is
+                             drawn: Fisher's p alone would count runs of one
+                             task as independent.
     The cluster bootstrap resamples whole tasks with replacement (--boot times,
     default 20,000; the report used 200,000) because runs of one task agree with
     each other; intervals are the 2.5th and 97.5th percentiles (linear
@@ -370,12 +373,16 @@ Pasting (the same in all three scripts)
 #   The audit                 audit rates cluster_bootstrap degenerate_interval
 #                             sampling_projection predictive_deliveries stratified_condition_tests
 #                             clustering_unestimable mcnemar_pairs rater_agreement
-#                             criteria_summary cost_figures claim_verdict claim_sentences
-#                             verdict_sentences
+#                             criteria_summary cost_figures claim_within_tasks
+#                             claim_verdict pooled_and_within claim_sentences
+#                             question_sentences verdict_sentences
 #                             rules: "What it computes": delivery rate r, inflation 1/r,
 #                             claim AUC, sampling mode, stratified exact test, raters,
-#                             criteria, cost, verdict; the cluster bootstrap and the
-#                             few-clusters rule; "What each test assumes"
+#                             criteria, cost, verdict (the pooled question's answer:
+#                             `claim_verdict`; both questions and where they disagree:
+#                             `pooled_and_within`); the cluster bootstrap (the
+#                             few-clusters rule is the block's too_few_clusters); "What
+#                             each test assumes"
 #   Input                     runs_columns read_runs read_claim rater_label claim_from
 #                             claim_source other_definitions apply_verdicts read_criteria
 #                             runs_from_counts
@@ -443,8 +450,9 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
-#   (its head)          FEW_CLUSTERS, SIGNIFICANCE, CONFIDENCE, SEED_REPORT: the rules
-#                       common to all three (the few-clusters rule, p < 0.05, 95%)
+#   (its head)          FEW_CLUSTERS, too_few_clusters, SIGNIFICANCE, CONFIDENCE,
+#                       SEED_REPORT: the rules common to all three (the few-clusters
+#                       rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
@@ -500,6 +508,19 @@ import textwrap
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
 # delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
 FEW_CLUSTERS = 10
+
+
+def too_few_clusters(*counts):
+    """The few-clusters rule: a cluster bootstrap interval or a clustered p is withheld
+    when any of these cluster counts (all clusters; those holding a success, a
+    failure, or the feature's evidence on its rows) is below FEW_CLUSTERS.
+
+    >>> too_few_clusters(18, 9), too_few_clusters(18, 10), too_few_clusters(9)
+    (True, False, True)
+    """
+    return min(counts) < FEW_CLUSTERS
+
+
 # A p below SIGNIFICANCE is significant (delivery_audit.py: Fisher's p and the
 # within-task test, the claim and the outcome are not independent; auc_audit.py:
 # its gates), and fmt_p never rounds a p across it. Intervals are CONFIDENCE ones.
@@ -3703,7 +3724,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 6a9d00fb585d7401 ---
+# --- end shared helpers body sha256 2d016b3a3a102290 ---
 
 
 # === Statistics ===
@@ -4086,7 +4107,7 @@ def degenerate_interval(defined, ci, clusters):
     >>> degenerate_interval([0.2, 0.5, 0.8], [0.2, 0.8], 12) is None
     True
     """
-    if clusters < FEW_CLUSTERS:
+    if too_few_clusters(clusters):
         return f"only {clusters} clusters to resample (fewer than {FEW_CLUSTERS})"
     if not defined or ci[0] != ci[1]:
         return None
@@ -4766,7 +4787,7 @@ def claim_verdict(result):
                                    if result["n_clusters"] < 2 else
                                    "no bootstrap was run (--boot 0)" if not result["boot"]
                                    else "no resample defined it"))
-    if "claim_within_tasks" in result and result["n_clusters"] < FEW_CLUSTERS:
+    if "claim_within_tasks" in result and too_few_clusters(result["n_clusters"]):
         # Too few tasks for an interval, and Fisher's pooled p would count runs of
         # one task as independent: the pooled question cannot be answered here. (It
         # is never swapped for the within-task question: one rule at every count.)
@@ -4799,31 +4820,29 @@ WITHIN_QUESTION = ("within tasks: among runs of the same task, does the claim te
 def pooled_and_within(result):
     """The verdict's two questions, each with the figures that answer it.
 
-    Pooled: kappa's task interval (or, with fewer than FEW_CLUSTERS tasks, only
-    Fisher's p, which counts runs of one task as independent). Within: the exact
-    test of claim against outcome stratified by task. `through_tasks` is the
-    disagreement where the pooled association is shown and the within-task one
-    is not: the association runs through the tasks, not within them.
+    Pooled: claim_verdict's case answers it, the one rule the first sentence
+    also reads; with fewer than FEW_CLUSTERS tasks it is too few tasks to tell
+    (`runs_counted_as_independent`: so Fisher's p would count them, and the pooled
+    question goes unanswered).
+    Within: the exact test of claim against outcome stratified by task. The two
+    disagree only where both are answered: `through_tasks` where the pooled
+    association is shown and the within-task one is not (the association runs
+    through the tasks, not within them), `within_only` the other way round.
     """
     case, kappa, within = result["verdict_case"], result["kappa"], result["claim_within_tasks"]
-    few = result["n_clusters"] < FEW_CLUSTERS
-    if case["case"] in ("undefined", "claim_constant"):
-        pooled_shown = False
-    elif few:
-        pooled_shown = result["fisher_p"] < SIGNIFICANCE and bool(kappa["value"])
-    else:
-        pooled_shown = case["case"] == "informative"
+    answered = not too_few_clusters(result["n_clusters"])   # as claim_verdict's needs_tasks
+    pooled_shown = case["case"] == "informative"
     within_shown = (within["p"] is not None and within["p"] < SIGNIFICANCE
                     and within["odds_ratio"] not in (None, 1.0))
     return {
         "pooled": {"question": POOLED_QUESTION, "shown": pooled_shown,
                    "kappa": kappa["value"], "kappa_interval": case.get("kappa_interval"),
-                   "fisher_p": result["fisher_p"], "runs_counted_as_independent": few},
+                   "fisher_p": result["fisher_p"], "runs_counted_as_independent": not answered},
         "within_tasks": {"question": WITHIN_QUESTION, "shown": within_shown,
                          "p": within["p"], "odds_ratio": within["odds_ratio"],
                          "tasks": within["tasks"]},
-        "through_tasks": pooled_shown and not within_shown,
-        "within_only": within_shown and not pooled_shown,
+        "through_tasks": answered and pooled_shown and not within_shown,
+        "within_only": answered and within_shown and not pooled_shown,
     }
 
 
@@ -4838,10 +4857,10 @@ def question_sentences(result):
     else:
         pooled_answer = (f"kappa {fmt(kappa['value'])} with no usable interval, Fisher p "
                          f"{fmt_p(pooled['fisher_p'])}"
-                         + (" counting runs of one task as independent" if
-                            pooled["runs_counted_as_independent"] else "") + ": "
-                         + ("associated only as far as that p can say" if pooled["shown"]
-                            else "no association shown"))
+                         + (" counting runs of one task as independent: too few tasks to "
+                            "tell" if pooled["runs_counted_as_independent"] else
+                            ": associated only as far as that p can say" if pooled["shown"]
+                            else ": no association shown"))
     if within["p"] is None:
         within_answer = "nothing to compare: no task has both claimed and unclaimed runs"
     else:
@@ -4884,7 +4903,7 @@ def verdict_sentences(result):
                              f"of reach.")
     if "questions" in result:
         sentences += question_sentences(result)
-    if result["n_clusters"] < FEW_CLUSTERS and case.get("kappa_interval") is None \
+    if too_few_clusters(result["n_clusters"]) and case.get("kappa_interval") is None \
             and "no_interval" not in case:
         sentences.append(f"Only {plural(result['n_clusters'], 'cluster')}: no bootstrap "
                          "interval is shown; the verdict rests on Fisher's p and the exact "

@@ -629,8 +629,9 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #
 # Sections of the block (sub-banners '# ---- ... ----'), their entry functions and
 # the manual rules they implement:
-#   (its head)          FEW_CLUSTERS, SIGNIFICANCE, CONFIDENCE, SEED_REPORT: the rules
-#                       common to all three (the few-clusters rule, p < 0.05, 95%)
+#   (its head)          FEW_CLUSTERS, too_few_clusters, SIGNIFICANCE, CONFIDENCE,
+#                       SEED_REPORT: the rules common to all three (the few-clusters
+#                       rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
 #                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
@@ -686,6 +687,19 @@ import textwrap
 # (tasks) a cluster bootstrap or a cluster-robust p is too rough to print:
 # delivery_audit.py withholds its intervals, auc_audit.py its clustered p and gate 3.
 FEW_CLUSTERS = 10
+
+
+def too_few_clusters(*counts):
+    """The few-clusters rule: a cluster bootstrap interval or a clustered p is withheld
+    when any of these cluster counts (all clusters; those holding a success, a
+    failure, or the feature's evidence on its rows) is below FEW_CLUSTERS.
+
+    >>> too_few_clusters(18, 9), too_few_clusters(18, 10), too_few_clusters(9)
+    (True, False, True)
+    """
+    return min(counts) < FEW_CLUSTERS
+
+
 # A p below SIGNIFICANCE is significant (delivery_audit.py: Fisher's p and the
 # within-task test, the claim and the outcome are not independent; auc_audit.py:
 # its gates), and fmt_p never rounds a p across it. Intervals are CONFIDENCE ones.
@@ -3889,7 +3903,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 6a9d00fb585d7401 ---
+# --- end shared helpers body sha256 2d016b3a3a102290 ---
 
 
 # === Diffs ===

@@ -1322,8 +1322,8 @@ class TestSharedBlockOneHome(unittest.TestCase):
 
     def test_each_shared_rule_is_defined_in_the_block_only(self):
         import ast
-        names = ("fmt_p", "plural", "FEW_CLUSTERS", "SIGNIFICANCE", "CONFIDENCE",
-                 "number_run_ids", "instance_at_model")
+        names = ("fmt_p", "plural", "FEW_CLUSTERS", "too_few_clusters", "SIGNIFICANCE",
+                 "CONFIDENCE", "number_run_ids", "instance_at_model")
         for script in SCRIPTS:
             path = os.path.join(HERE, script)
             with open(path, encoding="utf-8") as handle:
@@ -1340,6 +1340,25 @@ class TestSharedBlockOneHome(unittest.TestCase):
             for name in names:
                 self.assertEqual(homes[name], [True], f"{script}: {name} defined at "
                                  f"{homes[name]} (True: inside the shared block)")
+
+    def test_only_too_few_clusters_compares_a_count_with_few_clusters(self):
+        # delivery_audit compared counts with FEW_CLUSTERS in three functions of its own
+        # (the interval withheld, the pooled question, the verdict's note), and its
+        # pooled_and_within a fourth time by a rule of its own (issue 25's review).
+        import ast
+        for script in SCRIPTS:
+            with open(os.path.join(HERE, script), encoding="utf-8") as handle:
+                tree = ast.parse(handle.read())
+            comparing = set()
+            for function in ast.walk(tree):
+                if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                for node in ast.walk(function):
+                    if isinstance(node, ast.Compare) and any(
+                            isinstance(n, ast.Name) and n.id == "FEW_CLUSTERS"
+                            for n in ast.walk(node)):
+                        comparing.add(function.name)
+            self.assertLessEqual(comparing, {"too_few_clusters"}, script)
 
     def test_fmt_p_is_one_rule_in_both_audits(self):
         delivery, auc = load("delivery_audit.py"), load("auc_audit.py")
@@ -4095,6 +4114,9 @@ class TestDeliveryDegenerateIntervals(unittest.TestCase):
         self.assertTrue(results[1]["verdict_case"]["needs_tasks"])
         self.assertTrue(results[1]["questions"]["within_tasks"]["shown"])
         self.assertTrue(texts[1].startswith("Pooled over all runs, too few tasks to tell"))
+        # Pooled unanswered is not pooled hidden: no 'the two disagree' either way.
+        self.assertFalse(results[1]["questions"]["within_only"])
+        self.assertNotIn("The two disagree", texts[1])
         self.assertIn("within tasks (exact test stratified by task, 3 tasks) p is <0.001",
                       texts[1])
 
@@ -4390,7 +4412,7 @@ class TestDeliveryBothQuestions(unittest.TestCase):
     """Finding 5: at every task count the verdict asks both questions and says which
     is which; at 9 and 12 tasks one confounded process gets one story."""
 
-    def test_nine_and_twelve_tasks_tell_the_same_story(self):
+    def test_nine_and_twelve_tasks_answer_the_pooled_question_by_one_rule(self):
         # Within tasks only the mixed tasks weigh in: each (1 of 2, 1 of 2), so S is
         # a sum of hypergeometrics at their modes and p is 1 exactly.
         self.assertEqual(enumerated_stratified_p([(1, 2, 1, 2)] * 3), 1)
@@ -4403,22 +4425,32 @@ class TestDeliveryBothQuestions(unittest.TestCase):
                 results.append(audit_json([path, "--boot", "2000"]))
         self.assertEqual([r["n_tasks"] for r in results], [9, 12])
         for text, result in zip(texts, results):
-            # It used to show the within-task result at 9 tasks only.
             self.assertIn("Within tasks (among runs of the same task", text)
             self.assertIn("3 tasks with claimed and unclaimed runs, p 1.000"
                           if result["n_tasks"] == 9 else
                           "4 tasks with claimed and unclaimed runs, p 1.000", text)
-            self.assertIn("the association runs through the tasks, not within them", text)
             self.assertIn("Pooled over all runs (does a claimed run succeed more often", text)
             self.assertEqual(result["questions"]["within_tasks"]["p"], 1.0)
-            self.assertTrue(result["questions"]["through_tasks"])
         # At 12 tasks the pooled figures decide the first sentence; the second names
-        # the question it answers.
+        # the question it answers, and the two disagree.
         self.assertIn("Pooled over all runs, the claim carries information about success "
                       "(kappa 0.714 [", texts[1])
         self.assertTrue(results[1]["questions"]["pooled"]["shown"])
+        self.assertTrue(results[1]["questions"]["through_tasks"])
+        self.assertIn("the association runs through the tasks, not within them", texts[1])
         self.assertFalse(results[1]["questions"]["pooled"]["runs_counted_as_independent"])
+        # At 9 the first sentence says too few tasks to tell (issue 22), and the second
+        # answers the pooled question by the same rule. It used to call the pooled
+        # association shown on Fisher's p alone, and then say it runs through the tasks,
+        # two sentences after 'too few tasks to tell'.
+        self.assertTrue(texts[0].startswith("Pooled over all runs, too few tasks to tell"))
+        self.assertLess(results[0]["fisher_p"], 0.05)
         self.assertTrue(results[0]["questions"]["pooled"]["runs_counted_as_independent"])
+        self.assertFalse(results[0]["questions"]["pooled"]["shown"])
+        self.assertFalse(results[0]["questions"]["through_tasks"])
+        self.assertIn("counting runs of one task as independent: too few tasks to tell. "
+                      "Within tasks", texts[0])
+        self.assertNotIn("The two disagree", texts[0])
 
     def test_agreeing_answers_add_no_disagreement_sentence(self):
         # Claim tracks the outcome inside each of 12 tasks: both questions say yes.
