@@ -231,9 +231,14 @@ row is bad input (exit 2), with a hint when INSTANCES and RUNS look swapped. Res
 SWE-bench's FULL / PARTIAL / NO (an empty FAIL_TO_PASS or PASS_TO_PASS list
 counts as passed, as there).
 
-Exit status: 0 when the runs were graded; 1 when no run could be graded (every
-run a grading error: the summary is printed, and its last line, on stderr, says
-so); 2 for bad input or usage.
+Exit status: 0 when the runs were graded (whatever the verdicts); 1 when no run
+could be graded (every run a grading error: the summary, or the --compare table,
+is printed, and its last line, on stderr, says so); 2 for bad input or usage
+(unreadable or malformed files, a --test-cmd or test_cmd that does not split, or
+that lacks {python} where a structured runner needs it; --sandbox bwrap or
+unshare where it cannot run) and an --out that cannot be written (a full disk, a
+quota, a file-size limit: the line says how many verdicts are safe); 130 Ctrl-C,
+143 SIGTERM, 129 SIGHUP (see "Large jobs").
 
 Outputs with --out DIR:
     verdicts.jsonl   one line per run (with its `environment`: the test interpreter
@@ -318,13 +323,7 @@ code under test prints can fool a log parser, so prefer the structured runners):
 
 Defaults: --select ids, --timeout 600 s, --jobs 1, --repeat 1 (3 with
 --make-instances), --runner auto (see
-Runners), --python the interpreter running this script, --sandbox auto. Exit
-status: 0 graded (whatever the verdicts), 2 bad input or usage (unreadable or
-malformed files, a --test-cmd or test_cmd that does not split, or that lacks
-{python} where a structured runner needs it; --sandbox bwrap or unshare where it
-cannot run) and an --out that cannot be written (a full disk, a quota, a file-size
-limit: the line says how many verdicts are safe), 130 Ctrl-C, 143 SIGTERM, 129
-SIGHUP (see "Large jobs").
+Runners), --python the interpreter running this script, --sandbox auto.
 
 Large jobs (schedulers that preempt, signal and rerun):
     Signals. SIGINT, SIGTERM and SIGHUP stop the job the same way: no run starts,
@@ -496,9 +495,10 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             grader_evidence render_comparison
 #                             rules: "Comparing with a grader (--compare REPORT ...)"
 #   Main                      build_parser main summarize_only grade_all grade_runs output
+#                             none_graded
 #                             rules: "Basic usage"; --summarize; Defaults; Exit status
-#                             (1 when no run could be graded: `output`; 2, 129, 130,
-#                             143: main)
+#                             (1 when no run could be graded: `none_graded`, after the
+#                             summary or the --compare table; 2, 129, 130, 143: main)
 import ast
 import collections
 import concurrent.futures
@@ -5454,7 +5454,7 @@ def test_command(runner, template, python, files, test_ids, modules, grader_dir)
         return argv
     if template:
         return expand_command(template, values)
-    if any("::" in t for t in test_ids):
+    if choose_runner("auto", test_ids) == "pytest":      # the log runner's default command
         return expand_command("{python} -m pytest -rA --tb=short -p no:cacheprovider {files}",
                               values)
     return expand_command("{python} -m unittest -v {modules}", values)
@@ -10632,7 +10632,8 @@ def output(args, inputs, verdicts, instance_ids, argv, skipped=0, stored=None, r
         write_out(os.path.join(args.out, "swebench_summary.json"),
                      to_json(swebench_summary(stored, instance_ids)))
     if args.compare:
-        return compare_output(args, inputs, verdicts, argv)
+        compare_output(args, inputs, verdicts, argv)
+        return none_graded(summary)
     prov = provenance(__file__, __version__, argv, None, inputs,
                       output_flags=("--out", "--write-runs"))
     if args.format == "json":
@@ -10643,16 +10644,22 @@ def output(args, inputs, verdicts, instance_ids, argv, skipped=0, stored=None, r
     else:
         sys.stdout.write(render_summary(summary, verdicts, args.format, prov,
                                         timings=args.timings, skipped=skipped))
-    if summary["runs"] and summary["grading_errors"] == summary["runs"]:
-        sys.stdout.flush()
-        errors = {s: n for s, n in summary["statuses"].items() if s in GRADING_ERRORS and n}
-        runs = ("the 1 run is a grading error" if summary["runs"] == 1 else
-                f"all {summary['runs']} runs are grading errors")
-        print(f"error: no run could be graded: {runs} "
-              f"({', '.join(f'{s} {n}' for s, n in sorted(errors.items()))}); "
-              f"no verdict says anything of the agent", file=sys.stderr)
-        return 1
-    return 0
+    return none_graded(summary)
+
+
+def none_graded(summary):
+    """The exit status once the report is out: 1, with a last line on stderr saying
+    why, when every run is a grading error (no run could be graded), else 0."""
+    if not summary["runs"] or summary["grading_errors"] < summary["runs"]:
+        return 0
+    sys.stdout.flush()
+    errors = {s: n for s, n in summary["statuses"].items() if s in GRADING_ERRORS and n}
+    runs = ("the 1 run is a grading error" if summary["runs"] == 1 else
+            f"all {summary['runs']} runs are grading errors")
+    print(f"error: no run could be graded: {runs} "
+          f"({', '.join(f'{s} {n}' for s, n in sorted(errors.items()))}); "
+          f"no verdict says anything of the agent", file=sys.stderr)
+    return 1
 
 
 def summarize_only(args, argv):

@@ -12095,6 +12095,7 @@ class TestRegradeCompare(RegradeAuditCase):
         grader("model-e", [], everything)
         status, cls.report, err = regrade_json(["--summarize", verdicts, "--compare", logs])
         assert status == 0, err
+        cls.logs, cls.graded = logs, graded
         cls.rows = {r["run_id"]: r for r in cls.report["runs"]}
         cls.gold_only = regrade_jsonl(cls.folder, "gold-a.jsonl", graded[:1] if
                                       graded[0]["run_id"] == "gold-a" else graded[1:2])
@@ -12118,6 +12119,21 @@ class TestRegradeCompare(RegradeAuditCase):
             "the grader errored": 1, "id cut by the grader's parser": 1,
             "listed test never in the grader's log": 1, "failed here, passed there": 1})
         self.assertEqual(summary["joined_on"], "model and instance id")
+
+    def test_no_run_graded_is_exit_1_with_compare_too(self):
+        # --compare returned 0 before the check every other report makes, so a job whose
+        # every run was a grading error exited 0 (the manual gives 1) under --compare.
+        errored = [dict(v, status="error", error="the test command timed out")
+                   for v in self.graded if v["run_id"] == "gold-a"]
+        path = regrade_jsonl(self.folder, "all-errors.jsonl", errored)
+        for extra in ([], ["--compare", self.logs]):
+            with self.subTest(extra=extra[:1]):
+                status, out, err = regrade_json(["--summarize", path] + extra)
+                self.assertEqual(status, 1, err)
+                self.assertIn("comparison" if extra else "summary", out)
+                self.assertEqual(err.strip().splitlines()[-1],
+                                 "error: no run could be graded: the 1 run is a grading "
+                                 "error (error 1); no verdict says anything of the agent")
 
     def test_a_run_report_holds_no_per_test_evidence_and_says_so(self):
         report = write(self.folder, "model-a.r1.json", json.dumps(
