@@ -150,7 +150,9 @@ Definitions (what every printed number means):
                 diff| / sd across the family; the interval is diff +- c sd, for every
                 feature at once. Covering all features' differences together with
                 95% probability, its lower end above 0 says "better than the
-                baseline" at 5% family-wise. Withheld where the interval above is.
+                baseline" at 5% family-wise. Withheld where the interval above is;
+                the family is then the features with an interval (the others cannot
+                pass), and with one such feature the band is still diff +- c sd.
   DeLong p      two-sided test that the feature's and the baseline's AUCs on the same
                 rows are equal, from the structural components of DeLong, DeLong &
                 Clarke-Pearson (1988). With strata, per-stratum estimates are combined
@@ -391,11 +393,12 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             BootstrapSweep bootstrap_differences resample_in_chunks
 #                             rules: Definitions: AUC, stratified, DeLong p, clustered p,
 #                             within p (exact up to WITHIN_EXACT_LIMIT arrangements), family
-#                             null (minP floor), interval (the few-clusters rule is the
+#                             null (minP floor; its note and --perms advice: shuffle_notes,
+#                             Report), interval (the few-clusters rule is the
 #                             block's; the clustered p it withholds: few_clusters_withheld);
 #                             Speed
 #   The audit                 audit audit_design default_permute family_tests gate_one
-#                             within_task_tests within_task_p gate_three gate_verdict
+#                             gate_one_feature within_task_tests within_task_p gate_three gate_verdict
 #                             feature_power joint_interval task_identity task_ceiling
 #                             feature_flags audit_verdict cluster_warning
 #                             rules: Definitions: same rows, joint CI, within-task, within
@@ -413,7 +416,9 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             left out, the table's own column set aside)
 #   Report                    render_report render_json render_svg verdict_section
 #                             verdict_word power_line family_null_section notes_section
-#                             rules: the report, --format, --svg
+#                             shuffle_notes
+#                             rules: the report, --format, --svg; the minP floor's note
+#                             (`shuffle_notes`: floor >= 0.05, gate 2 cannot pass)
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Defaults; Exit status
 import bisect
@@ -5029,9 +5034,11 @@ def gate_verdict(feature, n_clusters, family_size):
     ci, joint = feature["delta_ci"], feature["delta_joint_ci"]
     if feature["delta_same_rows"] <= 0:
         return "fails gate 1: not better than the baseline on its own rows"
-    if joint is not None and joint[0] <= 0 and family_size > 1:
-        return (f"fails gate 1: its joint interval over all {family_size} features "
-                f"reaches 0, so it is not better than the baseline family-wise")
+    if joint is not None and joint[0] <= 0:
+        return (f"fails gate 1: its joint interval over "
+                f"{'the' if family_size == 1 else 'all'} {plural(family_size, 'feature')} "
+                f"with an interval reaches 0, so it is not better than the baseline "
+                f"family-wise")
     if feature["adjusted_p"] is None or feature["adjusted_p"] >= SIGNIFICANCE:
         return "fails gate 2: not significant once the family's width is counted"
     has_tasks = feature["task_ceiling_same_rows"] is not None
@@ -5140,8 +5147,9 @@ def lone_tasks(tasks, strata):
 
 def default_permute(tasks, strata):
     """The null's scheme when --permute is not given, and why (a sentence for the
-    report): tasks whenever some task holds more than one run and some task can move;
-    otherwise the runs (within strata with --strata)."""
+    report): tasks whenever some task holds more than one run (where no task can move,
+    the task shuffle moves runs within their cells, and says so); otherwise the runs
+    (within strata with --strata)."""
     runs_scheme = "strata" if strata is not None else "rows"
     if tasks is None:
         return runs_scheme, "no task column, so each run is its own cluster"
@@ -6608,7 +6616,7 @@ def shuffle_notes(result):
     if result["features"] and floor is not None:
         family = result["family_null"]["family_size"]
         text = (f"minP floor: with --perms {null_perms} and {plural(family, 'feature')} the "
-                f"smallest adjusted p any feature could reach is {fmt(floor)} (a feature "
+                f"smallest adjusted p any feature could reach is {fmt_p(floor)} (a feature "
                 f"beating every shuffle still counts the shuffles where another feature "
                 f"beats every draw: about K/(N+1), not 1/(N+1))")
         if floor >= SIGNIFICANCE:

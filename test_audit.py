@@ -6749,7 +6749,8 @@ class TestAucGatesHoldTheirRates(unittest.TestCase):
         f9 = next(f for f in result["features"] if f["name"] == "f9")
         self.assertGreater(f9["delta_ci"][0], 0)                 # the per-feature interval
         self.assertLessEqual(f9["delta_joint_ci"][0], 0)         # the family-wise one
-        self.assertIn("joint interval over all 10 features reaches 0", f9["verdict"])
+        self.assertIn("joint interval over all 10 features with an interval reaches 0",
+                      f9["verdict"])
 
     def test_joint_interval_from_its_definition(self):
         module = load(AUC)
@@ -7190,6 +7191,49 @@ class TestAucGateThreeIsATest(unittest.TestCase):
         flat = " ".join(out.split())
         self.assertIn("minP floor: with --perms 200 and 16 features", flat)
         self.assertIn("gate 2 cannot pass here; run --perms 2000 or more", flat)
+
+    def test_a_floor_just_below_005_is_not_printed_as_005(self):
+        # The floor is an adjusted p: it printed with fmt, so 10/201 (0.04975) read
+        # '0.050' beside no 'cannot pass' clause (an outside review found it).
+        module = load(AUC)
+        def note(floor):
+            return module.shuffle_notes({
+                "features": [{}], "n_tasks": 20, "family_null": {
+                    "perms": 200, "smallest_adjusted_p": floor, "family_size": 10,
+                    "tasks_never_moved": None}})[0]
+        below, at = note(10 / 201), note(11 / 201)
+        self.assertIn("could reach is 0.0498 (", below)
+        self.assertNotIn("cannot pass", below)
+        self.assertIn("could reach is 0.055 (", at)
+        self.assertIn("gate 2 cannot pass here", at)
+        self.assertIn("could reach is <0.001 (", note(1 / 20001))
+
+    def test_one_feature_with_an_interval_still_needs_its_joint_band_above_0(self):
+        # Gate 1 skipped the joint band when only one feature had an interval, though
+        # the band (diff +- c sd) is not the percentile interval gate 3 reads: on skewed
+        # resamples it can reach 0 while the percentile interval does not.
+        module = load(AUC)
+        drawn = sorted([0.05 + 0.1 * i / 89 for i in range(90)] + [0.6] * 10)
+        critical, (band,) = module.joint_interval([0.1], [drawn])
+        mean = sum(drawn) / 100
+        sd = math.sqrt(sum((d - mean) ** 2 for d in drawn) / 99)
+        scaled = sorted(abs(d - 0.1) / sd for d in drawn)
+        c = scaled[94] + 0.05 * (scaled[95] - scaled[94])     # linear, at 0.95 * 99 = 94.05
+        self.assertAlmostEqual(critical, c, places=12)
+        self.assertAlmostEqual(band[0], 0.1 - c * sd, places=12)
+        self.assertLess(band[0], 0)
+        low = drawn[2] + 0.475 * (drawn[3] - drawn[2])       # 2.5th percentile, at 2.475
+        self.assertGreater(low, 0)
+        feature = {"delta_same_rows": 0.1, "delta_ci": [low, drawn[97]],
+                   "delta_joint_ci": band, "adjusted_p": 0.01,
+                   "task_ceiling_same_rows": 0.7, "evidence_clusters": 12,
+                   "clusters_holding": {"success": 12, "failure": 15}, "within_task_pairs": 30,
+                   "within_task_p": 0.01, "within_task_auc": 0.7,
+                   "within_task_test": {"smallest_p": 0.0005}}
+        self.assertEqual(module.gate_verdict(feature, 20, 1),
+                         "fails gate 1: its joint interval over the 1 feature with an "
+                         "interval reaches 0, so it is not better than the baseline "
+                         "family-wise")
 
     def test_verdict_column_names_the_failed_gate(self):
         status, out, err = run(AUC, [EXAMPLE_RUNS, "--strata", "condition", "--perms", "100",
