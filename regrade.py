@@ -152,7 +152,9 @@ Procedure per run (each step is recorded in the verdict):
        is that project); the test process ended before the recorder's last
        record; or the recorder started (it deletes its settings file first) and
        its results file was then removed, emptied or replaced (say by a FIFO).
-       Reason: "the code under test tampered with the test runner".
+       Reason: "the code under test tampered with the test runner"; where only
+       the grader's own modules came from the tree, "the grader's own modules
+       were imported from the tree", naming them.
        --repeat K runs the tests K times and lists tests whose outcome changed
        among passed, failing, skipped and not run as flaky (failed, then error,
        is failing, as --make-instances counts it); a test counts as passed only
@@ -164,9 +166,10 @@ Procedure per run (each step is recorded in the verdict):
        (kill -9, a node lost) cannot remove its own: the next regrade.py on the
        machine does (see "Large jobs").
 
-Runners (--runner, an instance's test_runner, else its log_parser; auto picks
-django or sympy for the repositories django/django and sympy/sympy or a tree laid
-out like them, then pytest when a listed id contains '::', else unittest):
+Runners (an instance's test_runner, else its log_parser's, else --runner: an
+instance's own choice wins over the flag; auto picks django or sympy for the
+repositories django/django and sympy/sympy or a tree laid out like them, then
+pytest when a listed id contains '::', else unittest):
     runner    runs (only the listed tests)            listed ids look like
     pytest    python -m pytest FILES, plugin -p       tests/test_x.py::Class::test_y
     unittest  the unittest recorder on MODULES        tests.test_x.Class.test_y
@@ -572,6 +575,8 @@ DROPPED_PREFIXES = ("PYTHON", "PYTEST_", "GIT_", "VIRTUAL_ENV", "CONDA_PREFIX", 
 DROPPED_NAMES = ("NETRC", "PWD", "OLDPWD")    # a shell's folders: the clone, often
 CREDENTIAL_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s@:]*:[^/\s@]*@")
 TAMPERED = "the code under test tampered with the test runner"
+# ... and the reason where only the grader's own modules came from the tree.
+SHADOWED = "the grader's own modules were imported from the tree"
 GIT_OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
                "-c", "core.fsmonitor=false", "-c", "gc.auto=0", "-c", "advice.detachedHead=false",
                "-c", "core.quotepath=off", "-c", "user.name=regrade",
@@ -7018,8 +7023,7 @@ def decide_run(job, plan, record, verdict):
     if shadowed or tampered:
         detail = [d.replace(os.path.realpath(tree) + os.sep, "").replace(tree + os.sep, "")
                   for d in sorted(shadowed) + sorted(tampered)]
-        what = "the grader's own modules were imported from the tree" if shadowed and \
-            not tampered else TAMPERED
+        what = SHADOWED if shadowed and not tampered else TAMPERED
         verdict.update(status="unresolved", reason=f"{what}: " + "; ".join(detail)[:300])
         return False
     wrong = outside_tree({k: sorted(v) for k, v in record["places"].items()}, tree)
@@ -9692,7 +9696,8 @@ Comparing with a grader (--compare REPORT, with INSTANCES RUNS or --summarize)
         failed here, passed there     a listed test failed here and passed there
                                       (the reason here is quoted)
         tampering caught here         this verdict says the code under test
-                                      tampered with the test runner
+                                      tampered with the test runner, or that
+                                      the grader's own modules came from the tree
         different test lists          the grader graded other tests than listed
         no per-test evidence          the grader's report holds only its verdict
     The report: a Markdown table ready to paste (run, instance, here, there,
@@ -10453,7 +10458,7 @@ def compare_cause(verdict, record, evidence):
         return False, "the grader errored", record["status"]
     if here is None:
         return False, "regrade errored", f"{status}: {verdict['reason'][:200]}"
-    if TAMPERED in (verdict.get("reason") or ""):
+    if any(caught in (verdict.get("reason") or "") for caught in (TAMPERED, SHADOWED)):
         return False, "tampering caught here", verdict["reason"][:200]
     tests = evidence["tests_status"]
     ours_passed, ours_failed = our_groups(verdict)

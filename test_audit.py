@@ -12179,6 +12179,18 @@ class TestRegradeCompare(RegradeAuditCase):
                                  "error: no run could be graded: the 1 run is a grading "
                                  "error (error 1); no verdict says anything of the agent")
 
+    def test_the_graders_modules_from_the_tree_count_as_tampering_caught_here(self):
+        # The manual lists json, pytest, ... from the tree among the tampering it never
+        # resolves; that verdict's own reason names the modules, and compare_cause,
+        # looking only for the tampering sentence, gave it another cause.
+        module = load("regrade.py")
+        for reason in ("the grader's own modules were imported from the tree: json.py",
+                       "the code under test tampered with the test runner: TestCase.run"):
+            verdict = {"status": "unresolved", "reason": reason}
+            self.assertEqual(module.compare_cause(verdict, {"verified": True, "status": "ok"},
+                                                  {"tests_status": None, "log": None})[:2],
+                             (False, "tampering caught here"), reason)
+
     def test_a_run_report_holds_no_per_test_evidence_and_says_so(self):
         report = write(self.folder, "model-a.r1.json", json.dumps(
             {"resolved_ids": [], "unresolved_ids": ["calc-1"], "error_ids": []}))
