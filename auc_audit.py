@@ -491,9 +491,10 @@ PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth fo
 #                       render_provenance (the footer: hashes, the manifest and
 #                       --manifest, command, seed)
 #   figures             svg_open, svg_escape (SVG with its own background)
-#   verdicts            read_verdicts, join_verdicts (VERDICT_FORMATS: regrade's
-#                       verdicts, SWE-bench run report and report.json, OpenHands;
-#                       the join on run id or instance, one run per key)
+#   verdicts            read_verdicts, join_verdicts, set_aside (VERDICT_FORMATS:
+#                       regrade's verdicts, SWE-bench run report and report.json,
+#                       OpenHands; the join on run id or instance, one run per key;
+#                       the table's own outcome column set aside, --verdicts wins)
 #   command line        Parser, add_common_options, add_agent_options, run_main
 #                       (--format, --seed, --version; error: ... and status 2)
 #   agent output        the readers (read_swe_agent, read_mini_swe_agent,
@@ -1783,6 +1784,26 @@ def verdict_table(table, outcome=None):
 
 
 # --- verdicts: the join ---
+def set_aside(column, pairs):
+    """A runs table's own outcome column beside --verdicts: set aside (the verdicts
+    win), compared on the runs both define. `pairs`: (the table's value, the verdict's)
+    per run, None where undefined.
+
+    >>> set_aside("verified", [(True, False), (None, True), (True, True)])["disagree"]
+    1
+    """
+    both = [(a, b) for a, b in pairs if a is not None and b is not None]
+    return {"column": column, "runs_compared": len(both),
+            "disagree": sum(a != b for a, b in both), "winner": "--verdicts"}
+
+
+def set_aside_text(record):
+    """What the report says of a column set aside (after 'the runs table's', say)."""
+    return (f"own column {record['column']!r} is set aside: --verdicts wins; the two "
+            f"disagree on {record['disagree']} of {plural(record['runs_compared'], 'run')} "
+            f"both define")
+
+
 def model_key(model):
     """Models compare as SWE-bench names their log folders: '/' as '__', any case."""
     return model.replace("/", "__").lower() if model else None
@@ -3748,7 +3769,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 2d016b3a3a102290 ---
+# --- end shared helpers body sha256 47f96f1ec04645bb ---
 
 
 # === Statistics ===
@@ -5834,12 +5855,9 @@ def joined_outcome(inputs, table, rows, run_col, task_col, notes, *, verdicts, o
     if joined["empty_ungraded_note"]:
         notes.append(joined["empty_ungraded_note"])
     if own:
-        pairs = [(optional_bool(table.rows[i][own]), v["verified"])
-                 for i, v in zip(rows, joined["verdicts"])]
-        pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
-        notes.append(f"the table's own column {own!r} is set aside: --verdicts wins; the two "
-                     f"disagree on {sum(a != b for a, b in pairs)} of "
-                     f"{plural(len(pairs), 'run')} both define")
+        notes.append("the table's " + set_aside_text(set_aside(own, [
+            (optional_bool(table.rows[i][own]), v["verified"])
+            for i, v in zip(rows, joined["verdicts"])])))
     # A grading error (regrade.py's empty outcome, SWE-bench's error_ids, ...) is
     # no verdict: the run is left out, and counted by status, never read as failed.
     kept = [(i, v) for i, v in zip(rows, joined["verdicts"]) if v["verified"] is not None]

@@ -233,7 +233,7 @@ verified, fn = not claimed, verified, tn = neither)
                                runs that would shrink it to 0.2 at the 1/sqrt(n)
                                rate, and says when no table with these margins
                                could reach Fisher p < 0.05 at all.
-                             With fewer than 10 tasks holding several runs each
+                             With fewer than 10 tasks (and more runs than tasks)
                              there is no interval, and Fisher's pooled p would
                              count runs of one task as independent, so the
                              pooled answer is "too few tasks to tell"; it is
@@ -467,9 +467,10 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       render_provenance (the footer: hashes, the manifest and
 #                       --manifest, command, seed)
 #   figures             svg_open, svg_escape (SVG with its own background)
-#   verdicts            read_verdicts, join_verdicts (VERDICT_FORMATS: regrade's
-#                       verdicts, SWE-bench run report and report.json, OpenHands;
-#                       the join on run id or instance, one run per key)
+#   verdicts            read_verdicts, join_verdicts, set_aside (VERDICT_FORMATS:
+#                       regrade's verdicts, SWE-bench run report and report.json,
+#                       OpenHands; the join on run id or instance, one run per key;
+#                       the table's own outcome column set aside, --verdicts wins)
 #   command line        Parser, add_common_options, add_agent_options, run_main
 #                       (--format, --seed, --version; error: ... and status 2)
 #   agent output        the readers (read_swe_agent, read_mini_swe_agent,
@@ -1759,6 +1760,26 @@ def verdict_table(table, outcome=None):
 
 
 # --- verdicts: the join ---
+def set_aside(column, pairs):
+    """A runs table's own outcome column beside --verdicts: set aside (the verdicts
+    win), compared on the runs both define. `pairs`: (the table's value, the verdict's)
+    per run, None where undefined.
+
+    >>> set_aside("verified", [(True, False), (None, True), (True, True)])["disagree"]
+    1
+    """
+    both = [(a, b) for a, b in pairs if a is not None and b is not None]
+    return {"column": column, "runs_compared": len(both),
+            "disagree": sum(a != b for a, b in both), "winner": "--verdicts"}
+
+
+def set_aside_text(record):
+    """What the report says of a column set aside (after 'the runs table's', say)."""
+    return (f"own column {record['column']!r} is set aside: --verdicts wins; the two "
+            f"disagree on {record['disagree']} of {plural(record['runs_compared'], 'run')} "
+            f"both define")
+
+
 def model_key(model):
     """Models compare as SWE-bench names their log folders: '/' as '__', any case."""
     return model.replace("/", "__").lower() if model else None
@@ -3724,7 +3745,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 2d016b3a3a102290 ---
+# --- end shared helpers body sha256 47f96f1ec04645bb ---
 
 
 # === Statistics ===
@@ -4767,10 +4788,10 @@ def claim_verdict(result):
     - "claim_constant": every run claimed, or none did: no information by construction.
     - "undefined": kappa is undefined (one outcome class).
     A withheld (degenerate) bootstrap interval counts as no interval; then
-    Fisher's p decides alone, except with fewer than FEW_CLUSTERS tasks holding
-    several runs each, where Fisher's p would count runs of one task as
-    independent: there the pooled question is too few tasks to tell
-    ('needs_tasks'). The case always answers the pooled question, at every task
+    Fisher's p decides alone, except with fewer than FEW_CLUSTERS tasks (and more
+    runs than tasks: claim_within_tasks is there), where Fisher's p would count
+    runs of one task as independent: there the pooled question is too few tasks
+    to tell ('needs_tasks'). The case always answers the pooled question, at every task
     count; the within-task question is answered beside it (pooled_and_within).
     """
     kappa, fisher_p, c = result["kappa"], result["fisher_p"], result["counts"]
@@ -5250,10 +5271,8 @@ def column_against_verdicts(runs, verdicts, found):
     column = found.get("verified_beside")
     if not column:
         return None
-    both = [(run["table_verified"], v["verified"]) for run, v in zip(runs, verdicts)
-            if run["table_verified"] is not None and v["verified"] is not None]
-    return {"column": column, "runs_compared": len(both),
-            "disagree": sum(a != b for a, b in both), "winner": "--verdicts"}
+    return set_aside(column, [(run["table_verified"], v["verified"])
+                              for run, v in zip(runs, verdicts)])
 
 
 def read_criteria(table):
@@ -5476,9 +5495,7 @@ def render_opening(result, style, source, heading):
                         f"{v['joined_on']}; model: {v['model_check']}."]
         if v.get("replaces"):
             r = v["replaces"]
-            out += apart + [f"The runs table's own column {r['column']!r} is set aside: "
-                            f"--verdicts wins; the two disagree on {r['disagree']} of "
-                            f"{plural(r['runs_compared'], 'run')} both define."]
+            out += apart + [f"The runs table's {set_aside_text(r)}."]
     return out
 
 

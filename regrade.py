@@ -651,9 +651,10 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #                       render_provenance (the footer: hashes, the manifest and
 #                       --manifest, command, seed)
 #   figures             svg_open, svg_escape (SVG with its own background)
-#   verdicts            read_verdicts, join_verdicts (VERDICT_FORMATS: regrade's
-#                       verdicts, SWE-bench run report and report.json, OpenHands;
-#                       the join on run id or instance, one run per key)
+#   verdicts            read_verdicts, join_verdicts, set_aside (VERDICT_FORMATS:
+#                       regrade's verdicts, SWE-bench run report and report.json,
+#                       OpenHands; the join on run id or instance, one run per key;
+#                       the table's own outcome column set aside, --verdicts wins)
 #   command line        Parser, add_common_options, add_agent_options, run_main
 #                       (--format, --seed, --version; error: ... and status 2)
 #   agent output        the readers (read_swe_agent, read_mini_swe_agent,
@@ -1943,6 +1944,26 @@ def verdict_table(table, outcome=None):
 
 
 # --- verdicts: the join ---
+def set_aside(column, pairs):
+    """A runs table's own outcome column beside --verdicts: set aside (the verdicts
+    win), compared on the runs both define. `pairs`: (the table's value, the verdict's)
+    per run, None where undefined.
+
+    >>> set_aside("verified", [(True, False), (None, True), (True, True)])["disagree"]
+    1
+    """
+    both = [(a, b) for a, b in pairs if a is not None and b is not None]
+    return {"column": column, "runs_compared": len(both),
+            "disagree": sum(a != b for a, b in both), "winner": "--verdicts"}
+
+
+def set_aside_text(record):
+    """What the report says of a column set aside (after 'the runs table's', say)."""
+    return (f"own column {record['column']!r} is set aside: --verdicts wins; the two "
+            f"disagree on {record['disagree']} of {plural(record['runs_compared'], 'run')} "
+            f"both define")
+
+
 def model_key(model):
     """Models compare as SWE-bench names their log folders: '/' as '__', any case."""
     return model.replace("/", "__").lower() if model else None
@@ -3908,7 +3929,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 2d016b3a3a102290 ---
+# --- end shared helpers body sha256 47f96f1ec04645bb ---
 
 
 # === Diffs ===

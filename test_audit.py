@@ -1323,7 +1323,8 @@ class TestSharedBlockOneHome(unittest.TestCase):
     def test_each_shared_rule_is_defined_in_the_block_only(self):
         import ast
         names = ("fmt_p", "plural", "FEW_CLUSTERS", "too_few_clusters", "SIGNIFICANCE",
-                 "CONFIDENCE", "number_run_ids", "instance_at_model")
+                 "CONFIDENCE", "number_run_ids", "instance_at_model", "set_aside",
+                 "set_aside_text")
         for script in SCRIPTS:
             path = os.path.join(HERE, script)
             with open(path, encoding="utf-8") as handle:
