@@ -374,7 +374,7 @@ Pasting (the same in all three scripts)
 #                             sampling_projection predictive_deliveries stratified_condition_tests
 #                             clustering_unestimable mcnemar_pairs rater_agreement
 #                             criteria_summary cost_figures claim_within_tasks
-#                             claim_verdict pooled_and_within claim_sentences
+#                             claim_verdict pooled_needs_tasks pooled_and_within claim_sentences
 #                             question_sentences verdict_sentences
 #                             rules: "What it computes": delivery rate r, inflation 1/r,
 #                             claim AUC, sampling mode, stratified exact test, raters,
@@ -4808,7 +4808,7 @@ def claim_verdict(result):
                                    if result["n_clusters"] < 2 else
                                    "no bootstrap was run (--boot 0)" if not result["boot"]
                                    else "no resample defined it"))
-    if "claim_within_tasks" in result and too_few_clusters(result["n_clusters"]):
+    if pooled_needs_tasks(result):
         # Too few tasks for an interval, and Fisher's pooled p would count runs of
         # one task as independent: the pooled question cannot be answered here. (It
         # is never swapped for the within-task question: one rule at every count.)
@@ -4832,6 +4832,13 @@ def claim_verdict(result):
     return case
 
 
+def pooled_needs_tasks(result):
+    """Whether the pooled question is too few tasks to tell: fewer than FEW_CLUSTERS
+    tasks where several runs share a task (claim_within_tasks is there), so Fisher's
+    p would count runs of one task as independent."""
+    return "claim_within_tasks" in result and too_few_clusters(result["n_clusters"])
+
+
 POOLED_QUESTION = ("pooled over all runs, as a per-claim bill counts them: does a claimed run "
                    "succeed more often than an unclaimed one?")
 WITHIN_QUESTION = ("within tasks: among runs of the same task, does the claim tell a success "
@@ -4851,7 +4858,7 @@ def pooled_and_within(result):
     through the tasks, not within them), `within_only` the other way round.
     """
     case, kappa, within = result["verdict_case"], result["kappa"], result["claim_within_tasks"]
-    answered = not too_few_clusters(result["n_clusters"])   # as claim_verdict's needs_tasks
+    answered = not pooled_needs_tasks(result)
     pooled_shown = case["case"] == "informative"
     within_shown = (within["p"] is not None and within["p"] < SIGNIFICANCE
                     and within["odds_ratio"] not in (None, 1.0))
