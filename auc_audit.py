@@ -6820,9 +6820,10 @@ def svg_null_panel(result, top, left, width):
                    f'stroke="{colour}" stroke-width="2"/>')
         out.append(f'<text x="{tx:.2f}" y="{label_y}" text-anchor="{anchor}" '
                    f'fill="{colour}">{svg_escape(label)}</text>')
-    out.append(f'<text x="{left}" y="{bottom + 36}">null median {fmt(null["median_max"])}; '
-               f'share of shuffles above the baseline {fmt(null["p_clear_bar"])}; p of the '
-               f'observed maximum {fmt_p(null["p_observed_max"])}</text>')
+    caption = (f'null median {fmt(null["median_max"])}; share of shuffles above the '
+               f'baseline {fmt(null["p_clear_bar"])}; p of the observed maximum '
+               f'{fmt_p(null["p_observed_max"], null["smallest_p"])}')
+    out.append(f'<text x="{left}" y="{bottom + 36}">{svg_escape(caption)}</text>')
     return out, bottom + 36
 
 

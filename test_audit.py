@@ -5253,6 +5253,22 @@ class TestAucCommandLine(unittest.TestCase):
         self.assertGreater(feature["delta_ci"][0], 0)
         self.assertLessEqual(feature["delta_ci"][1], 1 - float(base_auc) + 0.5)
 
+    def test_a_p_at_its_floor_reads_as_in_the_text_and_the_svg_stays_xml(self):
+        # The null panel's caption printed fmt_p(p) raw: a p at its floor 1/2001 wrote
+        # '<0.001' into the SVG's text (not XML: no viewer draws it), where the report
+        # says '<=0.001'.
+        import xml.dom.minidom
+        rng = random.Random(7)
+        rows = [[f"r{t}-{i}", f"t{t}", i % 2, rng.randint(5, 50), i % 2 + rng.random() / 2]
+                for t in range(30) for i in range(4)]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", csv_text(
+                ["run_id", "task_id", "verified", "tool_calls", "signal"], rows))
+            result, drawing = draw(AUC, [path, "--perms", "2000", "--boot", "50"])
+        self.assertEqual(result["family_null"]["p_observed_max"], 1 / 2001)
+        xml.dom.minidom.parseString(drawing)
+        self.assertIn("p of the observed maximum &lt;=0.001</text>", drawing)
+
     def test_nothing_is_written_into_the_inputs(self):
         header, rows = trap_rows()
         with TempDir() as folder, TempDir() as elsewhere:
