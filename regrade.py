@@ -228,11 +228,13 @@ is NO. A run naming an instance the instances file lacks, or a base commit the
 repository lacks, is an error verdict; the other runs are still graded. So is
 a run whose instance row is malformed (test_patch not text, FAIL_TO_PASS holding
 non-strings, test_env not an object, ...), whose model_patch is not text, or
-whose diff is binary (a NUL byte), not UTF-8, or over 64 MiB (MAX_DIFF_BYTES); a
-null model_patch is graded as no change (patch_is_none). A file with no usable
-row is bad input (exit 2), with a hint when INSTANCES and RUNS look swapped. Resolution is
-SWE-bench's FULL / PARTIAL / NO (an empty FAIL_TO_PASS or PASS_TO_PASS list
-counts as passed, as there).
+whose diff is binary (a NUL byte), not UTF-8 (a runs folder file's bytes, or a
+JSON escape no UTF-8 file holds, a lone surrogate such as \\ud800: lone_surrogate,
+which refuses such a run_id, model or instance field too), or over 64 MiB
+(MAX_DIFF_BYTES); a null model_patch is graded as no change (patch_is_none). A
+file with no usable row is bad input (exit 2), with a hint when INSTANCES and RUNS
+look swapped. Resolution is SWE-bench's FULL / PARTIAL / NO (an empty
+FAIL_TO_PASS or PASS_TO_PASS list counts as passed, as there).
 
 Exit status: 0 when the runs were graded (whatever the verdicts); 1 when no run
 could be graded (every run a grading error: the summary, or the --compare table,
@@ -468,12 +470,13 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #   Input                     read_instances parse_instance load_runs checked_run
 #                             load_predictions default_run_ids check_test_commands
 #                             pytest_needed check_python grading_key keyed_run check_out
-#                             read_records diff_problem
+#                             read_records diff_problem lone_surrogate
 #                             rules: INSTANCES and RUNS (JSONL lines by the block's
 #                             read_jsonl_records); --out never in an input; which runs
 #                             are error verdicts (checked_run: a malformed row, an
-#                             unknown instance; `diff_problem`: a binary diff or one
-#                             over MAX_DIFF_BYTES); the resume key; --python; a run's
+#                             unknown instance; `diff_problem`: a binary diff, one not
+#                             UTF-8 (`lone_surrogate`, for fields too) or over
+#                             MAX_DIFF_BYTES); the resume key; --python; a run's
 #                             record is never rewritten in place: checked_run,
 #                             open_sources and keyed_run each return new records
 #   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
@@ -4144,8 +4147,10 @@ def shadowing_paths(added, import_roots, base_names):
 
 
 def sha256_text(text):
-    """SHA-256 of a text's UTF-8 bytes; '' hashes like an empty file."""
-    return hashlib.sha256((text or "").encode("utf-8")).hexdigest()
+    """SHA-256 of a text's UTF-8 bytes; '' hashes like an empty file. A lone surrogate
+    (a JSON escape no UTF-8 file holds; diff_problem refuses such a diff) hashes as
+    its surrogatepass bytes, so the error verdict that says so can still be keyed."""
+    return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # === Git work trees ===
@@ -7287,6 +7292,20 @@ def read_records(path, inputs):
     return records
 
 
+def lone_surrogate(text):
+    """Where a text holds what no UTF-8 file can (a lone surrogate, which JSON's \\ud800
+    escape spells), as 'a lone surrogate (\\ud800) at offset N'; None for UTF-8 text.
+
+    >>> lone_surrogate("ok"), lone_surrogate("ab\\udc80")
+    (None, 'a lone surrogate (\\\\udc80) at offset 2')
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate ({ascii(text[exc.start])[1:-1]}) at offset {exc.start}"
+    return None
+
+
 def text_field(record, field, where, *, required=False):
     """A field that must hold text (a number is taken as its digits); '' when absent or null."""
     value = record.get(field)
@@ -7296,19 +7315,27 @@ def text_field(record, field, where, *, required=False):
         return ""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise InputError(f"{where}, field {field!r}: expected text, got {type(value).__name__}")
+    if isinstance(value, str) and lone_surrogate(value):
+        raise InputError(f"{where}, field {field!r}: not UTF-8 text: {lone_surrogate(value)}")
     return str(value)
 
 
 def diff_problem(text, what="the diff"):
-    """Why a diff cannot be graded at all (too large, binary), or None.
+    """Why a diff cannot be graded at all (too large, binary, not UTF-8), or None. A
+    JSON file's escapes can spell text no UTF-8 file holds (a lone surrogate, \\ud800).
 
     >>> diff_problem("diff --git a/x b/x\\n"), diff_problem("a\\x00b")
     (None, 'the diff holds a NUL byte at offset 1: binary data, not a text diff')
+    >>> diff_problem("+ok\\n+\\ud800\\n")
+    'the diff is not UTF-8: a lone surrogate (\\\\ud800) at offset 5'
     """
     if not text:
         return None
-    if len(text) > MAX_DIFF_BYTES // 4 and len(text.encode("utf-8")) > MAX_DIFF_BYTES:
-        return (f"{what} is {len(text.encode('utf-8')) / 2 ** 20:.1f} MiB, over the "
+    if lone_surrogate(text):
+        return f"{what} is not UTF-8: {lone_surrogate(text)}"
+    size = len(text.encode("utf-8"))
+    if size > MAX_DIFF_BYTES:
+        return (f"{what} is {size / 2 ** 20:.1f} MiB, over the "
                 f"{MAX_DIFF_BYTES // 2 ** 20} MiB limit")
     if "\x00" in text:
         return (f"{what} holds a NUL byte at offset {text.index(chr(0))}: binary data, "
@@ -7527,6 +7554,10 @@ def load_runs(spec, instances, instances_path, inputs, invalid=None):
         raise InputError(f"{spec}: no such file or folder (nor 'gold' or 'empty')")
     seen, checked = set(), []
     for run in runs:
+        for field in ("run_id", "instance_id", "model"):
+            if isinstance(run.get(field), str) and lone_surrogate(run[field]):
+                raise InputError(f"{run['where']}: {field} is not UTF-8 text: "
+                                 f"{lone_surrogate(run[field])}")
         if run["run_id"] in seen:
             raise InputError(f"{run['where']}: run id {run['run_id']!r} appears twice")
         seen.add(run["run_id"])

@@ -7679,6 +7679,10 @@ class TestRegradeMalformedInput(RegradeCoreFixture):
             {"run_id": "null-patch", "instance_id": "good", "model_patch": None},
             {"run_id": "list-patch", "instance_id": "good", "model_patch": [fix]},
             {"run_id": "binary", "instance_id": "good", "model_patch": fix + "\x00\x01\x02"},
+            # JSON's escapes spell text no UTF-8 file holds: hashing it raised
+            # UnicodeEncodeError and the whole job died with a traceback.
+            {"run_id": "surrogate", "instance_id": "good", "model_patch": fix + "+\ud800\n"},
+            {"run_id": "id-\udc80", "instance_id": "good", "model_patch": fix},
             {"run_id": "huge", "instance_id": "good",
              "model_patch": fix + "+" + "x" * (65 * 2 ** 20) + "\n"}]
         with TempDir() as folder:
@@ -7691,7 +7695,10 @@ class TestRegradeMalformedInput(RegradeCoreFixture):
         for name, expected in (("bad-patch", "field 'test_patch'"),
                                ("bad-list", "field 'FAIL_TO_PASS'"),
                                ("list-patch", "field 'model_patch': expected a diff as text"),
-                               ("binary", "NUL byte"), ("huge", "MiB limit")):
+                               ("binary", "NUL byte"), ("huge", "MiB limit"),
+                               ("surrogate", "the diff is not UTF-8: a lone surrogate"),
+                               ("'id-\\udc80'", "field 'run_id': not UTF-8 text: a lone "
+                                                 "surrogate (\\udc80) at offset 3")):
             self.assertEqual((verdicts[name]["status"], verdicts[name]["completed"]),
                              ("error", None), name)
             self.assertIn(expected, verdicts[name]["reason"])
