@@ -156,9 +156,10 @@ Procedure per run (each step is recorded in the verdict):
        the grader's own modules came from the tree, "the grader's own modules
        were imported from the tree", naming them.
        --repeat K runs the tests K times and lists tests whose outcome changed
-       among passed, failing, skipped and not run as flaky (failed, then error,
-       is failing, as --make-instances counts it); a test counts as passed only
-       if it passed every time.
+       among passed, failing and skipped as flaky, a test that did not run
+       counting as failing (so failed, then error or not run, is failing):
+       is_flaky, the one rule --make-instances and --audit-instances count
+       with; a test counts as passed only if it passed every time.
     9. Remove the throwaway folder, also on timeout, error, Ctrl-C, SIGTERM or
        SIGHUP (--keep-trees keeps it for debugging, its path in the run's log, and
        keeps no tree for reuse);
@@ -6475,17 +6476,19 @@ def outcome_group(outcome):
 
 
 def is_flaky(outcomes):
-    """Whether one test's outcomes over repeated runs fall in more than one group: the one
-    flaky rule of grading (--repeat) and making (--runs). A test that failed and then
-    errored never passed, so it is failing, not flaky; one that passed once and failed
-    (or did not run) once is flaky.
+    """Whether one test's outcomes over repeated runs fall in more than one of passed,
+    failing and skipping: the one flaky rule of grading (--repeat), making (--runs) and
+    the dataset audit. A test that did not run (None) counts as failing, as making
+    counts a test absent from a run. So a test that failed, then errored or did not
+    run, never passed: it is failing, not flaky; one that passed once and failed (or did
+    not run) once is flaky.
 
-    >>> is_flaky(["failed", "error"]), is_flaky(["skipped", "xfailed"]), is_flaky(["passed"])
+    >>> is_flaky(["failed", "error"]), is_flaky(["failed", None]), is_flaky(["passed"])
     (False, False, False)
     >>> is_flaky(["passed", "failed"]), is_flaky(["passed", None]), is_flaky(["xfailed", "error"])
     (True, True, True)
     """
-    return len({outcome_group(o) for o in outcomes}) > 1
+    return len({outcome_group(o) or "failing" for o in outcomes}) > 1
 
 
 def rate(success, failure):
@@ -10069,7 +10072,7 @@ def outcome_defects(instance, matched, before, after):
             seen_after = side_outcomes(after, matched[test_id])
             evidence = f"before: {groups_text(seen_before)}; after: {groups_text(seen_after)}"
             unsteady = [s for s, seen in (("before", seen_before), ("after", seen_after))
-                        if is_flaky([o or "failed" for o in seen])]
+                        if is_flaky(seen)]
             if unsteady:
                 flaky.append(test_id)
                 found.append(defect("flaky", f"{field}: outcome changed between the runs "
