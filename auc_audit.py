@@ -398,8 +398,8 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             block's; the clustered p it withholds: few_clusters_withheld);
 #                             Speed
 #   The audit                 audit audit_design default_permute family_tests gate_one
-#                             gate_one_feature within_task_tests within_task_p gate_three gate_verdict
-#                             feature_power joint_interval task_identity task_ceiling
+#                             gate_one_feature within_task_tests within_task_p gate_three
+#                             gate_verdict feature_power joint_interval task_identity task_ceiling
 #                             feature_flags audit_verdict cluster_warning
 #                             rules: Definitions: same rows, joint CI, within-task, within
 #                             p (written by within_task_p; exact or drawn: Statistics),
@@ -409,7 +409,7 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #   Input                     runs_table read_runs joined_outcome audited_rows select_rows
 #                             guessed_task_column read_tasks read_strata
 #                             read_baseline choose_features numeric_features
-#                             read_feature_values recount_tool_calls
+#                             read_feature_values exact_number recount_tool_calls
 #                             rules: "Columns (auto-detected by name, first match wins; ...)";
 #                             "Numbers are read exactly"; Definitions: left out; the
 #                             outcome under --verdicts (`joined_outcome`: grading errors
@@ -478,7 +478,7 @@ PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth fo
 #                       SEED_REPORT: the rules common to all three (the few-clusters
 #                       rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
-#                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
+#                       wrong_kind, is_missing (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
 #   the input record    Inputs (every input read once, hashed for the footer),
 #                       input_overlap (nothing written is, or lies in, an input)
@@ -3769,7 +3769,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 47f96f1ec04645bb ---
+# --- end shared helpers body sha256 5a39ce1a22ff208f ---
 
 
 # === Statistics ===

@@ -306,8 +306,8 @@ Output
     Python version, the seed, a command that reruns the audit from the folder it
     ran in (launcher and script path as invoked, input paths relative to that
     folder, --svg and --manifest left out and listed apart), the SHA-256 of
-    every input in sha256sum's format (up to 12 files), and one SHA-256 over
-    their sorted manifest (path and hash per line), so anyone can rerun it and
+    every input in sha256sum's format (up to 12 files, the script among them),
+    and one SHA-256 over their sorted manifest (path and hash per line), so anyone can rerun it and
     get the same bytes. --manifest FILE writes that manifest: `sha256sum FILE`
     prints the footer's hash, `sha256sum -c FILE` checks the inputs. Markdown
     stays within GitHub's 65,536 characters whatever the number of inputs (a
@@ -367,22 +367,25 @@ Pasting (the same in all three scripts)
 #                             "Reading harness folders"; Output (formats, the footer;
 #                             3 decimals and p-values: `fmt`, `fmt_p`)
 #   Statistics                clopper_pearson proportion cohen_kappa fleiss_kappa
-#                             fisher_exact mcnemar_exact bca_levels percentile
+#                             fisher_exact mcnemar_exact bca_levels percentile kappa_max
 #                             rules: "What it computes": exact Clopper-Pearson interval,
-#                             Cohen's kappa, Fisher's exact p, McNemar; the BCa interval
-#   The audit                 audit rates cluster_bootstrap degenerate_interval
+#                             Cohen's kappa (its maximum given the margins: kappa_max),
+#                             Fisher's exact p, McNemar; the BCa interval
+#   The audit                 audit table_figures inverse rates cluster_bootstrap
+#                             degenerate_interval
 #                             sampling_projection predictive_deliveries stratified_condition_tests
 #                             clustering_unestimable mcnemar_pairs rater_agreement
 #                             criteria_summary cost_figures claim_within_tasks
 #                             claim_verdict pooled_needs_tasks pooled_and_within claim_sentences
 #                             question_sentences verdict_sentences
-#                             rules: "What it computes": delivery rate r, inflation 1/r,
-#                             claim AUC, sampling mode, stratified exact test, raters,
-#                             criteria, cost, verdict (the pooled question's answer:
-#                             `claim_verdict`; both questions and where they disagree:
-#                             `pooled_and_within`); the cluster bootstrap (the
-#                             few-clusters rule is the block's too_few_clusters); "What
-#                             each test assumes"
+#                             rules: "What it computes": delivery rate r, inflation 1/r
+#                             (the printed figures and intervals: table_figures, inverse;
+#                             each bootstrap resample's: rates), claim AUC, sampling mode,
+#                             stratified exact test, raters, criteria, cost, verdict
+#                             (the pooled question's answer: `claim_verdict`; both
+#                             questions and where they disagree: `pooled_and_within`);
+#                             the cluster bootstrap (the few-clusters rule is the
+#                             block's too_few_clusters); "What each test assumes"
 #   Input                     runs_columns read_runs read_claim rater_label claim_from
 #                             claim_source other_definitions apply_verdicts read_criteria
 #                             runs_from_counts
@@ -454,7 +457,7 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       SEED_REPORT: the rules common to all three (the few-clusters
 #                       rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
-#                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
+#                       wrong_kind, is_missing (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
 #   the input record    Inputs (every input read once, hashed for the footer),
 #                       input_overlap (nothing written is, or lies in, an input)
@@ -3745,7 +3748,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 47f96f1ec04645bb ---
+# --- end shared helpers body sha256 5a39ce1a22ff208f ---
 
 
 # === Statistics ===

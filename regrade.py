@@ -143,7 +143,11 @@ Procedure per run (each step is recorded in the verdict):
        imports fail) is the run's failure when its output names a file or module
        the run changed, else a grading error. Ids match exactly
        (parametrised pytest ids included), except that non-ASCII characters
-       compare in pytest's escaped form: test_x[café] matches test_x[caf\\xe9].
+       compare in pytest's escaped form: test_x[café] matches test_x[caf\\xe9]
+       (canonical_id), and that under the unittest and log runners an id not
+       recorded as listed is looked up in its dotted unittest spelling
+       (lookup): tests/test_x.py::C::test_y and test_y (tests.test_x.C) both
+       match tests.test_x.C.test_y.
        Never resolved, whatever the tests say: the code under test replaced a
        method of unittest's TestCase, TestResult, TestSuite, TestLoader or
        runner; a pytest plugin with code in the tree (conftest.py aside) was
@@ -289,7 +293,8 @@ forces it): one line per run with its status and seconds. --timings adds a
 table of each run's test, total and grader seconds. Its provenance footer holds a
 command that reruns the grading from the same folder (input paths relative to it,
 --out left out and listed apart) and the SHA-256 of every input (past 12 files,
-one SHA-256 over their sorted manifest, which --manifest FILE writes). Pasted
+the script among them, one SHA-256 over their sorted manifest, which --manifest
+FILE writes). Pasted
 Markdown and the footer's paths follow the family's rules: delivery_audit.py --help,
 "Pasting".
 
@@ -460,6 +465,7 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             grade_in_folder apply_run_diff reset_test_tree
 #                             apply_test_patch plan_tests run_tests decide_run decide
 #                             classify LIST_PASSING outcome_group is_flaky settle
+#                             canonical_id lookup
 #                             swebench_resolution choose_runner
 #                             rules: a job's live state (its folder, kept trees, sandbox,
 #                             private paths, opened repositories) is its Session's, the
@@ -642,7 +648,7 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #                       SEED_REPORT: the rules common to all three (the few-clusters
 #                       rule, p < 0.05, 95%)
 #   cells and tables    parse_bool, parse_number, Table, parse_table_text, table_kind,
-#                       wrong_kind (missing words, yes/no words, CSV/TSV/JSONL/JSON
+#                       wrong_kind, is_missing (missing words, yes/no words, CSV/TSV/JSONL/JSON
 #                       tables; a spreadsheet, PDF, image or archive refused)
 #   the input record    Inputs (every input read once, hashed for the footer),
 #                       input_overlap (nothing written is, or lies in, an input)
@@ -3933,7 +3939,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 47f96f1ec04645bb ---
+# --- end shared helpers body sha256 5a39ce1a22ff208f ---
 
 
 # === Diffs ===
