@@ -341,7 +341,8 @@ Definitions (what every printed number means):
                 and the tasks the observed difference needs for 80% power, tasks x
                 ((c + z_0.80) sd / diff)^2. Where the few-clusters rule withholds the
                 interval the verdict says no effect of any size could pass, and gives
-                the tasks needed with the per-feature bar 1.96.
+                the tasks needed with the per-feature bar 1.96 (with fewer than 10
+                tasks in all no resamples are drawn, and it says that instead).
   flags         same_row_sign_flip (T): the all-rows and same-row comparisons with the
                 baseline disagree in sign (the same-row trap); within_task_reversed (W);
                 no_within_task_signal (N): within-task AUC exactly 0.5;
@@ -6377,6 +6378,11 @@ def power_line(result):
     if blocked:
         line += (f" No effect of any size could pass for {', '.join(blocked)}: fewer than "
                  f"{FEW_CLUSTERS} {kind} hold a success, or a failure, on their rows.")
+    if blocked and too_few_clusters(result["bootstrap"]["clusters"]):
+        line += (f" With {plural(result['bootstrap']['clusters'], kind[:-1])} in all no "
+                 f"resamples are drawn, so there is no spread to give the {kind} needed "
+                 f"from: nothing can pass before {FEW_CLUSTERS} {kind} hold a success and "
+                 f"{FEW_CLUSTERS} a failure.")
     if needs:
         line += (f" At the bootstrap's spread of these {plural(result['bootstrap']['clusters'], kind[:-1])}"
                  f" (bar {fmt(statistics.NormalDist().inv_cdf(1 - (1 - CONFIDENCE) / 2))}, "

@@ -7158,6 +7158,21 @@ class TestAucGateThreeIsATest(unittest.TestCase):
             self.assertIn("The smallest same-row difference gate 1 detects with 80% power", flat)
             self.assertIn(f"f0 {power['detectable_diff_80']:.3f}", flat)
 
+    def test_power_below_ten_tasks_says_why_no_tasks_figure(self):
+        # The manual promises the tasks needed where nothing can pass; with 8 tasks in
+        # all no resamples are drawn, and the sentence gave no figure and no reason.
+        rng = random.Random(1)
+        rows = [[f"r{t}-{i}", f"t{t}", (t + i) % 2, rng.randint(1, 20),
+                 (t + i) % 2 * 2 + rng.random()] for t in range(8) for i in range(3)]
+        runs = csv_text(["run_id", "task_id", "verified", "tool_calls", "f"], rows)
+        result = auc_audit_json({"runs.csv": runs}, ["--perms", "50", "--boot", "50"])
+        self.assertEqual(result["bootstrap"]["resamples"], 0)
+        self.assertIsNone(result["features"][0]["power"]["tasks_for_observed_80"])
+        status, out, err = audit_folder({"runs.csv": runs}, ["--perms", "50", "--boot", "50"])
+        self.assertIn("With 8 tasks in all no resamples are drawn, so there is no spread to "
+                      "give the tasks needed from: nothing can pass before 10 tasks hold a "
+                      "success and 10 a failure.", " ".join(out.split()))
+
     def test_finding_8_lone_tasks_shuffle_within_cells(self):
         labels, tasks, baseline, features = issue22_lone(0)
         text = issue19_runs_csv(labels, tasks, baseline, features)
