@@ -83,7 +83,9 @@ Columns (auto-detected by name, first match wins; name them with the option):
                         any name ending in _id, in any case), the outcome names, the
                         task, the strata and the baseline. A yes/no column can be
                         named explicitly; it counts as 1/0.
-Empty, NA, n/a, null, none, nan and undefined mean "undefined for this run".
+Empty, NA, n/a, null, none, nan and undefined mean "undefined for this run" (in
+the table's own outcome column that is an error: every audited run needs an
+outcome; drop it with --where; under --verdicts a run with no verdict is left out).
 Numbers are read exactly: an integer cell as an integer (nanosecond timestamps beyond
 2**53 keep their order and their ties), a decimal of up to 15 significant digits as
 the double it rounds to (distinct such decimals stay distinct and ordered), anything
