@@ -94,7 +94,8 @@ compare these exact values; AUCs are exact integer ratios until printed.
 If the runs folder has tool_calls.csv (one row per tool call, with a run id column),
 the baseline is recomputed by counting rows per run and compared with the tool_calls
 column on every run; with no such column the recomputed count is the baseline. A
---baseline naming another column is not checked against the log.
+--baseline naming another column is not checked against the log, and must be a
+column of the table: only tool_calls is ever counted from the log.
 A run id in tool_calls.csv that the runs table lacks is an error (exit 2); an audited
 run with no rows there counts as zero calls, and the report says how many did. A
 baseline (given or recounted) that is constant over the audited runs is an error.
@@ -5993,6 +5994,12 @@ def read_baseline(table, tool_table, rows, run_col, run_ids, notes, name=DEFAULT
                                baseline, base_col, table_run_ids)
     if check:
         notes.extend(check.pop("notes"))
+    if not base_col and not counts_calls:
+        # Only the tool-call count may come from the log: another name must be a column
+        # (a typo was counted from tool_calls.csv and printed under the name typed).
+        raise InputError(f"--baseline {name!r}: no such column in {table.name}; only "
+                         f"{DEFAULT_BASELINE} can be counted from tool_calls.csv; columns "
+                         f"are {', '.join(table.columns)}")
     if not base_col:
         if not check or check.get("recomputed") is None:
             raise InputError(f"{table.name}: no baseline column {name!r} (name it "

@@ -7158,6 +7158,24 @@ class TestAucGateThreeIsATest(unittest.TestCase):
             self.assertIn("The smallest same-row difference gate 1 detects with 80% power", flat)
             self.assertIn(f"f0 {power['detectable_diff_80']:.3f}", flat)
 
+    def test_a_baseline_that_is_no_column_is_refused_even_beside_a_log(self):
+        # --baseline turn_total (a typo for turns_total) beside tool_calls.csv was counted
+        # from the log, printed as 'baseline turn_total (counted from ...)', and every
+        # gate-1 difference was against tool calls.
+        rows = [[f"r{t}-{k}", f"t{t}", (t + k) % 2, 1 + (t * 3 + k) % 6, (t * 7 + k) % 30]
+                for t in range(12) for k in range(2)]
+        calls = "run_id,tool\n" + "".join(f"{r[0]},bash\n" * r[3] for r in rows)
+        files = {"runs.csv": csv_text(["run_id", "task_id", "verified", "tool_calls",
+                                       "turns_total"], rows), "tool_calls.csv": calls}
+        status, out, err = audit_folder(files, ["--baseline", "turn_total", "--perms", "50",
+                                                "--boot", "50"])
+        assert_one_error(self, status, out, err, "--baseline 'turn_total': no such column",
+                         "turns_total")
+        status, out, err = audit_folder(files, ["--baseline", "turns_total", "--perms", "50",
+                                                "--boot", "50"])
+        self.assertEqual(status, 0, err)
+        self.assertIn("baseline turns_total (column 'turns_total')", " ".join(out.split()))
+
     def test_power_below_ten_tasks_says_why_no_tasks_figure(self):
         # The manual promises the tasks needed where nothing can pass; with 8 tasks in
         # all no resamples are drawn, and the sentence gave no figure and no reason.
