@@ -10500,8 +10500,7 @@ def passed_here_cause(test_id, verdict, evidence):
     name = re.split(r"::|\.", test_id)[-1]
     if log is not None and test_id not in log and name not in log:
         return "listed test never in the grader's log", f"{test_id!r} not in test_output.txt"
-    if test_id in (verdict.get("flaky") or []):
-        return "flake", f"{test_id!r} changed outcome between the repeats here"
+    # (Never a flake: a test passes here only by passing in every repeat.)
     return ("passed here, failed there",
             f"{test_id!r} passed in each of {len(verdict.get('exit_status') or [1])} "
             f"repeat(s) here")
@@ -10547,13 +10546,19 @@ def compare_cause(verdict, record, evidence):
             (f"; {len(causes) - same} other test(s)" if len(causes) > same else "")
     suspects = sorted(ours_failed & theirs_passed) if tests is not None else []
     if not suspects:
-        return False, "no per-test evidence", "the grader's report holds only its verdict"
-    flaky = [t for t in suspects if t in (verdict.get("flaky") or [])]
-    if flaky:
-        return False, "flake", f"{flaky[0]!r} changed outcome between the repeats here"
-    return False, "failed here, passed there", (f"{suspects[0]!r}"
-                                                 f"{f' and {len(suspects) - 1} more' if len(suspects) > 1 else ''}"
-                                                 f": {verdict['reason'][:160]}")
+        return False, "no per-test evidence", (
+            "the grader's report holds only its verdict" if evidence["log"] is None else
+            "the grader's report holds no per-test outcomes, only its log, which is not "
+            "parsed for a run that failed here")
+    # A flake only where every test that differs changed outcome here: one that failed
+    # in every repeat explains the disagreement whatever the flaky ones did.
+    steady = [t for t in suspects if t not in (verdict.get("flaky") or [])]
+    if not steady:
+        return False, "flake", (f"{suspects[0]!r} changed outcome between the repeats here"
+                                + (f" (and {len(suspects) - 1} more)" if len(suspects) > 1
+                                   else ""))
+    more = f" and {len(steady) - 1} more" if len(steady) > 1 else ""
+    return False, "failed here, passed there", f"{steady[0]!r}{more}: {verdict['reason'][:160]}"
 
 
 def compare_verdicts(verdicts, source, inputs, any_model=False):

@@ -12237,6 +12237,24 @@ class TestRegradeCompare(RegradeAuditCase):
                                  "error: no run could be graded: the 1 run is a grading "
                                  "error (error 1); no verdict says anything of the agent")
 
+    def test_a_flake_only_where_every_test_that_differs_changed_outcome(self):
+        # t::b failed in every repeat here and passed there; t::a was flaky. The cause
+        # was 'flake' because one differing test was flaky, though t::b alone decides.
+        module = load("regrade.py")
+        there = {"FAIL_TO_PASS": {"success": ["t::a", "t::b"], "failure": []},
+                 "PASS_TO_PASS": {"success": [], "failure": []}}
+        def cause(flaky):
+            verdict = {"status": "unresolved", "reason": "FAIL_TO_PASS failed",
+                       "fail_to_pass": {"passed": [], "failed": ["t::a", "t::b"]},
+                       "pass_to_pass": {"passed": [], "failed": []}, "flaky": flaky}
+            return module.compare_cause(verdict, {"verified": True, "status": "resolved"},
+                                        {"tests_status": there, "log": None})[1:]
+        self.assertEqual(cause(["t::a"]),
+                         ("failed here, passed there", "'t::b': FAIL_TO_PASS failed"))
+        self.assertEqual(cause(["t::a", "t::b"]),
+                         ("flake", "'t::a' changed outcome between the repeats here "
+                                   "(and 1 more)"))
+
     def test_the_graders_modules_from_the_tree_count_as_tampering_caught_here(self):
         # The manual lists json, pytest, ... from the tree among the tampering it never
         # resolves; that verdict's own reason names the modules, and compare_cause,
