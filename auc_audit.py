@@ -513,7 +513,10 @@ PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth fo
 #                       text, token source, manual paragraph: a new format is one
 #                       record plus its reader); the refusal rules:
 #                       swe_agent_refused, mini_refused, openhands_refused,
-#                       claude_call_failed; agent_files,
+#                       claude_call_failed (and claude -p's permission denials, in
+#                       claude_totals); read_jsonl_records (every JSONL file's one
+#                       reader; with a cut tail, a record counts once its line
+#                       ends, as in regrade.py's record files); agent_files,
 #                       assign_run_ids/number_run_ids (run ids), tasks_from_record
 #                       (tasks without a map), phase_measures, derive_tables,
 #                       write_runs (--task-map, --write-runs), write_runs_first
@@ -2289,19 +2292,21 @@ def read_json_record(inputs, path):
 
 def read_jsonl_records(inputs, path, *, text=None, cut_tail=False):
     """[(line number, object)] of a JSONL file (or of its `text`, already read); a truncated
-    line is an error, but with cut_tail a last line that has no newline and is not JSON (a
-    writer stopped mid-line: a record not yet written) is left out, with a warning."""
+    line is an error. With cut_tail, the rule of a record file that writers append to
+    (regrade.py's RecordFile): a record counts only once its line ends in a newline, so a
+    last line without one (a writer stopped mid-line: a record not yet written, even if
+    what was written parses) is left out, with a warning."""
     text = inputs.read_text(path) if text is None else text
     lines, records = text.splitlines(), []
     for number, line in enumerate(lines, 1):
+        if cut_tail and number == len(lines) and not text.endswith("\n"):
+            sys.stderr.write(f"warning: {path}: its last line has no newline (a writer "
+                             f"stopped mid-line): not a record yet; skipped\n")
+            continue
         if line.strip():
             try:
                 record = json.loads(line)
             except ValueError as exc:
-                if cut_tail and number == len(lines) and not text.endswith("\n"):
-                    sys.stderr.write(f"warning: {path}: its last line is cut (a writer "
-                                     f"stopped mid-line); skipped\n")
-                    continue
                 raise InputError(f"{path} line {number}: not valid JSON ({exc})") from None
             if not isinstance(record, dict):
                 raise InputError(f"{path} line {number}: expected a JSON object")
@@ -3773,7 +3778,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 5a39ce1a22ff208f ---
+# --- end shared helpers body sha256 7953c08e440f2d41 ---
 
 
 # === Statistics ===

@@ -10526,11 +10526,19 @@ class TestRegradeClusterSharedOut(RegradeClusterCase):
             status, _, err = run("regrade.py", self.job(folder, {"a": "fix"}) + ["--out", graded])
             self.assertEqual(status, 0, err)
             with open(os.path.join(graded, "verdicts.jsonl"), encoding="utf-8") as handle:
-                path = write(folder, "verdicts.jsonl", handle.read() + '{"run_id": "b", "sta')
-            status, out, err = run("regrade.py", ["--summarize", path, "--format", "json"])
-            self.assertEqual(status, 0, err)
-            self.assertEqual([v["run_id"] for v in json.loads(out)["runs"]], ["a"])
-            self.assertIn("last line is cut", err)
+                whole = handle.read()
+            # Cut mid-record, and cut just before its newline (what was written parses):
+            # either way the writers' reader (record_lines) counts no 'b', and neither may
+            # --summarize, or it reports a verdict the next grading process regrades.
+            for tail in ('{"run_id": "b", "sta', '{"run_id": "b", "status": "resolved"}'):
+                path = write(folder, "verdicts.jsonl", whole + tail)
+                status, out, err = run("regrade.py", ["--summarize", path, "--format", "json"])
+                self.assertEqual(status, 0, err)
+                self.assertEqual([v["run_id"] for v in json.loads(out)["runs"]], ["a"], tail)
+                self.assertIn("its last line has no newline", err)
+                with open(path, "rb") as handle:
+                    self.assertEqual(sorted(load("regrade.py").record_lines(
+                        handle.read(), "run_id")), ["a"])
 
 
 class TestRegradeClusterCheckedWrites(RegradeClusterCase):
