@@ -215,7 +215,9 @@ verified, fn = not claimed, verified, tn = neither)
                              and counted. Inflation's interval is claims over
                              its ends. Withheld as the cluster intervals below.
     cost                     with --cost: total, per run, per claim, per verified
-                             delivery, and what was spent on false claims
+                             delivery, and what was spent on false claims, over
+                             the runs with a cost (a blank cost leaves the run
+                             out of them, and the report says how many)
     verdict                  its first sentence answers the pooled question and
                              says so ("Pooled over all runs, ..."), by one rule
                              at every task count: one of three cases, read off
@@ -5699,14 +5701,20 @@ def render_cost(result, style, sub):
     k = result["cost"]
     sampled = k["runs_priced_and_verified"] < k["runs_priced"]
     note = " (verified runs only)" if sampled else ""
-    return ["", sub("Cost"), "", render_table(["", "amount"], [
+    table = render_table(["", "amount"], [
         ["total", fmt(k["total"], 2)], ["per run", fmt(k["per_run"], 2)],
         ["per claim (what per-claim billing charges)", fmt(k["per_claim"], 2)],
         ["per verified delivery" + note, fmt(k["per_verified_delivery"], 2)],
         ["per verified completion, any claim" + note,
          fmt(k["per_verified_completion"], 2)],
         ["spent on runs whose claim was false" + note,
-         fmt(k["spent_on_false_claims"], 2)]], style)]
+         fmt(k["spent_on_false_claims"], 2)]], style)
+    unpriced = result["n_runs"] - k["runs_priced"]
+    if not unpriced:
+        return ["", sub("Cost"), "", table]
+    return ["", sub("Cost"), "", f"{plural(unpriced, 'run')} with no cost "
+            f"{'is' if unpriced == 1 else 'are'} left out: every figure reads the "
+            f"{k['runs_priced']} priced runs.", "", table]
 
 
 def render_verdict(result, style, sub):

@@ -3712,6 +3712,21 @@ class TestDeliveryReport(unittest.TestCase):
         self.assertAlmostEqual(sampling["inflation"]["ci"][0], 5 / (2 + 2 * high))
         self.assertAlmostEqual(sampling["inflation"]["ci"][1], 5 / (2 + 2 * low))
 
+    def test_runs_with_no_cost_are_left_out_and_the_report_says_so(self):
+        # A blank cost left the run out of 'per run' and 'per claim' with no word in text
+        # or Markdown (only JSON's runs_priced told).
+        rows = [["r1", "t1", "yes", "1", "2.0"], ["r2", "t1", "yes", "0", ""],
+                ["r3", "t2", "yes", "1", "5.0"], ["r4", "t2", "no", "0", "1.0"]]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows, "run_id,task_id,claimed,verified,cost"))
+            result = audit_json([path, "--cost", "cost", "--boot", "100"])
+            self.assertEqual(result["cost"]["per_run"], 8.0 / 3)
+            for style in ("text", "markdown"):
+                status, out, err = run("delivery_audit.py", [path, "--cost", "cost", "--boot",
+                                                             "100", "--format", style])
+                self.assertIn("1 run with no cost is left out: every figure reads the 3 priced "
+                              "runs.", " ".join(out.split()), style)
+
     def test_one_class_only_says_undefined(self):
         rows = [[f"r{i}", f"t{i % 3}", "yes", "1"] for i in range(6)]
         with TempDir() as folder:
