@@ -409,7 +409,8 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             p (written by within_task_p; exact or drawn: Statistics),
 #                             task ceiling, task identity, verdict (gates 1-3 applied
 #                             in gate_verdict, which asks the block's too_few_clusters), power,
-#                             flags; Defaults (--permute)
+#                             flags (feature_flags; flag I dropped where the within p
+#                             rejects: gate_three); Defaults (--permute)
 #   Input                     runs_table read_runs joined_outcome audited_rows select_rows
 #                             guessed_task_column read_tasks read_strata
 #                             read_baseline choose_features numeric_features
@@ -420,8 +421,9 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             left out, the table's own column set aside)
 #   Report                    render_report render_json render_svg verdict_section
 #                             verdict_word power_line family_null_section notes_section
-#                             shuffle_notes
-#                             rules: the report, --format, --svg; the minP floor's note
+#                             shuffle_notes auc_text DIRECTION_MARKS
+#                             rules: the report, --format, --svg; direction marks (+/- in
+#                             text, arrows in Markdown: auc_text); the minP floor's note
 #                             (`shuffle_notes`: floor >= 0.05, gate 2 cannot pass)
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Defaults; Exit status
@@ -6329,11 +6331,6 @@ def verdict_lines(result):
                 doubts.append(f"within a task it scores {fmt(feature['within_task_auc'])} on "
                               f"{plural(feature['within_task_pairs'], 'pair')}, so inside a task its "
                               f"signal points the other way")
-            if "below_task_identity" in feature["flags"]:
-                doubts.append(f"the best any function of the task alone reaches on its "
-                              f"{plural(feature['n_defined'], 'row')} is "
-                              f"{fmt(feature['task_ceiling_same_rows'])}, not below its "
-                              f"{fmt(feature['auc'])}")
             if doubts:
                 lines.append(f"But {feature['name']}: {'; '.join(doubts)}. It may measure "
                              f"task difficulty rather than the quality of the work.")

@@ -372,7 +372,8 @@ Pasting (the same in all three scripts)
 #                             fisher_exact mcnemar_exact bca_levels percentile kappa_max
 #                             rules: "What it computes": exact Clopper-Pearson interval,
 #                             Cohen's kappa (its maximum given the margins: kappa_max),
-#                             Fisher's exact p, McNemar; the BCa interval
+#                             Fisher's exact p, McNemar's p (the pairs, the unpaired count
+#                             and the skip: mcnemar_pairs, in The audit); the BCa interval
 #   The audit                 audit table_figures inverse rates cluster_bootstrap
 #                             degenerate_interval
 #                             sampling_projection predictive_deliveries stratified_condition_tests
