@@ -4750,8 +4750,11 @@ class WithinTaskTest:
         self.corrections = sum(k * (k + 1) for _, k in self.cells)
         self.directions = list(directions)
         self.sums = []               # per cell: every placement's packed sum, or None
+        # Every cell is listed when the p is exact (a cell of 462 placements among 20,000
+        # arrangements was left unlisted, and the enumeration crashed on it).
+        listing_all = self.exact()
         for members, k in self.cells:
-            if math.comb(len(members), k) <= PLACEMENTS_LIMIT:
+            if listing_all or math.comb(len(members), k) <= PLACEMENTS_LIMIT:
                 self.sums.append([sum(word[r] for r in c)
                                   for c in itertools.combinations(members, k)])
             else:
@@ -4764,7 +4767,8 @@ class WithinTaskTest:
 
     def exact(self):
         """Whether the p is exact, every arrangement listed: at most WITHIN_EXACT_LIMIT
-        of them; else it is drawn from the shuffles inside cells."""
+        of them (every cell's placements then listed, whatever PLACEMENTS_LIMIT); else it
+        is drawn from the shuffles inside cells."""
         return self.arrangements() <= WITHIN_EXACT_LIMIT
 
     def at_least(self, total, counts):

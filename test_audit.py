@@ -7052,6 +7052,23 @@ class TestAucGateThreeIsATest(unittest.TestCase):
                               tasks=tasks, perms=50, boot=20, seed=3)
         self.assertEqual(result["features"][0]["within_task_p"], float(expected))
 
+    def test_a_large_cell_among_few_arrangements_is_listed_not_a_crash(self):
+        # One task of 11 runs with 5 successes has 462 placements, over PLACEMENTS_LIMIT
+        # (256), while all arrangements (462 x 2 x 2) stay under WITHIN_EXACT_LIMIT: the
+        # exact enumeration met that cell unlisted and raised TypeError (a traceback).
+        module = load(AUC)
+        labels = [1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0] + [1, 0, 0, 1]
+        tasks = ["big"] * 11 + ["p", "p", "q", "q"]
+        values = [9, 2, 7, 4, 4, 1, 8, 3, 6, 5, 0] + [3, 1, 2, 2]
+        self.assertGreater(math.comb(11, 5), module.PLACEMENTS_LIMIT)
+        result = module.audit(labels, [("f", values)], [i % 4 for i in range(15)],
+                              tasks=tasks, perms=50, boot=20, seed=3)
+        (feature,) = result["features"]
+        self.assertEqual(feature["within_task_test"]["method"], "exact")
+        self.assertEqual(feature["within_task_test"]["arrangements"], 462 * 4)
+        self.assertEqual(feature["within_task_p"],
+                         float(brute_within_p(values, labels, tasks, ["s"] * 15)))
+
     def test_monte_carlo_within_p_agrees_with_enumeration(self):
         module = load(AUC)
         labels, tasks, strata, values = self.within_case()
