@@ -92,7 +92,8 @@ Procedure per run (each step is recorded in the verdict):
        in the tree and whatever --test-files says, does every pytest.ini,
        .pytest.ini, tox.ini, setup.cfg, pyproject.toml, conftest.py,
        sitecustomize.py, usercustomize.py and *.pth it touched (each is listed in
-       touched_tests). A module or package the diff adds at an import root (the
+       touched_tests; one the diff made a symbolic link is replaced or deleted,
+       the link never followed). A module or package the diff adds at an import root (the
        tree, or src/) under the name of a standard-library module or of pytest,
        _pytest, pluggy or py is removed, and listed in removed_shadowing.
     4. Apply the test patch. It does not apply: test_patch_failed (a grading
@@ -4428,11 +4429,15 @@ def apply_diff(tree, patch_file, fuzz=DEFAULT_FUZZ):
 
 
 def reset_paths(tree, paths):
-    """Put `paths` back to the tree's commit: restore what existed, delete what did not."""
+    """Put `paths` back to the tree's commit: restore what existed, delete what did not.
+
+    A path counts as inside the tree when its folder is: the path itself may be a
+    symbolic link, which the reset replaces or deletes and never follows (a run's
+    conftest.py -> /elsewhere was left in place when the link's target was checked)."""
     root = os.path.realpath(tree)
     safe = [p for p in paths
-            if os.path.realpath(os.path.join(root, p)).startswith(root + os.sep) and ".git" not in
-            p.split("/")]
+            if (os.path.realpath(os.path.dirname(os.path.join(root, p))) + os.sep)
+            .startswith(root + os.sep) and ".git" not in p.split("/")]
     if not safe:
         return
     git(["-C", tree, "reset", "-q"])

@@ -7634,6 +7634,34 @@ class RegradeRepoCase(unittest.TestCase):
         cls.temp.__exit__(None, None, None)
 
 
+class TestRegradeResetPaths(unittest.TestCase):
+    """Step 3's reset of the test tree, on links a run's diff can add."""
+
+    def test_a_link_in_the_test_tree_is_reset_never_followed(self):
+        # reset_paths checked where a path's link pointed, so a run's conftest.py ->
+        # /elsewhere (or tests/test_x.py -> /dev/null) stayed through the reset.
+        if shutil.which("git") is None:
+            self.skipTest("git is not installed")
+        regrade = load("regrade.py")
+        with TempDir() as folder:
+            repo, _ = regrade_repo(folder, CORE_BASE)
+            outside = write(folder, "elsewhere/conftest.py", "import os  # not the project's\n")
+            conftest = os.path.join(repo, "tests", "conftest.py")
+            os.remove(conftest)
+            os.symlink(outside, conftest)
+            os.symlink(os.devnull, os.path.join(repo, "tests", "test_new.py"))
+            # A folder that is a link out of the tree is still never written through.
+            os.symlink(os.path.dirname(outside), os.path.join(repo, "linked"))
+            regrade.reset_paths(repo, ["tests/conftest.py", "tests/test_new.py",
+                                       "linked/conftest.py"])
+            self.assertFalse(os.path.islink(conftest))
+            with open(conftest, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), CORE_BASE["tests/conftest.py"])
+            self.assertFalse(os.path.lexists(os.path.join(repo, "tests", "test_new.py")))
+            with open(outside, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), "import os  # not the project's\n")
+
+
 # Issue 8, sections 1, 1b, 3, 4 and 5: a verdict that cannot be trusted says so
 # (a grading error with its reason), the whole test tree is reset, only the listed
 # tests run, and each verdict records the environment that decided it.
