@@ -2985,7 +2985,8 @@ def openhands_events(run, history, where):
             run["final_message"] = args.get("final_thought") or args.get("thought")
             run["exit_status"] = run["exit_status"] or "finished"
             run["finished"] = True
-            run["task_completed"] = str(args.get("task_completed") or "").lower()
+            completed = args.get("task_completed")      # "true"/"false"/"partial", or a bool
+            run["task_completed"] = "" if completed is None else str(completed).lower()
         elif action == "message":
             run["final_message"] = args.get("content")
         elif action not in OPENHANDS_NOT_CALLS:
@@ -3315,8 +3316,9 @@ HARNESS_FORMATS = (
      "truncated": ('"history"',), "reader": read_openhands, "run_id": "instance@model",
      "task_map": (), "submitted": openhands_submitted,
      "records": "a finish action when the agent chose to stop, with task_completed (true, "
-                "false, partial) where the version writes it; no finish when an iteration "
-                "or budget limit or an error stopped it",
+                "false or partial, as text or a JSON boolean) where the version writes it: "
+                "yes, no, equivocal; no finish when an iteration or budget limit or an "
+                "error stopped it",
      "manual": ("output.jsonl (instance_id, V0 history[] events, metrics;",
                 "V1 SDK events are refused, not misread); diff",
                 "test_result.git_patch; the finish action and its",
@@ -3756,7 +3758,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 7953c08e440f2d41 ---
+# --- end shared helpers body sha256 35cc604ef301691a ---
 
 
 # === Statistics ===

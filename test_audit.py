@@ -3244,7 +3244,10 @@ class TestHarnessSubmissions(unittest.TestCase):
         cases = {"c__c-1": ({"final_thought": "done", "task_completed": "true"}, "yes"),
                  "c__c-2": ({"final_thought": "stuck", "task_completed": "false"}, "no"),
                  "c__c-3": ({"final_thought": "most", "task_completed": "partial"}, "equivocal"),
-                 "c__c-4": ({"thought": "done"}, "yes"), "c__c-5": (None, "no")}
+                 "c__c-4": ({"thought": "done"}, "yes"), "c__c-5": (None, "no"),
+                 # A JSON boolean: false read as '' (no task_completed), so as "yes".
+                 "c__c-6": ({"final_thought": "stuck", "task_completed": False}, "no"),
+                 "c__c-7": ({"final_thought": "done", "task_completed": True}, "yes")}
         with TempDir() as folder:
             write(folder, "output.jsonl", "".join(openhands_line(i, args)
                                                   for i, (args, _) in cases.items()))
