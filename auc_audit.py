@@ -2149,7 +2149,8 @@ Reading harness folders (agent output as the runs input; all three scripts)
     The claimed column is never guessed: blank unless the runs table beside the
     output (or raters) states one.
     Run id: instance@model (the instance alone with no model; the session id for
-    Claude Code and Codex), then #2, #3 in path order, as regrade.py names runs.
+    Claude Code and Codex), then #2, #3 in path order, passing over an id a run
+    already holds, as regrade.py names runs.
     Tool categories (first match wins):
       edit    SWE-agent str_replace_editor create/str_replace/insert/undo_edit,
               edit, create, insert; OpenHands edit (but view), write; Claude Edit,
@@ -3520,15 +3521,26 @@ def instance_at_model(instance, model):
 
 def number_run_ids(runs, base_of):
     """Give each run without a run_id its base_of(run), then #2, #3 for the second and
-    third run of one base, in the runs' order (path order): one rule for harness runs
-    and regrade.py's predictions, so a run has the same id in every script."""
+    third run of one base, in the runs' order (path order), passing over any id a run
+    already holds: one rule for harness runs and regrade.py's predictions, so a run
+    has the same id in every script.
+
+    >>> [r["run_id"] for r in number_run_ids(
+    ...     [{"run_id": "x@m"}, {"b": "x@m"}, {"b": "x@m"}, {"b": "x@m#2"}], lambda r: r["b"])]
+    ['x@m', 'x@m#2', 'x@m#3', 'x@m#2#2']
+    """
+    taken = {run["run_id"] for run in runs if run.get("run_id")}
     seen = {}
     for run in runs:
         if run.get("run_id"):
             continue
         base = base_of(run)
-        seen[base] = seen.get(base, 0) + 1
-        run["run_id"] = base if seen[base] == 1 else f"{base}#{seen[base]}"
+        count = seen.get(base, 0) + 1
+        while (base if count == 1 else f"{base}#{count}") in taken:
+            count += 1
+        seen[base] = count
+        run["run_id"] = base if count == 1 else f"{base}#{count}"
+        taken.add(run["run_id"])
     return runs
 
 
@@ -3782,7 +3794,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 35cc604ef301691a ---
+# --- end shared helpers body sha256 8c4f567299e215a8 ---
 
 
 # === Statistics ===

@@ -7404,6 +7404,23 @@ class TestRegradePure(unittest.TestCase):
                     [dict({"u": "passed"}, **({"t": o} if o else {})) for o in after])
                 self.assertEqual(lists["flaky"] == ["t"], flaky, (before, after))
 
+    def test_made_run_ids_pass_over_the_ids_runs_already_hold(self):
+        # A prediction holding run_id 'x@m' and one without an id for x and m both came
+        # out 'x@m', and the job exited 2 blaming the run that named none; so did a model
+        # named 'm#2' beside two runs of model m.
+        regrade = load("regrade.py")
+        runs = [{"run_id": "x@m", "instance_id": "x", "model": "m"},
+                {"run_id": None, "instance_id": "x", "model": "m"},
+                {"run_id": None, "instance_id": "x", "model": "m"},
+                {"run_id": None, "instance_id": "x", "model": "m#2"}]
+        ids = [r["run_id"] for r in regrade.default_run_ids([dict(r) for r in runs])]
+        self.assertEqual(len(set(ids)), 4, ids)
+        self.assertEqual(ids[0], "x@m")
+        # Where nothing collides the ids are what they always were.
+        plain = [dict(r, run_id=None) for r in runs[1:3]]
+        self.assertEqual([r["run_id"] for r in regrade.default_run_ids(plain)],
+                         ["x@m", "x@m#2"])
+
     def test_only_settle_sets_completed_and_resolution(self):
         with open(os.path.join(HERE, "regrade.py"), encoding="utf-8") as handle:
             self.assertEqual(verdict_field_setters(handle.read()), [])
