@@ -396,7 +396,9 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             shuffled_draws task_null_aucs WithinTaskTest
 #                             BootstrapSweep bootstrap_differences resample_in_chunks
 #                             rules: Definitions: AUC, stratified, DeLong p, clustered p,
-#                             within p (exact up to WITHIN_EXACT_LIMIT arrangements), family
+#                             within p (exact up to WITHIN_EXACT_LIMIT arrangements, every
+#                             cell then listed; drawn cells list up to PLACEMENTS_LIMIT
+#                             placements), family
 #                             null (minP floor; its note and --perms advice: shuffle_notes,
 #                             Report), interval (the few-clusters rule is the
 #                             block's; the clustered p it withholds: few_clusters_withheld);
@@ -511,7 +513,9 @@ PARALLEL_WORK = 10 ** 8      # runs x features x (shuffles + resamples) worth fo
 #                       categories: command_category (SHELL_RULES, the manual's
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, submission rule, tool tables, refusal rule and its
+#                       keys, submission rule (swe_agent_submitted, mini_submitted,
+#                       openhands_submitted, claude_submitted, codex_submitted), tool
+#                       tables, refusal rule and its
 #                       text, token source, manual paragraph: a new format is one
 #                       record plus its reader); the refusal rules:
 #                       swe_agent_refused, mini_refused, openhands_refused,
@@ -3794,7 +3798,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 8c4f567299e215a8 ---
+# --- end shared helpers body sha256 a24ecf6029ced41e ---
 
 
 # === Statistics ===
@@ -6309,6 +6313,9 @@ def summary_lines(result, style="text"):
         identity = "undefined (no task column)"
     elif result["n_tasks"] < 2:
         identity = "undefined (fewer than 2 tasks)"
+    elif result["task_identity_auc"] is None:
+        identity = ("undefined: it scores only the runs that share their task with "
+                    "another, and those hold no success and failure pair")
     else:
         identity = (f"AUC {auc_text(result['task_identity_auc'], '+', style)} from the "
                     f"other runs' success rate in the same task, read in the fixed {up} "

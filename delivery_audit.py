@@ -172,7 +172,7 @@ verified, fn = not claimed, verified, tn = neither)
                              conditional maximum-likelihood estimate, as R's;
                              undefined where S cannot vary, where R prints 0).
                              Tasks run in only one condition cannot count, and
-                             are counted.
+                             their runs are counted and said.
     McNemar                  only with a replicate or pair column: runs of the
                              same task and replicate pair across two conditions;
                              b and c are the discordant pairs; exact two-sided
@@ -378,6 +378,7 @@ Pasting (the same in all three scripts)
 #                             degenerate_interval
 #                             sampling_projection predictive_deliveries stratified_condition_tests
 #                             clustering_unestimable mcnemar_pairs rater_agreement
+#                             majority_label
 #                             criteria_summary cost_figures claim_within_tasks
 #                             claim_verdict pooled_needs_tasks pooled_and_within claim_sentences
 #                             question_sentences verdict_sentences
@@ -487,7 +488,9 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       categories: command_category (SHELL_RULES, the manual's
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, submission rule, tool tables, refusal rule and its
+#                       keys, submission rule (swe_agent_submitted, mini_submitted,
+#                       openhands_submitted, claude_submitted, codex_submitted), tool
+#                       tables, refusal rule and its
 #                       text, token source, manual paragraph: a new format is one
 #                       record plus its reader); the refusal rules:
 #                       swe_agent_refused, mini_refused, openhands_refused,
@@ -3770,7 +3773,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 8c4f567299e215a8 ---
+# --- end shared helpers body sha256 a24ecf6029ced41e ---
 
 
 # === Statistics ===

@@ -478,13 +478,14 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #   Input                     read_instances parse_instance load_runs checked_run
 #                             load_predictions default_run_ids check_test_commands
 #                             pytest_needed check_python grading_key keyed_run check_out
-#                             read_records diff_problem lone_surrogate
+#                             read_records diff_problem lone_surrogate in_shard
 #                             rules: INSTANCES and RUNS (JSONL lines by the block's
 #                             read_jsonl_records); --out never in an input; which runs
 #                             are error verdicts (checked_run: a malformed row, an
 #                             unknown instance; `diff_problem`: a binary diff, one not
 #                             UTF-8 (`lone_surrogate`, for fields too) or over
-#                             MAX_DIFF_BYTES); the resume key; --python; a run's
+#                             MAX_DIFF_BYTES); --shard (in_shard: by run-id hash); the
+#                             resume key; --python; a run's
 #                             record is never rewritten in place: checked_run,
 #                             open_sources and keyed_run each return new records
 #   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
@@ -676,7 +677,9 @@ MAX_DIFF_BYTES = 64 * 2 ** 20
 #                       categories: command_category (SHELL_RULES, the manual's
 #                       shell-command table); HARNESS_FORMATS, one record per
 #                       harness (file names, sniff, reader, run-id rule, task-map
-#                       keys, submission rule, tool tables, refusal rule and its
+#                       keys, submission rule (swe_agent_submitted, mini_submitted,
+#                       openhands_submitted, claude_submitted, codex_submitted), tool
+#                       tables, refusal rule and its
 #                       text, token source, manual paragraph: a new format is one
 #                       record plus its reader); the refusal rules:
 #                       swe_agent_refused, mini_refused, openhands_refused,
@@ -3959,7 +3962,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 8c4f567299e215a8 ---
+# --- end shared helpers body sha256 a24ecf6029ced41e ---
 
 
 # === Diffs ===
@@ -6284,7 +6287,8 @@ _CHOSEN = {}    # one probe per process and setting: tests call main() many time
 
 
 def choose_sandbox(mode, python, needs_pytest):
-    """--sandbox auto|bwrap|none: the isolation that works here, with why a better one did not.
+    """--sandbox auto|bwrap|unshare|none: the isolation that works here, with why a better
+    one did not.
 
     Returns the settings sandboxed() reads, with "isolation" and "fallback" (the
     reason bwrap was not used, empty when it was or when none was asked for).

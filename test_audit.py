@@ -7211,6 +7211,19 @@ class TestAucGateThreeIsATest(unittest.TestCase):
         self.assertEqual(status, 0, err)
         self.assertIn("baseline turns_total (column 'turns_total')", " ".join(out.split()))
 
+    def test_task_identity_undefined_says_why(self):
+        # Every task holds one run: task identity printed 'AUC undefined from the other
+        # runs' success rate ...', as if it had been scored.
+        rows = [[f"r{t}", f"t{t}", t % 2, 3 + t % 5, t % 3] for t in range(12)]
+        status, out, err = audit_folder({"runs.csv": csv_text(
+            ["run_id", "task_id", "verified", "tool_calls", "f"], rows)},
+            ["--perms", "50", "--boot", "50"])
+        self.assertEqual(status, 0, err)
+        flat = " ".join(out.split())
+        self.assertIn("task identity undefined: it scores only the runs that share their "
+                      "task with another, and those hold no success and failure pair", flat)
+        self.assertNotIn("AUC undefined", flat)
+
     def test_power_below_ten_tasks_says_why_no_tasks_figure(self):
         # The manual promises the tasks needed where nothing can pass; with 8 tasks in
         # all no resamples are drawn, and the sentence gave no figure and no reason.
