@@ -280,7 +280,9 @@ Outputs with --out DIR:
                      an instance), plus one per instance with no run. Its
                      completed_instances keeps SWE-bench's meaning, graded
                      (resolved or unresolved; not empty, not an error), while
-                     verdicts.csv's completed means resolved
+                     verdicts.csv's completed means resolved. A timeout is
+                     unresolved in both (the tests did not finish: the run's
+                     failure), so an audit reads either file alike
 Shared and private: verdicts.jsonl, verdicts.csv, swebench_summary.json, reports/
 (and, when making instances, instances.jsonl, rejected.jsonl and self_check.jsonl)
 are the files people attach and merge: they name no host and no absolute path
@@ -8472,7 +8474,9 @@ def swebench_summary(verdicts, instance_ids):
         return verdict["run_id"] if per_run else verdict["instance_id"]
     empty = {ident(v) for v in verdicts if v["diff_empty"]}
     graded = [v for v in verdicts if ident(v) not in empty]
-    errors = {ident(v) for v in graded if v["status"] in GRADING_ERRORS + ("timeout",)}
+    # A timeout is the run's failure (settle: completed false), so unresolved here as in
+    # verdicts.csv: an audit reading either file counts the same runs as failed.
+    errors = {ident(v) for v in graded if v["status"] in GRADING_ERRORS}
     completed = {ident(v) for v in graded} - errors
     resolved = {ident(v) for v in graded if v["status"] == "resolved"}
     submitted = {ident(v) for v in verdicts}

@@ -7417,6 +7417,27 @@ class TestRegradePure(unittest.TestCase):
                     [dict({"u": "passed"}, **({"t": o} if o else {})) for o in after])
                 self.assertEqual(lists["flaky"] == ["t"], flaky, (before, after))
 
+    def test_a_timeout_is_a_failure_in_every_verdict_file(self):
+        # swebench_summary.json listed timeouts in error_ids (unchecked to an audit) while
+        # verdicts.csv, by settle, made them failures: one grading gave r 0.500 through
+        # one file and 0.667 through the other.
+        regrade = load("regrade.py")
+        verdicts = [regrade.settle({"run_id": f"i{i}", "instance_id": f"o__r-{i}",
+                                    "status": status, "diff_empty": False})
+                    for i, status in enumerate(["resolved"] * 6 + ["unresolved"] * 3
+                                               + ["timeout"] * 3)]
+        summary = regrade.swebench_summary(verdicts, [v["instance_id"] for v in verdicts])
+        self.assertEqual((summary["error_ids"], len(summary["unresolved_ids"])), ([], 6))
+        with TempDir() as folder:
+            write(folder, "verdicts.csv", regrade.verdicts_csv(verdicts))
+            write(folder, "swebench_summary.json", json.dumps(summary))
+            runs = write(folder, "runs.csv", "run_id,instance_id,claimed\n" + "".join(
+                f"i{i},o__r-{i},yes\n" for i in range(12)))
+            rates = [audit_json([runs, "--verdicts", os.path.join(folder, name), "--boot", "0"])
+                     for name in ("verdicts.csv", "swebench_summary.json")]
+        self.assertEqual([r["counts"]["tp"] + r["counts"]["fp"] for r in rates], [12, 12])
+        self.assertEqual([r["counts"]["tp"] for r in rates], [6, 6])
+
     def test_made_run_ids_pass_over_the_ids_runs_already_hold(self):
         # A prediction holding run_id 'x@m' and one without an id for x and m both came
         # out 'x@m', and the job exited 2 blaming the run that named none; so did a model
