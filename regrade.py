@@ -9523,8 +9523,6 @@ def make_instances(args, argv):
         raise InputError("--make-instances needs --out DIR (instances.jsonl and the rest go there)")
     if args.repeat is not None and args.repeat < 1 or args.jobs < 1:
         raise InputError("--repeat and --jobs must be at least 1")
-    if not args.timeout > 0:
-        raise InputError(f"--timeout {args.timeout:g}: must be positive")
     check_out(args)
     entries = parse_fixes(inputs.read_text(args.make_instances), args.make_instances)
     context = make_context(args, argv, inputs)
@@ -10648,6 +10646,23 @@ def compare_output(args, inputs, verdicts, argv):
 
 
 # === Main ===
+def timeout_seconds(text):
+    """--timeout: seconds, above 0 and at most what a timer can wait (threading.TIMEOUT_MAX);
+    inf or 1e300 made the timer thread die with a traceback and the tests run unbounded.
+
+    >>> timeout_seconds("2.5")
+    2.5
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a number of seconds") from None
+    if not 0 < value <= threading.TIMEOUT_MAX:
+        raise argparse.ArgumentTypeError(f"{text}: must be above 0 and at most "
+                                         f"{threading.TIMEOUT_MAX:.0f} seconds")
+    return value
+
+
 def build_parser():
     parser = Parser(__doc__ + HARNESS_MANUAL + INSTANCES_MANUAL + AUDIT_MANUAL, prog="regrade.py")
     parser.add_argument("instances", nargs="?", help="instances file (JSON or JSONL)")
@@ -10667,7 +10682,7 @@ def build_parser():
                         help="isolate the test command with bwrap, unshare (network and "
                         "processes only) or not at all (default: auto, bwrap where it runs, "
                         "else unshare)")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+    parser.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT,
                         help=f"seconds per test command (default: {DEFAULT_TIMEOUT})")
     parser.add_argument("--repeat", type=int, default=None, metavar="K",
                         help="run the tests K times, flag changed outcomes as flaky (default: 1;"
@@ -10809,8 +10824,6 @@ def _main(argv):
                              ("--fuzz", args.fuzz, 0)):
         if value < low:
             raise InputError(f"{flag} {value}: must be at least {low}")
-    if not args.timeout > 0:
-        raise InputError(f"--timeout {args.timeout:g}: must be positive")
     if not args.repo:
         raise InputError("--repo is required: a clone or a git bundle of the repository")
     check_out(args)

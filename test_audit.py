@@ -12271,6 +12271,20 @@ class TestRegradeAuditUsage(unittest.TestCase):
                     assert_one_error(self, status, out, err, words)
 
 
+    def test_a_timeout_no_timer_can_wait_is_refused_in_every_mode(self):
+        # --timeout inf (or 1e300) passed 'positive': the timer thread died with an
+        # OverflowError traceback per test command and the tests ran with no limit.
+        with TempDir() as folder:
+            rows = regrade_jsonl(folder, "i.jsonl", [{"instance_id": "i"}])
+            for value in ("inf", "1e300", "0", "nan"):
+                for argv in ([rows, "gold", "--repo", folder],
+                             ["--make-instances", rows, "--repo", folder, "--out",
+                              os.path.join(folder, "made")]):
+                    with self.subTest(value=value, mode=argv[0]):
+                        status, out, err = run("regrade.py", argv + ["--timeout", value])
+                        assert_one_error(self, status, out, err, f"--timeout: {value}")
+
+
 class TestRegradeCompare(RegradeAuditCase):
     """--compare: each verdict beside a SWE-bench logs/run_evaluation folder written by hand
     for the same runs, one cause per disagreement from the evidence both sides hold."""
