@@ -5430,6 +5430,7 @@ def gate_one_feature(name, values, labels, baseline, design, base_auc, identity,
     ceiling = caches["ceilings"][key]
     flags = feature_flags(auc, delta_all, delta_same, within, ceiling, len(rows) < n,
                           screen_note)
+    delong = delong_p(scores, base_scores, labels, groups, rows, parts=parts)
     feature = {
         "name": name, "n_defined": len(rows), "n_undefined": n - len(rows),
         "n_successes": sum(labels[i] for i in rows), "auc": auc,
@@ -5438,7 +5439,7 @@ def gate_one_feature(name, values, labels, baseline, design, base_auc, identity,
         "baseline_auc_all_rows": base_auc, "baseline_auc_same_rows": base_same,
         "baseline_direction_same_rows": base_same_direction,
         "delta_all_rows": delta_all, "delta_same_rows": delta_same,
-        "delong_p": delong_p(scores, base_scores, labels, groups, rows, parts=parts),
+        "delong_p": delong,
         "delong_undefined": undefined,
         "clustered": few_clusters_withheld(clustered_difference(
             scores, base_scores, labels, groups, design["task_codes"], rows, parts=parts),
@@ -6710,6 +6711,11 @@ def feature_notes(result):
         elif feature["clustered"]["undefined"]:
             notes.append(f"{feature['name']}: clustered p undefined: "
                          f"{feature['clustered']['undefined']}")
+        if feature["delong_p"] is None and not feature["delong_undefined"]:
+            notes.append(f"{feature['name']}: DeLong p undefined: its variance is 0 while "
+                         f"the two AUCs differ (each success's credit, and each failure's, "
+                         f"differs by the same amount between feature and baseline), so "
+                         f"it has no normal reference")
     for feature in result["features"]:
         if feature["duplicate_of"]:
             notes.append(f"{feature['name']} (named with --features, so tested): "

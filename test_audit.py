@@ -7211,6 +7211,23 @@ class TestAucGateThreeIsATest(unittest.TestCase):
         self.assertEqual(status, 0, err)
         self.assertIn("baseline turns_total (column 'turns_total')", " ".join(out.split()))
 
+    def test_delong_undefined_by_a_zero_variance_says_why(self):
+        # The feature separates its rows perfectly where the baseline is constant: the
+        # AUCs differ (1 against 0.5) and DeLong's variance is 0, so its p is undefined;
+        # the report printed 'undefined' with no reason.
+        module = load(AUC)
+        self.assertIsNone(module.delong_p([1, 2, 3, 4, 5, 6], [5] * 6, [0, 0, 0, 1, 1, 1],
+                                          None, range(6)))
+        self.assertIsNone(module.variance_undefined([0, 0, 0, 1, 1, 1], None, range(6)))
+        rows = [[f"r{i}", f"t{i // 2}", i % 2, 5 if i < 6 else 1 + i % 7,
+                 i + 10 * (i % 2) if i < 6 else ""] for i in range(24)]
+        status, out, err = audit_folder({"runs.csv": csv_text(
+            ["run_id", "task_id", "verified", "tool_calls", "f"], rows)},
+            ["--perms", "50", "--boot", "50"])
+        self.assertEqual(status, 0, err)
+        self.assertIn("f: DeLong p undefined: its variance is 0 while the two AUCs differ",
+                      " ".join(out.split()))
+
     def test_task_identity_undefined_says_why(self):
         # Every task holds one run: task identity printed 'AUC undefined from the other
         # runs' success rate ...', as if it had been scored.
