@@ -3349,7 +3349,7 @@ def codex_call(payload, where):
 def read_codex(inputs, path):
     """One run from a Codex CLI rollout; a call's turn is the next token_count's."""
     run = new_run("codex", path, turn_tokens=[])
-    calls, last_total = {}, None
+    calls, totals_seen = {}, {"null"}    # no total at all counts nothing
     for number, line in read_jsonl_records(inputs, path):
         where = f"{path} line {number}"
         payload = get_field(line, "payload", where, dict)
@@ -3375,13 +3375,17 @@ def read_codex(inputs, path):
             run["first_prompt"] = run["first_prompt"] or text_of(payload.get("content"))
         elif item == "token_count" and isinstance(payload.get("info"), dict):
             info = payload["info"]
-            if info.get("total_token_usage") == last_total:
-                continue                     # a repeated report of the same usage
-            last_total = info.get("total_token_usage")
+            # The total is cumulative: a total seen before (just now, or earlier and
+            # repeated after a newer one) reports usage already counted.
+            seen = json.dumps(info.get("total_token_usage"), sort_keys=True)
+            if seen in totals_seen:
+                continue
+            totals_seen.add(seen)
+            last_total = info.get("total_token_usage") or {}
             last = info.get("last_token_usage") or {}
             run["turn_tokens"].append(total(last.get("input_tokens"), last.get("output_tokens")))
-            run["tokens_in"] = (last_total or {}).get("input_tokens")
-            run["tokens_out"] = (last_total or {}).get("output_tokens")
+            run["tokens_in"] = last_total.get("input_tokens")
+            run["tokens_out"] = last_total.get("output_tokens")
             run["tokens_source"] = "token_count total"
         elif item == "turn_aborted":
             run["exit_status"] = "turn_aborted"
@@ -3964,7 +3968,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 a24ecf6029ced41e ---
+# --- end shared helpers body sha256 a4e99e84b0ba0894 ---
 
 
 # === Diffs ===

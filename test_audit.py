@@ -3239,6 +3239,24 @@ class TestHarnessSubmissions(unittest.TestCase):
             self.assertEqual(self.submitted(folder),
                              {i: claim for i, (_, _, claim) in cases.items()})
 
+    def test_codex_counts_each_cumulative_total_once(self):
+        # The dedupe compared each token_count with the previous one only: an older total
+        # repeated after a newer one counted as a third turn and lowered the totals to it.
+        def usage(i, o):
+            return {"input_tokens": i, "output_tokens": o, "total_tokens": i + o}
+        def count(total, last):
+            return {"timestamp": "2026-01-05T12:00:05Z", "type": "event_msg", "payload": {
+                "type": "token_count", "info": {"total_token_usage": total,
+                                                "last_token_usage": last}}}
+        lines = [count(usage(100, 10), usage(100, 10)), count(usage(100, 10), usage(100, 10)),
+                 count(usage(300, 30), usage(200, 20)), count(usage(100, 10), usage(100, 10))]
+        with TempDir() as folder:
+            write(folder, "rollout-2026-01-05-c1.jsonl", codex_rollout(
+                "c1", "hi", ["task_started"]) + "".join(json.dumps(l) + "\n" for l in lines))
+            rows, _ = derived_rows(folder)
+        row = rows["c1"]
+        self.assertEqual((row["tokens_in"], row["tokens_out"], row["turns"]), ("300", "30", "2"))
+
     def test_openhands_finish_refined_by_task_completed(self):
         # A fork's finish without task_completed is still the agent's own stop.
         cases = {"c__c-1": ({"final_thought": "done", "task_completed": "true"}, "yes"),
