@@ -389,7 +389,8 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             "Reading harness folders"; the provenance footer; 3 decimals
 #                             and p-values (`fmt`, `fmt_p`); the few-clusters rule
 #                             (`too_few_clusters`, with FEW_CLUSTERS)
-#   Statistics                doubled_midranks auc_in_direction better_direction delong_p
+#   Statistics                pair_count doubled_midranks auc_in_direction better_direction
+#                             delong_p
 #                             clustered_difference evidence_clusters youden_binarise
 #                             NullFamily stepdown_minp minp_floor perms_to_pass adjusted_p
 #                             few_clusters_withheld

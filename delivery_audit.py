@@ -58,7 +58,8 @@ Input
     Claims read yes/no, true/false, 1/0, claimed/not; 'equivocal', 'ambiguous'
     and 'unclear' mark a message too equivocal to read either way. The headline
     reads equivocal messages as NOT claiming (as the report does) and a second
-    table shows every figure that changes if they count as claims. A blank
+    table shows every figure of the first that changes if they count as claims
+    (all but kappa's maximum given the margins). A blank
     verified cell means that run was not checked (see sampling mode).
     A runs folder may also hold criteria.csv (run_id, criterion, passed): one row
     per graded acceptance criterion. Nothing guesses a claim from the message.
@@ -269,7 +270,8 @@ verified, fn = not claimed, verified, tn = neither)
     each other; intervals are the 2.5th and 97.5th percentiles (linear
     interpolation between order statistics), as in the report. The JSON also
     carries each figure's BCa interval over tasks (ci_bca, ci_cluster_bca: bias
-    and acceleration from the leave-one-task-out jackknife, Efron 1987). It is
+    and acceleration from the leave-one-task-out jackknife, Efron 1987; inflation
+    has none of its own, being r's inverse: invert r's, as BCa allows). It is
     not the default: in test_audit.py --bench (300 replications at 10, 30 and
     100 tasks of 4 runs) its coverage of kappa and r was within one Monte Carlo
     sd of the percentile interval's, both about 0.88-0.91 at 10 tasks, 0.94-0.95
@@ -374,7 +376,8 @@ Pasting (the same in all three scripts)
 #                             Cohen's kappa (its maximum given the margins: kappa_max),
 #                             Fisher's exact p, McNemar's p (the pairs, the unpaired count
 #                             and the skip: mcnemar_pairs, in The audit); the BCa interval
-#   The audit                 audit table_figures inverse rates cluster_bootstrap
+#   The audit                 audit table_figures inverse rates as_claims
+#                             cluster_bootstrap
 #                             degenerate_interval
 #                             sampling_projection predictive_deliveries stratified_condition_tests
 #                             clustering_unestimable mcnemar_pairs rater_agreement
@@ -402,8 +405,9 @@ Pasting (the same in all three scripts)
 #                             rules: "Rating sheets" (blind sheets, the key, raters;
 #                             each label read by rater_label, in Input)
 #   Report                    render render_definitions render_verdict withheld_notes
-#                             render_svg
-#                             rules: Output (--format, --svg)
+#                             render_svg render_equivocal
+#                             rules: Output (--format, --svg); the equivocal messages'
+#                             second table (render_equivocal, from as_claims)
 #   Main                      build_parser main
 #                             rules: "Basic usage"; Output (exit status)
 import bisect

@@ -490,7 +490,7 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             resume key; --python; a run's
 #                             record is never rewritten in place: checked_run,
 #                             open_sources and keyed_run each return new records
-#   Large jobs                StopSignals owned_folder sweep_leftovers FolderLock
+#   Large jobs                SIGNAL_STATUS StopSignals owned_folder sweep_leftovers FolderLock
 #                             write_all RecordFile write_out sweep_parts job_stopping
 #                             rules: every record file in --out is a RecordFile (lock,
 #                             fsync, cut-tail repair, whole rewrite); "Large jobs
@@ -515,7 +515,8 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             none_graded
 #                             rules: "Basic usage"; --summarize; Defaults; Exit status
 #                             (1 when no run could be graded: `none_graded`, after the
-#                             summary or the --compare table; 2, 129, 130, 143: main)
+#                             summary or the --compare table; 2: the block's run_main;
+#                             129, 130, 143: SIGNAL_STATUS, in Large jobs)
 import ast
 import collections
 import concurrent.futures
