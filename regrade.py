@@ -116,8 +116,9 @@ Procedure per run (each step is recorded in the verdict):
        hooked to keep exactly the listed names (bin/test -k matches substrings).
        Never the whole suite. The command runs with a timeout that
        kills the process group, a scrubbed environment (HOME and TMPDIR in the
-       throwaway folder; dropped: credential-looking names, URLs with a
-       user:password@ part, NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and
+       throwaway folder; dropped: credential-looking names (a word such as
+       TOKEN, SECRET, AUTH, PASS or JWT, or one ending in KEY, TOKEN or
+       PASSPHRASE: looks_like_credential), URLs with a user part, NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and
        PYTEST_PLUGINS; --keep-env NAME passes one on) and stdin closed.
     7. Read each result from a structured record: a pytest plugin loaded with
        -p, or a unittest runner, each writing to a file in a private folder of
@@ -588,7 +589,12 @@ CREDENTIAL_PREFIXES = ("AWS_", "GITHUB_", "GH_", "GITLAB_", "OPENAI_", "ANTHROPI
 # Variables of the grader's own environment that would change how tests run.
 DROPPED_PREFIXES = ("PYTHON", "PYTEST_", "GIT_", "VIRTUAL_ENV", "CONDA_PREFIX", "COV_")
 DROPPED_NAMES = ("NETRC", "PWD", "OLDPWD")    # a shell's folders: the clone, often
-CREDENTIAL_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s@:]*:[^/\s@]*@")
+# A URL with any user part (user:password@, or a bare token@ as GitHub's ghp_...@).
+CREDENTIAL_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s@]+@")
+# Words of a variable's name (split at anything not a letter or digit) that mark it as a
+# credential, and the endings that do (STRIPE_KEY, MISTRAL_APIKEY, DEPLOY_PASSPHRASE).
+CREDENTIAL_NAME_WORDS = frozenset({"PASS", "JWT", "BEARER", "CREDENTIALS", "PRIVATE"})
+CREDENTIAL_ENDINGS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE")
 TAMPERED = "the code under test tampered with the test runner"
 # ... and the reason where only the grader's own modules came from the tree.
 SHADOWED = "the grader's own modules were imported from the tree"
@@ -5349,15 +5355,30 @@ def top_level_modules(import_root):
     return names
 
 
+def looks_like_credential(name, value):
+    """Whether a variable may hold a credential: by its name's prefix, a word or an ending
+    of its name, or a value that is a URL with a user part.
+
+    >>> [looks_like_credential(n, "x") for n in ("STRIPE_KEY", "KEYRING_PASS", "JWT", "LANG")]
+    [True, True, True, False]
+    >>> looks_like_credential("REPO_URL", "https://ghp_abc@github.com/o/r")
+    True
+    """
+    upper = name.upper()
+    words = [w for w in re.split(r"[^A-Z0-9]+", upper) if w]
+    return (upper.startswith(CREDENTIAL_PREFIXES)
+            or any(word in upper for word in CREDENTIAL_WORDS)
+            or any(w in CREDENTIAL_NAME_WORDS or w.endswith(CREDENTIAL_ENDINGS) for w in words)
+            or bool(CREDENTIAL_URL.search(value)))
+
+
 def scrubbed_environment(folder, import_paths, python, extra, keep):
     """The test command's environment: no credentials, HOME and TMPDIR in the throwaway folder."""
     env = {}
     for name, value in os.environ.items():
         upper = name.upper()
-        if name not in keep and (upper.startswith(DROPPED_PREFIXES) or upper in DROPPED_NAMES or
-                                 upper.startswith(CREDENTIAL_PREFIXES) or
-                                 any(word in upper for word in CREDENTIAL_WORDS) or
-                                 CREDENTIAL_URL.search(value)):
+        if name not in keep and (upper.startswith(DROPPED_PREFIXES) or upper in DROPPED_NAMES
+                                 or looks_like_credential(name, value)):
             continue
         env[name] = value
     home, temp = os.path.join(folder, "home"), os.path.join(folder, "tmp")

@@ -7473,6 +7473,19 @@ class TestRegradePure(unittest.TestCase):
         self.assertEqual([r["counts"]["tp"] + r["counts"]["fp"] for r in rates], [12, 12])
         self.assertEqual([r["counts"]["tp"] for r in rates], [6, 6])
 
+    def test_credential_looking_variables_never_reach_the_code_under_test(self):
+        # Names the word list missed (a KEY ending, PASS, JWT) and a URL with a bare token
+        # as its user part passed through to the test command.
+        regrade = load("regrade.py")
+        leaked = {"OPENROUTER_KEY": "sk-or-1", "MISTRAL_APIKEY": "x", "STRIPE_KEY": "sk_live",
+                  "KEYRING_PASS": "k", "DEPLOY_PASSPHRASE": "p", "JWT": "j",
+                  "REPO_URL": "https://ghp_abc@github.com/o/r"}
+        kept = {"LANG": "C.UTF-8", "PLAIN_URL": "https://pypi.example/simple"}
+        with TempDir() as folder, unittest.mock.patch.dict(os.environ, {**leaked, **kept}):
+            env = regrade.scrubbed_environment(folder, [folder], sys.executable, {}, ())
+        self.assertEqual(sorted(set(leaked) & set(env)), [])
+        self.assertEqual({k: env.get(k) for k in kept}, kept)
+
     def test_made_run_ids_pass_over_the_ids_runs_already_hold(self):
         # A prediction holding run_id 'x@m' and one without an id for x and m both came
         # out 'x@m', and the job exited 2 blaming the run that named none; so did a model
