@@ -451,10 +451,11 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             that commit alone; kept trees), 2 (git apply, --3way,
 #                             patch), 3 (reset), 9
 #   Test runners              test_files unittest_name read_results parse_test_log
-#                             tampering_plugins scrubbed_environment run_command
-#                             test_command
+#                             tampering_plugins scrubbed_environment looks_like_credential
+#                             run_command test_command
 #                             rules: "Procedure per run" 5-7 (import root, only the
-#                             listed tests, a structured record); Runners: pytest,
+#                             listed tests, a structured record; step 6's environment:
+#                             scrubbed_environment, `looks_like_credential`); Runners: pytest,
 #                             unittest, log (--test-cmd)
 #   Django and SymPy runners  runner_for pick_runner project_runner runner_from_fields
 #                             django_plan sympy_plan project_plan project_lookup
