@@ -7229,6 +7229,23 @@ class TestAucGateThreeIsATest(unittest.TestCase):
         self.assertEqual(status, 0, err)
         self.assertIn("baseline turns_total (column 'turns_total')", " ".join(out.split()))
 
+    def test_a_relabelled_outcome_is_left_out_as_a_copy(self):
+        # copy_of caught only a column equal to the outcome (or reversed) on every row:
+        # 10 x verified + 3, or the outcome with one NA, passed all three gates.
+        rows = [[f"r{i}", f"t{i // 2}", (i // 2 + i) % 2, 1 + (i * 5) % 11,
+                 10 * ((i // 2 + i) % 2) + 3, "NA" if i == 0 else (i // 2 + i) % 2,
+                 (i * 37) % 17] for i in range(48)]
+        files = {"runs.csv": csv_text(["run_id", "task_id", "verified", "tool_calls", "leak",
+                                       "leakna", "noise"], rows)}
+        result = auc_audit_json(files, ["--perms", "50", "--boot", "50"])
+        self.assertEqual([f["name"] for f in result["features"]], ["noise"])
+        reasons = {d["name"]: d["reason"] for d in result["degenerate"]}
+        self.assertEqual(reasons["leak"], "a relabelling of the outcome on its 48 defined "
+                         "rows (13 on every success, 3 on every failure)")
+        self.assertIn("on its 47 defined rows", reasons["leakna"])
+        status, out, err = audit_folder(files, ["--features", "leak"])
+        assert_one_error(self, status, out, err, "--features: 'leak' cannot be tested")
+
     def test_delong_undefined_by_a_zero_variance_says_why(self):
         # The feature separates its rows perfectly where the baseline is constant: the
         # AUCs differ (1 against 0.5) and DeLong's variance is 0, so its p is undefined;
