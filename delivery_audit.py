@@ -476,7 +476,8 @@ DEMO_COUNTS = {"tp": 46, "fp": 22, "fn": 3, "tn": 1, "eq_verified": 3, "eq_faile
 #                       Markdown within 65,536 characters)
 #   provenance          script_sha256, shared_block_sha256, provenance, manifest_text,
 #                       render_provenance (the footer: hashes, the manifest and
-#                       --manifest, command, seed)
+#                       --manifest, command, seed); relative_path, path_names_home
+#                       (every path a report shows: none names a user)
 #   figures             svg_open, svg_escape (SVG with its own background)
 #   verdicts            read_verdicts, join_verdicts, set_aside (VERDICT_FORMATS:
 #                       regrade's verdicts, SWE-bench run report and report.json,
@@ -1207,8 +1208,8 @@ def relative_path(path):
     """
     if path == "-" or not path:
         return path
-    if not os.path.isabs(path) and not path.startswith(".."):
-        return path
+    if not os.path.isabs(path) and not os.path.normpath(path).startswith(os.pardir):
+        return path               # below the current folder (sub/../x too)
     full = os.path.abspath(path)
     try:
         relative = os.path.relpath(full)
@@ -1226,12 +1227,16 @@ def relative_path(path):
     return relative
 
 
+HOMES_FOLDERS = ("/home", "/Users", "/export/home", "/var/home")   # where users' homes live
+
+
 def path_names_home(full, home):
-    """True when `full` lies in the folder that holds the home folder (e.g. /home),
-    where a relative path would climb past the user's name into another's."""
-    parent = os.path.dirname(home)
-    return bool(home) and home != "~" and parent not in ("", os.sep) and \
-        full.startswith(parent + os.sep)
+    """True when `full` lies in the folder that holds the home folder, or in a folder
+    that holds users' homes (HOMES_FOLDERS: /home/bob with HOME=/root), where a
+    relative path would climb past a user's name into another's."""
+    parent = os.path.dirname(home) if home and home != "~" else ""
+    holders = [h for h in (parent,) + HOMES_FOLDERS if h not in ("", os.sep)]
+    return any(full.startswith(h.rstrip(os.sep) + os.sep) for h in holders)
 
 
 def shell_word(word):
@@ -3781,7 +3786,7 @@ def no_outcome_yet(derived, folder, named=None):
 def plural_runs(count):
     """'1 run', '10 runs'."""
     return f"{count} run" + ("" if count == 1 else "s")
-# --- end shared helpers body sha256 a4e99e84b0ba0894 ---
+# --- end shared helpers body sha256 d9bd014a6c456a01 ---
 
 
 # === Statistics ===

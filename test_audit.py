@@ -7753,6 +7753,33 @@ class RegradeRepoCase(unittest.TestCase):
         cls.temp.__exit__(None, None, None)
 
 
+class TestRelativePathNamesNoUser(unittest.TestCase):
+    """The block's relative_path on the two climbs an outside review found printed."""
+
+    def test_a_climb_hidden_in_a_relative_path_and_another_homes_folder(self):
+        relative = load("delivery_audit.py").relative_path
+        saved_home, saved_cwd = os.environ.get("HOME"), os.getcwd()
+        with TempDir() as folder:
+            home = os.path.join(folder, "alice")
+            os.makedirs(os.path.join(home, "proj"))
+            try:
+                os.environ["HOME"] = home
+                os.chdir(os.path.join(home, "proj"))
+                # Relative, and not starting with '..', but it climbs into bob's folder.
+                self.assertEqual(relative("sub/../../../bob/runs.csv"), "runs.csv")
+                self.assertEqual(relative("sub/../data/runs.csv"), "sub/../data/runs.csv")
+                # HOME=/root: /home/bob is still another user's home.
+                os.environ["HOME"] = "/root"
+                os.chdir(folder)
+                self.assertEqual(relative("/home/bob/runs.csv"), "runs.csv")
+            finally:
+                os.chdir(saved_cwd)
+                if saved_home is None:
+                    os.environ.pop("HOME", None)
+                else:
+                    os.environ["HOME"] = saved_home
+
+
 class TestRegradeResetPaths(unittest.TestCase):
     """Step 3's reset of the test tree, on links a run's diff can add."""
 
