@@ -167,7 +167,8 @@ Procedure per run (each step is recorded in the verdict):
        is_flaky, the one rule --make-instances and --audit-instances count
        with; a test counts as passed only if it passed every time.
     9. Remove the throwaway folder, also on timeout, error, Ctrl-C, SIGTERM or
-       SIGHUP (--keep-trees keeps it for debugging, its path in the run's log, and
+       SIGHUP (--keep-trees keeps it for debugging, renamed regrade-kept-run...
+       so that no later job's sweep removes it, its path in the run's log, and
        keeps no tree for reuse);
        kept trees are removed when the job ends. A process killed outright
        (kill -9, a node lost) cannot remove its own: the next regrade.py on the
@@ -492,11 +493,13 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             resume key; --python; a run's
 #                             record is never rewritten in place: checked_run,
 #                             open_sources and keyed_run each return new records
-#   Large jobs                SIGNAL_STATUS StopSignals owned_folder sweep_leftovers FolderLock
+#   Large jobs                SIGNAL_STATUS StopSignals owned_folder kept_folder
+#                             sweep_leftovers FolderLock
 #                             write_all RecordFile write_out sweep_parts job_stopping
 #                             rules: every record file in --out is a RecordFile (lock,
 #                             fsync, cut-tail repair, whole rewrite); "Large jobs
-#                             (schedulers that preempt, signal and rerun)"
+#                             (schedulers that preempt, signal and rerun)"; a folder
+#                             --keep-trees keeps is out of the sweep's reach (kept_folder)
 #   Report                    VerdictStore swebench_report swebench_summary verdicts_csv
 #                             summarise render_summary Progress shareable_verdict
 #                             rules: "Outputs with --out DIR" (shared and private); the
@@ -6777,7 +6780,7 @@ def grade_run(run, instance, source, settings, session):
         trees.give(lease)
         if settings["keep_trees"]:
             verdict["notes"].append("kept its folder (its path is in its log)")
-            log.append(f"kept {folder}\n")
+            log.append(f"kept {kept_folder(folder)}\n")
         else:
             remove_folder(folder)
         verdict["duration_s"] = round(time.monotonic() - started, 3)
@@ -7955,6 +7958,19 @@ def owner_prefix(kind, pid=None):
 def owned_folder(kind, folder=None):
     """A new private folder named after its owner (this process), in `folder` or TMPDIR."""
     return tempfile.mkdtemp(prefix=owner_prefix(kind), dir=folder)
+
+
+def kept_folder(folder):
+    """A run's folder kept with --keep-trees, renamed out of sweep_leftovers' reach
+    (regrade-kept-run...: it names no owner), so a later job does not remove it once
+    this one has ended; returns its new path (its old one where the rename fails)."""
+    head, name = os.path.split(folder)
+    kept = os.path.join(head, "regrade-kept-" + name[len("regrade-"):])
+    try:
+        os.rename(folder, kept)
+    except OSError:
+        return folder
+    return kept
 
 
 def owner_alive(host, pid, start, boot):

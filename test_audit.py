@@ -8303,6 +8303,13 @@ class TestRegradeUnittestRunner(RegradeFixture):
                 verdicts = self.grade("unittest", ["fix"], ["--keep-trees"])
                 self.assertEqual(len(os.listdir(temp)), 1)
                 self.assertTrue(any("kept" in n for n in verdicts["fix"]["notes"]))
+                # Named after no owner, so no later job's sweep removes it once this one
+                # has ended (it was regrade-run.HOST.PID..., swept as soon as PID died).
+                regrade = load("regrade.py")
+                (name,) = os.listdir(temp)
+                self.assertTrue(name.startswith("regrade-kept-run."), name)
+                self.assertIsNone(regrade.OWNED_FOLDER.match(name))
+                self.assertEqual(regrade.sweep_leftovers(temp), 0)
             finally:
                 tempfile_module.tempdir = old
 
