@@ -5343,6 +5343,9 @@ def parse_counts(text):
         if key not in counts or not value.strip().isdigit():
             raise InputError(f"--counts: expected tp=N,fp=N,fn=N,tn=N (optionally "
                              f"eq_verified=N,eq_failed=N), got {part.strip()!r}")
+        if key in given:
+            raise InputError(f"--counts: {key} is given twice ({counts[key]} and "
+                             f"{int(value)}); give each cell once")
         counts[key] = int(value)
         given.add(key)
     missing = [key for key in ("tp", "fp", "fn", "tn") if key not in given]

@@ -2132,6 +2132,11 @@ class TestVerdictsRealShapes(unittest.TestCase):
                 assert_one_error(self, status, out, err, f"--counts: no {missing}",
                                  "all four cells")
 
+    def test_counts_refuses_a_cell_given_twice(self):
+        # The second tp silently replaced the first: tp=1,...,tp=3 audited tp=3, exit 0.
+        status, out, err = run("delivery_audit.py", ["--counts", "tp=1,fp=1,fn=1,tn=1,tp=3"])
+        assert_one_error(self, status, out, err, "--counts: tp is given twice (1 and 3)")
+
 
 AGENT_VERDICTS = os.path.join(HERE, "examples", "verdicts", "agents")
 
