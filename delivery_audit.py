@@ -5870,6 +5870,9 @@ def render_svg(result):
     drawn = [v for _, value, exact, boot in rows for v in
              [value] + list(exact or []) + list(boot or []) if v is not None]
     low, high = svg_axis(drawn)
+    # The legend and caption name a bootstrap interval only where one is drawn: with
+    # too few clusters every one is withheld, as the text says.
+    any_boot = any(boot for _, _, _, boot in rows)
 
     def x(value):
         return left + plot * (value - low) / (high - low)
@@ -5886,11 +5889,11 @@ def render_svg(result):
               f'<text x="116" y="{legend_y}">95% exact (Clopper-Pearson)</text>',
               f'<line x1="320" y1="{legend_y - 4}" x2="350" y2="{legend_y - 4}" '
               f'stroke="{SVG_COLOURS["bootstrap"]}" stroke-width="2.5" '
-              f'stroke-dasharray="5 3"/>' if result["boot"] else "",
+              f'stroke-dasharray="5 3"/>' if any_boot else "",
               f'<text x="356" y="{legend_y}">95% {cluster} bootstrap '
-              f'({result["boot"]} resamples)</text>' if result["boot"] else
-              f'<text x="320" y="{legend_y}">no bootstrap interval (--boot 0, or one '
-              f'cluster)</text>']
+              f'({result["boot"]} resamples)</text>' if any_boot else
+              f'<text x="320" y="{legend_y}">no bootstrap interval (--boot 0, or too few '
+              f'clusters)</text>']
     bottom = top + row_height * len(rows) - 8
     tick = low
     while tick <= high + 1e-9:
@@ -5918,7 +5921,7 @@ def render_svg(result):
     caption = [f"Not drawn, on another scale: inflation 1/r {fmt(inflation['value'])} "
                f"{fmt_ci(inflation.get('ci'))} (claims billed per verified delivery).",
                f"Fisher exact p {fmt_p(result['fisher_p'])}. Claim AUC and kappa have no "
-               f"exact interval" + (", only the bootstrap one." if result["boot"] else ".")]
+               f"exact interval" + (", only the bootstrap one." if any_boot else ".")]
     for index, line in enumerate(caption):
         parts.append(f'<text x="10" y="{bottom + 44 + 18 * index}" font-size="12">'
                      f'{svg_escape(line)}</text>')

@@ -12872,6 +12872,23 @@ class TestSvgReadsOnAnyPage(unittest.TestCase):
             self.assertEqual(first["fill"].lower(), "#ffffff")
             self.assertIn("<title>", drawing)
 
+    def test_delivery_names_no_bootstrap_interval_where_none_is_drawn(self):
+        # With 6 tasks every bootstrap interval is withheld and none is drawn, but the
+        # legend still showed '95% task bootstrap (300 resamples)' and the caption said
+        # claim AUC and kappa have 'only the bootstrap one'.
+        rows = [[f"r{t}-{i}", f"t{t}", "yes" if (t + i) % 3 else "no", int((t * i) % 2)]
+                for t in range(6) for i in range(4)]
+        with TempDir() as folder:
+            path = write(folder, "runs.csv", runs_csv(rows))
+            result, drawing = draw("delivery_audit.py", [path, "--boot", "300"])
+        self.assertFalse(any(result["delivery_rate"].get("ci_cluster") or []))
+        lines = svg_elements(drawing, "line")
+        self.assertEqual([l for l in lines if "stroke-dasharray" in l], [])
+        texts = " ".join(t["text"] for t in svg_elements(drawing, "text"))
+        self.assertNotIn("bootstrap (300 resamples)", texts)
+        self.assertNotIn("only the bootstrap one", texts)
+        self.assertIn("no bootstrap interval (--boot 0, or too few clusters)", texts)
+
     def test_delivery_draws_every_interval_and_names_its_kind(self):
         result, drawing = draw("delivery_audit.py", [EXAMPLE_RUNS, "--boot", "300"])
         lines = svg_elements(drawing, "line")
