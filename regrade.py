@@ -9756,7 +9756,8 @@ Auditing instances (--audit-instances INSTANCES --repo [OWNER/NAME=]PATH [--repe
                   test_patch touches only test files and patch none (the test-file
                   rule of "Making instances"); the test patch applies at base and
                   the patch on top of it. An instance id given twice, or the same
-                  base, patches and lists under two ids, is a duplicate.
+                  base, patches and lists under two ids (the lists as sets, however
+                  spelled), is a duplicate.
       ids         every listed id matches exactly one test the runner recorded in
                   the runs below (the test patch's test modules and the listed ids'
                   files, run whole). An id that matches none gets its likely cause
@@ -9916,10 +9917,19 @@ def bare_list_notes(record):
 def duplicate_defects(rows):
     """{row number: [defect]}: an id given twice, or one instance's content under two ids."""
     found, by_id, by_content = {}, {}, {}
+
+    def test_set(record, field):
+        # The lists as the grader reads them, in any spelling and order: '["a","b"]',
+        # a bare list and '["b", "a"]' are one list.
+        try:
+            return sorted(set(parse_test_list(record.get(field), field)))
+        except InputError:
+            return record.get(field)
     for number, (where, record) in enumerate(rows):
         instance_id = record.get("instance_id")
-        content = sha256_text(json.dumps([record.get(k) for k in (
-            "repo", "base_commit", "patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")],
+        content = sha256_text(json.dumps(
+            [record.get(k) for k in ("repo", "base_commit", "patch", "test_patch")]
+            + [test_set(record, k) for k in ("FAIL_TO_PASS", "PASS_TO_PASS")],
             sort_keys=True))
         if instance_id in by_id:
             first = by_id[instance_id]

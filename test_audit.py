@@ -12350,6 +12350,24 @@ class TestRegradeAuditPure(unittest.TestCase):
                       [(d["kind"], d["evidence"]) for d in found])
 
 
+    def test_one_instance_under_two_ids_whatever_its_lists_spelling(self):
+        # The lists were compared as raw text: the same FAIL_TO_PASS without a space, as
+        # a bare list, or in another order was not flagged as a duplicate.
+        regrade = load("regrade.py")
+        base = {"repo": "o/r", "base_commit": "a" * 40, "patch": "p", "test_patch": "t",
+                "PASS_TO_PASS": "[]"}
+        spellings = ['["t::a", "t::b"]', '["t::a","t::b"]', ["t::a", "t::b"], '["t::b", "t::a"]']
+        rows = [(f"i.jsonl line {n + 1}", dict(base, instance_id=f"i{n}", FAIL_TO_PASS=f2p))
+                for n, f2p in enumerate(spellings)]
+        found = regrade.duplicate_defects(rows)
+        self.assertEqual(sorted(found), [1, 2, 3])
+        self.assertTrue(all("same base commit, patches and lists as 'i0'" in d["evidence"]
+                            for n in found for d in found[n]))
+        # Other tests are other content.
+        other = rows[:1] + [("i.jsonl line 2",
+                             dict(base, instance_id="j", FAIL_TO_PASS='["t::c"]'))]
+        self.assertEqual(regrade.duplicate_defects(other), {})
+
     def test_which_files_each_patch_may_touch(self):
         regrade = load("regrade.py")
         diff = "diff --git a/{0} b/{0}\n--- a/{0}\n+++ b/{0}\n@@ -1 +1 @@\n-a\n+b\n".format
