@@ -394,17 +394,19 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             delong_p
 #                             clustered_difference evidence_clusters youden_binarise
 #                             NullFamily stepdown_minp minp_floor perms_to_pass adjusted_p
-#                             few_clusters_withheld
-#                             shuffled_draws task_null_aucs WithinTaskTest
+#                             few_clusters_withheld find_degenerate untestable_reason copy_of
+#                             youden_twin shuffled_draws task_null_aucs WithinTaskTest
 #                             BootstrapSweep bootstrap_differences resample_in_chunks
 #                             rules: Definitions: AUC, stratified, DeLong p, clustered p,
 #                             within p (exact up to WITHIN_EXACT_LIMIT arrangements, every
 #                             cell then listed; drawn cells list up to PLACEMENTS_LIMIT
 #                             placements), family
-#                             null (minP floor; its note and --perms advice: shuffle_notes,
-#                             Report), interval (the few-clusters rule is the
-#                             block's; the clustered p it withholds: few_clusters_withheld);
-#                             Speed
+#                             null (gate 2's minP adjusted p: stepdown_minp; the single-step
+#                             max-AUC p: adjusted_p; minP floor; its note and --perms advice:
+#                             shuffle_notes, Report); left out, and flags D and Y
+#                             (find_degenerate: copy_of, youden_twin), interval (the
+#                             few-clusters rule is the block's; the clustered p it
+#                             withholds: few_clusters_withheld); Speed
 #   The audit                 audit audit_design default_permute family_tests gate_one
 #                             gate_one_feature within_task_tests within_task_p gate_three
 #                             gate_verdict feature_power joint_interval task_identity task_ceiling
@@ -420,7 +422,8 @@ paths and launcher, and figures follow the family's rules: delivery_audit.py --h
 #                             read_baseline choose_features numeric_features
 #                             read_feature_values exact_number recount_tool_calls
 #                             rules: "Columns (auto-detected by name, first match wins; ...)";
-#                             "Numbers are read exactly"; Definitions: left out; the
+#                             "Numbers are read exactly"; Definitions: left out (the
+#                             columns read here; which are left out: Statistics); the
 #                             outcome under --verdicts (`joined_outcome`: grading errors
 #                             left out, the table's own column set aside)
 #   Report                    render_report render_json render_svg verdict_section

@@ -479,7 +479,9 @@ project) are not visible inside; use --sandbox none if the tests need them.
 #                             run" 1-9, step 8 (Verdict; flaky under --repeat, the one
 #                             rule --make-instances uses too); Statuses, what each says
 #                             (completed and resolution follow from the status:
-#                             `settle`); SWE-bench's FULL / PARTIAL / NO
+#                             `settle`); SWE-bench's FULL / PARTIAL / NO; --keep-trees
+#                             (Session keeps no tree for reuse, grade_run keeps the run's
+#                             folder: kept_folder, Large jobs)
 #   Input                     read_instances parse_instance load_runs checked_run
 #                             load_predictions default_run_ids check_test_commands
 #                             pytest_needed check_python grading_key keyed_run check_out
