@@ -305,10 +305,11 @@ Definitions (what every printed number means):
                 constant, one outcome class on its rows, or with --strata no stratum
                 holding both; or constant within every stratum, where every counted
                 pair ties: it reproduces the strata); a copy of the outcome (on its
-                defined rows one value on every success and another on every failure:
-                10 x verified + 3 is the outcome relabelled), of the baseline or of an
-                earlier column (the same values, or the same ranking, or its reverse,
-                on the same rows: every AUC of it is an AUC of that one); and a column that is numeric except for a few cells ('8.0m', '?'),
+                defined rows one value on at least 10 successes and another on at
+                least 10 failures: 10 x verified + 3 is the outcome relabelled), of the
+                baseline or of an earlier column (the same values, or the same ranking,
+                or its reverse, on the same rows: every AUC of it is an AUC of that
+                one); and a column that is numeric except for a few cells ('8.0m', '?'),
                 shown with its first such cell (row and value). Binarising at the best
                 (Youden) threshold only flags (Y): equal cuts do not mean equal
                 rankings. The report counts the features tested and the columns left
@@ -4246,22 +4247,33 @@ def untestable_reason(values, labels, strata):
     return None
 
 
+# A two-valued column that splits at least this many successes and failures perfectly is
+# the outcome relabelled: with 10 and 10 a chance split is 2 arrangements in 184,756.
+# Fewer rows are tested as any column (a perfect split of 2 rows is no evidence of a copy).
+RELABEL_MIN_ROWS = 10
+
+
 def copy_of(values, labels, seen):
     """Name what this column copies, or None: the outcome (same values or reversed, or
     on its defined rows any relabelling of it: one value on every success, another on
-    every failure, such as 10 x verified + 3), or a column in `seen` [(description,
+    every failure, such as 10 x verified + 3, over at least RELABEL_MIN_ROWS of each),
+    or a column in `seen` [(description,
     values, ranking key)] with the same values or the same ranking (or its reverse) on
     the same rows.
 
-    >>> copy_of([13, 3, None, 13], [1, 0, 0, 1], [])[1]
-    'a relabelling of the outcome on its 3 defined rows (13 on every success, 3 on every failure)'
+    >>> copy_of([13] * 10 + [3] * 10 + [None], [1] * 10 + [0] * 11, [])[1]
+    'a relabelling of the outcome on its 20 defined rows (13 on every success, 3 on every failure)'
+    >>> copy_of([13, 3], [1, 0], []) is None
+    True
     """
     outcome = tuple(labels)
     if tuple(values) == outcome or tuple(None if v is None else 1 - v
                                          for v in values) == outcome:
         return "the outcome", "equals the outcome on every row"
     held = {y: {v for v, z in zip(values, labels) if v is not None and z == y} for y in (0, 1)}
-    if all(len(held[y]) == 1 for y in (0, 1)) and held[0] != held[1]:
+    rows = {y: sum(v is not None and z == y for v, z in zip(values, labels)) for y in (0, 1)}
+    if all(len(held[y]) == 1 and rows[y] >= RELABEL_MIN_ROWS for y in (0, 1)) \
+            and held[0] != held[1]:
         defined = sum(v is not None for v in values)
         return "the outcome", (f"a relabelling of the outcome on its "
                                f"{plural(defined, 'defined row')} ({number_text(min(held[1]))} "

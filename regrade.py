@@ -118,8 +118,9 @@ Procedure per run (each step is recorded in the verdict):
        kills the process group, a scrubbed environment (HOME and TMPDIR in the
        throwaway folder; dropped: credential-looking names (a word such as
        TOKEN, SECRET, AUTH, PASS or JWT, or one ending in KEY, TOKEN or
-       PASSPHRASE: looks_like_credential), URLs with a user part, NETRC, PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and
-       PYTEST_PLUGINS; --keep-env NAME passes one on) and stdin closed.
+       PASSPHRASE: looks_like_credential), URLs with a user part, NETRC,
+       PYTHON*, PYTEST_* such as PYTEST_ADDOPTS and PYTEST_PLUGINS; --keep-env
+       NAME passes one on) and stdin closed.
     7. Read each result from a structured record: a pytest plugin loaded with
        -p, or a unittest runner, each writing to a file in a private folder of
        the grader's (not beside the tree). Each record is signed with an HMAC
